@@ -1,0 +1,119 @@
+/* config: /etc/entropyd.conf parsed (libconfig) and validated into plain structs. */
+#ifndef ENTROPYD_CONFIG_H
+#define ENTROPYD_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "sample.h"
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define CONFIG_DEFAULT_PATH SYSCONFDIR "/entropyd.conf"
+
+enum feed_mode { FEED_AUTO, FEED_BOOT, FEED_WATERMARK, FEED_ALWAYS };
+enum policy_mode { MODE_TRUSTED, MODE_REDUCED, MODE_MIX_ONLY, MODE_DISABLED };
+enum block_backend { BACKEND_AUTO, BACKEND_TRACEPOINT, BACKEND_BLKTRACE };
+enum net_direction { DIR_IN, DIR_OUT, DIR_BOTH };
+
+const char *feed_mode_name(enum feed_mode m);
+const char *policy_mode_name(enum policy_mode m);
+
+struct strlist {
+	char **v;
+	size_t n;
+};
+
+/* What policy applies to one instance. */
+struct policy_rule {
+	enum policy_mode mode;
+	double scale;               /* weight when mode is reduced: 0 < scale < 1 */
+	double cap_bits_per_event;  /* physical cap, bits per event */
+	double cap_bits_per_second; /* per instance */
+};
+
+/* A per-instance override: only the fields flagged in `set` replace the class rule. */
+enum {
+	RULE_SET_MODE = 1 << 0,
+	RULE_SET_SCALE = 1 << 1,
+	RULE_SET_CAP_EVENT = 1 << 2,
+	RULE_SET_CAP_SECOND = 1 << 3,
+};
+struct policy_override {
+	char *name; /* instance name, or an fnmatch(3) glob; the first match wins */
+	unsigned set;
+	struct policy_rule rule;
+};
+
+struct class_policy {
+	struct policy_rule rule;
+	struct policy_override *overrides;
+	size_t n_overrides;
+};
+
+struct config {
+	char *path; /* the file it came from, or NULL for built-in defaults */
+
+	struct {
+		enum feed_mode mode;
+		char *device;
+		bool reseed;
+		int batch_bits;        /* boot/always: flush once this much credit is pending */
+		double batch_interval; /* seconds a pending batch may wait at most */
+		double mix_interval;   /* seconds between mixes once the CRNG is ready */
+		int low_watermark;     /* watermark mode: feed while entropy_avail is below */
+	} feed;
+
+	struct class_policy policy[CLASS_COUNT];
+
+	struct {
+		char *watch;
+		bool exclude_virtual;
+		struct strlist include; /* globs on device name or node; empty = all */
+		struct strlist exclude;
+		long quantum_ns;
+	} input;
+
+	struct {
+		enum block_backend backend;
+		struct strlist devices;
+		long quantum_ns;
+	} block;
+
+	struct {
+		struct strlist interfaces;
+		enum net_direction direction;
+		char *filter;
+		int snaplen;
+		char *file;
+		long quantum_ns;
+	} network;
+
+	struct {
+		char *socket;
+		char *group;
+	} control;
+};
+
+/* Every problem found in one file, each "FILE:LINE: KEY: what is wrong; what is allowed". */
+struct config_errors {
+	char **msg;
+	size_t n;
+};
+
+/* Built-in defaults (what an empty file gives). */
+struct config *config_defaults(void);
+
+/* Parse and validate PATH. On any error returns NULL with every error of the file in errs. */
+struct config *config_load(const char *path, struct config_errors *errs);
+
+/* The effective configuration, defaults filled in, in libconfig syntax that config_load
+ * accepts again. */
+void config_print(const struct config *cfg, FILE *out);
+
+void config_free(struct config *cfg);
+void config_errors_free(struct config_errors *errs);
+
+#endif

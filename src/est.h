@@ -1,0 +1,42 @@
+/* est: the estimator interface. An estimator turns an instance's event timestamps into
+ * symbols and a conservative per-event entropy estimate; it never sees input contents. */
+#ifndef ENTROPYD_EST_H
+#define ENTROPYD_EST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct est_params {
+	uint64_t quantum_ns; /* timing resolution that symbols are taken at */
+	double cap_bits;     /* the class's physical cap, bits per event */
+};
+
+struct est_out {
+	double bits;      /* estimate for this event, 0 <= bits <= cap_bits */
+	bool have_symbol; /* false for the first event (no delta yet) */
+	uint8_t symbol;   /* the 8-bit symbol this event produced, for health tests/recording */
+};
+
+struct est_ops {
+	const char *name;
+	void *(*create)(const struct est_params *p);
+	void (*add)(void *state, uint64_t t_ns, struct est_out *out);
+	void (*destroy)(void *state);
+};
+
+/* One estimator instance. */
+struct est {
+	const struct est_ops *ops;
+	void *state;
+	struct est_params params;
+};
+
+/* The kernel's own rule (Δ, Δ², Δ³), at the instance's quantum. */
+extern const struct est_ops est_kernel_ops;
+
+const struct est_ops *est_find(const char *name);
+void est_init(struct est *e, const struct est_ops *ops, const struct est_params *p);
+void est_add(struct est *e, uint64_t t_ns, struct est_out *out);
+void est_fini(struct est *e);
+
+#endif

@@ -1,0 +1,65 @@
+/* pipeline: per-instance state and the path sample -> estimator -> health -> policy -> pool. */
+#ifndef ENTROPYD_PIPELINE_H
+#define ENTROPYD_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "sample.h"
+
+struct pool;
+struct instance;
+
+/* Flags a source gives when it attaches an instance. */
+enum {
+	INST_KERNEL_CREDITS = 1 << 0, /* the kernel already credits these events itself */
+};
+
+/* Counters of one instance; never raw timings. */
+struct inst_counters {
+	uint64_t events;       /* samples received */
+	uint64_t skipped;      /* samples dropped before estimation (rate caps) */
+	uint64_t mixed_bytes;  /* bytes handed to the pool */
+	double estimated_bits; /* sum of per-event estimates (after the class cap) */
+	double credited_bits;  /* sum of per-event credit (after policy) */
+};
+
+struct inst_info {
+	enum src_class cls;
+	const char *name;
+	const char *kind;   /* e.g. "keyboard", "mouse"; shown in status */
+	const char *state;  /* "open", "stream", ... */
+	struct policy_rule rule;
+	const char *estimator;
+	double last_estimate; /* bits/event of the most recent sample */
+	bool kernel_credits;
+	struct inst_counters c;
+};
+
+void pipeline_init(const struct config *cfg, struct pool *pool);
+void pipeline_fini(void);
+
+/* A new, valid config: every instance re-resolves its policy; estimator state stays. */
+void pipeline_reconfigure(const struct config *cfg);
+
+/* Does policy let this instance be opened at all (mode != disabled)? */
+bool pipeline_enabled(enum src_class cls, const char *name);
+
+/* A source opened an instance. Name must be unique within the class. */
+struct instance *pipeline_attach(enum src_class cls, const char *name, const char *kind,
+				 unsigned flags);
+void pipeline_set_state(struct instance *inst, const char *state);
+/* One event at t_ns (CLOCK_MONOTONIC, or the replayed timestamp). */
+void pipeline_sample(struct instance *inst, uint64_t t_ns);
+/* The instance went away: its counters move to the class totals, its state is freed. */
+void pipeline_detach(struct instance *inst);
+
+/* Reading state for status and tests. */
+size_t pipeline_count(void);
+/* The i-th live instance (0 <= i < pipeline_count()), filled into *out. */
+bool pipeline_info(size_t i, struct inst_info *out);
+/* Totals over all instances, live and detached. */
+void pipeline_totals(struct inst_counters *out);
+
+#endif

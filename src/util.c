@@ -1,0 +1,91 @@
+/* util: allocation that never returns NULL, clocks, small string helpers. */
+#include "autoconf.h"
+
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void __attribute__((noreturn)) out_of_memory(void)
+{
+	static const char msg[] = "entropyd: out of memory\n";
+	/* Not through the logger: it may need memory itself. */
+	if (fwrite(msg, 1, sizeof(msg) - 1, stderr) == 0)
+		abort();
+	abort();
+}
+
+void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+void *xreallocarray(void *ptr, size_t nmemb, size_t size)
+{
+	void *p = reallocarray(ptr, nmemb ? nmemb : 1, size ? size : 1);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		out_of_memory();
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		out_of_memory();
+	va_end(ap);
+	return s;
+}
+
+void wipe(void *p, size_t n)
+{
+	explicit_bzero(p, n);
+}
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+bool strlcopy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+
+	if (size == 0)
+		return n == 0;
+	if (n >= size) {
+		memcpy(dst, src, size - 1);
+		dst[size - 1] = '\0';
+		return false;
+	}
+	memcpy(dst, src, n + 1);
+	return true;
+}

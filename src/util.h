@@ -1,0 +1,30 @@
+/* util: allocation that never returns NULL, clocks, small string helpers. */
+#ifndef ENTROPYD_UTIL_H
+#define ENTROPYD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NS_PER_SEC 1000000000ULL
+
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+
+/* Allocation failures are fatal: a daemon that cannot allocate a few bytes cannot go on. */
+void *xmalloc(size_t size);
+void *xcalloc(size_t nmemb, size_t size);
+void *xreallocarray(void *ptr, size_t nmemb, size_t size);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) PRINTF_LIKE(1, 2);
+
+/* Clear memory that held raw input or timing data; the compiler may not elide it. */
+void wipe(void *p, size_t n);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t mono_ns(void);
+
+/* Copy at most size-1 bytes and terminate; returns false if src was truncated. */
+bool strlcopy(char *dst, const char *src, size_t size);
+
+#endif
