@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util.h"
+
 struct est_params {
 	uint64_t quantum_ns; /* timing resolution that symbols are taken at */
 	double cap_bits;     /* the class's physical cap, bits per event */

@@ -1,0 +1,215 @@
+/* daemon: the running entropyd — event loop, signals, reload, service manager. */
+#include "autoconf.h"
+
+#include "daemon.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "feed.h"
+#include "log.h"
+#include "notify.h"
+#include "pipeline.h"
+#include "pool.h"
+#include "sink.h"
+#include "source.h"
+
+struct daemon {
+	const struct daemon_opts *opts;
+	struct config *cfg;
+	struct event_base *base;
+	struct event *sig[5];
+	struct event *watchdog;
+	struct pool pool;
+	struct sink sink;
+	struct feed feed;
+	struct source srcs[CLASS_COUNT];
+	uint64_t reloads, reload_failures;
+};
+
+static void update_status(void *arg)
+{
+	struct daemon *d = arg;
+	struct inst_counters t;
+
+	pipeline_totals(&t);
+	notify_status("%s: %zu sources, %llu events, %.0f bits credited, %llu bits fed",
+		      feed_phase_name(d->feed.phase), pipeline_count(),
+		      (unsigned long long)t.events, t.credited_bits,
+		      (unsigned long long)d->sink.credited);
+}
+
+/* Counts only: never a timestamp of an individual event. */
+static void log_summary(struct daemon *d, int prio)
+{
+	struct inst_counters t;
+	struct inst_info info;
+
+	for (size_t i = 0; pipeline_info(i, &info); i++)
+		log_msg(prio,
+			"%s/%s: %s %s, policy %s, %llu events, %llu skipped, %llu bytes mixed, "
+			"%.1f bits estimated, %.1f bits credited",
+			class_name(info.cls), info.name, info.kind, info.state,
+			policy_mode_name(info.rule.mode), (unsigned long long)info.c.events,
+			(unsigned long long)info.c.skipped, (unsigned long long)info.c.mixed_bytes,
+			info.c.estimated_bits, info.c.credited_bits);
+	pipeline_totals(&t);
+	log_msg(prio,
+		"total: %llu events, %.1f bits estimated, %.1f bits credited by policy; "
+		"%s sink: %llu batches, %llu bytes, %llu bits credited, %llu errors",
+		(unsigned long long)t.events, t.estimated_bits, t.credited_bits,
+		sink_name(&d->sink), (unsigned long long)d->sink.feeds,
+		(unsigned long long)d->sink.mixed_bytes, (unsigned long long)d->sink.credited,
+		(unsigned long long)d->sink.errors);
+}
+
+static void reload(struct daemon *d)
+{
+	struct config_errors errs = {0};
+	struct config *next;
+
+	notify_reloading();
+	next = config_load(d->opts->config_path, &errs);
+	if (!next) {
+		for (size_t i = 0; i < errs.n; i++)
+			log_err("%s", errs.msg[i]);
+		log_err("reload rejected (%zu error%s): the running configuration stays", errs.n,
+			errs.n == 1 ? "" : "s");
+		config_errors_free(&errs);
+		d->reload_failures++;
+	} else {
+		if (strcmp(next->feed.device, d->cfg->feed.device) != 0)
+			log_warn("feed.device changed to %s: takes effect at restart",
+				 next->feed.device);
+		pipeline_reconfigure(next);
+		feed_reconfigure(&d->feed, next);
+		sources_reload(d->srcs, next);
+		config_free(d->cfg);
+		d->cfg = next;
+		d->reloads++;
+		log_notice("configuration reloaded from %s", d->opts->config_path);
+	}
+	notify_ready();
+	update_status(d);
+}
+
+static void signal_cb(evutil_socket_t signo, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	switch (signo) {
+	case SIGHUP:
+		reload(d);
+		break;
+	case SIGUSR1:
+		log_summary(d, LOG_NOTICE);
+		break;
+	default:
+		log_notice("signal %d: flushing and exiting", (int)signo);
+		notify_stopping();
+		event_base_loopbreak(d->base);
+		break;
+	}
+}
+
+static void watchdog_cb(evutil_socket_t fd, short what, void *arg)
+{
+	notify_watchdog();
+}
+
+static int setup_events(struct daemon *d)
+{
+	static const int signals[] = {SIGHUP, SIGTERM, SIGINT, SIGUSR1};
+	uint64_t wd_usec = notify_watchdog_usec();
+
+	d->base = event_base_new();
+	if (!d->base) {
+		log_err("cannot create the event loop");
+		return -1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(signals); i++) {
+		d->sig[i] = evsignal_new(d->base, signals[i], signal_cb, d);
+		event_add(d->sig[i], NULL);
+	}
+	if (wd_usec) {
+		/* Half the interval, as sd_watchdog_enabled(3) advises. */
+		struct timeval tv = {.tv_sec = (time_t)(wd_usec / 2 / 1000000),
+				     .tv_usec = (suseconds_t)(wd_usec / 2 % 1000000)};
+
+		d->watchdog = event_new(d->base, -1, EV_PERSIST, watchdog_cb, d);
+		event_add(d->watchdog, &tv);
+	}
+	return 0;
+}
+
+static void teardown(struct daemon *d)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(d->sig); i++)
+		if (d->sig[i])
+			event_free(d->sig[i]);
+	if (d->watchdog)
+		event_free(d->watchdog);
+	feed_fini(&d->feed);
+	pipeline_fini();
+	sink_close(&d->sink);
+	if (d->base)
+		event_base_free(d->base);
+	config_free(d->cfg);
+}
+
+static void report_ready(const struct daemon_opts *opts, int status)
+{
+	unsigned char b = (unsigned char)status;
+
+	if (opts->ready_fd >= 0) {
+		if (write(opts->ready_fd, &b, 1) != 1)
+			log_errno(LOG_WARNING, "cannot report start-up to the parent");
+		close(opts->ready_fd);
+	}
+}
+
+int daemon_run(const struct daemon_opts *opts, struct config *cfg)
+{
+	struct daemon *d = xcalloc(1, sizeof(*d));
+	int status = EXIT_OK;
+
+	d->opts = opts;
+	d->cfg = cfg;
+	signal(SIGPIPE, SIG_IGN);
+	log_hook_libevent();
+	if (setup_events(d) < 0 ||
+	    sink_open(&d->sink, opts->dry_run ? SINK_DRY_RUN : SINK_KERNEL,
+		      cfg->feed.device) < 0) {
+		status = EXIT_STARTUP;
+		goto out;
+	}
+	pool_init(&d->pool, feed_poke, &d->feed);
+	feed_init(&d->feed, d->base, cfg, &d->pool, &d->sink);
+	d->feed.after_flush = update_status;
+	d->feed.after_flush_arg = d;
+	pipeline_init(cfg, &d->pool);
+	if (sources_start(d->srcs, d->base, cfg) < 0) {
+		sources_stop(d->srcs);
+		status = EXIT_STARTUP;
+		goto out;
+	}
+	notify_ready();
+	report_ready(opts, EXIT_OK);
+	update_status(d);
+	log_notice("started: %zu sources open", pipeline_count());
+
+	event_base_dispatch(d->base);
+
+	feed_flush(&d->feed);
+	log_summary(d, LOG_NOTICE);
+	sources_stop(d->srcs);
+out:
+	if (status != EXIT_OK)
+		report_ready(opts, status);
+	teardown(d);
+	wipe(d, sizeof(*d));
+	free(d);
+	return status;
+}

@@ -1,0 +1,163 @@
+/* feed: when pending batches go to the sink, by kernel state and feed mode (DESIGN §6).
+ * The timer is armed only while data is pending, so an idle daemon does not wake up. */
+#include "autoconf.h"
+
+#include "feed.h"
+
+#include <math.h>
+
+#include "log.h"
+
+enum feed_phase feed_choose(enum feed_mode mode, const struct kernel_state *ks)
+{
+	switch (mode) {
+	case FEED_ALWAYS:
+		return PHASE_ALWAYS;
+	case FEED_WATERMARK:
+		return PHASE_WATERMARK;
+	case FEED_BOOT:
+		return ks->crng_ready ? PHASE_MIX : PHASE_BOOT;
+	case FEED_AUTO:
+		break;
+	}
+	if (!ks->credit_until_ready)
+		return PHASE_WATERMARK;
+	return ks->crng_ready ? PHASE_MIX : PHASE_BOOT;
+}
+
+const char *feed_phase_name(enum feed_phase phase)
+{
+	static const char *const names[] = {"boot", "mix", "watermark", "always"};
+	return names[phase];
+}
+
+static double phase_delay(const struct feed *f)
+{
+	return f->phase == PHASE_MIX ? f->cfg->feed.mix_interval : f->cfg->feed.batch_interval;
+}
+
+static void arm_timer(struct feed *f)
+{
+	double d = phase_delay(f);
+	struct timeval tv = {.tv_sec = (time_t)d,
+			     .tv_usec = (suseconds_t)((d - floor(d)) * 1e6)};
+
+	event_add(f->timer, &tv);
+	f->timer_armed = true;
+}
+
+static void note_ready(struct feed *f)
+{
+	f->ks.crng_ready = true;
+	if (f->saw_not_ready)
+		f->ready_after_ns = mono_ns() - f->start_ns;
+	if (f->phase == PHASE_BOOT) {
+		f->phase = PHASE_MIX;
+		log_notice("CRNG is ready%s: the kernel ignores credit from now on; mixing every "
+			   "%.0f s%s",
+			   f->saw_not_ready ? " (entropyd saw it happen)" : "",
+			   f->cfg->feed.mix_interval,
+			   f->cfg->feed.reseed ? " and reseeding" : "");
+	}
+}
+
+static void flush(struct feed *f)
+{
+	struct batch b;
+
+	if (pool_empty(f->pool))
+		return;
+	pool_take(f->pool, &b);
+	if (sink_feed(f->sink, &b) == 0 && f->phase == PHASE_MIX && f->cfg->feed.reseed)
+		sink_reseed(f->sink);
+	batch_wipe(&b);
+	if (f->phase == PHASE_BOOT && kernel_crng_ready())
+		note_ready(f);
+	if (f->after_flush)
+		f->after_flush(f->after_flush_arg);
+}
+
+static bool below_watermark(const struct feed *f)
+{
+	int avail = kernel_entropy_avail();
+
+	return avail >= 0 && avail < f->cfg->feed.low_watermark;
+}
+
+static void timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct feed *f = arg;
+
+	f->timer_armed = false;
+	if (f->phase != PHASE_WATERMARK || below_watermark(f))
+		flush(f);
+	if (!pool_empty(f->pool))
+		arm_timer(f);
+}
+
+void feed_poke(void *arg)
+{
+	struct feed *f = arg;
+	bool now = false;
+
+	switch (f->phase) {
+	case PHASE_BOOT:
+	case PHASE_ALWAYS:
+		now = pool_full(f->pool) || f->pool->credit >= f->cfg->feed.batch_bits;
+		break;
+	case PHASE_MIX:
+	case PHASE_WATERMARK:
+		/* The pool folds data in once full; the timer decides. */
+		break;
+	}
+	if (now)
+		flush(f);
+	if (!pool_empty(f->pool) && !f->timer_armed)
+		arm_timer(f);
+}
+
+void feed_init(struct feed *f, struct event_base *base, const struct config *cfg,
+	       struct pool *pool, struct sink *sink)
+{
+	f->cfg = cfg;
+	f->pool = pool;
+	f->sink = sink;
+	f->timer = evtimer_new(base, timer_cb, f);
+	f->timer_armed = false;
+	f->start_ns = mono_ns();
+	f->ready_after_ns = 0;
+	kernel_probe(&f->ks);
+	f->saw_not_ready = !f->ks.crng_ready;
+	f->phase = feed_choose(cfg->feed.mode, &f->ks);
+	log_notice("kernel %u.%u: %s", f->ks.major, f->ks.minor, kernel_meaning(&f->ks));
+	log_notice("feeding %s: mode %s, phase %s", sink_name(sink),
+		   feed_mode_name(cfg->feed.mode), feed_phase_name(f->phase));
+}
+
+void feed_reconfigure(struct feed *f, const struct config *cfg)
+{
+	enum feed_phase old = f->phase;
+
+	f->cfg = cfg;
+	f->ks.crng_ready = f->ks.crng_ready || kernel_crng_ready();
+	f->phase = feed_choose(cfg->feed.mode, &f->ks);
+	if (f->phase != old)
+		log_notice("feed phase now %s", feed_phase_name(f->phase));
+	if (f->timer_armed) {
+		event_del(f->timer);
+		f->timer_armed = false;
+	}
+	feed_poke(f);
+}
+
+void feed_flush(struct feed *f)
+{
+	flush(f);
+}
+
+void feed_fini(struct feed *f)
+{
+	if (f->timer)
+		event_free(f->timer);
+	f->timer = NULL;
+}

@@ -1,0 +1,23 @@
+/* kernel: what the running kernel does with credit (CRNG state, entropy_avail, version). */
+#ifndef ENTROPYD_KERNEL_H
+#define ENTROPYD_KERNEL_H
+
+#include <stdbool.h>
+
+struct kernel_state {
+	unsigned major, minor;
+	/* 5.18 and later: credit counts only until the CRNG is initialised; entropy_avail is
+	 * then 256 for good and further credit is ignored. */
+	bool credit_until_ready;
+	bool crng_ready;
+	int entropy_avail; /* -1 if it cannot be read */
+};
+
+void kernel_probe(struct kernel_state *ks);
+/* getrandom(GRND_NONBLOCK) succeeds once the CRNG is ready. */
+bool kernel_crng_ready(void);
+int kernel_entropy_avail(void);
+/* One sentence for the log and status: what this state means for credit. */
+const char *kernel_meaning(const struct kernel_state *ks);
+
+#endif

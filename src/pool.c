@@ -1,0 +1,69 @@
+/* pool: event data and credit waiting to be handed to the sink as one batch. */
+#include "autoconf.h"
+
+#include "pool.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "util.h"
+
+void pool_init(struct pool *p, void (*notify)(void *arg), void *arg)
+{
+	memset(p, 0, sizeof(*p));
+	p->notify = notify;
+	p->notify_arg = arg;
+}
+
+void pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
+{
+	const uint8_t *d = data;
+
+	for (size_t i = 0; i < len; i++) {
+		if (p->len < POOL_BYTES) {
+			p->buf[p->len++] = d[i];
+		} else {
+			/* Full: keep mixing everything in, in bounded memory. The credit stays
+			 * bounded by the bytes carried when the batch is taken. */
+			p->buf[p->pos] ^= d[i];
+			p->pos = (p->pos + 1) % POOL_BYTES;
+		}
+	}
+	if (credit_bits > 0)
+		p->credit += credit_bits;
+	p->events++;
+	if (p->notify)
+		p->notify(p->notify_arg);
+}
+
+bool pool_empty(const struct pool *p)
+{
+	return p->len == 0;
+}
+
+bool pool_full(const struct pool *p)
+{
+	return p->len == POOL_BYTES;
+}
+
+void pool_take(struct pool *p, struct batch *b)
+{
+	double max_credit = 8.0 * (double)p->len;
+	double credit = fmin(p->credit, max_credit);
+
+	memcpy(b->data, p->buf, p->len);
+	b->len = p->len;
+	/* Fractions of a bit are dropped, not carried: a batch never credits more than the
+	 * events it carries earned. */
+	b->credit_bits = (int)floor(credit);
+	b->events = p->events;
+	p->len = p->pos = 0;
+	p->credit = 0;
+	p->events = 0;
+	wipe(p->buf, sizeof(p->buf));
+}
+
+void batch_wipe(struct batch *b)
+{
+	wipe(b, sizeof(*b));
+}

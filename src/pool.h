@@ -1,0 +1,38 @@
+/* pool: event data and credit waiting to be handed to the sink as one batch. */
+#ifndef ENTROPYD_POOL_H
+#define ENTROPYD_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define POOL_BYTES 512
+
+struct pool {
+	uint8_t buf[POOL_BYTES];
+	size_t len;    /* bytes in buf; once full, more input is folded in (XOR) */
+	size_t pos;    /* where the next byte is folded in */
+	double credit; /* pending credit in bits: the sum of the events' credits */
+	uint64_t events;
+	/* Called after every pool_add, so the feeder can decide to flush. */
+	void (*notify)(void *arg);
+	void *notify_arg;
+};
+
+struct batch {
+	uint8_t data[POOL_BYTES];
+	size_t len;
+	int credit_bits; /* floor(credit), never above 8 bits per byte carried */
+	uint64_t events;
+};
+
+void pool_init(struct pool *p, void (*notify)(void *arg), void *arg);
+void pool_add(struct pool *p, const void *data, size_t len, double credit_bits);
+bool pool_empty(const struct pool *p);
+bool pool_full(const struct pool *p);
+/* Move everything pending into *b and clear the pool (its memory is wiped). */
+void pool_take(struct pool *p, struct batch *b);
+/* Wipe a batch once the sink is done with it. */
+void batch_wipe(struct batch *b);
+
+#endif

@@ -1,0 +1,39 @@
+#!/bin/bash
+# t_cli: entropyd's command line — -n, -p, --version, --help, usage errors, file:line errors.
+. "$(dirname "$0")/lib.sh"
+
+out=$("$ENTROPYD" -n -f "$top_srcdir/conf/entropyd.conf") || fail "shipped config refused: $out"
+[ "$out" = "configuration OK" ] || fail "-n on the shipped config printed: $out"
+
+# -p prints the effective config, which is itself valid and complete.
+"$ENTROPYD" -p -f "$top_srcdir/conf/entropyd.conf" > "$T/effective.conf" || fail "-p failed"
+grep -q 'mode = "reduced"' "$T/effective.conf" || fail "-p lacks the network policy"
+grep -q 'batch_bits' "$T/effective.conf" || fail "-p lacks defaults (feed.batch_bits)"
+out=$("$ENTROPYD" -n -f "$T/effective.conf") || fail "-p output does not re-parse: $out"
+
+# A broken config: every error with file:line, status 1.
+cat > "$T/bad.conf" <<'CONF'
+feed = {
+  mode = "sometimes";
+};
+policy = {
+  network = { mode = "reduced"; scale = 1.5; };
+  input = { mode = "trusted"; colour = "blue"; };
+};
+CONF
+rc=0; "$ENTROPYD" -n -f "$T/bad.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "-n on a bad config exited $rc, want 1"
+grep -q "^$T/bad.conf:2: feed.mode: " "$T/out" || fail "no file:line error for feed.mode: $(cat "$T/out")"
+grep -q "^$T/bad.conf:5: policy.network.scale: " "$T/out" || fail "no error for scale: $(cat "$T/out")"
+grep -q "^$T/bad.conf:6: policy.input.colour: " "$T/out" || fail "no error for unknown key: $(cat "$T/out")"
+grep -q "configuration OK" "$T/out" && fail "bad config said OK"
+
+rc=0; "$ENTROPYD" -n -f "$T/does-not-exist.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "missing -f file exited $rc, want 1"
+grep -q "does-not-exist.conf" "$T/out" || fail "missing file not named"
+
+"$ENTROPYD" --version | grep -qE '^entropyd [0-9]+\.[0-9]+' || fail "--version"
+"$ENTROPYD" --help | grep -q -- '--dry-run' || fail "--help lacks --dry-run"
+rc=0; "$ENTROPYD" --no-such-option > /dev/null 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "unknown option exited $rc, want 2"
+pass "command line"
