@@ -37,3 +37,9 @@ grep -q "does-not-exist.conf" "$T/out" || fail "missing file not named"
 rc=0; "$ENTROPYD" --no-such-option > /dev/null 2>&1 || rc=$?
 [ "$rc" -eq 2 ] || fail "unknown option exited $rc, want 2"
 pass "command line"
+
+# The example policies in contrib/ are valid.
+for f in "$top_srcdir"/contrib/policies/*.conf; do
+	out=$("$ENTROPYD" -n -f "$f" 2>&1) || fail "$f is not valid: $out"
+done
+pass "example policies are valid"

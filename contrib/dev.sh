@@ -1,0 +1,72 @@
+#!/bin/bash
+# dev.sh: set up a Debian 12 machine (as root) for entropyd, build it, and run it or its tests.
+#   contrib/dev.sh run    install build dependencies, build, run entropyd in the foreground
+#                         with the shipped conf/entropyd.conf against the real kernel
+#   contrib/dev.sh test   install build and test dependencies, build, run the whole test suite
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-dev
+	libpcap-dev libsystemd-dev libjansson-dev"
+TEST_DEPS="check strace util-linux mandoc"
+
+install_deps() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "dev.sh: run as root to install packages (apt-get)" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086 # the lists are word lists
+	apt-get install -y -qq --no-install-recommends $BUILD_DEPS "$@" > /dev/null
+}
+
+build() {
+	[ -x configure ] || autoreconf -fi
+	[ -f Makefile ] || ./configure -q
+	make -j"$(nproc)" --no-print-directory
+}
+
+# Check writes its own summary only to tests/*.log under automake's driver: show it, then
+# the suite's total, and end on one line that adds up every Check run.
+show_results() {
+	local checks=0 failures=0 errors=0 line
+	for log in tests/check_*.log; do
+		[ -f "$log" ] || continue
+		line=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -1)
+		echo "${log%.log}: ${line:-no Check summary}"
+		set -- $(echo "$line" | grep -oE '[0-9]+' | tail -3)
+		checks=$((checks + ${1:-0})); failures=$((failures + ${2:-0})); errors=$((errors + ${3:-0}))
+	done
+	for log in tests/t_*.log; do
+		[ -f "$log" ] && grep -E '^(PASS|FAIL|SKIP)' "$log" | sed "s|^|${log%.log}: |"
+	done
+	[ -f test-suite.log ] && grep -E '^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):' test-suite.log
+	local pct=100
+	[ "$checks" -gt 0 ] && pct=$(( (checks - failures - errors) * 100 / checks ))
+	echo "${pct}%: Checks: $checks, Failures: $failures, Errors: $errors"
+}
+
+case "${1:-}" in
+run)
+	install_deps
+	build
+	exec src/entropyd --foreground -f conf/entropyd.conf
+	;;
+test)
+	# shellcheck disable=SC2086
+	install_deps $TEST_DEPS
+	build
+	rc=0
+	make -j"$(nproc)" --no-print-directory check > make-check.out 2>&1 || rc=$?
+	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out || true
+	[ "$rc" -eq 0 ] || { tail -40 make-check.out; cat test-suite.log 2>/dev/null | tail -80; }
+	show_results
+	exit "$rc"
+	;;
+*)
+	echo "usage: contrib/dev.sh run|test" >&2
+	exit 2
+	;;
+esac

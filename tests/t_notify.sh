@@ -1,0 +1,22 @@
+#!/bin/bash
+# t_notify: the service manager messages through a test NOTIFY_SOCKET.
+. "$(dirname "$0")/lib.sh"
+
+"$ENTROPYD" --help > /dev/null
+write_config "$T/e.conf" 'policy = { block = { mode = "disabled"; }; network = { mode = "disabled"; }; };'
+"$NOTIFY_SINK" "$T/notify" 20 > "$T/msgs" &
+SINK_PID=$!
+wait_for 5 test -S "$T/notify" || fail "notify socket not made"
+NOTIFY_SOCKET=$T/notify WATCHDOG_USEC=200000 start_daemon --dry-run -f "$T/e.conf"
+wait_for 5 grep -q "WATCHDOG=1" "$T/msgs" || fail "no WATCHDOG=1 with WATCHDOG_USEC set"
+kill -HUP "$DAEMON_PID"
+wait_for 5 grep -q "^RELOADING=1" "$T/msgs" || fail "no RELOADING=1 on SIGHUP"
+stop_daemon
+wait_for 5 grep -q "STOPPING=1" "$T/msgs" || fail "no STOPPING=1 on SIGTERM"
+kill "$SINK_PID" 2>/dev/null
+grep -q "^READY=1$" "$T/msgs" || fail "no READY=1"
+grep -qE "^STATUS=[a-z]+: [0-9]+ sources, [0-9]+ events, [0-9]+ bits credited" "$T/msgs" ||
+	fail "no STATUS= summary: $(cat "$T/msgs")"
+# READY=1 comes before any STATUS and again after the reload.
+[ "$(grep -c '^READY=1$' "$T/msgs")" -ge 2 ] || fail "READY=1 not sent again after reload"
+pass "sd_notify: READY, STATUS, WATCHDOG, RELOADING, STOPPING"
