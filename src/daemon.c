@@ -49,7 +49,7 @@ static void log_summary(struct daemon *d, int prio)
 
 	for (size_t i = 0; pipeline_info(i, &info); i++)
 		log_msg(prio,
-			"%s/%s: %s %s, policy %s, %llu events, %llu skipped, %llu bytes mixed, "
+			"%s/%s: kind %s, state %s, policy %s, %llu events, %llu skipped, %llu bytes mixed, "
 			"%.1f bits estimated, %.1f bits credited",
 			class_name(info.cls), info.name, info.kind, info.state,
 			policy_mode_name(info.rule.mode), (unsigned long long)info.c.events,

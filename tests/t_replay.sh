@@ -19,7 +19,7 @@ run() { # run NAME PATTERN FRAMES POLICY-LINE
 
 policy='policy = { input = { mode = "trusted"; cap_bits_per_event = 2.0; cap_bits_per_second = 1000000.0; }; block = { mode = "disabled"; }; network = { mode = "disabled"; }; };'
 run trusted alt 1000 "$policy"
-grep -qE "input/event0: stream .*1000 events, 0 skipped, 8000 bytes mixed, 1994\.0 bits estimated, 1994\.0 bits credited" "$T/log" ||
+grep -qE "input/event0: kind stream, .*1000 events, 0 skipped, 8000 bytes mixed, 1994\.0 bits estimated, 1994\.0 bits credited" "$T/log" ||
 	fail "trusted: want 1000 events, 8000 bytes, 1994.0 bits credited"
 grep -q "dry run: would feed" "$T/log" || fail "dry-run sink logged no batch"
 grep -qE "dry-run sink: [1-9][0-9]* batches, 8000 bytes" "$T/log" || fail "not all bytes reached the sink"
