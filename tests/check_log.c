@@ -1,0 +1,134 @@
+/* check_log: log lines, errno suffix and the rate limit, read back from stderr. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static char captured[65536];
+
+/* Run fn with stderr sent to a temporary file, then read what it wrote. */
+static void capture(void (*fn)(void))
+{
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	ck_assert_ptr_nonnull(tmp);
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	fn();
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(captured, 1, sizeof(captured) - 1, tmp);
+	captured[n] = '\0';
+	fclose(tmp);
+}
+
+static unsigned count(const char *needle)
+{
+	unsigned c = 0;
+
+	for (const char *p = captured; (p = strstr(p, needle)); p++)
+		c++;
+	return c;
+}
+
+static void levels(void)
+{
+	log_open(true, 0);
+	log_notice("notice %d", 1);
+	log_info("info %d", 2);
+	log_debug("debug %d", 3);
+	log_open(true, 2);
+	log_debug("debug %d", 4);
+}
+
+START_TEST(verbosity_filters_levels)
+{
+	unsetenv("JOURNAL_STREAM");
+	capture(levels);
+	ck_assert_int_eq(count("entropyd: notice: notice 1\n"), 1);
+	ck_assert_int_eq(count("info 2"), 0);
+	ck_assert_int_eq(count("debug 3"), 0);
+	ck_assert_int_eq(count("entropyd: debug: debug 4\n"), 1);
+}
+END_TEST
+
+static void with_errno(void)
+{
+	log_open(true, 0);
+	errno = ENOENT;
+	log_errno(LOG_ERR, "cannot open %s", "/nowhere");
+	ck_assert_int_eq(errno, ENOENT);
+}
+
+START_TEST(errno_is_appended_and_kept)
+{
+	unsetenv("JOURNAL_STREAM");
+	capture(with_errno);
+	ck_assert_int_eq(count("entropyd: error: cannot open /nowhere: No such file or directory\n"), 1);
+}
+END_TEST
+
+static void journal(void)
+{
+	setenv("JOURNAL_STREAM", "8:1234", 1);
+	log_open(true, 0);
+	log_warn("to the journal");
+	unsetenv("JOURNAL_STREAM");
+}
+
+START_TEST(journal_stream_gets_priority_prefix)
+{
+	capture(journal);
+	ck_assert_int_eq(count("<4>to the journal\n"), 1);
+}
+END_TEST
+
+static void flood(void)
+{
+	struct log_ratelimit rl = {.interval_s = 3600, .burst = 3};
+
+	log_open(true, 0);
+	for (int i = 0; i < 100; i++)
+		log_limited(&rl, LOG_WARNING, "device gone");
+	ck_assert_uint_eq(rl.printed, 3);
+	ck_assert_uint_eq(rl.suppressed, 97);
+	/* A new window says how many were held back. */
+	rl.window_start_ns -= 3601ULL * 1000000000ULL;
+	log_limited(&rl, LOG_WARNING, "device gone");
+}
+
+START_TEST(rate_limit_holds_back_and_reports)
+{
+	unsetenv("JOURNAL_STREAM");
+	capture(flood);
+	ck_assert_int_eq(count("device gone\n"), 4);
+	ck_assert_int_eq(count("(97 similar messages suppressed)"), 1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("log");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, verbosity_filters_levels);
+	tcase_add_test(tc, errno_is_appended_and_kept);
+	tcase_add_test(tc, journal_stream_gets_priority_prefix);
+	tcase_add_test(tc, rate_limit_holds_back_and_reports);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
