@@ -1,0 +1,384 @@
+/* sp80090b: MCV, MultiMCW and Lag estimators, the predictors' common bound, and the minimum. */
+#include "autoconf.h"
+
+#include "sp80090b.h"
+#include "util.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The normal quantile for a 99% upper bound, to the digits NIST's tool uses. */
+#define Z_ALPHA 2.5758293035489008
+/* NIST's binary search for P_local: at most this many halvings (enough to reach any double). */
+#define PLOCAL_ITER_MAX 1076
+
+const char *sp90b_name(enum sp90b_estimator e)
+{
+	static const char *const names[] = {
+		[SP90B_MCV] = "Most Common Value",
+		[SP90B_MULTI_MCW] = "MultiMCW",
+		[SP90B_LAG] = "Lag",
+		[SP90B_MULTI_MMC] = "MultiMMC",
+		[SP90B_LZ78Y] = "LZ78Y",
+	};
+
+	if ((unsigned)e < SP90B_N_ESTIMATORS)
+		return names[e];
+	return "single symbol";
+}
+
+unsigned sp90b_prepare(const uint8_t *raw, size_t n, unsigned bits, uint8_t *sym)
+{
+	unsigned mask = (1U << bits) - 1;
+	unsigned char present[256] = {0};
+	uint8_t rank[256];
+	unsigned k = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		present[raw[i] & mask] = 1;
+	for (i = 0; i < 256; i++)
+		if (present[i])
+			rank[i] = (uint8_t)k++;
+	/* Renumbering keeps the order of values, so the predictors' tie-breaks
+	 * ("prefer the larger symbol") fall as they do in NIST's tool. */
+	for (i = 0; i < n; i++)
+		sym[i] = rank[raw[i] & mask];
+	return k;
+}
+
+static bool args_ok(const uint8_t *sym, size_t n, unsigned k, size_t min_n)
+{
+	return sym && k >= 2 && k <= 256 && n >= min_n && n <= SP90B_MAX_SAMPLES;
+}
+
+int sp90b_mcv(const uint8_t *sym, size_t n, unsigned k, struct sp90b_mcv *out)
+{
+	uint64_t counts[256] = {0};
+	uint64_t mode = 0;
+	double p;
+	size_t i;
+
+	if (!args_ok(sym, n, k, 2))
+		return -1;
+	for (i = 0; i < n; i++)
+		counts[sym[i]]++;
+	for (i = 0; i < k; i++)
+		if (counts[i] > mode)
+			mode = counts[i];
+	p = (double)mode / (double)n;
+	out->mode = mode;
+	out->p_hat = p;
+	out->p_u = fmin(1.0, p + Z_ALPHA * sqrt(p * (1.0 - p) / ((double)n - 1.0)));
+	out->h = -log2(out->p_u);
+	return 0;
+}
+
+/*
+ * log of the probability that n predictions with success rate p contain no run of r
+ * successes (SP 800-90B §6.3.7 step 6, the "P_local" equation), as NIST evaluates it: the
+ * root x of 1 - x + q p^r x^(r+1) = 0 by fixed-point iteration, in long double.
+ */
+static double run_probability_log(long double p, long r, long n)
+{
+	long double q = 1.0L - p, x = 1.0L, xlast = 0.0L, lr = (long double)r;
+	int i;
+
+	for (i = 0; i <= 65 && (x - xlast) > LDBL_EPSILON * x; i++) {
+		xlast = x;
+		x = 1.0L + q * powl(p, lr) * powl(x, lr + 1.0L);
+	}
+	return (double)(logl(1.0L - p * x) - logl((lr + 1.0L - lr * x) * q) -
+			((long double)n + 1.0L) * logl(x));
+}
+
+/* NIST's closeness test: relative within rel, or absolute within abs near zero, or a few ULPs. */
+static bool rel_eps_equal(double a, double b, double abs_f, double rel_f, uint64_t max_ulp)
+{
+	double diff, fa, fb;
+	uint64_t ia, ib;
+
+	if (isnan(a) || isnan(b))
+		return false;
+	if (!islessgreater(a, b))
+		return true;
+	if (isinf(a) || isinf(b))
+		return false;
+	fa = fabs(a);
+	fb = fabs(b);
+	if (fa > fb) {
+		double t = a;
+		a = b;
+		b = t;
+		t = fa;
+		fa = fb;
+		fb = t;
+	}
+	diff = fabs(b - a);
+	if (fa < DBL_MIN || diff < DBL_MIN || isinf(diff) || fb * rel_f < DBL_MIN)
+		return diff <= abs_f;
+	if (diff <= fb * rel_f)
+		return true;
+	if (signbit(a) != signbit(b))
+		return false;
+	memcpy(&ia, &fa, sizeof(ia));
+	memcpy(&ib, &fb, sizeof(ib));
+	return ib - ia <= max_ulp;
+}
+
+static bool in_closed(double x, double a, double b)
+{
+	return a > b ? (x >= b && x <= a) : (x >= a && x <= b);
+}
+
+static bool in_open(double x, double a, double b)
+{
+	return a > b ? (x > b && x < a) : (x > a && x < b);
+}
+
+/*
+ * P_local: the p in [lo, 1] at which run_probability_log() equals log(0.99), by NIST's
+ * bisection with its stopping rules, so that the result matches theirs bit for bit (the
+ * function is only loosely monotonic in floating point; where it misbehaves NIST returns the
+ * conservative end of the bracket, and so do we).
+ */
+static double p_local_search(long r, long n, double lo)
+{
+	const double target = log(0.99), hdomain = 1.0;
+	double lbound = lo, hbound = hdomain;
+	double lvalue = INFINITY, hvalue = -INFINITY;
+	double p = (lbound + hbound) / 2.0, last_p, v;
+	int j;
+
+	v = run_probability_log(p, r, n);
+	for (j = 0; j < PLOCAL_ITER_MAX; j++) {
+		if (rel_eps_equal(v, target, DBL_MIN, DBL_EPSILON, 4))
+			break;
+		if (target < v) {
+			lbound = p;
+			lvalue = v;
+		} else {
+			hbound = p;
+			hvalue = v;
+		}
+		if (lbound >= hbound) {
+			p = fmin(fmax(lbound, hbound), hdomain);
+			break;
+		}
+		if (!in_closed(lbound, lo, hdomain) || !in_closed(hbound, lo, hdomain) ||
+		    !in_closed(target, lvalue, hvalue)) {
+			p = hdomain;
+			break;
+		}
+		last_p = p;
+		p = (lbound + hbound) / 2.0;
+		if (!in_open(p, lbound, hbound) || !islessgreater(last_p, p)) {
+			p = hbound;
+			break;
+		}
+		v = run_probability_log(p, r, n);
+		if (!in_closed(v, lvalue, hvalue)) {
+			p = hbound;
+			break;
+		}
+	}
+	return p;
+}
+
+void sp90b_pred_finish(uint64_t c, uint64_t n, uint64_t max_run, unsigned k,
+		       struct sp90b_pred *out)
+{
+	double cur = 1.0 / (double)k, pg, pgp;
+	long r = (long)max_run + 1;
+
+	pg = (double)c / (double)n;
+	if (pg > 0)
+		pgp = fmin(1.0, pg + Z_ALPHA * sqrt(pg * (1.0 - pg) / ((double)n - 1.0)));
+	else
+		pgp = 1.0 - pow(0.01, 1.0 / (double)n);
+	cur = fmax(cur, pgp);
+	out->p_local = -1.0;
+	/* P_local only matters if a run this long would be unlikely at the current bound. */
+	if (cur < 1.0 && run_probability_log(cur, r, (long)n) > log(0.99)) {
+		out->p_local = p_local_search(r, (long)n, cur);
+		cur = fmax(cur, out->p_local);
+	}
+	out->c = c;
+	out->r = (uint64_t)r;
+	out->n = n;
+	out->p_global = pg;
+	out->p_global_prime = pgp;
+	out->h = -log2(cur);
+}
+
+/*
+ * MultiMCW, §6.3.7: four predictors, each guessing the most common symbol of the last w
+ * symbols (w = 63, 255, 1023, 4095; ties go to the symbol seen most recently), and a
+ * scoreboard choosing whose guess counts. Window counts are kept incrementally; the mode is
+ * searched for again only when a symbol equal to it leaves the window, as NIST does.
+ */
+int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
+{
+	enum { NW = 4 };
+	static const long w[NW] = {63, 255, 1023, 4095};
+	long cnt[NW][256], pos[NW][256], max_cnt[NW] = {0};
+	uint64_t score[NW] = {0}, c = 0, run = 0, max_run = 0;
+	uint8_t freq[NW] = {0};
+	unsigned winner = 0, j, s;
+	long i, len = (long)n;
+
+	if (!args_ok(sym, n, k, SP90B_MCW_MIN_SAMPLES))
+		return -1;
+	memset(cnt, 0, sizeof(cnt));
+	memset(pos, 0, sizeof(pos));
+	for (i = 0; i < w[NW - 1]; i++) {
+		for (j = 0; j < NW; j++) {
+			if (i >= w[j])
+				continue;
+			if (max_cnt[j] <= ++cnt[j][sym[i]]) {
+				max_cnt[j] = cnt[j][sym[i]];
+				freq[j] = sym[i];
+			}
+			pos[j][sym[i]] = i;
+		}
+	}
+
+	for (i = w[0]; i < len; i++) {
+		uint8_t x = sym[i];
+
+		if (freq[winner] == x) {
+			c++;
+			if (++run > max_run)
+				max_run = run;
+		} else {
+			run = 0;
+		}
+		for (j = 0; j < NW; j++)
+			if (i >= w[j] && freq[j] == x && ++score[j] >= score[winner])
+				winner = j;
+
+		for (j = 0; j < NW; j++) {
+			uint8_t old;
+
+			if (i < w[j])
+				continue;
+			old = sym[i - w[j]];
+			cnt[j][old]--;
+			cnt[j][x]++;
+			pos[j][x] = i;
+			if (old != freq[j] && max_cnt[j] <= cnt[j][x]) {
+				max_cnt[j] = cnt[j][x];
+				freq[j] = x;
+			} else if (old == freq[j]) {
+				long max_pos = i - w[j];
+
+				max_cnt[j]--;
+				for (s = 0; s < k; s++) {
+					if (max_cnt[j] < cnt[j][s] ||
+					    (max_cnt[j] == cnt[j][s] && max_pos <= pos[j][s])) {
+						max_cnt[j] = cnt[j][s];
+						freq[j] = (uint8_t)s;
+						max_pos = pos[j][s];
+					}
+				}
+			}
+		}
+	}
+	sp90b_pred_finish(c, (uint64_t)(len - w[0]), max_run, k, out);
+	return 0;
+}
+
+/*
+ * Lag, §6.3.8: 128 predictors, predictor d guessing the symbol d+1 back; the one with the
+ * best score (ties: the one that most recently reached it) makes the counted guess. Only
+ * the lags at which the new symbol repeats gain a point, so we walk a chain of earlier
+ * occurrences of the same symbol (nearest first, as NIST's ring buffers do) instead of
+ * testing all 128 lags.
+ */
+int sp90b_lag(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
+{
+	enum { D = 128 };
+	long last[256], prev[D];
+	uint64_t score[D] = {0}, high = 0, c = 0, run = 0, max_run = 0;
+	long i, p, len = (long)n;
+	unsigned winner = 0;
+
+	if (!args_ok(sym, n, k, 3))
+		return -1;
+	for (i = 0; i < 256; i++)
+		last[i] = -1;
+	last[sym[0]] = 0;
+	prev[0] = -1;
+
+	for (i = 1; i < len; i++) {
+		uint8_t x = sym[i];
+
+		if (x == sym[i - (long)winner - 1]) {
+			c++;
+			if (++run > max_run)
+				max_run = run;
+		} else {
+			run = 0;
+		}
+		/* prev[] is a ring: slot p % D still describes p as long as i - p <= D. */
+		for (p = last[x]; p >= 0 && i - p <= D; p = prev[p % D]) {
+			unsigned off = (unsigned)(i - p - 1);
+
+			if (++score[off] >= high) {
+				winner = off;
+				high = score[off];
+			}
+		}
+		prev[i % D] = last[x];
+		last[x] = i;
+	}
+	sp90b_pred_finish(c, (uint64_t)(len - 1), max_run, k, out);
+	return 0;
+}
+
+int sp90b_literal(const uint8_t *raw, size_t n, unsigned bits, struct sp90b_literal *out)
+{
+	struct {
+		struct sp90b_pred *res;
+		int (*fn)(const uint8_t *, size_t, unsigned, struct sp90b_pred *);
+	} const preds[] = {
+		[SP90B_MULTI_MCW] = {&out->mcw, sp90b_multi_mcw},
+		[SP90B_LAG] = {&out->lag, sp90b_lag},
+		[SP90B_MULTI_MMC] = {&out->mmc, sp90b_multi_mmc},
+		[SP90B_LZ78Y] = {&out->lz78y, sp90b_lz78y},
+	};
+	uint8_t *sym;
+	unsigned e;
+
+	if (!raw || bits < 1 || bits > 8 || n < 2 || n > SP90B_MAX_SAMPLES)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	out->bits = bits;
+	out->min_by = SP90B_N_ESTIMATORS;
+	sym = xmalloc(n);
+	out->k = sp90b_prepare(raw, n, bits, sym);
+	/* A single symbol value carries nothing (NIST's tool refuses such data). */
+	if (out->k < 2)
+		goto done;
+
+	out->h = bits;
+	out->valid[SP90B_MCV] = sp90b_mcv(sym, n, out->k, &out->mcv) == 0;
+	if (out->valid[SP90B_MCV]) {
+		out->h = out->mcv.h;
+		out->min_by = SP90B_MCV;
+	}
+	for (e = SP90B_MULTI_MCW; e < SP90B_N_ESTIMATORS; e++) {
+		out->valid[e] = preds[e].fn(sym, n, out->k, preds[e].res) == 0;
+		if (out->valid[e] && preds[e].res->h < out->h) {
+			out->h = preds[e].res->h;
+			out->min_by = e;
+		}
+	}
+done:
+	wipe(sym, n);
+	free(sym);
+	return 0;
+}

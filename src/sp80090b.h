@@ -1,0 +1,96 @@
+/* sp80090b: SP 800-90B non-IID "literal" min-entropy estimators, computed as NIST's tool does. */
+#ifndef ENTROPYD_SP80090B_H
+#define ENTROPYD_SP80090B_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Estimators of SP 800-90B §6.3 that work on the symbols themselves: Most Common Value
+ * (§6.3.1) and the MultiMCW, Lag, MultiMMC and LZ78Y predictors (§6.3.7-§6.3.10).
+ * Results agree with usnistgov/SP800-90B_EntropyAssessment (ea_non_iid, "Literal" lines),
+ * including its quirks: symbols are first masked to `bits` bits and then renumbered
+ * 0..k-1 in order of value, k being the number of distinct symbols present, and k (not
+ * 2^bits) is the alphabet size the predictors use.
+ *
+ * The functions are pure: no globals, no logging, nothing kept between calls.
+ */
+
+/* Counters are 32-bit inside the predictors' dictionaries. */
+#define SP90B_MAX_SAMPLES ((size_t)INT32_MAX)
+
+/* Fewest samples each estimator runs on (below: the estimator is skipped, as NIST's is). */
+#define SP90B_MCW_MIN_SAMPLES 4096
+#define SP90B_LZ78Y_MIN_SAMPLES 18 /* 19 if k = 2 */
+
+enum sp90b_estimator {
+	SP90B_MCV,
+	SP90B_MULTI_MCW,
+	SP90B_LAG,
+	SP90B_MULTI_MMC,
+	SP90B_LZ78Y,
+	SP90B_N_ESTIMATORS
+};
+
+/* Most Common Value, §6.3.1. */
+struct sp90b_mcv {
+	uint64_t mode; /* occurrences of the most common symbol */
+	double p_hat;  /* mode / n */
+	double p_u;    /* upper 99% confidence bound on p_hat */
+	double h;      /* -log2(p_u) */
+};
+
+/* A predictor's outcome, §6.3.7-§6.3.10 (NIST's verbose output prints exactly these). */
+struct sp90b_pred {
+	uint64_t c;            /* correct predictions */
+	uint64_t r;            /* longest run of correct predictions, plus one (NIST's r) */
+	uint64_t n;            /* predictions made */
+	double p_global;       /* c / n */
+	double p_global_prime; /* upper 99% bound on p_global (or 1 - 0.01^(1/n) if c = 0) */
+	double p_local;        /* from the longest run; < 0 if it could not change the result */
+	double h;              /* -log2(max(1/k, p_global', p_local)) */
+};
+
+/* All five, and their minimum. */
+struct sp90b_literal {
+	unsigned bits;                     /* as given */
+	unsigned k;                        /* distinct symbols present: the alphabet size used */
+	bool valid[SP90B_N_ESTIMATORS];    /* false: too few samples for that estimator */
+	struct sp90b_mcv mcv;
+	struct sp90b_pred mcw, lag, mmc, lz78y;
+	double h;                          /* min-entropy per symbol: the least of the valid ones */
+	enum sp90b_estimator min_by;       /* which set it (SP90B_N_ESTIMATORS: k < 2, h = 0) */
+};
+
+/* "Most Common Value", "MultiMCW", ... as NIST names them ("single symbol": N_ESTIMATORS). */
+const char *sp90b_name(enum sp90b_estimator e);
+
+/*
+ * Mask raw[0..n) to `bits` bits (1..8) and renumber the symbols present as 0..k-1, keeping
+ * their order, into sym[0..n) (may equal raw). Returns k.
+ */
+unsigned sp90b_prepare(const uint8_t *raw, size_t n, unsigned bits, uint8_t *sym);
+
+/*
+ * The single estimators, over prepared symbols (all < k, 2 <= k <= 256). Each returns 0, or
+ * -1 if n is too small for it (or too large: SP90B_MAX_SAMPLES) or k is out of range.
+ */
+int sp90b_mcv(const uint8_t *sym, size_t n, unsigned k, struct sp90b_mcv *out);
+int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
+int sp90b_lag(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
+int sp90b_multi_mmc(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
+int sp90b_lz78y(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
+
+/*
+ * Everything, from raw samples (one per byte, low `bits` bits used). Returns 0, or -1 if
+ * bits is not 1..8 or n is not 2..SP90B_MAX_SAMPLES. Estimators that need more samples
+ * than n are marked invalid and left out of the minimum.
+ */
+int sp90b_literal(const uint8_t *raw, size_t n, unsigned bits, struct sp90b_literal *out);
+
+/* Shared by the predictors (sp80090b.c and sp80090b_predict.c); not for other callers. */
+void sp90b_pred_finish(uint64_t c, uint64_t n, uint64_t max_run, unsigned k,
+		       struct sp90b_pred *out);
+
+#endif

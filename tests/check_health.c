@@ -1,0 +1,349 @@
+/* check_health: RCT/APT cutoffs against the reference table, and the credit state machine. */
+#include "autoconf.h"
+
+#include "health.h"
+#include "util.h"
+
+#include <check.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef SRCDIR
+#define SRCDIR "."
+#endif
+#define TABLE SRCDIR "/tests/data/sp80090b/README.md"
+
+/* Random streams come from splitmix64 with this seed, so any failure can be replayed. */
+#define SEED UINT64_C(0x5eed0000c0ffee42)
+
+static uint64_t rng_state;
+
+static uint8_t rnd(void)
+{
+	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+	return (uint8_t)((z ^ (z >> 31)) >> 56);
+}
+
+static void init_h(struct health *h, double h_claimed)
+{
+	struct health_cfg cfg;
+
+	health_cfg_default(&cfg, h_claimed);
+	ck_assert_ptr_null(health_cfg_check(&cfg));
+	health_init(h, &cfg);
+}
+
+/* Feed random symbols (other than `avoid`, if it is 0..255) until start-up is over. */
+static void reach_ok(struct health *h, int avoid)
+{
+	unsigned i;
+
+	for (i = 0; i < HEALTH_STARTUP_SYMBOLS; i++) {
+		uint8_t s;
+
+		do
+			s = rnd();
+		while (s == avoid);
+		health_feed(h, s);
+	}
+	ck_assert_msg(h->state == HEALTH_OK, "not OK after start-up (seed %#llx)",
+		      (unsigned long long)SEED);
+}
+
+START_TEST(test_cutoff_table)
+{
+	static const char corrected_intro[] = "gives, for W = 512 and alpha = 2^-20:";
+	FILE *f = fopen(TABLE, "r");
+	char line[512];
+	int rows = 0, corrected = 0;
+
+	ck_assert_msg(f != NULL, "cannot open %s", TABLE);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned rct20, rct30, apt20, apt30, aptw20, aptw30, c[5];
+		const char *p;
+		double hh;
+
+		if (sscanf(line, "| %lf | %u | %u | %u | %u | %u / %u |", &hh, &rct20, &rct30,
+			   &apt20, &apt30, &aptw20, &aptw30) == 7) {
+			ck_assert_uint_eq(health_rct_cutoff(hh, 0x1p-20), rct20);
+			ck_assert_uint_eq(health_rct_cutoff(hh, 0x1p-30), rct30);
+			ck_assert_uint_eq(health_apt_cutoff(512, hh, 0x1p-20), apt20);
+			ck_assert_uint_eq(health_apt_cutoff(512, hh, 0x1p-30), apt30);
+			ck_assert_uint_eq(health_apt_cutoff(1024, hh, 0x1p-20), aptw20);
+			ck_assert_uint_eq(health_apt_cutoff(1024, hh, 0x1p-30), aptw30);
+			rows++;
+		}
+		/* The "corrected" form, 2 + CRITBINOM(W - 1, ...), is 1 + the plain cutoff of
+		 * W - 1; it is listed for H = 0.5, 1, 2, 4, 8. */
+		p = strstr(line, corrected_intro);
+		if (p && sscanf(p + sizeof(corrected_intro) - 1, " %u, %u, %u, %u, %u", &c[0],
+				&c[1], &c[2], &c[3], &c[4]) == 5) {
+			static const double hs[5] = {0.5, 1, 2, 4, 8};
+			int i;
+
+			for (i = 0; i < 5; i++)
+				ck_assert_uint_eq(1 + health_apt_cutoff(511, hs[i], 0x1p-20), c[i]);
+			corrected++;
+		}
+	}
+	fclose(f);
+	ck_assert_int_eq(rows, 5);
+	ck_assert_int_eq(corrected, 1);
+}
+END_TEST
+
+START_TEST(test_cutoffs_misc)
+{
+	struct health h;
+
+	/* The permanent level is stricter than the intermittent one. */
+	init_h(&h, 4);
+	ck_assert_uint_gt(h.rct_cutoff_permanent, h.rct_cutoff);
+	ck_assert_uint_gt(h.apt_cutoff_permanent, h.apt_cutoff);
+	ck_assert_uint_le(h.apt_cutoff_permanent, HEALTH_APT_WINDOW);
+	/* Exact integers are not pushed up by rounding. */
+	ck_assert_uint_eq(health_rct_cutoff(3, 0x1p-30), 11);
+	ck_assert_uint_eq(health_rct_cutoff(0.1, 0x1p-30), 301);
+	/* A tiny claim: cutoffs beyond reach rather than overflow. */
+	ck_assert_uint_eq(health_rct_cutoff(1e-12, 0x1p-60), UINT_MAX);
+	ck_assert_uint_gt(health_apt_cutoff(512, 0.001, 0x1p-30), 512);
+}
+END_TEST
+
+START_TEST(test_cfg)
+{
+	struct health_cfg c;
+
+	health_cfg_default(&c, 8);
+	ck_assert_ptr_null(health_cfg_check(&c));
+	c.h_claimed = 0;
+	ck_assert_ptr_nonnull(health_cfg_check(&c));
+	c.h_claimed = 8.5;
+	ck_assert_ptr_nonnull(health_cfg_check(&c));
+	c.h_claimed = NAN;
+	ck_assert_ptr_nonnull(health_cfg_check(&c));
+	health_cfg_default(&c, 2);
+	c.alpha_permanent = c.alpha_intermittent;
+	ck_assert_ptr_nonnull(health_cfg_check(&c));
+	health_cfg_default(&c, 2);
+	c.alpha_intermittent = 1;
+	ck_assert_ptr_nonnull(health_cfg_check(&c));
+	health_cfg_default(&c, 2);
+	c.apt_window = 8;
+	ck_assert_ptr_nonnull(health_cfg_check(&c));
+
+	ck_assert_str_eq(health_state_name(HEALTH_STARTUP), "startup");
+	ck_assert_str_eq(health_state_name(HEALTH_OK), "ok");
+	ck_assert_str_eq(health_state_name(HEALTH_FAILED), "failed");
+	ck_assert_str_eq(health_state_name(HEALTH_PERMANENT), "failed-permanent");
+	ck_assert_str_eq(health_test_name(HEALTH_TEST_RCT), "repetition-count");
+	ck_assert_str_eq(health_test_name(HEALTH_TEST_APT), "adaptive-proportion");
+}
+END_TEST
+
+/* Honest claims pass: uniform over 256, 16 and 2 values, claimed 8, 4 and 1 bits. */
+START_TEST(test_random_passes)
+{
+	static const struct {
+		double h;
+		uint8_t mask;
+	} cases[] = {{8, 0xff}, {4, 0x0f}, {1, 0x01}};
+	struct health h;
+	unsigned i;
+
+	rng_state = SEED;
+	init_h(&h, cases[_i].h);
+	for (i = 0; i < (1U << 20); i++)
+		health_feed(&h, rnd() & cases[_i].mask);
+	ck_assert_msg(h.state == HEALTH_OK && health_allows_credit(&h),
+		      "H=%g: state %s (seed %#llx)", cases[_i].h, health_state_name(h.state),
+		      (unsigned long long)SEED);
+	ck_assert_uint_eq(h.count.rct_intermittent + h.count.apt_intermittent, 0);
+	ck_assert_int_eq(h.last_test, HEALTH_TEST_NONE);
+	ck_assert_uint_eq(h.count.symbols, 1U << 20);
+}
+END_TEST
+
+START_TEST(test_startup)
+{
+	struct health h;
+	unsigned i;
+
+	rng_state = SEED;
+	init_h(&h, 8);
+	for (i = 1; i < HEALTH_STARTUP_SYMBOLS; i++) {
+		ck_assert_int_eq(health_feed(&h, rnd()), HEALTH_STARTUP);
+		ck_assert(!health_allows_credit(&h));
+	}
+	ck_assert_int_eq(health_feed(&h, rnd()), HEALTH_OK);
+	ck_assert(health_allows_credit(&h));
+}
+END_TEST
+
+/* A stuck source (or constant deltas): the RCT fails at exactly the cutoff, then latches. */
+START_TEST(test_stuck)
+{
+	const uint8_t stuck = 0x42;
+	struct health h;
+	unsigned i;
+
+	rng_state = SEED;
+	init_h(&h, 2);
+	reach_ok(&h, stuck);
+	for (i = 1; i < h.rct_cutoff; i++)
+		ck_assert_int_eq(health_feed(&h, stuck), HEALTH_OK);
+	ck_assert_int_eq(health_feed(&h, stuck), HEALTH_FAILED);
+	ck_assert(!health_allows_credit(&h));
+	ck_assert_int_eq(h.last_test, HEALTH_TEST_RCT);
+	ck_assert(!h.last_permanent);
+	ck_assert_uint_eq(h.count.rct_intermittent, 1);
+	for (i++; i < h.rct_cutoff_permanent; i++)
+		ck_assert_int_eq(health_feed(&h, stuck), HEALTH_FAILED);
+	ck_assert_int_eq(health_feed(&h, stuck), HEALTH_PERMANENT);
+	ck_assert_uint_eq(h.count.rct_intermittent, 1); /* one run, counted once per level */
+	ck_assert_uint_eq(h.count.rct_permanent, 1);
+	ck_assert(!health_allows_credit(&h));
+}
+END_TEST
+
+/* Periodic streams have no repeats for the RCT, but the APT catches them within a window,
+ * and no credit is ever given. */
+START_TEST(test_periodic)
+{
+	static const unsigned periods[] = {2, 3, 5};
+	const unsigned period = periods[_i];
+	struct health h;
+	unsigned i, failed_at = 0;
+
+	init_h(&h, 4);
+	for (i = 0; i < 200000; i++) {
+		enum health_state st = health_feed(&h, (uint8_t)(0x30 + 7 * (i % period)));
+
+		if (!failed_at && st == HEALTH_FAILED)
+			failed_at = i + 1;
+		ck_assert_msg(!health_allows_credit(&h), "period %u: credit at symbol %u", period,
+			      i + 1);
+	}
+	/* The window's first symbol recurs every `period` symbols. */
+	ck_assert_uint_eq(failed_at, (h.apt_cutoff - 1) * period + 1);
+	ck_assert_uint_le(failed_at, HEALTH_APT_WINDOW);
+	ck_assert_int_eq(h.last_test, HEALTH_TEST_APT);
+	ck_assert_uint_eq(h.count.rct_intermittent, 0);
+	ck_assert_uint_gt(h.count.apt_intermittent, 1);
+}
+END_TEST
+
+/* After an intermittent failure, credit returns only after a fresh window + 1024 clean symbols. */
+START_TEST(test_recovery)
+{
+	const uint8_t stuck = 0x99;
+	const unsigned need = HEALTH_APT_WINDOW + HEALTH_STARTUP_SYMBOLS;
+	struct health h;
+	unsigned i, round;
+
+	rng_state = SEED;
+	init_h(&h, 8);
+	reach_ok(&h, stuck);
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < h.rct_cutoff; i++)
+			health_feed(&h, stuck);
+		ck_assert_int_eq(h.state, HEALTH_FAILED);
+		ck_assert_uint_eq(h.count.rct_intermittent, round + 1);
+		/* Failures closer together than `need` keep it failed; after the last one,
+		 * it takes exactly `need` clean symbols. */
+		for (i = 0; i < (round < 2 ? need / 2 : need - 1); i++) {
+			uint8_t s;
+
+			do
+				s = rnd();
+			while (s == stuck);
+			ck_assert_int_eq(health_feed(&h, s), HEALTH_FAILED);
+		}
+	}
+	ck_assert_int_eq(health_feed(&h, (uint8_t)(stuck + 1)), HEALTH_OK);
+	ck_assert(health_allows_credit(&h));
+	ck_assert_uint_eq(h.count.rct_permanent + h.count.apt_permanent, 0);
+}
+END_TEST
+
+START_TEST(test_permanent)
+{
+	struct health h;
+	uint64_t fails;
+	unsigned i;
+
+	rng_state = SEED;
+	init_h(&h, 8);
+	reach_ok(&h, 7);
+	for (i = 0; i < h.rct_cutoff_permanent; i++)
+		health_feed(&h, 7);
+	ck_assert_int_eq(h.state, HEALTH_PERMANENT);
+	ck_assert(h.last_permanent);
+	fails = h.count.rct_intermittent;
+	for (i = 0; i < 200000; i++)
+		ck_assert_int_eq(health_feed(&h, rnd()), HEALTH_PERMANENT);
+	ck_assert(!health_allows_credit(&h));
+
+	/* Only a reset ends it; the history stays. */
+	health_reset(&h);
+	ck_assert_int_eq(h.state, HEALTH_STARTUP);
+	ck_assert_uint_eq(h.count.rct_intermittent, fails);
+	ck_assert_uint_eq(h.count.rct_permanent, 1);
+	reach_ok(&h, -1);
+	ck_assert(health_allows_credit(&h));
+}
+END_TEST
+
+START_TEST(test_reconfigure)
+{
+	struct health_cfg cfg;
+	struct health h;
+
+	rng_state = SEED;
+	init_h(&h, 8);
+	reach_ok(&h, -1);
+	health_cfg_default(&cfg, 2);
+	health_reconfigure(&h, &cfg);
+	ck_assert_int_eq(h.state, HEALTH_OK);
+	ck_assert_uint_eq(h.rct_cutoff, health_rct_cutoff(2, HEALTH_ALPHA_INTERMITTENT));
+	ck_assert_uint_eq(h.apt_cutoff, health_apt_cutoff(HEALTH_APT_WINDOW, 2,
+							  HEALTH_ALPHA_INTERMITTENT));
+	ck_assert_uint_eq(h.count.symbols, HEALTH_STARTUP_SYMBOLS);
+}
+END_TEST
+
+static Suite *health_suite(void)
+{
+	Suite *s = suite_create("health");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_cutoff_table);
+	tcase_add_test(tc, test_cutoffs_misc);
+	tcase_add_test(tc, test_cfg);
+	tcase_add_loop_test(tc, test_random_passes, 0, 3);
+	tcase_add_test(tc, test_startup);
+	tcase_add_test(tc, test_stuck);
+	tcase_add_loop_test(tc, test_periodic, 0, 3);
+	tcase_add_test(tc, test_recovery);
+	tcase_add_test(tc, test_permanent);
+	tcase_add_test(tc, test_reconfigure);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(health_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

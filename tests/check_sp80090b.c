@@ -1,0 +1,282 @@
+/* check_sp80090b: the literal estimators against NIST's reference output (tests/data/sp80090b). */
+#include "autoconf.h"
+
+#include "sp80090b.h"
+#include "util.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef SRCDIR
+#define SRCDIR "."
+#endif
+#define DATADIR SRCDIR "/tests/data/sp80090b/"
+
+/* What NIST's verbose output prints for one estimator, in its words. */
+enum field { F_MODE, F_PHAT, F_PU, F_C, F_R, F_N, F_PG, F_PGP, F_PL, F_H, N_FIELDS };
+static const char *const field_key[N_FIELDS] = {
+	[F_MODE] = "Mode count", [F_PHAT] = "p-hat", [F_PU] = "p_u",
+	[F_C] = "C", [F_R] = "r", [F_N] = "N", [F_PG] = "P_global", [F_PGP] = "P_global'",
+	[F_PL] = "P_local", [F_H] = "min entropy",
+};
+
+struct expected {
+	long samples, k, bits;
+	bool seen[SP90B_N_ESTIMATORS][N_FIELDS];
+	double v[SP90B_N_ESTIMATORS][N_FIELDS]; /* P_local "can't change the result": -1 */
+};
+
+static const char *const files[] = {
+	"rand8_short", "rand4_short", "rand1_short",
+	"normal", "biased-random-bytes", "truerand_8bit",
+};
+#define N_SHORT 3
+
+static uint8_t *read_all(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf;
+	long len;
+
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	ck_assert(fseek(f, 0, SEEK_END) == 0);
+	len = ftell(f);
+	ck_assert(len > 0);
+	rewind(f);
+	buf = xmalloc((size_t)len);
+	ck_assert(fread(buf, 1, (size_t)len, f) == (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return buf;
+}
+
+static int estimator_by_name(const char *name, size_t len)
+{
+	static const char suffix[] = " Prediction";
+	size_t sl = sizeof(suffix) - 1;
+	int e;
+
+	if (len > sl && memcmp(name + len - sl, suffix, sl) == 0)
+		len -= sl;
+	for (e = 0; e < SP90B_N_ESTIMATORS; e++)
+		if (strlen(sp90b_name(e)) == len && memcmp(sp90b_name(e), name, len) == 0)
+			return e;
+	return -1; /* an estimator we do not implement (t-Tuple, LRS, Collision, ...) */
+}
+
+/* "Literal <estimator> Estimate: <key> = <value>" lines, and the "Loaded ..." line. */
+static void parse_res(const char *path, struct expected *x)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	memset(x, 0, sizeof(*x));
+	while (fgets(line, sizeof(line), f)) {
+		char *name, *mark, *rest, *eq;
+		int e, fi;
+
+		if (sscanf(line, "Loaded %ld samples of %ld distinct %ld-bit-wide", &x->samples,
+			   &x->k, &x->bits) == 3)
+			continue;
+		if (strncmp(line, "Literal ", 8) != 0)
+			continue;
+		name = line + 8;
+		mark = strstr(name, " Estimate: ");
+		ck_assert_msg(mark != NULL, "unexpected line in %s", path);
+		e = estimator_by_name(name, (size_t)(mark - name));
+		if (e < 0)
+			continue;
+		rest = mark + strlen(" Estimate: ");
+		if (strncmp(rest, "P_local can't change the result", 31) == 0) {
+			x->seen[e][F_PL] = true;
+			x->v[e][F_PL] = -1.0;
+			continue;
+		}
+		eq = strstr(rest, " = ");
+		ck_assert_msg(eq != NULL, "unexpected line in %s", path);
+		*eq = '\0';
+		for (fi = 0; fi < N_FIELDS; fi++)
+			if (strcmp(rest, field_key[fi]) == 0)
+				break;
+		ck_assert_msg(fi < N_FIELDS, "unknown key '%s' in %s", rest, path);
+		x->seen[e][fi] = true;
+		x->v[e][fi] = strtod(eq + 3, NULL);
+	}
+	fclose(f);
+	ck_assert_msg(x->samples > 0 && x->bits >= 1 && x->bits <= 8, "no 'Loaded' line in %s",
+		      path);
+}
+
+static void ours_of(const struct sp90b_literal *l, int e, double v[N_FIELDS], bool want[N_FIELDS])
+{
+	const struct sp90b_pred *p = NULL;
+
+	memset(want, 0, sizeof(bool) * N_FIELDS);
+	if (e == SP90B_MCV) {
+		v[F_MODE] = (double)l->mcv.mode;
+		v[F_PHAT] = l->mcv.p_hat;
+		v[F_PU] = l->mcv.p_u;
+		v[F_H] = l->mcv.h;
+		want[F_MODE] = want[F_PHAT] = want[F_PU] = want[F_H] = true;
+		return;
+	}
+	switch (e) {
+	case SP90B_MULTI_MCW: p = &l->mcw; break;
+	case SP90B_LAG: p = &l->lag; break;
+	case SP90B_MULTI_MMC: p = &l->mmc; break;
+	default: p = &l->lz78y; break;
+	}
+	v[F_C] = (double)p->c;
+	v[F_R] = (double)p->r;
+	v[F_N] = (double)p->n;
+	v[F_PG] = p->p_global;
+	v[F_PGP] = p->p_global_prime;
+	v[F_PL] = p->p_local < 0 ? -1.0 : p->p_local;
+	v[F_H] = p->h;
+	want[F_C] = want[F_R] = want[F_N] = want[F_PG] = want[F_PGP] = true;
+	want[F_PL] = want[F_H] = true;
+}
+
+START_TEST(test_reference)
+{
+	const char *name = files[_i];
+	char *bin = xasprintf(DATADIR "%s.bin", name), *res = xasprintf(DATADIR "%s.res", name);
+	struct sp90b_literal l;
+	struct expected x;
+	double ref_min = INFINITY;
+	int e, fi, ref_min_by = -1;
+	uint8_t *data;
+	size_t n;
+
+	parse_res(res, &x);
+	data = read_all(bin, &n);
+	ck_assert_uint_eq(n, (size_t)x.samples);
+	ck_assert_int_eq(sp90b_literal(data, n, (unsigned)x.bits, &l), 0);
+	ck_assert_uint_eq(l.k, (unsigned)x.k);
+
+	for (e = 0; e < SP90B_N_ESTIMATORS; e++) {
+		double v[N_FIELDS];
+		bool want[N_FIELDS];
+
+		ck_assert_msg(l.valid[e], "%s: %s did not run", name, sp90b_name(e));
+		ours_of(&l, e, v, want);
+		for (fi = 0; fi < N_FIELDS; fi++) {
+			if (!want[fi])
+				continue;
+			ck_assert_msg(x.seen[e][fi], "%s: no %s %s in the reference", name,
+				      sp90b_name(e), field_key[fi]);
+			ck_assert_msg(fabs(v[fi] - x.v[e][fi]) <= 1e-6,
+				      "%s: %s %s = %.17g, NIST: %.17g", name, sp90b_name(e),
+				      field_key[fi], v[fi], x.v[e][fi]);
+		}
+		if (x.v[e][F_H] < ref_min) {
+			ref_min = x.v[e][F_H];
+			ref_min_by = e;
+		}
+	}
+	ck_assert_msg(fabs(l.h - ref_min) <= 1e-6, "%s: minimum %.17g, NIST's five: %.17g", name,
+		      l.h, ref_min);
+	ck_assert_int_eq(l.min_by, ref_min_by);
+
+	free(data);
+	free(bin);
+	free(res);
+}
+END_TEST
+
+START_TEST(test_prepare)
+{
+	const uint8_t raw[] = {0x13, 0x17, 0x03, 0xf7, 0x13};
+	uint8_t sym[sizeof(raw)], again[sizeof(raw)];
+
+	/* Masked to 4 bits: 3 7 3 7 3 -> renumbered 0 1 0 1 0. */
+	ck_assert_uint_eq(sp90b_prepare(raw, sizeof(raw), 4, sym), 2);
+	ck_assert_mem_eq(sym, ((const uint8_t[]){0, 1, 0, 1, 0}), sizeof(raw));
+	/* 8 bits: 0x03 < 0x13 < 0x17 < 0xf7. */
+	ck_assert_uint_eq(sp90b_prepare(raw, sizeof(raw), 8, sym), 4);
+	ck_assert_mem_eq(sym, ((const uint8_t[]){1, 2, 0, 3, 1}), sizeof(raw));
+	/* In place. */
+	memcpy(again, raw, sizeof(raw));
+	ck_assert_uint_eq(sp90b_prepare(again, sizeof(raw), 8, again), 4);
+	ck_assert_mem_eq(again, sym, sizeof(raw));
+}
+END_TEST
+
+START_TEST(test_edges)
+{
+	uint8_t buf[5000];
+	struct sp90b_literal l;
+	struct sp90b_pred p;
+	struct sp90b_mcv m;
+	size_t i;
+
+	memset(buf, 0, sizeof(buf));
+	ck_assert_int_eq(sp90b_literal(buf, sizeof(buf), 0, &l), -1);
+	ck_assert_int_eq(sp90b_literal(buf, sizeof(buf), 9, &l), -1);
+	ck_assert_int_eq(sp90b_literal(buf, 1, 8, &l), -1);
+
+	/* One value only: nothing to credit. */
+	memset(buf, 0x5a, sizeof(buf));
+	ck_assert_int_eq(sp90b_literal(buf, sizeof(buf), 8, &l), 0);
+	ck_assert_uint_eq(l.k, 1);
+	ck_assert_double_eq(l.h, 0.0);
+	ck_assert_int_eq(l.min_by, SP90B_N_ESTIMATORS);
+	ck_assert_str_eq(sp90b_name(l.min_by), "single symbol");
+
+	/* Too short for MultiMCW: left out, the rest still run. */
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)((i * 2654435761U) >> 13);
+	ck_assert_int_eq(sp90b_literal(buf, 1000, 8, &l), 0);
+	ck_assert(!l.valid[SP90B_MULTI_MCW]);
+	ck_assert(l.valid[SP90B_MCV] && l.valid[SP90B_LAG] && l.valid[SP90B_MULTI_MMC] &&
+		  l.valid[SP90B_LZ78Y]);
+	ck_assert(l.min_by != SP90B_MULTI_MCW);
+	ck_assert_int_eq(sp90b_multi_mcw(buf, SP90B_MCW_MIN_SAMPLES - 1, 256, &p), -1);
+	ck_assert_int_eq(sp90b_lz78y(buf, SP90B_LZ78Y_MIN_SAMPLES - 1, 256, &p), -1);
+	ck_assert_int_eq(sp90b_mcv(buf, 100, 1, &m), -1);
+
+	/* A period-2 sequence is fully predictable: every predictor but MCV sees it. */
+	for (i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i & 1);
+	ck_assert_int_eq(sp90b_literal(buf, sizeof(buf), 1, &l), 0);
+	ck_assert_double_gt(l.mcv.h, 0.9);
+	ck_assert_double_lt(l.lag.h, 0.01);
+	ck_assert_double_lt(l.mmc.h, 0.01);
+	ck_assert_double_lt(l.lz78y.h, 0.01);
+	ck_assert_double_lt(l.h, 0.01);
+}
+END_TEST
+
+static Suite *sp80090b_suite(void)
+{
+	Suite *s = suite_create("sp80090b");
+	TCase *tc;
+
+	/* Select with CK_RUN_CASE=short (e.g. under valgrind). */
+	tc = tcase_create("short");
+	tcase_add_loop_test(tc, test_reference, 0, N_SHORT);
+	tcase_add_test(tc, test_prepare);
+	tcase_add_test(tc, test_edges);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("long");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_reference, N_SHORT, (int)ARRAY_SIZE(files));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(sp80090b_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
