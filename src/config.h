@@ -113,6 +113,10 @@ struct config *config_load(const char *path, struct config_errors *errs);
  * accepts again. */
 void config_print(const struct config *cfg, FILE *out);
 
+/* Every key the file accepts, as a full path, one per line; per-instance override keys as
+ * policy.CLASS.instances[].KEY. The man page is checked against this list. */
+void config_print_keys(FILE *out);
+
 void config_free(struct config *cfg);
 void config_errors_free(struct config_errors *errs);
 

@@ -1,0 +1,697 @@
+/* config: the settings tables of /etc/entropyd.conf, and loading, checking and printing it. */
+#include "autoconf.h"
+
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "settings.h"
+#include "util.h"
+
+static const char *const feed_mode_names[] = {"auto", "boot", "watermark", "always", NULL};
+static const char *const policy_mode_names[] = {"trusted", "reduced", "mix-only", "disabled",
+						NULL};
+static const char *const backend_names[] = {"auto", "tracepoint", "blktrace", NULL};
+static const char *const direction_names[] = {"in", "out", "both", NULL};
+static const char *const class_names[] = {"input", "block", "network", NULL};
+static const char *const list_auto[] = {"auto", NULL};
+static const char *const list_empty[] = {NULL};
+
+/* settings.c writes every enum through an int pointer. */
+_Static_assert(sizeof(enum feed_mode) == sizeof(int) && sizeof(enum policy_mode) == sizeof(int) &&
+		       sizeof(enum block_backend) == sizeof(int) &&
+		       sizeof(enum net_direction) == sizeof(int),
+	       "an enum of the config is not int-sized");
+
+#define CFG(field) offsetof(struct config, field)
+#define GROUP(k, h) {.key = (k), .type = SET_GROUP, .help = (h)}
+
+static const struct setting root_tab[] = {
+	GROUP("feed", "how and when entropy is handed to the kernel"),
+	GROUP("policy", "how much of each source class is credited"),
+	GROUP("sources", "what each source class watches"),
+	GROUP("control", "the control socket"),
+	{0},
+};
+
+static const struct setting feed_tab[] = {
+	{.key = "mode", .type = SET_ENUM, .offset = CFG(feed.mode), .names = feed_mode_names,
+	 .def_num = FEED_AUTO, .help = "when to credit the kernel; auto follows the kernel's state"},
+	{.key = "device", .type = SET_STRING, .offset = CFG(feed.device), .flags = SF_ABSPATH,
+	 .def_str = "/dev/random", .help = "the device the RNDADDENTROPY ioctl goes to"},
+	{.key = "reseed", .type = SET_BOOL, .offset = CFG(feed.reseed), .def_num = 1,
+	 .help = "force a CRNG reseed after mixing, once the CRNG is ready"},
+	{.key = "batch_bits", .type = SET_INT, .offset = CFG(feed.batch_bits), .min = 8,
+	 .max = 4096, .def_num = 64, .unit = "bits",
+	 .help = "boot/always: flush once this much credit is pending"},
+	{.key = "batch_interval", .type = SET_FLOAT, .offset = CFG(feed.batch_interval),
+	 .min = 0.01, .max = 3600, .def_num = 1.0, .unit = "seconds",
+	 .help = "the longest a pending batch waits"},
+	{.key = "mix_interval", .type = SET_FLOAT, .offset = CFG(feed.mix_interval), .min = 1,
+	 .max = 86400, .def_num = 60.0, .unit = "seconds",
+	 .help = "time between mixes once the CRNG is ready"},
+	{.key = "low_watermark", .type = SET_INT, .offset = CFG(feed.low_watermark), .min = 0,
+	 .max = 4096, .def_num = 2048, .unit = "bits",
+	 .help = "watermark: feed while entropy_avail is below this"},
+	{0},
+};
+
+static const struct setting policy_tab[] = {
+	GROUP("input", "policy for input devices"),
+	GROUP("block", "policy for block devices"),
+	GROUP("network", "policy for network interfaces"),
+	{0},
+};
+
+/* The keys of a policy rule, for a class (with its defaults) and for an override (whose
+ * defaults are never used: what it does not give, it inherits from its class). */
+#define RULE_KEYS(off, def_mode, def_event, def_second)                                          \
+	{.key = "mode", .type = SET_ENUM, .offset = (off) + offsetof(struct policy_rule, mode), \
+	 .set_bit = RULE_SET_MODE, .names = policy_mode_names, .def_num = (def_mode),             \
+	 .help = "how the capped estimate is credited"},                                        \
+	{.key = "scale", .type = SET_FLOAT, .offset = (off) + offsetof(struct policy_rule, scale), \
+	 .set_bit = RULE_SET_SCALE, .flags = SF_MIN_EXCL | SF_MAX_EXCL, .min = 0, .max = 1,   \
+	 .def_num = 0.25, .help = "reduced: the fraction of the capped estimate credited"},    \
+	{.key = "cap_bits_per_event", .type = SET_FLOAT,                                       \
+	 .offset = (off) + offsetof(struct policy_rule, cap_bits_per_event),                   \
+	 .set_bit = RULE_SET_CAP_EVENT, .min = 0, .max = 8, .def_num = (def_event),           \
+	 .unit = "bits/event", .help = "the most one event can be credited"},                  \
+	{.key = "cap_bits_per_second", .type = SET_FLOAT,                                      \
+	 .offset = (off) + offsetof(struct policy_rule, cap_bits_per_second),                  \
+	 .set_bit = RULE_SET_CAP_SECOND, .min = 0, .max = 1000000, .def_num = (def_second),   \
+	 .unit = "bits/s", .help = "the most one instance can be credited per second"}
+
+#define CLASS_KEYS(def_mode, def_event, def_second)                                            \
+	RULE_KEYS(offsetof(struct class_policy, rule), def_mode, def_event, def_second),          \
+	{.key = "instances", .type = SET_GROUPLIST,                                            \
+	 .help = "per-instance overrides: ( { name = \"GLOB\"; mode = ...; }, ... )"},          \
+	{0}
+
+/* Input: human timing, and the kernel credits only its own jiffy-resolution view of it.
+ * Block: quantised disk latency is largely predictable. Network: an attacker on the path
+ * can observe and set packet timing, so only a fraction is credited by default. */
+static const struct setting class_tab[CLASS_COUNT][6] = {
+	[CLASS_INPUT] = {CLASS_KEYS(MODE_TRUSTED, 2.0, 64)},
+	[CLASS_BLOCK] = {CLASS_KEYS(MODE_TRUSTED, 1.0, 128)},
+	[CLASS_NETWORK] = {CLASS_KEYS(MODE_REDUCED, 0.5, 32)},
+};
+
+static const struct setting override_tab[] = {
+	{.key = "name", .type = SET_STRING, .offset = offsetof(struct policy_override, name),
+	 .flags = SF_NONEMPTY | SF_REQUIRED,
+	 .help = "instance name or fnmatch(3) glob; the first match wins"},
+	RULE_KEYS(offsetof(struct policy_override, rule), 0, 0, 0),
+	{0},
+};
+
+static const struct setting sources_tab[] = {
+	GROUP("input", "input devices (evdev)"),
+	GROUP("block", "block-device I/O completions"),
+	GROUP("network", "packet arrivals (libpcap)"),
+	{0},
+};
+
+#define QUANTUM_KEY(field)                                                                 \
+	{.key = "quantum_ns", .type = SET_INT64, .offset = CFG(field), .min = 1, .max = 1e9,   \
+	 .def_num = 1000, .unit = "ns", .help = "timing quantum of the symbols estimated"}
+
+static const struct setting src_input_tab[] = {
+	{.key = "watch", .type = SET_STRING, .offset = CFG(input.watch), .flags = SF_ABSPATH,
+	 .def_str = "/dev/input", .help = "directory watched for event* device nodes"},
+	{.key = "exclude_virtual", .type = SET_BOOL, .offset = CFG(input.exclude_virtual),
+	 .def_num = 1, .help = "skip virtual devices: software can time their events exactly"},
+	{.key = "include", .type = SET_STRLIST, .offset = CFG(input.include),
+	 .def_list = list_empty, .help = "only devices whose name or node matches (empty: all)"},
+	{.key = "exclude", .type = SET_STRLIST, .offset = CFG(input.exclude),
+	 .def_list = list_empty, .help = "never devices whose name or node matches"},
+	QUANTUM_KEY(input.quantum_ns),
+	{0},
+};
+
+static const struct setting src_block_tab[] = {
+	{.key = "backend", .type = SET_ENUM, .offset = CFG(block.backend), .names = backend_names,
+	 .def_num = BACKEND_AUTO, .help = "auto: the tracepoint where it works, else blktrace"},
+	{.key = "devices", .type = SET_STRLIST, .offset = CFG(block.devices),
+	 .flags = SF_NONEMPTY | SF_AUTO, .def_list = list_auto,
+	 .help = "disk names or globs; auto: every whole physical disk"},
+	QUANTUM_KEY(block.quantum_ns),
+	{0},
+};
+
+static const struct setting src_network_tab[] = {
+	{.key = "interfaces", .type = SET_STRLIST, .offset = CFG(network.interfaces),
+	 .flags = SF_NONEMPTY | SF_AUTO, .def_list = list_auto,
+	 .help = "interface names or globs; auto: every interface that is up, not loopback"},
+	{.key = "direction", .type = SET_ENUM, .offset = CFG(network.direction),
+	 .names = direction_names, .def_num = DIR_IN, .help = "which packets are timed"},
+	{.key = "filter", .type = SET_STRING, .offset = CFG(network.filter), .def_str = "",
+	 .help = "BPF filter expression (empty: none)"},
+	{.key = "snaplen", .type = SET_INT, .offset = CFG(network.snaplen), .min = 16,
+	 .max = 65535, .def_num = 64, .unit = "bytes", .help = "bytes captured per packet"},
+	{.key = "file", .type = SET_STRING, .offset = CFG(network.file), .def_str = "",
+	 .help = "pcap savefile to replay (empty: live capture)"},
+	QUANTUM_KEY(network.quantum_ns),
+	{0},
+};
+
+static const struct setting control_tab[] = {
+	{.key = "socket", .type = SET_STRING, .offset = CFG(control.socket), .flags = SF_ABSPATH,
+	 .def_str = "/run/entropyd/io.entropyd", .help = "the control socket's path"},
+	{.key = "group", .type = SET_STRING, .offset = CFG(control.group), .flags = SF_NONEMPTY,
+	 .def_str = "entropyd", .help = "the group that may connect to the control socket"},
+	{0},
+};
+
+/* The groups below the root whose keys all go straight into struct config. */
+static const struct {
+	const char *path;
+	const struct setting *tab;
+} plain_groups[] = {
+	{"feed", feed_tab},
+	{"sources.input", src_input_tab},
+	{"sources.block", src_block_tab},
+	{"sources.network", src_network_tab},
+	{"control", control_tab},
+};
+
+/* ---- names ---- */
+
+static const char *name_of(const char *const *names, size_t n, int v)
+{
+	return v >= 0 && (size_t)v < n ? names[v] : NULL;
+}
+
+const char *class_name(enum src_class cls)
+{
+	return name_of(class_names, CLASS_COUNT, (int)cls);
+}
+
+int class_from_name(const char *name)
+{
+	int c;
+
+	for (c = 0; c < CLASS_COUNT; c++)
+		if (name && strcmp(name, class_names[c]) == 0)
+			return c;
+	return -1;
+}
+
+const char *feed_mode_name(enum feed_mode m)
+{
+	return name_of(feed_mode_names, ARRAY_SIZE(feed_mode_names) - 1, (int)m);
+}
+
+const char *policy_mode_name(enum policy_mode m)
+{
+	return name_of(policy_mode_names, ARRAY_SIZE(policy_mode_names) - 1, (int)m);
+}
+
+/* ---- defaults and freeing ---- */
+
+struct config *config_defaults(void)
+{
+	struct config *cfg = xcalloc(1, sizeof(*cfg));
+	size_t i;
+	int c;
+
+	for (i = 0; i < ARRAY_SIZE(plain_groups); i++)
+		settings_defaults(plain_groups[i].tab, cfg);
+	for (c = 0; c < CLASS_COUNT; c++)
+		settings_defaults(class_tab[c], &cfg->policy[c]);
+	return cfg;
+}
+
+void config_free(struct config *cfg)
+{
+	size_t i;
+	int c;
+
+	if (!cfg)
+		return;
+	for (i = 0; i < ARRAY_SIZE(plain_groups); i++)
+		settings_free(plain_groups[i].tab, cfg);
+	for (c = 0; c < CLASS_COUNT; c++) {
+		struct class_policy *cp = &cfg->policy[c];
+
+		for (i = 0; i < cp->n_overrides; i++)
+			settings_free(override_tab, &cp->overrides[i]);
+		free(cp->overrides);
+	}
+	free(cfg->path);
+	free(cfg);
+}
+
+void config_errors_free(struct config_errors *errs)
+{
+	size_t i;
+
+	if (!errs)
+		return;
+	for (i = 0; i < errs->n; i++)
+		free(errs->msg[i]);
+	free(errs->msg);
+	errs->msg = NULL;
+	errs->n = 0;
+}
+
+/* ---- integer literals that libconfig wrapped ----
+ * libconfig reads an integer literal without an L suffix with atoi(), so 5000000000
+ * silently becomes 705032704 and would pass any range check (upstream issues #69, #153).
+ * We find such literals in the file text ourselves and remember what libconfig made of
+ * them, so that the range check can report what was written. */
+
+struct wrapped_int {
+	unsigned line;
+	int value; /* what libconfig stored */
+	char *text;
+};
+struct int_scan {
+	char *file;
+	struct wrapped_int *v;
+	size_t n;
+};
+struct int_scans {
+	struct int_scan *v;
+	size_t n;
+};
+
+static void add_wrapped(struct int_scan *sc, unsigned line, int value, const char *text,
+			size_t len)
+{
+	struct wrapped_int *w;
+
+	sc->v = xreallocarray(sc->v, sc->n + 1, sizeof(*sc->v));
+	w = &sc->v[sc->n++];
+	w->line = line;
+	w->value = value;
+	w->text = xasprintf("%.*s", (int)len, text);
+}
+
+/* One number token starting at p: records it if libconfig would have wrapped it. */
+static const char *scan_number(struct int_scan *sc, const char *p, unsigned line)
+{
+	const char *start = p, *digits;
+	bool hex, is_float = false;
+	char *text, *end;
+
+	if (*p == '+' || *p == '-')
+		p++;
+	digits = p;
+	hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+	while (isalnum((unsigned char)*p) || *p == '.' ||
+	       (!hex && (*p == '+' || *p == '-') && (p[-1] == 'e' || p[-1] == 'E'))) {
+		if (!hex && (*p == '.' || *p == 'e' || *p == 'E'))
+			is_float = true;
+		p++;
+	}
+	if (p == digits || is_float || p[-1] == 'L')
+		return p;
+	text = xasprintf("%.*s", (int)(p - start), start);
+	errno = 0;
+	if (hex) {
+		unsigned long long u = strtoull(text, &end, 16);
+
+		/* libconfig takes hex as a 32-bit pattern: 0xFFFFFFFF is -1 */
+		if (!*end && (errno == ERANGE || u > INT_MAX))
+			add_wrapped(sc, line, (int)u, start, (size_t)(p - start));
+	} else {
+		long long v = strtoll(text, &end, 10);
+
+		if (!*end && (errno == ERANGE || v < INT_MIN || v > INT_MAX))
+			add_wrapped(sc, line, (int)v, start, (size_t)(p - start));
+	}
+	free(text);
+	return p;
+}
+
+/* Skip a comment or string at p, counting lines; NULL if p starts neither. */
+static const char *skip_noise(const char *p, unsigned *line)
+{
+	if (*p == '#' || (p[0] == '/' && p[1] == '/'))
+		return p + strcspn(p, "\n");
+	if (p[0] == '/' && p[1] == '*') {
+		for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
+			*line += *p == '\n';
+		return *p ? p + 2 : p;
+	}
+	if (*p == '"') {
+		for (p++; *p && *p != '"'; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			*line += *p == '\n';
+		}
+		return *p ? p + 1 : p;
+	}
+	return NULL;
+}
+
+static void scan_text(struct int_scan *sc, const char *p)
+{
+	unsigned line = 1;
+	const char *q;
+
+	while (*p) {
+		if ((q = skip_noise(p, &line))) {
+			p = q;
+		} else if (*p == '\n') {
+			line++;
+			p++;
+		} else if (isalpha((unsigned char)*p) || *p == '*' || *p == '_') {
+			/* a setting name: digits inside it are not numbers */
+			while (isalnum((unsigned char)*p) || (*p && strchr("-_*", *p)))
+				p++;
+		} else if (isdigit((unsigned char)*p) ||
+			   ((*p == '-' || *p == '+') && isdigit((unsigned char)p[1]))) {
+			p = scan_number(sc, p, line);
+		} else {
+			p++;
+		}
+	}
+}
+
+static struct int_scan *scan_file(struct int_scans *scans, const char *file)
+{
+	struct int_scan *sc;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	scans->v = xreallocarray(scans->v, scans->n + 1, sizeof(*scans->v));
+	sc = &scans->v[scans->n++];
+	memset(sc, 0, sizeof(*sc));
+	sc->file = xstrdup(file);
+	/* The file was just parsed: if it cannot be read now, there is nothing to correct. */
+	f = fopen(file, "re");
+	if (!f)
+		return sc;
+	if (getdelim(&text, &len, '\0', f) > 0)
+		scan_text(sc, text);
+	free(text);
+	fclose(f);
+	return sc;
+}
+
+/* settings_ctx.wrapped_int: files are scanned when a setting from them is first checked. */
+static const char *wrapped_int(struct settings_ctx *ctx, const config_setting_t *cs)
+{
+	struct int_scans *scans = ctx->arg;
+	const char *file = settings_file(ctx, cs);
+	const struct int_scan *sc = NULL;
+	int value = config_setting_get_int(cs);
+	size_t i;
+
+	for (i = 0; i < scans->n && !sc; i++)
+		if (strcmp(scans->v[i].file, file) == 0)
+			sc = &scans->v[i];
+	if (!sc)
+		sc = scan_file(scans, file);
+	for (i = 0; i < sc->n; i++)
+		if (sc->v[i].line == config_setting_source_line(cs) && sc->v[i].value == value)
+			return sc->v[i].text;
+	return NULL;
+}
+
+static void int_scans_free(struct int_scans *scans)
+{
+	size_t i, j;
+
+	for (i = 0; i < scans->n; i++) {
+		for (j = 0; j < scans->v[i].n; j++)
+			free(scans->v[i].v[j].text);
+		free(scans->v[i].v);
+		free(scans->v[i].file);
+	}
+	free(scans->v);
+}
+
+/* ---- parsing ---- */
+
+/* A mode was given in grp but was wrong: that is reported, and rules on it would be noise. */
+static bool mode_was_wrong(const config_setting_t *grp, unsigned given)
+{
+	return !(given & RULE_SET_MODE) && config_setting_get_member(grp, "mode");
+}
+
+/* The cross-field rule: scale only where the mode in effect is reduced. */
+static void check_scale(struct settings_ctx *ctx, const config_setting_t *grp, unsigned given,
+			enum policy_mode mode, const char *prefix)
+{
+	char *path;
+
+	if (!(given & RULE_SET_SCALE) || mode == MODE_REDUCED)
+		return;
+	path = xasprintf("%s.scale", prefix);
+	settings_err(ctx, config_setting_get_member(grp, "scale"), path,
+		     "remove scale, or set mode = \"reduced\"",
+		     "scale applies only to mode = \"reduced\" (the mode here is \"%s\")",
+		     policy_mode_name(mode));
+	free(path);
+}
+
+static void check_duplicate(struct settings_ctx *ctx, const struct class_policy *cp,
+			    const config_setting_t *list, size_t i, const char *prefix)
+{
+	const struct policy_override *ov = &cp->overrides[i];
+	size_t j;
+
+	for (j = 0; ov->name && j < i; j++) {
+		const config_setting_t *first, *dup;
+		char *path;
+
+		if (!cp->overrides[j].name || strcmp(cp->overrides[j].name, ov->name) != 0)
+			continue;
+		first = config_setting_get_member(config_setting_get_elem(list, (unsigned)j), "name");
+		dup = config_setting_get_member(config_setting_get_elem(list, (unsigned)i), "name");
+		path = xasprintf("%s.instances[%zu].name", prefix, i);
+		settings_err(ctx, dup, path, "each name once per class",
+			     "duplicate instance \"%s\" (first at line %u)", ov->name,
+			     config_setting_source_line(first));
+		free(path);
+		return;
+	}
+}
+
+static void parse_overrides(struct settings_ctx *ctx, const config_setting_t *list,
+			    const char *prefix, struct class_policy *cp)
+{
+	unsigned n = list ? (unsigned)config_setting_length(list) : 0, i;
+
+	cp->overrides = n ? xcalloc(n, sizeof(*cp->overrides)) : NULL;
+	for (i = 0; i < n; i++) {
+		const config_setting_t *el = config_setting_get_elem(list, i);
+		struct policy_override *ov = &cp->overrides[i];
+		char *path = xasprintf("%s.instances[%u]", prefix, i);
+
+		cp->n_overrides++;
+		ov->rule = cp->rule;
+		if (config_setting_type(el) != CONFIG_TYPE_GROUP) {
+			settings_err(ctx, el, path, "a group { name = \"NAME\"; mode = ...; }",
+				     "wrong type (%s)", settings_type_name(el));
+			free(path);
+			continue;
+		}
+		ov->set = settings_apply(ctx, override_tab, el, path, ov);
+		if (!mode_was_wrong(el, ov->set))
+			check_scale(ctx, el, ov->set, ov->rule.mode, path);
+		check_duplicate(ctx, cp, list, i, prefix);
+		free(path);
+	}
+}
+
+static void parse_class(struct settings_ctx *ctx, const config_setting_t *grp, int c,
+			struct class_policy *cp)
+{
+	char *prefix = xasprintf("policy.%s", class_names[c]);
+	unsigned given = settings_apply(ctx, class_tab[c], grp, prefix, cp);
+
+	if (grp && !mode_was_wrong(grp, given))
+		check_scale(ctx, grp, given, cp->rule.mode, prefix);
+	parse_overrides(ctx, settings_member(grp, "instances", SET_GROUPLIST), prefix, cp);
+	free(prefix);
+}
+
+/* The group at a dotted path below root, if every step is a group. */
+static const config_setting_t *group_at(const config_setting_t *root, const char *path)
+{
+	char *copy = xstrdup(path), *save = NULL, *part;
+	const config_setting_t *g = root;
+
+	for (part = strtok_r(copy, ".", &save); part && g; part = strtok_r(NULL, ".", &save))
+		g = settings_member(g, part, SET_GROUP);
+	free(copy);
+	return g;
+}
+
+static void parse_root(struct settings_ctx *ctx, const config_setting_t *root,
+		       struct config *cfg)
+{
+	const config_setting_t *policy = settings_member(root, "policy", SET_GROUP);
+	size_t i;
+	int c;
+
+	settings_apply(ctx, root_tab, root, "", cfg);
+	settings_apply(ctx, policy_tab, policy, "policy", cfg);
+	settings_apply(ctx, sources_tab, settings_member(root, "sources", SET_GROUP), "sources",
+		       cfg);
+	for (i = 0; i < ARRAY_SIZE(plain_groups); i++)
+		settings_apply(ctx, plain_groups[i].tab, group_at(root, plain_groups[i].path),
+			       plain_groups[i].path, cfg);
+	for (c = 0; c < CLASS_COUNT; c++)
+		parse_class(ctx, settings_member(policy, class_names[c], SET_GROUP), c,
+			    &cfg->policy[c]);
+}
+
+/* libconfig says only "syntax error"; say where to look. */
+static const char *syntax_text(const char *text)
+{
+	if (!text)
+		return "unreadable";
+	if (strcmp(text, "syntax error") == 0)
+		return "cannot parse this line or the end of the one before "
+		       "(a missing value, quote or bracket?)";
+	return text;
+}
+
+/* Open and parse; false (with the message recorded) if the file is not valid libconfig. */
+static bool read_file(struct settings_ctx *ctx, config_t *lc)
+{
+	struct stat st;
+	FILE *f = fopen(ctx->path, "re");
+	int err = f ? 0 : errno;
+	bool ok;
+
+	/* fopen() opens a directory, and libconfig would read it as an empty file */
+	if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+		err = EISDIR;
+	if (err) {
+		settings_err_raw(ctx, ctx->path, 0, "%s: cannot open: %s", ctx->path, strerror(err));
+		if (f)
+			fclose(f);
+		return false;
+	}
+	config_init(lc);
+	ok = config_read(lc, f) == CONFIG_TRUE;
+	fclose(f);
+	if (!ok) {
+		const char *file = config_error_file(lc) ? config_error_file(lc) : ctx->path;
+
+		settings_err_raw(ctx, file, (unsigned)config_error_line(lc),
+				 "%s:%d: syntax error: %s", file, config_error_line(lc),
+				 syntax_text(config_error_text(lc)));
+		config_destroy(lc);
+	}
+	return ok;
+}
+
+/* errs is overwritten (not appended to); NULL discards the messages. */
+struct config *config_load(const char *path, struct config_errors *errs)
+{
+	struct config_errors discard = {0};
+	struct int_scans scans = {0};
+	struct settings_ctx ctx;
+	struct config *cfg = NULL;
+	config_t lc;
+	bool bad;
+
+	if (!errs)
+		errs = &discard;
+	errs->msg = NULL;
+	errs->n = 0;
+	settings_ctx_init(&ctx, path);
+	ctx.wrapped_int = wrapped_int;
+	ctx.arg = &scans;
+	if (read_file(&ctx, &lc)) {
+		cfg = config_defaults();
+		cfg->path = xstrdup(path);
+		parse_root(&ctx, config_root_setting(&lc), cfg);
+		config_destroy(&lc);
+	}
+	bad = ctx.n_msgs > 0;
+	settings_ctx_finish(&ctx, errs);
+	int_scans_free(&scans);
+	config_errors_free(&discard);
+	if (bad) {
+		config_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+/* ---- printing ---- */
+
+static void print_group(FILE *out, const char *key, const struct setting *tab,
+			const void *base, unsigned only, int indent, bool blank_after)
+{
+	fprintf(out, "%*s%s = {\n", indent, "", key);
+	settings_print(tab, base, only, indent + 2, out);
+	fprintf(out, "%*s};\n%s", indent, "", blank_after ? "\n" : "");
+}
+
+static void print_class(FILE *out, int c, const struct class_policy *cp)
+{
+	unsigned only = ~(unsigned)RULE_SET_SCALE;
+	size_t i;
+
+	/* scale is printed only where it is allowed, so the output reads back */
+	if (cp->rule.mode == MODE_REDUCED)
+		only |= RULE_SET_SCALE;
+	fprintf(out, "  %s = {\n", class_names[c]);
+	settings_print(class_tab[c], cp, only, 4, out);
+	if (!cp->n_overrides) {
+		fputs("    instances = ();  # per-instance overrides\n  };\n", out);
+		return;
+	}
+	fputs("    instances = (  # per-instance overrides; the first match wins\n", out);
+	for (i = 0; i < cp->n_overrides; i++) {
+		fputs("      {\n", out);
+		settings_print(override_tab, &cp->overrides[i], cp->overrides[i].set, 8, out);
+		fprintf(out, "      }%s\n", i + 1 < cp->n_overrides ? "," : "");
+	}
+	fputs("    );\n  };\n", out);
+}
+
+void config_print(const struct config *cfg, FILE *out)
+{
+	const char *p;
+	int c;
+
+	fputs("# entropyd configuration in effect, defaults filled in; from ", out);
+	for (p = cfg->path ? cfg->path : "built-in defaults"; *p; p++)
+		fputc((unsigned char)*p < 0x20 ? '?' : *p, out);
+	fputs("\n\n", out);
+	print_group(out, "feed", feed_tab, cfg, ~0u, 0, true);
+	fputs("policy = {\n", out);
+	for (c = 0; c < CLASS_COUNT; c++)
+		print_class(out, c, &cfg->policy[c]);
+	fputs("};\n\nsources = {\n", out);
+	print_group(out, "input", src_input_tab, cfg, ~0u, 2, false);
+	print_group(out, "block", src_block_tab, cfg, ~0u, 2, false);
+	print_group(out, "network", src_network_tab, cfg, ~0u, 2, false);
+	fputs("};\n\n", out);
+	print_group(out, "control", control_tab, cfg, ~0u, 0, false);
+}
+
+void config_print_keys(FILE *out)
+{
+	size_t i;
+	int c;
+
+	settings_print_keys(feed_tab, "feed", out);
+	for (c = 0; c < CLASS_COUNT; c++) {
+		char *prefix = xasprintf("policy.%s", class_names[c]);
+		char *inst = xasprintf("%s.instances[]", prefix);
+
+		settings_print_keys(class_tab[c], prefix, out);
+		settings_print_keys(override_tab, inst, out);
+		free(prefix);
+		free(inst);
+	}
+	/* plain_groups[0] is feed, listed first to follow the file's order */
+	for (i = 1; i < ARRAY_SIZE(plain_groups); i++)
+		settings_print_keys(plain_groups[i].tab, plain_groups[i].path, out);
+}

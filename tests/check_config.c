@@ -1,0 +1,709 @@
+/* check_config: unit tests of the config module (defaults, errors, overrides, -p output). */
+#include "autoconf.h"
+
+#include <check.h>
+#include <libconfig.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "util.h"
+
+#ifndef SRCDIR
+#define SRCDIR "."
+#endif
+#define FIXTURE(name) SRCDIR "/tests/data/conf/" name
+#define SHIPPED SRCDIR "/conf/entropyd.conf"
+#define MANPAGE SRCDIR "/man/entropyd.conf.5"
+
+/* ---- helpers ---- */
+
+static struct config *load_ok(const char *path)
+{
+	struct config_errors errs = {0};
+	struct config *cfg = config_load(path, &errs);
+
+	ck_assert_msg(cfg != NULL, "%s: %zu errors, first: %s", path, errs.n,
+		      errs.n ? errs.msg[0] : "(none)");
+	ck_assert_uint_eq(errs.n, 0);
+	config_errors_free(&errs);
+	return cfg;
+}
+
+/* Loads a file that must fail with exactly `n` errors. */
+static void load_bad(const char *path, size_t n, struct config_errors *errs)
+{
+	struct config *cfg = config_load(path, errs);
+	size_t i;
+
+	ck_assert_ptr_null(cfg);
+	for (i = 0; i < errs->n; i++)
+		fprintf(stderr, "  %s\n", errs->msg[i]);
+	ck_assert_uint_eq(errs->n, n);
+}
+
+/* msg is "FILE:LINE: KEY: ...problem...; allowed: ...allowed..." */
+static void assert_msg(const char *msg, const char *file, unsigned line, const char *key,
+		       const char *problem, const char *allowed)
+{
+	char *prefix = xasprintf("%s:%u: %s: ", file, line, key);
+	const char *rest = msg + strlen(prefix), *al;
+
+	ck_assert_msg(strncmp(msg, prefix, strlen(prefix)) == 0, "want prefix \"%s\", got \"%s\"",
+		      prefix, msg);
+	al = strstr(rest, "; allowed: ");
+	ck_assert_msg(al != NULL, "no \"; allowed: \" in \"%s\"", msg);
+	ck_assert_msg(strstr(rest, problem) && strstr(rest, problem) < al,
+		      "problem \"%s\" not in \"%s\"", problem, msg);
+	ck_assert_msg(strstr(al, allowed) != NULL, "allowed \"%s\" not in \"%s\"", allowed, msg);
+	free(prefix);
+}
+
+static bool strlist_eq(const struct strlist *a, const struct strlist *b)
+{
+	size_t i;
+
+	if (a->n != b->n)
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			return false;
+	return true;
+}
+
+static bool rule_eq(const struct policy_rule *a, const struct policy_rule *b)
+{
+	return a->mode == b->mode && a->scale == b->scale &&
+	       a->cap_bits_per_event == b->cap_bits_per_event &&
+	       a->cap_bits_per_second == b->cap_bits_per_second;
+}
+
+static bool policy_eq(const struct class_policy *a, const struct class_policy *b)
+{
+	size_t i;
+
+	if (!rule_eq(&a->rule, &b->rule) || a->n_overrides != b->n_overrides)
+		return false;
+	for (i = 0; i < a->n_overrides; i++) {
+		const struct policy_override *x = &a->overrides[i], *y = &b->overrides[i];
+
+		if (strcmp(x->name, y->name) != 0 || x->set != y->set || !rule_eq(&x->rule, &y->rule))
+			return false;
+	}
+	return true;
+}
+
+/* Written field by field, not from the module's tables, so a key the tables forget shows. */
+static bool config_eq(const struct config *a, const struct config *b)
+{
+	int c;
+
+	if (a->feed.mode != b->feed.mode || strcmp(a->feed.device, b->feed.device) != 0 ||
+	    a->feed.reseed != b->feed.reseed || a->feed.batch_bits != b->feed.batch_bits ||
+	    a->feed.batch_interval != b->feed.batch_interval ||
+	    a->feed.mix_interval != b->feed.mix_interval ||
+	    a->feed.low_watermark != b->feed.low_watermark)
+		return false;
+	for (c = 0; c < CLASS_COUNT; c++)
+		if (!policy_eq(&a->policy[c], &b->policy[c]))
+			return false;
+	if (strcmp(a->input.watch, b->input.watch) != 0 ||
+	    a->input.exclude_virtual != b->input.exclude_virtual ||
+	    !strlist_eq(&a->input.include, &b->input.include) ||
+	    !strlist_eq(&a->input.exclude, &b->input.exclude) ||
+	    a->input.quantum_ns != b->input.quantum_ns)
+		return false;
+	if (a->block.backend != b->block.backend ||
+	    !strlist_eq(&a->block.devices, &b->block.devices) ||
+	    a->block.quantum_ns != b->block.quantum_ns)
+		return false;
+	if (!strlist_eq(&a->network.interfaces, &b->network.interfaces) ||
+	    a->network.direction != b->network.direction ||
+	    strcmp(a->network.filter, b->network.filter) != 0 ||
+	    a->network.snaplen != b->network.snaplen || strcmp(a->network.file, b->network.file) != 0 ||
+	    a->network.quantum_ns != b->network.quantum_ns)
+		return false;
+	return strcmp(a->control.socket, b->control.socket) == 0 &&
+	       strcmp(a->control.group, b->control.group) == 0;
+}
+
+/* config_print into a temporary file, whose path the caller unlinks and frees. */
+static char *print_to_file(const struct config *cfg)
+{
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char *path = xasprintf("%s/check_config.XXXXXX", dir);
+	int fd = mkstemp(path);
+	FILE *f;
+
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	config_print(cfg, f);
+	ck_assert_int_eq(fclose(f), 0);
+	return path;
+}
+
+/* print, load what was printed, and compare */
+static void assert_round_trip(const struct config *cfg)
+{
+	char *path = print_to_file(cfg);
+	struct config_errors errs = {0};
+	struct config *again = config_load(path, &errs);
+
+	unlink(path);
+	ck_assert_msg(again != NULL, "printed config does not read back: %s",
+		      errs.n ? errs.msg[0] : "?");
+	ck_assert_msg(config_eq(cfg, again), "printed config reads back different");
+	config_free(again);
+	config_errors_free(&errs);
+	free(path);
+}
+
+static char *print_keys_text(void)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	config_print_keys(f);
+	fclose(f);
+	return text;
+}
+
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+	const char *p;
+
+	for (p = text; (p = strstr(p, line)); p++)
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+/* ---- defaults ---- */
+
+static void assert_defaults(const struct config *cfg)
+{
+	const struct class_policy *in = &cfg->policy[CLASS_INPUT], *bl = &cfg->policy[CLASS_BLOCK],
+				  *net = &cfg->policy[CLASS_NETWORK];
+
+	ck_assert_int_eq(cfg->feed.mode, FEED_AUTO);
+	ck_assert_str_eq(cfg->feed.device, "/dev/random");
+	ck_assert(cfg->feed.reseed);
+	ck_assert_int_eq(cfg->feed.batch_bits, 64);
+	ck_assert_double_eq(cfg->feed.batch_interval, 1.0);
+	ck_assert_double_eq(cfg->feed.mix_interval, 60.0);
+	ck_assert_int_eq(cfg->feed.low_watermark, 2048);
+
+	ck_assert_int_eq(in->rule.mode, MODE_TRUSTED);
+	ck_assert_double_eq(in->rule.cap_bits_per_event, 2.0);
+	ck_assert_double_eq(in->rule.cap_bits_per_second, 64.0);
+	ck_assert_int_eq(bl->rule.mode, MODE_TRUSTED);
+	ck_assert_double_eq(bl->rule.cap_bits_per_event, 1.0);
+	ck_assert_double_eq(bl->rule.cap_bits_per_second, 128.0);
+	ck_assert_int_eq(net->rule.mode, MODE_REDUCED);
+	ck_assert_double_eq(net->rule.scale, 0.25);
+	ck_assert_double_eq(net->rule.cap_bits_per_event, 0.5);
+	ck_assert_double_eq(net->rule.cap_bits_per_second, 32.0);
+	ck_assert_uint_eq(in->n_overrides + bl->n_overrides + net->n_overrides, 0);
+
+	ck_assert_str_eq(cfg->input.watch, "/dev/input");
+	ck_assert(cfg->input.exclude_virtual);
+	ck_assert_uint_eq(cfg->input.include.n, 0);
+	ck_assert_uint_eq(cfg->input.exclude.n, 0);
+	ck_assert_int_eq(cfg->input.quantum_ns, 1000);
+	ck_assert_int_eq(cfg->block.backend, BACKEND_AUTO);
+	ck_assert_uint_eq(cfg->block.devices.n, 1);
+	ck_assert_str_eq(cfg->block.devices.v[0], "auto");
+	ck_assert_int_eq(cfg->block.quantum_ns, 1000);
+	ck_assert_uint_eq(cfg->network.interfaces.n, 1);
+	ck_assert_str_eq(cfg->network.interfaces.v[0], "auto");
+	ck_assert_int_eq(cfg->network.direction, DIR_IN);
+	ck_assert_str_eq(cfg->network.filter, "");
+	ck_assert_int_eq(cfg->network.snaplen, 64);
+	ck_assert_str_eq(cfg->network.file, "");
+	ck_assert_int_eq(cfg->network.quantum_ns, 1000);
+	ck_assert_str_eq(cfg->control.socket, "/run/entropyd/io.entropyd");
+	ck_assert_str_eq(cfg->control.group, "entropyd");
+}
+
+START_TEST(test_defaults)
+{
+	struct config *cfg = config_defaults();
+
+	ck_assert_ptr_null(cfg->path);
+	assert_defaults(cfg);
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_empty_file_is_defaults)
+{
+	struct config *cfg = load_ok(FIXTURE("empty.conf"));
+
+	ck_assert_str_eq(cfg->path, FIXTURE("empty.conf"));
+	assert_defaults(cfg);
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	ck_assert_str_eq(class_name(CLASS_INPUT), "input");
+	ck_assert_str_eq(class_name(CLASS_BLOCK), "block");
+	ck_assert_str_eq(class_name(CLASS_NETWORK), "network");
+	ck_assert_ptr_null(class_name(CLASS_COUNT));
+	ck_assert_int_eq(class_from_name("network"), CLASS_NETWORK);
+	ck_assert_int_eq(class_from_name("input"), CLASS_INPUT);
+	ck_assert_int_eq(class_from_name("disk"), -1);
+	ck_assert_int_eq(class_from_name(NULL), -1);
+	ck_assert_str_eq(feed_mode_name(FEED_WATERMARK), "watermark");
+	ck_assert_str_eq(feed_mode_name(FEED_ALWAYS), "always");
+	ck_assert_ptr_null(feed_mode_name((enum feed_mode)4));
+	ck_assert_str_eq(policy_mode_name(MODE_MIX_ONLY), "mix-only");
+	ck_assert_str_eq(policy_mode_name(MODE_DISABLED), "disabled");
+	ck_assert_ptr_null(policy_mode_name((enum policy_mode)4));
+}
+END_TEST
+
+/* ---- the shipped file ---- */
+
+START_TEST(test_shipped_loads)
+{
+	struct config *cfg = load_ok(SHIPPED), *def = config_defaults();
+
+	/* it says every value in it is the built-in default */
+	ck_assert(config_eq(cfg, def));
+	config_free(def);
+	config_free(cfg);
+}
+END_TEST
+
+/* Is the mode of the class of `key` (policy.CLASS.scale) "reduced" in lc? */
+static bool class_is_reduced(const config_t *lc, const char *key)
+{
+	char *mode = xasprintf("%.*smode", (int)(strlen(key) - strlen("scale")), key);
+	const char *v = NULL;
+	bool reduced = config_lookup_string(lc, mode, &v) == CONFIG_TRUE &&
+		       strcmp(v, "reduced") == 0;
+
+	free(mode);
+	return reduced;
+}
+
+START_TEST(test_shipped_has_every_key)
+{
+	char *keys = print_keys_text(), *save = NULL, *k;
+	config_t lc;
+
+	config_init(&lc);
+	ck_assert_int_eq(config_read_file(&lc, SHIPPED), CONFIG_TRUE);
+	for (k = strtok_r(keys, "\n", &save); k; k = strtok_r(NULL, "\n", &save)) {
+		/* override keys go in instances = ( ... ), empty in the shipped file */
+		if (strstr(k, "[]"))
+			continue;
+		/* scale is allowed only where the class is reduced */
+		if (strlen(k) > 6 && strcmp(k + strlen(k) - 6, ".scale") == 0 &&
+		    !class_is_reduced(&lc, k))
+			continue;
+		ck_assert_msg(config_lookup(&lc, k) != NULL, "%s is not in %s", k, SHIPPED);
+	}
+	config_destroy(&lc);
+	free(keys);
+}
+END_TEST
+
+/* ---- one error each ---- */
+
+START_TEST(test_wrong_type)
+{
+	struct config_errors errs = {0};
+
+	load_bad(FIXTURE("wrong-type.conf"), 1, &errs);
+	/* line 3 (an integer where a float goes) is fine */
+	assert_msg(errs.msg[0], FIXTURE("wrong-type.conf"), 7, "policy.network.scale",
+		   "wrong type (a string)", "a number > 0 and < 1");
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(test_wrong_shape)
+{
+	const char *f = FIXTURE("wrong-shape.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, 3, &errs);
+	assert_msg(errs.msg[0], f, 2, "feed", "wrong type (an integer)", "a group");
+	assert_msg(errs.msg[1], f, 4, "policy.input", "wrong type (a string)", "a group");
+	assert_msg(errs.msg[2], f, 7, "control.socket", "wrong type (a group)", "absolute path");
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(test_out_of_range)
+{
+	const char *f = FIXTURE("out-of-range.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, 2, &errs);
+	assert_msg(errs.msg[0], f, 2, "feed.batch_bits", "4097 is out of range",
+		   "an integer from 8 to 4096 bits");
+	/* the bounds of scale are exclusive */
+	assert_msg(errs.msg[1], f, 6, "policy.network.scale", "1.0 is out of range",
+		   "a number > 0 and < 1");
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(test_wrapped_int)
+{
+	const char *f = FIXTURE("wrapped-int.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, 1, &errs);
+	assert_msg(errs.msg[0], f, 4, "sources.input.quantum_ns", "5000000000 is out of range",
+		   "an integer from 1 to 1000000000 ns");
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(test_unknown_key)
+{
+	const char *f = FIXTURE("unknown-key.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, 1, &errs);
+	assert_msg(errs.msg[0], f, 3, "feed.batch_size", "unknown key",
+		   "mode, device, reseed, batch_bits, batch_interval, mix_interval, "
+		   "low_watermark");
+	config_errors_free(&errs);
+}
+END_TEST
+
+/* The scanner that catches wrapped integers must stop at the end of the text. */
+START_TEST(test_ends_in_word)
+{
+	const char *f = FIXTURE("ends-in-word.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, 1, &errs);
+	assert_msg(errs.msg[0], f, 3, "stray", "unknown key", "feed, policy, sources, control");
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(test_unknown_mode)
+{
+	const char *f = FIXTURE("unknown-mode.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, 1, &errs);
+	assert_msg(errs.msg[0], f, 3, "policy.block.mode", "unknown value \"partly-trusted\"",
+		   "\"trusted\", \"reduced\", \"mix-only\", \"disabled\"");
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(test_duplicate_instance)
+{
+	const char *f = FIXTURE("duplicate-instance.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, 1, &errs);
+	assert_msg(errs.msg[0], f, 6, "policy.network.instances[2].name",
+		   "duplicate instance \"eth1\" (first at line 4)", "each name once per class");
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(test_missing_name)
+{
+	const char *f = FIXTURE("missing-name.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, 1, &errs);
+	/* the line is where the instance's group opens */
+	assert_msg(errs.msg[0], f, 5, "policy.input.instances[1].name", "missing required key",
+		   "a non-empty string");
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(test_scale_not_reduced)
+{
+	const char *f = FIXTURE("scale-not-reduced.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, 2, &errs);
+	assert_msg(errs.msg[0], f, 4, "policy.input.scale",
+		   "scale applies only to mode = \"reduced\"", "mode = \"reduced\"");
+	/* the class (network) is reduced, but this instance's own mode is not */
+	assert_msg(errs.msg[1], f, 8, "policy.network.instances[0].scale",
+		   "scale applies only to mode = \"reduced\"", "mode = \"reduced\"");
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(test_syntax_error)
+{
+	const char *f = FIXTURE("syntax.conf");
+	char *want = xasprintf("%s:3: syntax error: ", f);
+	struct config_errors errs = {0};
+
+	load_bad(f, 1, &errs);
+	ck_assert_msg(strncmp(errs.msg[0], want, strlen(want)) == 0, "got %s", errs.msg[0]);
+	ck_assert_uint_gt(strlen(errs.msg[0]), strlen(want));
+	free(want);
+	config_errors_free(&errs);
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	const char *f = FIXTURE("does-not-exist.conf");
+	char *want = xasprintf("%s: cannot open: No such file or directory", f);
+	struct config_errors errs = {0};
+
+	load_bad(f, 1, &errs);
+	ck_assert_str_eq(errs.msg[0], want);
+	free(want);
+	config_errors_free(&errs);
+
+	/* a directory opens but is not a file */
+	want = xasprintf("%s: cannot open: Is a directory", FIXTURE(""));
+	load_bad(FIXTURE(""), 1, &errs);
+	ck_assert_str_eq(errs.msg[0], want);
+	free(want);
+	config_errors_free(&errs);
+}
+END_TEST
+
+/* ---- all errors at once ---- */
+
+START_TEST(test_many_errors)
+{
+	const char *f = FIXTURE("many-errors.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, 9, &errs);
+	assert_msg(errs.msg[0], f, 3, "feed.mode", "unknown value \"sometimes\"", "\"watermark\"");
+	assert_msg(errs.msg[1], f, 4, "feed.device", "not an absolute path", "absolute path");
+	assert_msg(errs.msg[2], f, 5, "feed.batch_bits", "wrong type (a string)", "8 to 4096");
+	assert_msg(errs.msg[3], f, 9, "policy.network.scale", "0.0 is out of range", "> 0 and < 1");
+	assert_msg(errs.msg[4], f, 10, "policy.network.colour", "unknown key",
+		   "mode, scale, cap_bits_per_event, cap_bits_per_second, instances");
+	assert_msg(errs.msg[5], f, 14, "sources.block.devices", "\"auto\" mixed with names",
+		   "[ \"auto\" ]");
+	assert_msg(errs.msg[6], f, 15, "sources.network.snaplen", "8 is out of range",
+		   "16 to 65535");
+	assert_msg(errs.msg[7], f, 15, "sources.network.direction", "unknown value \"sideways\"",
+		   "\"in\", \"out\", \"both\"");
+	assert_msg(errs.msg[8], f, 18, "control.socket", "not an absolute path", "absolute path");
+	config_errors_free(&errs);
+	ck_assert_uint_eq(errs.n, 0);
+	ck_assert_ptr_null(errs.msg);
+}
+END_TEST
+
+/* ---- overrides ---- */
+
+START_TEST(test_overrides)
+{
+	struct config *cfg = load_ok(FIXTURE("overrides.conf"));
+	const struct class_policy *in = &cfg->policy[CLASS_INPUT],
+				  *net = &cfg->policy[CLASS_NETWORK];
+	const struct policy_override *o;
+
+	ck_assert_int_eq(cfg->feed.mode, FEED_BOOT);
+	ck_assert_double_eq(cfg->feed.mix_interval, 300.0); /* written as an integer */
+	ck_assert_int_eq(in->rule.mode, MODE_MIX_ONLY);
+	ck_assert_double_eq(cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event, 0.75);
+	ck_assert_double_eq(net->rule.scale, 0.5);
+	ck_assert_double_eq(net->rule.cap_bits_per_second, 16.0);
+
+	ck_assert_uint_eq(in->n_overrides, 1);
+	o = &in->overrides[0];
+	ck_assert_str_eq(o->name, "event*");
+	ck_assert_uint_eq(o->set, RULE_SET_MODE | RULE_SET_SCALE);
+	ck_assert_int_eq(o->rule.mode, MODE_REDUCED);
+	ck_assert_double_eq(o->rule.scale, 0.1);
+	ck_assert_double_eq(o->rule.cap_bits_per_event, 2.0); /* inherited */
+
+	ck_assert_uint_eq(net->n_overrides, 3);
+	o = &net->overrides[0];
+	ck_assert_str_eq(o->name, "eth1");
+	ck_assert_uint_eq(o->set, RULE_SET_MODE);
+	ck_assert_int_eq(o->rule.mode, MODE_TRUSTED);
+	ck_assert_double_eq(o->rule.cap_bits_per_second, 16.0);
+	o = &net->overrides[1];
+	ck_assert_str_eq(o->name, "wlan*");
+	ck_assert_uint_eq(o->set, RULE_SET_MODE);
+	ck_assert_int_eq(o->rule.mode, MODE_DISABLED);
+	o = &net->overrides[2];
+	ck_assert_str_eq(o->name, "eth2");
+	ck_assert_uint_eq(o->set, RULE_SET_SCALE | RULE_SET_CAP_EVENT | RULE_SET_CAP_SECOND);
+	ck_assert_int_eq(o->rule.mode, MODE_REDUCED); /* inherited */
+	ck_assert_double_eq(o->rule.scale, 0.125);
+	ck_assert_double_eq(o->rule.cap_bits_per_event, 0.25);
+	ck_assert_double_eq(o->rule.cap_bits_per_second, 8.0);
+
+	ck_assert_int_eq(cfg->input.quantum_ns, 250);
+	ck_assert_uint_eq(cfg->input.include.n, 2);
+	ck_assert_str_eq(cfg->input.include.v[0], "AT Translated*");
+	ck_assert_str_eq(cfg->input.exclude.v[0], "*Consumer Control*");
+	ck_assert_int_eq(cfg->block.backend, BACKEND_BLKTRACE);
+	ck_assert_str_eq(cfg->block.devices.v[1], "nvme*n1");
+	ck_assert_int_eq(cfg->network.direction, DIR_BOTH);
+	ck_assert_str_eq(cfg->network.file, "trace \"one\".pcap");
+	ck_assert_str_eq(cfg->control.group, "wheel");
+	config_free(cfg);
+}
+END_TEST
+
+/* ---- printing ---- */
+
+START_TEST(test_print_round_trip)
+{
+	const char *files[] = {SHIPPED, FIXTURE("overrides.conf"), FIXTURE("empty.conf")};
+	struct config *cfg;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		cfg = load_ok(files[i]);
+		assert_round_trip(cfg);
+		config_free(cfg);
+	}
+	cfg = config_defaults();
+	assert_round_trip(cfg);
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_print_scale_only_when_reduced)
+{
+	struct config *cfg = config_defaults();
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	config_print(cfg, f);
+	fclose(f);
+	/* only network is reduced by default: one scale, and it is network's */
+	ck_assert_ptr_nonnull(strstr(text, "scale = 0.25;"));
+	ck_assert_ptr_eq(strstr(text, "scale ="), strstr(strstr(text, "network = {"), "scale ="));
+	ck_assert_ptr_null(strstr(strstr(text, "scale =") + 1, "scale ="));
+	free(text);
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_print_keys)
+{
+	static const char *const common[] = {
+		"feed.mode", "feed.device", "feed.reseed", "feed.batch_bits",
+		"feed.batch_interval", "feed.mix_interval", "feed.low_watermark",
+		"sources.input.watch", "sources.input.exclude_virtual", "sources.input.include",
+		"sources.input.exclude", "sources.input.quantum_ns", "sources.block.backend",
+		"sources.block.devices", "sources.block.quantum_ns", "sources.network.interfaces",
+		"sources.network.direction", "sources.network.filter", "sources.network.snaplen",
+		"sources.network.file", "sources.network.quantum_ns", "control.socket",
+		"control.group",
+	};
+	static const char *const rule[] = {"mode", "scale", "cap_bits_per_event",
+					   "cap_bits_per_second"};
+	char *text = print_keys_text(), *key;
+	size_t i, j, lines = 0;
+	int c;
+
+	for (i = 0; i < ARRAY_SIZE(common); i++)
+		ck_assert_msg(has_line(text, common[i]), "%s missing", common[i]);
+	for (c = 0; c < CLASS_COUNT; c++) {
+		for (j = 0; j < ARRAY_SIZE(rule); j++) {
+			key = xasprintf("policy.%s.%s", class_name(c), rule[j]);
+			ck_assert_msg(has_line(text, key), "%s missing", key);
+			free(key);
+			key = xasprintf("policy.%s.instances[].%s", class_name(c), rule[j]);
+			ck_assert_msg(has_line(text, key), "%s missing", key);
+			free(key);
+		}
+		key = xasprintf("policy.%s.instances[].name", class_name(c));
+		ck_assert_msg(has_line(text, key), "%s missing", key);
+		free(key);
+		key = xasprintf("policy.%s.instances", class_name(c));
+		ck_assert_msg(has_line(text, key), "%s missing", key);
+		free(key);
+	}
+	/* and nothing else */
+	for (i = 0; text[i]; i++)
+		lines += text[i] == '\n';
+	ck_assert_uint_eq(lines, ARRAY_SIZE(common) + CLASS_COUNT * (2 * ARRAY_SIZE(rule) + 2));
+	free(text);
+}
+END_TEST
+
+START_TEST(test_manpage_has_every_key)
+{
+	char *keys = print_keys_text(), *page = NULL, *save = NULL, *k;
+	size_t len = 0;
+	FILE *f = fopen(MANPAGE, "r");
+
+	ck_assert_msg(f != NULL, "cannot open %s", MANPAGE);
+	ck_assert_int_gt(getdelim(&page, &len, '\0', f), 0);
+	fclose(f);
+	for (k = strtok_r(keys, "\n", &save); k; k = strtok_r(NULL, "\n", &save))
+		ck_assert_msg(strstr(page, k) != NULL, "%s is not in %s", k, MANPAGE);
+	free(page);
+	free(keys);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("load");
+	TCase *tp = tcase_create("print");
+
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_empty_file_is_defaults);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_shipped_loads);
+	tcase_add_test(tc, test_shipped_has_every_key);
+	tcase_add_test(tc, test_wrong_type);
+	tcase_add_test(tc, test_wrong_shape);
+	tcase_add_test(tc, test_out_of_range);
+	tcase_add_test(tc, test_wrapped_int);
+	tcase_add_test(tc, test_unknown_key);
+	tcase_add_test(tc, test_ends_in_word);
+	tcase_add_test(tc, test_unknown_mode);
+	tcase_add_test(tc, test_duplicate_instance);
+	tcase_add_test(tc, test_missing_name);
+	tcase_add_test(tc, test_scale_not_reduced);
+	tcase_add_test(tc, test_syntax_error);
+	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_many_errors);
+	tcase_add_test(tc, test_overrides);
+	suite_add_tcase(s, tc);
+
+	tcase_add_test(tp, test_print_round_trip);
+	tcase_add_test(tp, test_print_scale_only_when_reduced);
+	tcase_add_test(tp, test_print_keys);
+	tcase_add_test(tp, test_manpage_has_every_key);
+	suite_add_tcase(s, tp);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(config_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
