@@ -1,0 +1,372 @@
+/* check_feed: unit tests for feed.c — phase choice, and when batches reach a dry-run sink. */
+#include <check.h>
+#include <event2/event.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "feed.h"
+#include "kernel.h"
+#include "pool.h"
+#include "sink.h"
+#include "util.h"
+
+/* ---- feed_choose: every mode against every kind of kernel ---- */
+
+struct kcase {
+	const char *what;
+	struct kernel_state ks;
+};
+
+static const struct kcase kernels[] = {
+	{"4.19, not ready", {.major = 4, .minor = 19, .credit_until_ready = false}},
+	{"5.17, ready", {.major = 5, .minor = 17, .credit_until_ready = false, .crng_ready = true}},
+	{"5.18, not ready", {.major = 5, .minor = 18, .credit_until_ready = true}},
+	{"6.18, ready", {.major = 6, .minor = 18, .credit_until_ready = true, .crng_ready = true}},
+};
+
+START_TEST(test_choose_auto)
+{
+	/* < 5.18 -> watermark whatever the CRNG; >= 5.18 -> boot until ready, then mix. */
+	ck_assert_int_eq(feed_choose(FEED_AUTO, &kernels[0].ks), PHASE_WATERMARK);
+	ck_assert_int_eq(feed_choose(FEED_AUTO, &kernels[1].ks), PHASE_WATERMARK);
+	ck_assert_int_eq(feed_choose(FEED_AUTO, &kernels[2].ks), PHASE_BOOT);
+	ck_assert_int_eq(feed_choose(FEED_AUTO, &kernels[3].ks), PHASE_MIX);
+}
+END_TEST
+
+START_TEST(test_choose_forced_modes)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(kernels); i++) {
+		const struct kernel_state *ks = &kernels[i].ks;
+		/* boot: credit early until the CRNG is ready, then mix at a low rate. */
+		enum feed_phase boot = ks->crng_ready ? PHASE_MIX : PHASE_BOOT;
+
+		ck_assert_msg(feed_choose(FEED_ALWAYS, ks) == PHASE_ALWAYS, "always, %s",
+			      kernels[i].what);
+		ck_assert_msg(feed_choose(FEED_WATERMARK, ks) == PHASE_WATERMARK, "watermark, %s",
+			      kernels[i].what);
+		ck_assert_msg(feed_choose(FEED_BOOT, ks) == boot, "boot, %s", kernels[i].what);
+	}
+}
+END_TEST
+
+START_TEST(test_phase_names)
+{
+	static const struct {
+		enum feed_phase p;
+		const char *name;
+	} want[] = {{PHASE_BOOT, "boot"},
+		    {PHASE_MIX, "mix"},
+		    {PHASE_WATERMARK, "watermark"},
+		    {PHASE_ALWAYS, "always"}};
+
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		ck_assert_str_eq(feed_phase_name(want[i].p), want[i].name);
+}
+END_TEST
+
+/* ---- the feeder with a real pool, a dry-run sink and a libevent base ---- */
+
+static struct config *cfg;
+static struct event_base *base;
+static struct sink sink;
+static struct pool pool;
+static struct feed feed;
+static bool started;
+static int flushes;
+
+static void count_flush(void *arg)
+{
+	int *n = arg;
+
+	(*n)++;
+}
+
+static void setup(void)
+{
+	cfg = config_defaults();
+	ck_assert_ptr_nonnull(cfg);
+	cfg->feed.batch_bits = 64;
+	cfg->feed.batch_interval = 0.02;
+	cfg->feed.mix_interval = 0.05;
+	cfg->feed.reseed = true;
+	cfg->feed.low_watermark = 256;
+	base = event_base_new();
+	ck_assert_ptr_nonnull(base);
+	ck_assert_int_eq(sink_open(&sink, SINK_DRY_RUN, "/dev/random"), 0);
+	started = false;
+	flushes = 0;
+}
+
+static void teardown(void)
+{
+	if (started)
+		feed_fini(&feed);
+	sink_close(&sink);
+	event_base_free(base);
+	config_free(cfg);
+}
+
+/* feed_init with `mode` (the phase follows the real kernel), then force `phase`. */
+static void start(enum feed_mode mode, enum feed_phase phase)
+{
+	cfg->feed.mode = mode;
+	pool_init(&pool, feed_poke, &feed);
+	memset(&feed, 0, sizeof(feed));
+	feed_init(&feed, base, cfg, &pool, &sink);
+	feed.after_flush = count_flush;
+	feed.after_flush_arg = &flushes;
+	started = true;
+	ck_assert_int_eq(feed.phase, feed_choose(mode, &feed.ks));
+	feed.phase = phase;
+	if (phase == PHASE_MIX)
+		feed.ks.crng_ready = true;
+}
+
+static void add_events(int n, double credit_each)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t v = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
+
+		pool_add(&pool, &v, sizeof(v), credit_each);
+	}
+}
+
+static int pending_events(void)
+{
+	return event_base_get_num_events(base, EVENT_BASE_COUNT_ADDED);
+}
+
+START_TEST(test_init_phase_follows_kernel)
+{
+	start(FEED_AUTO, PHASE_BOOT);
+	/* What feed_init probed is the running kernel's state. */
+	ck_assert(feed.ks.crng_ready == kernel_crng_ready());
+	ck_assert(feed.saw_not_ready == !feed.ks.crng_ready);
+	ck_assert(!feed.timer_armed);
+	ck_assert_int_eq(pending_events(), 0); /* idle: nothing scheduled */
+}
+END_TEST
+
+START_TEST(test_boot_flushes_at_batch_bits)
+{
+	start(FEED_BOOT, PHASE_BOOT);
+	add_events(6, 10); /* 60 < 64 */
+	ck_assert_uint_eq(sink.feeds, 0);
+	ck_assert(!pool_empty(&pool));
+	ck_assert(feed.timer_armed); /* a pending batch waits at most batch_interval */
+
+	add_events(1, 10); /* 70 >= 64: now */
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.credited, 70);
+	ck_assert_uint_eq(sink.mixed_bytes, 7 * 8);
+	ck_assert(pool_empty(&pool));
+	ck_assert_int_eq(flushes, 1);
+	/* The CRNG is checked after a boot-time flush. */
+	ck_assert_int_eq(feed.phase, kernel_crng_ready() ? PHASE_MIX : PHASE_BOOT);
+}
+END_TEST
+
+START_TEST(test_boot_flushes_full_pool)
+{
+	cfg->feed.batch_bits = 1000000;
+	start(FEED_BOOT, PHASE_BOOT);
+	add_events(POOL_BYTES / 8 - 1, 0);
+	ck_assert_uint_eq(sink.feeds, 0);
+	add_events(1, 0);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.mixed_bytes, POOL_BYTES);
+	ck_assert_uint_eq(sink.credited, 0);
+}
+END_TEST
+
+START_TEST(test_boot_timer_flushes_small_batch)
+{
+	cfg->feed.batch_bits = 1000;
+	start(FEED_BOOT, PHASE_BOOT);
+	add_events(3, 1.5);
+	ck_assert_uint_eq(sink.feeds, 0);
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.credited, 4); /* floor(4.5) */
+	ck_assert(pool_empty(&pool));
+	ck_assert_int_eq(pending_events(), 0);
+}
+END_TEST
+
+START_TEST(test_always_flushes_every_batch)
+{
+	cfg->feed.batch_bits = 32;
+	start(FEED_ALWAYS, PHASE_ALWAYS);
+	add_events(3, 8);
+	ck_assert_uint_eq(sink.feeds, 0);
+	add_events(1, 8);
+	ck_assert_uint_eq(sink.feeds, 1);
+	add_events(4, 8);
+	ck_assert_uint_eq(sink.feeds, 2);
+	ck_assert_uint_eq(sink.credited, 64);
+	ck_assert_int_eq(feed.phase, PHASE_ALWAYS);
+	ck_assert_uint_eq(sink.reseeds, 0);
+}
+END_TEST
+
+START_TEST(test_mix_flushes_on_timer_only)
+{
+	uint64_t t0;
+
+	start(FEED_BOOT, PHASE_MIX);
+	add_events(20, 10); /* 200 bits: far past batch_bits, still no flush */
+	ck_assert_uint_eq(sink.feeds, 0);
+	ck_assert(feed.timer_armed);
+	ck_assert(!pool_empty(&pool));
+
+	t0 = mono_ns();
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.mixed_bytes, 20 * 8);
+	ck_assert_uint_eq(sink.credited, 200);
+	ck_assert_uint_eq(sink.reseeds, 1);
+	ck_assert_int_eq(flushes, 1);
+	/* Not before mix_interval (less a little for timer granularity). */
+	ck_assert_uint_ge(mono_ns() - t0, (uint64_t)(cfg->feed.mix_interval * 1e9) - 5000000);
+	/* Nothing pending, nothing scheduled: an idle daemon sleeps. */
+	ck_assert(pool_empty(&pool));
+	ck_assert(!feed.timer_armed);
+	ck_assert_int_eq(pending_events(), 0);
+
+	/* New data arms the timer again. */
+	add_events(2, 1);
+	ck_assert(feed.timer_armed);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert_uint_eq(sink.feeds, 2);
+	ck_assert_uint_eq(sink.credited, 202);
+}
+END_TEST
+
+START_TEST(test_mix_no_reseed_when_off)
+{
+	cfg->feed.reseed = false;
+	start(FEED_BOOT, PHASE_MIX);
+	add_events(5, 1);
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.reseeds, 0);
+}
+END_TEST
+
+START_TEST(test_watermark)
+{
+	int avail;
+	bool below;
+
+	cfg->feed.batch_bits = 8;
+	start(FEED_WATERMARK, PHASE_WATERMARK);
+	/* Credit alone never flushes here. */
+	add_events(10, 100);
+	ck_assert_uint_eq(sink.feeds, 0);
+
+	/* entropy_avail is never below 0: the timer keeps the batch and re-arms. */
+	cfg->feed.low_watermark = 0;
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert_uint_eq(sink.feeds, 0);
+	ck_assert(feed.timer_armed);
+	ck_assert(!pool_empty(&pool));
+
+	/* Below a watermark above anything the kernel reports: it goes, if avail is readable. */
+	cfg->feed.low_watermark = INT_MAX;
+	avail = kernel_entropy_avail();
+	below = avail >= 0;
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert_uint_eq(sink.feeds, below ? 1 : 0);
+	if (below)
+		ck_assert_uint_eq(sink.credited, 10 * 8 * 8); /* 8 bits per byte carried */
+}
+END_TEST
+
+START_TEST(test_flush_on_exit)
+{
+	start(FEED_BOOT, PHASE_MIX);
+	feed_flush(&feed); /* nothing pending: nothing handed over */
+	ck_assert_uint_eq(sink.feeds, 0);
+	ck_assert_int_eq(flushes, 0);
+
+	add_events(9, 2.25);
+	ck_assert_uint_eq(sink.feeds, 0);
+	feed_flush(&feed);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.mixed_bytes, 9 * 8);
+	ck_assert_uint_eq(sink.credited, 20); /* floor(20.25) */
+	ck_assert(pool_empty(&pool));
+	ck_assert_int_eq(flushes, 1);
+}
+END_TEST
+
+START_TEST(test_flush_on_exit_boot_below_batch)
+{
+	cfg->feed.batch_bits = 1000;
+	start(FEED_BOOT, PHASE_BOOT);
+	add_events(4, 3);
+	ck_assert_uint_eq(sink.feeds, 0);
+	feed_flush(&feed);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.credited, 12);
+	ck_assert(pool_empty(&pool));
+}
+END_TEST
+
+START_TEST(test_reconfigure_to_always_flushes)
+{
+	cfg->feed.batch_bits = 16;
+	start(FEED_WATERMARK, PHASE_WATERMARK);
+	add_events(4, 5);
+	ck_assert_uint_eq(sink.feeds, 0);
+	cfg->feed.mode = FEED_ALWAYS;
+	feed_reconfigure(&feed, cfg);
+	ck_assert_int_eq(feed.phase, PHASE_ALWAYS);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.credited, 20);
+	ck_assert(pool_empty(&pool));
+}
+END_TEST
+
+static Suite *feed_suite(void)
+{
+	Suite *s = suite_create("feed");
+	TCase *tc = tcase_create("choose"), *tf = tcase_create("feeder");
+
+	tcase_add_test(tc, test_choose_auto);
+	tcase_add_test(tc, test_choose_forced_modes);
+	tcase_add_test(tc, test_phase_names);
+	suite_add_tcase(s, tc);
+
+	tcase_add_checked_fixture(tf, setup, teardown);
+	tcase_add_test(tf, test_init_phase_follows_kernel);
+	tcase_add_test(tf, test_boot_flushes_at_batch_bits);
+	tcase_add_test(tf, test_boot_flushes_full_pool);
+	tcase_add_test(tf, test_boot_timer_flushes_small_batch);
+	tcase_add_test(tf, test_always_flushes_every_batch);
+	tcase_add_test(tf, test_mix_flushes_on_timer_only);
+	tcase_add_test(tf, test_mix_no_reseed_when_off);
+	tcase_add_test(tf, test_watermark);
+	tcase_add_test(tf, test_flush_on_exit);
+	tcase_add_test(tf, test_flush_on_exit_boot_below_batch);
+	tcase_add_test(tf, test_reconfigure_to_always_flushes);
+	suite_add_tcase(s, tf);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(feed_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

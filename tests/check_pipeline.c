@@ -1,0 +1,616 @@
+/* check_pipeline: unit tests for pipeline.c with a real pool, estimator and policy. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "est.h"
+#include "pipeline.h"
+#include "policy.h"
+#include "pool.h"
+
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+#define QUANTUM 1000 /* ns, every class */
+#define TOL 1e-6
+
+/* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
+static uint64_t rng_state, seed;
+
+static void rng_seed(void)
+{
+	const char *e = getenv("ENTROPYD_TEST_SEED");
+
+	seed = e ? strtoull(e, NULL, 0) : 0x20261203u;
+	rng_state = seed;
+}
+
+static uint64_t rng_next(void) /* splitmix64 */
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+#define SEEDFMT " (seed %#llx)"
+#define SEEDARG ((unsigned long long)seed)
+
+/* The fixture: a config from config_defaults() with known rules, a pool drained when full. */
+static struct config *cfg, *cfg2;
+static struct pool pool;
+static struct {
+	uint64_t events, bytes, credit;
+} drained;
+
+/* Overrides the tests install; the config's own are put back before config_free. */
+static struct policy_override *saved_ov[2][CLASS_COUNT];
+static size_t saved_n[2][CLASS_COUNT];
+
+static void drain(void *arg)
+{
+	struct batch b;
+
+	if (!pool_full(&pool))
+		return;
+	pool_take(&pool, &b);
+	drained.events += b.events;
+	drained.bytes += b.len;
+	drained.credit += (uint64_t)b.credit_bits;
+	batch_wipe(&b);
+}
+
+static void known_rules(struct config *c, int which)
+{
+	c->input.quantum_ns = QUANTUM;
+	c->block.quantum_ns = QUANTUM;
+	c->network.quantum_ns = QUANTUM;
+	for (int k = 0; k < CLASS_COUNT; k++) {
+		c->policy[k].rule = (struct policy_rule){.mode = MODE_TRUSTED,
+							 .scale = 0.5,
+							 .cap_bits_per_event = 4,
+							 .cap_bits_per_second = 1e9};
+		saved_ov[which][k] = c->policy[k].overrides;
+		saved_n[which][k] = c->policy[k].n_overrides;
+		c->policy[k].overrides = NULL;
+		c->policy[k].n_overrides = 0;
+	}
+}
+
+static void restore(struct config *c, int which)
+{
+	for (int k = 0; k < CLASS_COUNT; k++) {
+		c->policy[k].overrides = saved_ov[which][k];
+		c->policy[k].n_overrides = saved_n[which][k];
+	}
+}
+
+static void setup(void)
+{
+	cfg = config_defaults();
+	ck_assert_ptr_nonnull(cfg);
+	known_rules(cfg, 0);
+	cfg2 = NULL;
+	memset(&drained, 0, sizeof(drained));
+	pool_init(&pool, drain, NULL);
+	pipeline_init(cfg, &pool);
+}
+
+static void teardown(void)
+{
+	pipeline_fini();
+	restore(cfg, 0);
+	config_free(cfg);
+	if (cfg2) {
+		restore(cfg2, 1);
+		config_free(cfg2);
+	}
+}
+
+/* A second config for reconfigure tests, with the same known rules. */
+static struct config *second_config(void)
+{
+	cfg2 = config_defaults();
+	ck_assert_ptr_nonnull(cfg2);
+	known_rules(cfg2, 1);
+	return cfg2;
+}
+
+/* An event stream and, beside it, the estimator the instance should be running. */
+struct stream {
+	uint64_t t;
+	struct est est;
+	double est_sum, last;
+};
+
+static void stream_init(struct stream *s, double cap_bits)
+{
+	struct est_params p = {.quantum_ns = QUANTUM, .cap_bits = cap_bits};
+
+	s->t = 10 * SEC + rng_next() % SEC;
+	s->est_sum = s->last = 0;
+	est_init(&s->est, &est_kernel_ops, &p);
+}
+
+/* n events 0.5..2.5 ms apart, given to inst and to the shadow estimator. */
+static void stream_run(struct stream *s, struct instance *inst, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct est_out out;
+
+		s->t += MS / 2 + rng_next() % (2 * MS);
+		est_add(&s->est, s->t, &out);
+		s->est_sum += out.bits;
+		s->last = out.bits;
+		pipeline_sample(inst, s->t);
+	}
+}
+
+static struct inst_info info_of(size_t i)
+{
+	struct inst_info in;
+
+	ck_assert_msg(pipeline_info(i, &in), "no instance %zu", i);
+	return in;
+}
+
+START_TEST(test_attach_and_info)
+{
+	struct instance *kbd, *sda;
+	struct inst_info in;
+	struct inst_counters tot;
+	struct policy_rule want;
+
+	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert(!pipeline_info(0, &in));
+	pipeline_totals(&tot);
+	ck_assert_uint_eq(tot.events, 0);
+
+	cfg->policy[CLASS_BLOCK].rule.mode = MODE_MIX_ONLY;
+	kbd = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", INST_KERNEL_CREDITS);
+	sda = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	ck_assert_ptr_nonnull(kbd);
+	ck_assert_ptr_nonnull(sda);
+	ck_assert_ptr_ne(kbd, sda);
+	ck_assert_uint_eq(pipeline_count(), 2);
+
+	/* Oldest first. */
+	in = info_of(0);
+	ck_assert_int_eq(in.cls, CLASS_INPUT);
+	ck_assert_str_eq(in.name, "kbd0");
+	ck_assert_str_eq(in.kind, "keyboard");
+	ck_assert_str_eq(in.state, "open");
+	ck_assert_str_eq(in.estimator, "kernel");
+	ck_assert(in.kernel_credits);
+	ck_assert_int_eq(in.rule.mode, MODE_TRUSTED);
+	ck_assert_uint_eq(in.c.events, 0);
+
+	in = info_of(1);
+	ck_assert_int_eq(in.cls, CLASS_BLOCK);
+	ck_assert_str_eq(in.name, "sda");
+	ck_assert_str_eq(in.kind, "");
+	ck_assert(!in.kernel_credits);
+	want = policy_resolve(cfg, CLASS_BLOCK, "sda");
+	ck_assert_int_eq(in.rule.mode, MODE_MIX_ONLY);
+	ck_assert_int_eq(in.rule.mode, want.mode);
+	ck_assert(in.rule.cap_bits_per_event == want.cap_bits_per_event);
+	ck_assert(!pipeline_info(2, &in));
+
+	pipeline_set_state(sda, "stream");
+	ck_assert_str_eq(info_of(1).state, "stream");
+	ck_assert_str_eq(info_of(0).state, "open");
+}
+END_TEST
+
+/* Health tests (DESIGN §5.2) may hold credit back over an instance's first symbols, so the
+ * ratio of credit to estimate is checked on a window of events after this many. */
+#define WARM 1500
+
+struct window {
+	struct inst_counters before, after;
+	double est_before;
+	uint64_t t_before;
+};
+
+static void run_window(struct stream *s, struct instance *inst, size_t idx, int n,
+		       struct window *w)
+{
+	stream_run(s, inst, WARM);
+	w->before = info_of(idx).c;
+	w->est_before = s->est_sum;
+	w->t_before = s->t;
+	stream_run(s, inst, n);
+	w->after = info_of(idx).c;
+}
+
+START_TEST(test_counters_trusted)
+{
+	const int n = 3000;
+	struct stream s;
+	struct instance *inst;
+	struct window w;
+	double d_est, d_cred;
+
+	rng_seed();
+	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
+	run_window(&s, inst, 0, n, &w);
+
+	ck_assert_uint_eq(w.after.events, WARM + n);
+	ck_assert_uint_eq(w.after.skipped, 0);
+	ck_assert_uint_eq(w.after.mixed_bytes, 8 * (uint64_t)(WARM + n));
+	ck_assert_msg(fabs(w.after.estimated_bits - s.est_sum) < TOL,
+		      "estimated %g, estimator says %g" SEEDFMT, w.after.estimated_bits, s.est_sum,
+		      SEEDARG);
+	d_est = w.after.estimated_bits - w.before.estimated_bits;
+	d_cred = w.after.credited_bits - w.before.credited_bits;
+	ck_assert_msg(d_est > n, "stream too regular to test credit" SEEDFMT, SEEDARG);
+	ck_assert_msg(fabs(d_cred - d_est) < TOL, "trusted: credited %g of estimated %g" SEEDFMT,
+		      d_cred, d_est, SEEDARG);
+	ck_assert_msg(w.after.credited_bits <= w.after.estimated_bits + TOL,
+		      "credited %g > estimated %g" SEEDFMT, w.after.credited_bits,
+		      w.after.estimated_bits, SEEDARG);
+	ck_assert(info_of(0).last_estimate == s.last);
+	/* Every event reached the pool, 8 bytes each. */
+	ck_assert_uint_eq(drained.events + pool.events, WARM + n);
+	ck_assert_uint_eq(drained.bytes + pool.len, 8 * (uint64_t)(WARM + n));
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_counters_estimate_capped)
+{
+	/* The class cap per event bounds the estimate counter too. */
+	const int n = 2000;
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+
+	rng_seed();
+	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1.5;
+	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	stream_init(&s, 1.5);
+	stream_run(&s, inst, n);
+	in = info_of(0);
+	ck_assert_msg(fabs(in.c.estimated_bits - s.est_sum) < TOL,
+		      "estimated %g, estimator says %g" SEEDFMT, in.c.estimated_bits, s.est_sum,
+		      SEEDARG);
+	ck_assert_msg(in.c.estimated_bits <= 1.5 * n + TOL, "estimated %g over %d events" SEEDFMT,
+		      in.c.estimated_bits, n, SEEDARG);
+	ck_assert_msg(in.c.estimated_bits > 1.0 * n, "estimated %g over %d events" SEEDFMT,
+		      in.c.estimated_bits, n, SEEDARG);
+	ck_assert_msg(in.c.credited_bits <= 1.5 * n + TOL, "credited %g over %d events" SEEDFMT,
+		      in.c.credited_bits, n, SEEDARG);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_counters_reduced)
+{
+	const int n = 3000;
+	struct stream s;
+	struct instance *inst;
+	struct window w;
+	double d_est, d_cred;
+
+	rng_seed();
+	cfg->policy[CLASS_NETWORK].rule.mode = MODE_REDUCED;
+	cfg->policy[CLASS_NETWORK].rule.scale = 0.25;
+	inst = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
+	stream_init(&s, cfg->policy[CLASS_NETWORK].rule.cap_bits_per_event);
+	run_window(&s, inst, 0, n, &w);
+
+	ck_assert_int_eq(info_of(0).rule.mode, MODE_REDUCED);
+	ck_assert_uint_eq(w.after.mixed_bytes, 8 * (uint64_t)(WARM + n));
+	ck_assert_msg(fabs(w.after.estimated_bits - s.est_sum) < TOL,
+		      "estimated %g, want %g" SEEDFMT, w.after.estimated_bits, s.est_sum, SEEDARG);
+	d_est = w.after.estimated_bits - w.before.estimated_bits;
+	d_cred = w.after.credited_bits - w.before.credited_bits;
+	ck_assert_msg(d_est > n, "stream too regular" SEEDFMT, SEEDARG);
+	ck_assert_msg(fabs(d_cred - 0.25 * d_est) < TOL, "reduced 0.25: credited %g of %g" SEEDFMT,
+		      d_cred, d_est, SEEDARG);
+	ck_assert_msg(w.after.credited_bits <= 0.25 * w.after.estimated_bits + TOL,
+		      "credited %g of %g in all" SEEDFMT, w.after.credited_bits,
+		      w.after.estimated_bits, SEEDARG);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_counters_mix_only)
+{
+	const int n = 3000;
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+
+	rng_seed();
+	cfg->policy[CLASS_NETWORK].rule.mode = MODE_MIX_ONLY;
+	inst = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
+	stream_init(&s, cfg->policy[CLASS_NETWORK].rule.cap_bits_per_event);
+	stream_run(&s, inst, n);
+	in = info_of(0);
+
+	ck_assert_uint_eq(in.c.events, n);
+	ck_assert_uint_eq(in.c.mixed_bytes, 8 * (uint64_t)n);
+	ck_assert_msg(in.c.estimated_bits > n, "estimated %g" SEEDFMT, in.c.estimated_bits,
+		      SEEDARG);
+	ck_assert(in.c.credited_bits == 0);
+	/* Data went into the pool, credit did not. */
+	ck_assert_uint_eq(drained.events + pool.events, n);
+	ck_assert_uint_eq(drained.bytes + pool.len, 8 * (uint64_t)n);
+	ck_assert_uint_eq(drained.credit, 0);
+	ck_assert(pool.credit == 0);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_per_second_cap)
+{
+	const double cap = 10;
+	struct stream s;
+	struct instance *inst;
+	struct window w;
+	uint64_t t0;
+	double elapsed, window, d_cred;
+
+	rng_seed();
+	cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = cap;
+	inst = pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
+	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
+	t0 = s.t;
+	run_window(&s, inst, 0, 5000, &w); /* about 10 s of event time, ~4 bits an event */
+	elapsed = (double)(s.t - t0) / 1e9;
+	window = (double)(s.t - w.t_before) / 1e9;
+	d_cred = w.after.credited_bits - w.before.credited_bits;
+
+	ck_assert_msg(fabs(w.after.estimated_bits - s.est_sum) < TOL,
+		      "the cap must not change the estimate" SEEDFMT, SEEDARG);
+	ck_assert_msg(w.after.credited_bits <= cap * elapsed + cap + TOL,
+		      "credited %g over %g s at %g/s" SEEDFMT, w.after.credited_bits, elapsed, cap,
+		      SEEDARG);
+	/* Demand is far above the cap, so it is the cap that limits, not something else. */
+	ck_assert_msg(w.after.estimated_bits - w.before.estimated_bits > 10 * cap * window,
+		      "demand too low" SEEDFMT, SEEDARG);
+	ck_assert_msg(d_cred <= cap * window + cap + TOL, "credited %g in %g s at %g/s" SEEDFMT,
+		      d_cred, window, cap, SEEDARG);
+	ck_assert_msg(d_cred >= cap * window * 0.95, "credited only %g in %g s at %g/s" SEEDFMT,
+		      d_cred, window, cap, SEEDARG);
+	est_fini(&s.est);
+}
+END_TEST
+
+static void counters_eq(const struct inst_counters *a, const struct inst_counters *b,
+			const char *what)
+{
+	ck_assert_msg(a->events == b->events, "%s: events %llu vs %llu", what,
+		      (unsigned long long)a->events, (unsigned long long)b->events);
+	ck_assert_msg(a->skipped == b->skipped, "%s: skipped", what);
+	ck_assert_msg(a->mixed_bytes == b->mixed_bytes, "%s: mixed_bytes %llu vs %llu", what,
+		      (unsigned long long)a->mixed_bytes, (unsigned long long)b->mixed_bytes);
+	ck_assert_msg(fabs(a->estimated_bits - b->estimated_bits) < TOL, "%s: estimated %g vs %g",
+		      what, a->estimated_bits, b->estimated_bits);
+	ck_assert_msg(fabs(a->credited_bits - b->credited_bits) < TOL, "%s: credited %g vs %g",
+		      what, a->credited_bits, b->credited_bits);
+}
+
+static struct inst_counters sum(const struct inst_counters *a, const struct inst_counters *b)
+{
+	return (struct inst_counters){
+		.events = a->events + b->events,
+		.skipped = a->skipped + b->skipped,
+		.mixed_bytes = a->mixed_bytes + b->mixed_bytes,
+		.estimated_bits = a->estimated_bits + b->estimated_bits,
+		.credited_bits = a->credited_bits + b->credited_bits,
+	};
+}
+
+START_TEST(test_detach_keeps_totals)
+{
+	struct stream sa, sb;
+	struct instance *a, *b;
+	struct inst_counters ca, cb, want, tot;
+
+	rng_seed();
+	cfg->policy[CLASS_NETWORK].rule.mode = MODE_REDUCED;
+	a = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	b = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
+	stream_init(&sa, 4);
+	stream_init(&sb, 4);
+	stream_run(&sa, a, 700);
+	stream_run(&sb, b, 300);
+	ca = info_of(0).c;
+	cb = info_of(1).c;
+	ck_assert_uint_eq(ca.events, 700);
+	ck_assert_uint_eq(cb.events, 300);
+
+	pipeline_detach(a);
+	ck_assert_uint_eq(pipeline_count(), 1);
+	ck_assert_str_eq(info_of(0).name, "eth0");
+	pipeline_totals(&tot);
+	want = sum(&ca, &cb);
+	counters_eq(&tot, &want, "after detaching kbd0");
+
+	stream_run(&sb, b, 200);
+	cb = info_of(0).c;
+	pipeline_detach(b);
+	ck_assert_uint_eq(pipeline_count(), 0);
+	pipeline_totals(&tot);
+	want = sum(&ca, &cb);
+	counters_eq(&tot, &want, "after detaching both");
+	ck_assert_uint_eq(tot.events, 1200);
+
+	/* A new instance of the same name starts from zero; the totals keep the old ones. */
+	a = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	ck_assert_uint_eq(info_of(0).c.events, 0);
+	pipeline_totals(&tot);
+	ck_assert_uint_eq(tot.events, 1200);
+	est_fini(&sa.est);
+	est_fini(&sb.est);
+}
+END_TEST
+
+START_TEST(test_reconfigure_changes_policy_keeps_state)
+{
+	struct stream s;
+	struct instance *inst;
+	struct inst_counters before;
+	struct inst_info in;
+	struct config *c2;
+	double est0, cred0;
+
+	rng_seed();
+	inst = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
+	stream_init(&s, 4);
+	stream_run(&s, inst, WARM);
+	before = info_of(0).c;
+	ck_assert(before.credited_bits > 0);
+
+	c2 = second_config();
+	c2->policy[CLASS_NETWORK].rule.mode = MODE_REDUCED;
+	c2->policy[CLASS_NETWORK].rule.scale = 0.5;
+	pipeline_reconfigure(c2);
+	in = info_of(0);
+	ck_assert_int_eq(in.rule.mode, MODE_REDUCED);
+	ck_assert(in.rule.scale == 0.5);
+	counters_eq(&in.c, &before, "reconfigure");
+
+	/* The estimator kept its history: the very next events earn credit, at the new weight. */
+	est0 = in.c.estimated_bits;
+	cred0 = in.c.credited_bits;
+	stream_run(&s, inst, 3);
+	in = info_of(0);
+	ck_assert_uint_eq(in.c.events, before.events + 3);
+	ck_assert_msg(in.c.estimated_bits > est0, "estimator state lost on reconfigure" SEEDFMT,
+		      SEEDARG);
+	ck_assert_msg(fabs(in.c.estimated_bits - s.est_sum) < TOL, "estimate diverged" SEEDFMT,
+		      SEEDARG);
+	ck_assert_msg(fabs((in.c.credited_bits - cred0) - 0.5 * (in.c.estimated_bits - est0)) < TOL,
+		      "new weight not applied" SEEDFMT, SEEDARG);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_reconfigure_to_disabled)
+{
+	static char name[] = "wlan*";
+	struct policy_override ov = {.name = name, .set = RULE_SET_MODE,
+				     .rule = {.mode = MODE_DISABLED}};
+	struct stream s;
+	struct instance *inst;
+	struct inst_counters before;
+	struct inst_info in;
+	struct config *c2;
+
+	rng_seed();
+	inst = pipeline_attach(CLASS_NETWORK, "wlan0", NULL, 0);
+	stream_init(&s, 4);
+	stream_run(&s, inst, 100);
+	before = info_of(0).c;
+
+	c2 = second_config();
+	c2->policy[CLASS_NETWORK].overrides = &ov;
+	c2->policy[CLASS_NETWORK].n_overrides = 1;
+	pipeline_reconfigure(c2);
+	ck_assert(!pipeline_enabled(CLASS_NETWORK, "wlan0"));
+	in = info_of(0);
+	ck_assert_int_eq(in.rule.mode, MODE_DISABLED);
+
+	/* Still counted as seen, but nothing is mixed or credited. */
+	stream_run(&s, inst, 50);
+	in = info_of(0);
+	ck_assert_uint_eq(in.c.events, before.events + 50);
+	ck_assert_uint_eq(in.c.mixed_bytes, before.mixed_bytes);
+	ck_assert(in.c.credited_bits == before.credited_bits);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_reconfigure_new_quantum_restarts_estimator)
+{
+	struct stream s;
+	struct instance *inst;
+	struct config *c2;
+	double est0;
+
+	rng_seed();
+	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	stream_init(&s, 4);
+	stream_run(&s, inst, 100);
+	est0 = info_of(0).c.estimated_bits;
+	ck_assert(est0 > 0);
+
+	c2 = second_config();
+	c2->block.quantum_ns = 10 * QUANTUM;
+	pipeline_reconfigure(c2);
+	/* Symbols at another resolution are another stream: three events of warm-up again. */
+	stream_run(&s, inst, 3);
+	ck_assert_msg(info_of(0).c.estimated_bits == est0, "estimate %g after a new quantum, was %g"
+		      SEEDFMT, info_of(0).c.estimated_bits, est0, SEEDARG);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_enabled)
+{
+	static char wl[] = "wlan*", kbd[] = "kbd*";
+	struct policy_override net_ov = {.name = wl, .set = RULE_SET_MODE,
+					 .rule = {.mode = MODE_DISABLED}};
+	struct policy_override in_ov = {.name = kbd, .set = RULE_SET_MODE,
+					.rule = {.mode = MODE_TRUSTED}};
+
+	ck_assert(pipeline_enabled(CLASS_NETWORK, "wlan0"));
+	cfg->policy[CLASS_NETWORK].overrides = &net_ov;
+	cfg->policy[CLASS_NETWORK].n_overrides = 1;
+	ck_assert(!pipeline_enabled(CLASS_NETWORK, "wlan0"));
+	ck_assert(pipeline_enabled(CLASS_NETWORK, "eth0"));
+
+	/* Every mode but disabled lets an instance open. */
+	cfg->policy[CLASS_BLOCK].rule.mode = MODE_MIX_ONLY;
+	ck_assert(pipeline_enabled(CLASS_BLOCK, "sda"));
+	cfg->policy[CLASS_BLOCK].rule.mode = MODE_REDUCED;
+	ck_assert(pipeline_enabled(CLASS_BLOCK, "sda"));
+
+	/* A disabled class, with one instance let back in by an override. */
+	cfg->policy[CLASS_INPUT].rule.mode = MODE_DISABLED;
+	cfg->policy[CLASS_INPUT].overrides = &in_ov;
+	cfg->policy[CLASS_INPUT].n_overrides = 1;
+	ck_assert(!pipeline_enabled(CLASS_INPUT, "mouse0"));
+	ck_assert(pipeline_enabled(CLASS_INPUT, "kbd0"));
+}
+END_TEST
+
+static Suite *pipeline_suite(void)
+{
+	Suite *s = suite_create("pipeline");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_attach_and_info);
+	tcase_add_test(tc, test_counters_trusted);
+	tcase_add_test(tc, test_counters_estimate_capped);
+	tcase_add_test(tc, test_counters_reduced);
+	tcase_add_test(tc, test_counters_mix_only);
+	tcase_add_test(tc, test_per_second_cap);
+	tcase_add_test(tc, test_detach_keeps_totals);
+	tcase_add_test(tc, test_reconfigure_changes_policy_keeps_state);
+	tcase_add_test(tc, test_reconfigure_to_disabled);
+	tcase_add_test(tc, test_reconfigure_new_quantum_restarts_estimator);
+	tcase_add_test(tc, test_enabled);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(pipeline_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,431 @@
+/* check_policy: unit tests for policy.c — rule resolution, per-event credit, per-second cap. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+
+#define EPS 1e-9
+
+/* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
+static uint64_t rng_state, seed;
+
+static void rng_seed(void)
+{
+	const char *e = getenv("ENTROPYD_TEST_SEED");
+
+	seed = e ? strtoull(e, NULL, 0) : 0x20261203u;
+	rng_state = seed;
+}
+
+static uint64_t rng_next(void) /* splitmix64 */
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double rng_unit(void) /* [0, 1) */
+{
+	return (double)(rng_next() >> 11) / 9007199254740992.0;
+}
+
+static const struct policy_rule class_rule = {
+	.mode = MODE_TRUSTED,
+	.scale = 0.5,
+	.cap_bits_per_event = 2,
+	.cap_bits_per_second = 100,
+};
+
+/* Override values that differ from class_rule in every field. */
+static const struct policy_rule other_rule = {
+	.mode = MODE_DISABLED,
+	.scale = 0.125,
+	.cap_bits_per_event = 7,
+	.cap_bits_per_second = 3,
+};
+
+static void rule_eq(const struct policy_rule *got, const struct policy_rule *want, const char *what)
+{
+	ck_assert_msg(got->mode == want->mode, "%s: mode %d, want %d", what, got->mode, want->mode);
+	ck_assert_msg(got->scale == want->scale, "%s: scale %g, want %g", what, got->scale,
+		      want->scale);
+	ck_assert_msg(got->cap_bits_per_event == want->cap_bits_per_event,
+		      "%s: cap/event %g, want %g", what, got->cap_bits_per_event,
+		      want->cap_bits_per_event);
+	ck_assert_msg(got->cap_bits_per_second == want->cap_bits_per_second,
+		      "%s: cap/second %g, want %g", what, got->cap_bits_per_second,
+		      want->cap_bits_per_second);
+}
+
+static void cfg_with(struct config *cfg, enum src_class cls, struct policy_override *ov, size_t n)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	for (int c = 0; c < CLASS_COUNT; c++)
+		cfg->policy[c].rule = class_rule;
+	cfg->policy[cls].overrides = ov;
+	cfg->policy[cls].n_overrides = n;
+}
+
+START_TEST(test_resolve_no_overrides)
+{
+	struct config cfg;
+	struct policy_rule r;
+
+	cfg_with(&cfg, CLASS_NETWORK, NULL, 0);
+	cfg.policy[CLASS_BLOCK].rule = other_rule;
+	r = policy_resolve(&cfg, CLASS_NETWORK, "eth0");
+	rule_eq(&r, &class_rule, "network/eth0");
+	r = policy_resolve(&cfg, CLASS_BLOCK, "sda");
+	rule_eq(&r, &other_rule, "block/sda takes its own class rule");
+}
+END_TEST
+
+START_TEST(test_resolve_full_override)
+{
+	char name[] = "eth1";
+	struct policy_override ov[] = {
+		{.name = name, .set = RULE_SET_MODE | RULE_SET_SCALE | RULE_SET_CAP_EVENT |
+				      RULE_SET_CAP_SECOND,
+		 .rule = other_rule},
+	};
+	struct config cfg;
+	struct policy_rule r;
+
+	cfg_with(&cfg, CLASS_NETWORK, ov, 1);
+	r = policy_resolve(&cfg, CLASS_NETWORK, "eth1");
+	rule_eq(&r, &other_rule, "eth1 overridden");
+	r = policy_resolve(&cfg, CLASS_NETWORK, "eth10");
+	rule_eq(&r, &class_rule, "eth10 is not eth1");
+	r = policy_resolve(&cfg, CLASS_NETWORK, "eth");
+	rule_eq(&r, &class_rule, "eth is not eth1");
+	/* An override belongs to its class only. */
+	r = policy_resolve(&cfg, CLASS_INPUT, "eth1");
+	rule_eq(&r, &class_rule, "input/eth1");
+}
+END_TEST
+
+START_TEST(test_resolve_partial_override)
+{
+	static const unsigned flags[] = {RULE_SET_MODE, RULE_SET_SCALE, RULE_SET_CAP_EVENT,
+					 RULE_SET_CAP_SECOND};
+	char name[] = "sda";
+
+	/* Each flag alone replaces exactly its field; the rest comes from the class rule. */
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		struct policy_override ov = {.name = name, .set = flags[i], .rule = other_rule};
+		struct policy_rule want = class_rule, r;
+		struct config cfg;
+		char what[64];
+
+		if (flags[i] == RULE_SET_MODE)
+			want.mode = other_rule.mode;
+		if (flags[i] == RULE_SET_SCALE)
+			want.scale = other_rule.scale;
+		if (flags[i] == RULE_SET_CAP_EVENT)
+			want.cap_bits_per_event = other_rule.cap_bits_per_event;
+		if (flags[i] == RULE_SET_CAP_SECOND)
+			want.cap_bits_per_second = other_rule.cap_bits_per_second;
+		cfg_with(&cfg, CLASS_BLOCK, &ov, 1);
+		r = policy_resolve(&cfg, CLASS_BLOCK, "sda");
+		snprintf(what, sizeof(what), "set = %#x", flags[i]);
+		rule_eq(&r, &want, what);
+	}
+
+	/* Two fields together. */
+	{
+		struct policy_override ov = {.name = name,
+					     .set = RULE_SET_MODE | RULE_SET_CAP_SECOND,
+					     .rule = other_rule};
+		struct policy_rule want = class_rule, r;
+		struct config cfg;
+
+		want.mode = other_rule.mode;
+		want.cap_bits_per_second = other_rule.cap_bits_per_second;
+		cfg_with(&cfg, CLASS_BLOCK, &ov, 1);
+		r = policy_resolve(&cfg, CLASS_BLOCK, "sda");
+		rule_eq(&r, &want, "mode + cap/second");
+	}
+
+	/* No flag: a matching override changes nothing. */
+	{
+		struct policy_override ov = {.name = name, .set = 0, .rule = other_rule};
+		struct policy_rule r;
+		struct config cfg;
+
+		cfg_with(&cfg, CLASS_BLOCK, &ov, 1);
+		r = policy_resolve(&cfg, CLASS_BLOCK, "sda");
+		rule_eq(&r, &class_rule, "set = 0");
+	}
+}
+END_TEST
+
+START_TEST(test_resolve_first_match_wins)
+{
+	char glob[] = "eth*", exact[] = "eth1", wl[] = "?lan[0-3]";
+	struct policy_override ov[3];
+	struct policy_rule disabled = class_rule, reduced = class_rule, r;
+	struct config cfg;
+
+	disabled.mode = MODE_DISABLED;
+	reduced.mode = MODE_REDUCED;
+
+	/* The glob first: it wins for eth1 too, although an exact entry follows. */
+	ov[0] = (struct policy_override){.name = glob, .set = RULE_SET_MODE, .rule = disabled};
+	ov[1] = (struct policy_override){.name = exact, .set = RULE_SET_MODE, .rule = reduced};
+	ov[2] = (struct policy_override){.name = wl, .set = RULE_SET_MODE, .rule = reduced};
+	cfg_with(&cfg, CLASS_NETWORK, ov, 3);
+	cfg.policy[CLASS_NETWORK].rule.mode = MODE_TRUSTED;
+	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "eth1").mode, MODE_DISABLED);
+	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "eth0").mode, MODE_DISABLED);
+	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "wlan2").mode, MODE_REDUCED);
+	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "wlan4").mode, MODE_TRUSTED);
+	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "lo").mode, MODE_TRUSTED);
+
+	/* The exact name first: it wins for eth1, the glob still catches the rest. */
+	ov[0] = (struct policy_override){.name = exact, .set = RULE_SET_MODE, .rule = reduced};
+	ov[1] = (struct policy_override){.name = glob, .set = RULE_SET_MODE, .rule = disabled};
+	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "eth1").mode, MODE_REDUCED);
+	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "eth0").mode, MODE_DISABLED);
+
+	/* A later match does not fill in fields the first match left unset. */
+	ov[0] = (struct policy_override){.name = exact, .set = RULE_SET_MODE, .rule = reduced};
+	ov[1] = (struct policy_override){.name = glob, .set = RULE_SET_SCALE,
+					 .rule = other_rule};
+	r = policy_resolve(&cfg, CLASS_NETWORK, "eth1");
+	ck_assert_int_eq(r.mode, MODE_REDUCED);
+	ck_assert(r.scale == class_rule.scale);
+	r = policy_resolve(&cfg, CLASS_NETWORK, "eth7");
+	ck_assert_int_eq(r.mode, MODE_TRUSTED);
+	ck_assert(r.scale == other_rule.scale);
+}
+END_TEST
+
+static struct policy_rule rule_of(enum policy_mode mode, double scale, double cap)
+{
+	return (struct policy_rule){.mode = mode, .scale = scale, .cap_bits_per_event = cap,
+				    .cap_bits_per_second = 1e9};
+}
+
+START_TEST(test_credit_trusted)
+{
+	struct policy_rule r = rule_of(MODE_TRUSTED, 0.5, 4);
+
+	ck_assert_double_eq_tol(policy_credit(&r, 1.5), 1.5, EPS);
+	ck_assert_double_eq_tol(policy_credit(&r, 4), 4, EPS);
+	ck_assert_double_eq_tol(policy_credit(&r, 9.75), 4, EPS); /* cap applied */
+	ck_assert_double_eq_tol(policy_credit(&r, INFINITY), 4, EPS);
+	ck_assert_double_eq_tol(policy_credit(&r, 0), 0, EPS);
+}
+END_TEST
+
+START_TEST(test_credit_reduced)
+{
+	struct policy_rule r = rule_of(MODE_REDUCED, 0.25, 4);
+
+	ck_assert_double_eq_tol(policy_credit(&r, 2), 0.5, EPS);
+	/* The cap is applied before the weight: 0.25 * min(4, 10), not min(4, 0.25 * 10). */
+	ck_assert_double_eq_tol(policy_credit(&r, 10), 1.0, EPS);
+	r.scale = 0.75;
+	ck_assert_double_eq_tol(policy_credit(&r, 3), 2.25, EPS);
+}
+END_TEST
+
+START_TEST(test_credit_mix_only_and_disabled)
+{
+	struct policy_rule m = rule_of(MODE_MIX_ONLY, 0.5, 4), d = rule_of(MODE_DISABLED, 0.5, 4);
+	static const double est[] = {0.5, 3, 4, 11, 1e6};
+
+	for (size_t i = 0; i < sizeof(est) / sizeof(est[0]); i++) {
+		ck_assert_msg(policy_credit(&m, est[i]) == 0, "mix-only credits %g for %g",
+			      policy_credit(&m, est[i]), est[i]);
+		ck_assert_msg(policy_credit(&d, est[i]) == 0, "disabled credits %g for %g",
+			      policy_credit(&d, est[i]), est[i]);
+	}
+}
+END_TEST
+
+START_TEST(test_credit_bad_estimates_give_zero)
+{
+	static const enum policy_mode modes[] = {MODE_TRUSTED, MODE_REDUCED, MODE_MIX_ONLY,
+						 MODE_DISABLED};
+	static const double bad[] = {-1, -0.001, -INFINITY, NAN, -NAN};
+
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		struct policy_rule r = rule_of(modes[m], 0.5, 4);
+
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			double c = policy_credit(&r, bad[i]);
+
+			ck_assert_msg(c == 0, "mode %d: estimate %g credits %g", modes[m], bad[i],
+				      c);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_credit_cap_zero)
+{
+	struct policy_rule r = rule_of(MODE_TRUSTED, 0.5, 0);
+
+	ck_assert(policy_credit(&r, 5) == 0);
+}
+END_TEST
+
+#define SEC 1000000000ULL
+
+START_TEST(test_rate_initial_burst)
+{
+	struct rate_cap rc;
+
+	memset(&rc, 0, sizeof(rc));
+	/* One second's worth is there at once, not more. */
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 5 * SEC), 10, EPS);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 5 * SEC), 0, EPS);
+
+	/* Smaller wants are granted in full until the burst is spent. */
+	memset(&rc, 0, sizeof(rc));
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 3, 0), 3, EPS);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 3, 0), 3, EPS);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 0), 4, EPS);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 1, 0), 0, EPS);
+}
+END_TEST
+
+START_TEST(test_rate_refills_by_event_time)
+{
+	struct rate_cap rc;
+	uint64_t t0 = 1000 * SEC;
+
+	memset(&rc, 0, sizeof(rc));
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0), 10, EPS);
+	/* Half a second of event time earns half the cap. */
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 + SEC / 2), 5, 1e-6);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 + SEC / 2 + SEC / 10), 1, 1e-6);
+	/* A long pause refills to one second's worth, never more. */
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 + 3600 * SEC), 10, 1e-6);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 + 3600 * SEC), 0, 1e-6);
+}
+END_TEST
+
+START_TEST(test_rate_time_backwards_no_refill)
+{
+	struct rate_cap rc;
+	uint64_t t0 = 50 * SEC;
+
+	memset(&rc, 0, sizeof(rc));
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0), 10, EPS);
+	/* Earlier timestamps (a replay, a clock step) earn nothing ... */
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 - 20 * SEC), 0, EPS);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 0), 0, EPS);
+	/* ... and do not move the reference back: half a second after t0 earns half. */
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 + SEC / 2), 5, 1e-6);
+}
+END_TEST
+
+START_TEST(test_rate_never_negative)
+{
+	struct rate_cap rc;
+
+	memset(&rc, 0, sizeof(rc));
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 4, SEC), 4, EPS);
+	ck_assert(rate_cap_take(&rc, 10, -5, SEC) == 0);
+	ck_assert(rate_cap_take(&rc, 10, -INFINITY, SEC) == 0);
+	/* A negative want neither returned anything nor added tokens. */
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, SEC), 6, EPS);
+	ck_assert(rate_cap_take(&rc, 10, 100, SEC) == 0);
+
+	/* A zero cap grants nothing, ever. */
+	memset(&rc, 0, sizeof(rc));
+	ck_assert(rate_cap_take(&rc, 0, 5, SEC) == 0);
+	ck_assert(rate_cap_take(&rc, 0, 5, 100 * SEC) == 0);
+}
+END_TEST
+
+START_TEST(test_rate_long_run_bound)
+{
+	const double cap = 100;
+	struct rate_cap rc;
+	uint64_t t = 7 * SEC, t_first = t, t_max = t;
+	double total = 0, wanted = 0;
+
+	rng_seed();
+	memset(&rc, 0, sizeof(rc));
+	for (int i = 0; i < 200000; i++) {
+		double want = rng_unit() * 20, got;
+		uint64_t step = rng_next() % (20 * 1000 * 1000); /* up to 20 ms */
+
+		/* One step in a hundred goes back in time. */
+		if (rng_next() % 100 == 0 && t > step)
+			t -= step;
+		else
+			t += step;
+		if (t > t_max)
+			t_max = t;
+		got = rate_cap_take(&rc, cap, want, t);
+		ck_assert_msg(got >= 0 && got <= want + EPS,
+			      "event %d: got %g of %g (seed %#llx)", i, got, want,
+			      (unsigned long long)seed);
+		total += got;
+		wanted += want;
+	}
+	{
+		double elapsed = (double)(t_max - t_first) / 1e9;
+		double bound = cap * elapsed + cap;
+
+		ck_assert_msg(total <= bound + 1e-6,
+			      "credited %g over %g s, bound %g (seed %#llx)", total, elapsed,
+			      bound, (unsigned long long)seed);
+		/* Demand is about ten times the cap, so the bucket must actually refill. */
+		ck_assert_msg(wanted > 2 * bound, "demand %g too low for the test (seed %#llx)",
+			      wanted, (unsigned long long)seed);
+		ck_assert_msg(total >= 0.95 * cap * elapsed,
+			      "credited only %g over %g s at cap %g (seed %#llx)", total, elapsed,
+			      cap, (unsigned long long)seed);
+	}
+}
+END_TEST
+
+static Suite *policy_suite(void)
+{
+	Suite *s = suite_create("policy");
+	TCase *tr = tcase_create("resolve"), *tc = tcase_create("credit"),
+	      *tb = tcase_create("rate_cap");
+
+	tcase_add_test(tr, test_resolve_no_overrides);
+	tcase_add_test(tr, test_resolve_full_override);
+	tcase_add_test(tr, test_resolve_partial_override);
+	tcase_add_test(tr, test_resolve_first_match_wins);
+	suite_add_tcase(s, tr);
+
+	tcase_add_test(tc, test_credit_trusted);
+	tcase_add_test(tc, test_credit_reduced);
+	tcase_add_test(tc, test_credit_mix_only_and_disabled);
+	tcase_add_test(tc, test_credit_bad_estimates_give_zero);
+	tcase_add_test(tc, test_credit_cap_zero);
+	suite_add_tcase(s, tc);
+
+	tcase_add_test(tb, test_rate_initial_burst);
+	tcase_add_test(tb, test_rate_refills_by_event_time);
+	tcase_add_test(tb, test_rate_time_backwards_no_refill);
+	tcase_add_test(tb, test_rate_never_negative);
+	tcase_add_test(tb, test_rate_long_run_bound);
+	suite_add_tcase(s, tb);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(policy_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

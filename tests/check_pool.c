@@ -1,0 +1,372 @@
+/* check_pool: unit tests for pool.c — batching, folding, credit bounds, wiping, notify hook. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+
+/* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
+static uint64_t rng_state, seed;
+
+static void rng_seed(void)
+{
+	const char *e = getenv("ENTROPYD_TEST_SEED");
+
+	seed = e ? strtoull(e, NULL, 0) : 0x20261203u;
+	rng_state = seed;
+}
+
+static uint64_t rng_next(void) /* splitmix64 */
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double rng_unit(void) /* [0, 1) */
+{
+	return (double)(rng_next() >> 11) / 9007199254740992.0;
+}
+
+static void fill(uint8_t *b, size_t n, uint8_t start)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(start + i * 7);
+}
+
+START_TEST(test_init_empty)
+{
+	struct pool p;
+
+	memset(&p, 0xee, sizeof(p));
+	pool_init(&p, NULL, NULL);
+	ck_assert(pool_empty(&p));
+	ck_assert(!pool_full(&p));
+	ck_assert_uint_eq(p.len, 0);
+	ck_assert_uint_eq(p.events, 0);
+	ck_assert(p.credit == 0);
+	ck_assert_ptr_null(p.notify);
+}
+END_TEST
+
+START_TEST(test_add_keeps_bytes_in_order)
+{
+	struct pool p;
+	struct batch b;
+	uint8_t d[40];
+
+	fill(d, sizeof(d), 3);
+	pool_init(&p, NULL, NULL);
+	pool_add(&p, d, 16, 1);
+	pool_add(&p, d + 16, 24, 1);
+	ck_assert(!pool_empty(&p));
+	ck_assert_uint_eq(p.len, 40);
+	ck_assert_uint_eq(p.events, 2);
+	pool_take(&p, &b);
+	ck_assert_uint_eq(b.len, 40);
+	ck_assert_uint_eq(b.events, 2);
+	ck_assert_int_eq(memcmp(b.data, d, sizeof(d)), 0);
+	ck_assert_int_eq(b.credit_bits, 2);
+}
+END_TEST
+
+START_TEST(test_credit_at_most_8_bits_per_byte)
+{
+	struct pool p;
+	struct batch b;
+	uint64_t v = 0x0123456789abcdefULL;
+
+	pool_init(&p, NULL, NULL);
+	pool_add(&p, &v, 2, 100);
+	pool_take(&p, &b);
+	ck_assert_int_eq(b.credit_bits, 16);
+
+	/* A full pool carries at most 8 * POOL_BYTES, whatever was claimed. */
+	pool_init(&p, NULL, NULL);
+	for (int i = 0; i < 2 * POOL_BYTES / 8; i++)
+		pool_add(&p, &v, sizeof(v), 1000);
+	pool_take(&p, &b);
+	ck_assert_uint_eq(b.len, POOL_BYTES);
+	ck_assert_int_eq(b.credit_bits, 8 * POOL_BYTES);
+
+	/* Zero bytes carry nothing. */
+	pool_init(&p, NULL, NULL);
+	pool_add(&p, &v, 0, 50);
+	pool_take(&p, &b);
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert_int_eq(b.credit_bits, 0);
+}
+END_TEST
+
+START_TEST(test_credit_random_batches)
+{
+	struct pool p;
+	struct batch b;
+	uint8_t d[64];
+
+	rng_seed();
+	pool_init(&p, NULL, NULL);
+	for (int round = 0; round < 500; round++) {
+		int n = 1 + (int)(rng_next() % 120);
+		size_t bytes = 0;
+		double sum = 0;
+
+		for (int i = 0; i < n; i++) {
+			size_t len = rng_next() % sizeof(d);
+			double c = rng_unit() * 12;
+
+			memset(d, round, len);
+			pool_add(&p, d, len, c);
+			bytes += len;
+			sum += c;
+		}
+		pool_take(&p, &b);
+		{
+			size_t carried = bytes < POOL_BYTES ? bytes : POOL_BYTES;
+			int want = (int)floor(fmin(sum, 8.0 * (double)carried));
+
+			ck_assert_msg(b.len == carried, "round %d: len %zu, want %zu (seed %#llx)",
+				      round, b.len, carried, (unsigned long long)seed);
+			ck_assert_msg(b.credit_bits == want,
+				      "round %d: %d bits, want %d of %g in %zu bytes (seed %#llx)",
+				      round, b.credit_bits, want, sum, carried,
+				      (unsigned long long)seed);
+			ck_assert_msg((size_t)b.credit_bits <= 8 * b.len,
+				      "round %d: %d bits in %zu bytes (seed %#llx)", round,
+				      b.credit_bits, b.len, (unsigned long long)seed);
+			ck_assert_uint_eq(b.events, (uint64_t)n);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_fractions_dropped_not_carried)
+{
+	struct pool p;
+	struct batch b;
+	uint64_t v = 1;
+
+	pool_init(&p, NULL, NULL);
+	pool_add(&p, &v, sizeof(v), 0.95);
+	pool_add(&p, &v, sizeof(v), 0.95);
+	pool_add(&p, &v, sizeof(v), 0.95);
+	pool_take(&p, &b);
+	ck_assert_int_eq(b.credit_bits, 2); /* 2.85 */
+	ck_assert(p.credit == 0);
+
+	/* 0.3 alone is no whole bit; with the 0.85 carried over it would be one. */
+	pool_add(&p, &v, sizeof(v), 0.3);
+	pool_take(&p, &b);
+	ck_assert_int_eq(b.credit_bits, 0);
+}
+END_TEST
+
+START_TEST(test_bad_credit_ignored)
+{
+	struct pool p;
+	struct batch b;
+	uint64_t v = 1;
+
+	pool_init(&p, NULL, NULL);
+	pool_add(&p, &v, sizeof(v), 3);
+	pool_add(&p, &v, sizeof(v), -10);
+	pool_add(&p, &v, sizeof(v), NAN);
+	pool_add(&p, &v, sizeof(v), -INFINITY);
+	ck_assert(p.credit == 3);
+	pool_take(&p, &b);
+	ck_assert_int_eq(b.credit_bits, 3);
+	ck_assert_uint_eq(b.events, 4);
+}
+END_TEST
+
+START_TEST(test_full_folds_in)
+{
+	static uint8_t first[POOL_BYTES], more[POOL_BYTES + 100];
+	uint8_t want[POOL_BYTES];
+	struct pool p;
+	struct batch b;
+
+	fill(first, sizeof(first), 1);
+	fill(more, sizeof(more), 200);
+	pool_init(&p, NULL, NULL);
+	pool_add(&p, first, sizeof(first), 0);
+	ck_assert(pool_full(&p));
+	ck_assert_uint_eq(p.len, POOL_BYTES);
+
+	/* The next bytes are XORed in from the start and wrap around. */
+	pool_add(&p, more, 10, 0);
+	ck_assert_uint_eq(p.len, POOL_BYTES);
+	pool_add(&p, more + 10, sizeof(more) - 10, 0);
+	ck_assert_uint_eq(p.len, POOL_BYTES);
+	ck_assert(pool_full(&p));
+
+	memcpy(want, first, sizeof(want));
+	for (size_t i = 0; i < sizeof(more); i++)
+		want[i % POOL_BYTES] ^= more[i];
+	pool_take(&p, &b);
+	ck_assert_uint_eq(b.len, POOL_BYTES);
+	for (size_t i = 0; i < POOL_BYTES; i++)
+		ck_assert_msg(b.data[i] == want[i], "byte %zu: %#x, want %#x", i, b.data[i],
+			      want[i]);
+}
+END_TEST
+
+START_TEST(test_full_random_model)
+{
+	/* Compare with a model of the pool over random add sizes. */
+	uint8_t model[POOL_BYTES] = {0}, d[300];
+	size_t mlen = 0, mpos = 0, total = 0;
+	struct pool p;
+	struct batch b;
+
+	rng_seed();
+	pool_init(&p, NULL, NULL);
+	while (total < 5 * POOL_BYTES) {
+		size_t len = rng_next() % sizeof(d);
+
+		for (size_t i = 0; i < len; i++)
+			d[i] = (uint8_t)rng_next();
+		pool_add(&p, d, len, 0);
+		for (size_t i = 0; i < len; i++) {
+			if (mlen < POOL_BYTES) {
+				model[mlen++] = d[i];
+			} else {
+				model[mpos] ^= d[i];
+				mpos = (mpos + 1) % POOL_BYTES;
+			}
+		}
+		total += len;
+		ck_assert_msg(p.len == mlen, "len %zu, want %zu (seed %#llx)", p.len, mlen,
+			      (unsigned long long)seed);
+	}
+	pool_take(&p, &b);
+	ck_assert_msg(memcmp(b.data, model, sizeof(model)) == 0, "pool differs (seed %#llx)",
+		      (unsigned long long)seed);
+}
+END_TEST
+
+START_TEST(test_take_empties_and_wipes)
+{
+	static uint8_t d[POOL_BYTES + 50];
+	struct pool p;
+	struct batch b;
+
+	memset(d, 0xa7, sizeof(d));
+	pool_init(&p, NULL, NULL);
+	pool_add(&p, d, sizeof(d), 77.5);
+	pool_take(&p, &b);
+	ck_assert(pool_empty(&p));
+	ck_assert(!pool_full(&p));
+	ck_assert_uint_eq(p.len, 0);
+	ck_assert_uint_eq(p.pos, 0);
+	ck_assert_uint_eq(p.events, 0);
+	ck_assert(p.credit == 0);
+	for (size_t i = 0; i < POOL_BYTES; i++)
+		ck_assert_msg(p.buf[i] == 0, "pool byte %zu not wiped", i);
+	ck_assert_int_eq(b.credit_bits, 77);
+
+	/* A second take gives an empty batch. */
+	pool_take(&p, &b);
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert_int_eq(b.credit_bits, 0);
+	ck_assert_uint_eq(b.events, 0);
+
+	/* After a take the pool fills from the start again, not at the old fold position. */
+	pool_add(&p, "xyz", 3, 0);
+	pool_take(&p, &b);
+	ck_assert_uint_eq(b.len, 3);
+	ck_assert_int_eq(memcmp(b.data, "xyz", 3), 0);
+}
+END_TEST
+
+START_TEST(test_batch_wipe)
+{
+	struct pool p;
+	struct batch b;
+	static const uint8_t zero[sizeof(struct batch)];
+
+	pool_init(&p, NULL, NULL);
+	pool_add(&p, "secret timing", 13, 5);
+	pool_take(&p, &b);
+	batch_wipe(&b);
+	ck_assert_int_eq(memcmp(&b, zero, sizeof(b)), 0);
+}
+END_TEST
+
+struct notes {
+	struct pool *p;
+	int calls;
+	size_t len_seen[8];
+	uint64_t events_seen[8];
+};
+
+static void note(void *arg)
+{
+	struct notes *n = arg;
+
+	if (n->calls < 8) {
+		n->len_seen[n->calls] = n->p->len;
+		n->events_seen[n->calls] = n->p->events;
+	}
+	n->calls++;
+}
+
+START_TEST(test_notify_once_per_add)
+{
+	struct pool p;
+	struct notes n = {.p = &p};
+	uint8_t d[100] = {0};
+
+	pool_init(&p, note, &n);
+	pool_add(&p, d, 8, 1);
+	ck_assert_int_eq(n.calls, 1);
+	pool_add(&p, d, 100, 0);
+	ck_assert_int_eq(n.calls, 2);
+	pool_add(&p, d, 0, 0);
+	ck_assert_int_eq(n.calls, 3);
+	/* The hook sees the pool after the add. */
+	ck_assert_uint_eq(n.len_seen[0], 8);
+	ck_assert_uint_eq(n.len_seen[1], 108);
+	ck_assert_uint_eq(n.events_seen[2], 3);
+
+	for (int i = 0; i < 100; i++)
+		pool_add(&p, d, sizeof(d), 0.5); /* well past full */
+	ck_assert_int_eq(n.calls, 103);
+}
+END_TEST
+
+static Suite *pool_suite(void)
+{
+	Suite *s = suite_create("pool");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_init_empty);
+	tcase_add_test(tc, test_add_keeps_bytes_in_order);
+	tcase_add_test(tc, test_credit_at_most_8_bits_per_byte);
+	tcase_add_test(tc, test_credit_random_batches);
+	tcase_add_test(tc, test_fractions_dropped_not_carried);
+	tcase_add_test(tc, test_bad_credit_ignored);
+	tcase_add_test(tc, test_full_folds_in);
+	tcase_add_test(tc, test_full_random_model);
+	tcase_add_test(tc, test_take_empties_and_wipes);
+	tcase_add_test(tc, test_batch_wipe);
+	tcase_add_test(tc, test_notify_once_per_add);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(pool_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

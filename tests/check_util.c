@@ -1,0 +1,255 @@
+/* check_util: unit tests for util.c — allocation wrappers, xasprintf, strlcopy, wipe, mono_ns. */
+#include <check.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+START_TEST(test_xasprintf_formats)
+{
+	char *s = xasprintf("%s-%d-%05.1f-%x", "abc", 42, 3.5, 255u);
+
+	ck_assert_str_eq(s, "abc-42-003.5-ff");
+	free(s);
+
+	s = xasprintf("%s", "");
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(s, "");
+	free(s);
+}
+END_TEST
+
+START_TEST(test_xasprintf_long)
+{
+	/* Longer than any fixed buffer an implementation might be tempted to use. */
+	enum { N = 20000 };
+	char *big = xmalloc(N + 1);
+	char *s;
+
+	memset(big, 'x', N);
+	big[N] = '\0';
+	s = xasprintf("[%s]%d", big, 7);
+	ck_assert_uint_eq(strlen(s), N + 3);
+	ck_assert_int_eq(s[0], '[');
+	ck_assert_int_eq(s[N], 'x');
+	ck_assert_str_eq(s + N + 1, "]7");
+	free(s);
+	free(big);
+}
+END_TEST
+
+START_TEST(test_strlcopy_fits)
+{
+	char dst[8];
+
+	memset(dst, '#', sizeof(dst));
+	ck_assert(strlcopy(dst, "abc", sizeof(dst)));
+	ck_assert_str_eq(dst, "abc");
+
+	/* Exactly size-1 characters still fit. */
+	memset(dst, '#', sizeof(dst));
+	ck_assert(strlcopy(dst, "1234567", sizeof(dst)));
+	ck_assert_str_eq(dst, "1234567");
+
+	memset(dst, '#', sizeof(dst));
+	ck_assert(strlcopy(dst, "", sizeof(dst)));
+	ck_assert_str_eq(dst, "");
+}
+END_TEST
+
+START_TEST(test_strlcopy_truncates)
+{
+	/* A guard after the destination catches a write past `size`. */
+	char buf[8 + 4];
+
+	memset(buf, '#', sizeof(buf));
+	ck_assert(!strlcopy(buf, "12345678", 8));
+	ck_assert_str_eq(buf, "1234567");
+	for (size_t i = 8; i < sizeof(buf); i++)
+		ck_assert_msg(buf[i] == '#', "byte %zu past the destination was written", i);
+
+	memset(buf, '#', sizeof(buf));
+	ck_assert(!strlcopy(buf, "a much longer string than fits", 5));
+	ck_assert_str_eq(buf, "a mu");
+	for (size_t i = 5; i < sizeof(buf); i++)
+		ck_assert_msg(buf[i] == '#', "byte %zu past the destination was written", i);
+
+	memset(buf, '#', sizeof(buf));
+	ck_assert(!strlcopy(buf, "x", 1));
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(buf[1], '#');
+}
+END_TEST
+
+START_TEST(test_strlcopy_size_zero)
+{
+	char buf[4];
+
+	memset(buf, '#', sizeof(buf));
+	ck_assert(!strlcopy(buf, "abc", 0));
+	for (size_t i = 0; i < sizeof(buf); i++)
+		ck_assert_msg(buf[i] == '#', "size 0 wrote byte %zu", i);
+	/* Nothing to copy, nothing lost. */
+	ck_assert(strlcopy(buf, "", 0));
+	ck_assert_int_eq(buf[0], '#');
+}
+END_TEST
+
+START_TEST(test_wipe_clears_exactly_the_range)
+{
+	unsigned char buf[64];
+
+	memset(buf, 0xa5, sizeof(buf));
+	wipe(buf + 8, 40);
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		unsigned char want = (i >= 8 && i < 48) ? 0 : 0xa5;
+
+		ck_assert_msg(buf[i] == want, "byte %zu is %#x, want %#x", i, buf[i], want);
+	}
+	wipe(buf, 0);
+	ck_assert_uint_eq(buf[0], 0xa5);
+}
+END_TEST
+
+START_TEST(test_wipe_heap)
+{
+	size_t n = 4096;
+	unsigned char *p = xmalloc(n);
+
+	memset(p, 0xff, n);
+	wipe(p, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(p[i] == 0, "byte %zu not wiped", i);
+	free(p);
+}
+END_TEST
+
+static uint64_t clock_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+START_TEST(test_mono_ns_is_monotonic_clock)
+{
+	/* Bracketed by CLOCK_MONOTONIC read directly: same clock, same unit (ns). */
+	uint64_t before = clock_mono();
+	uint64_t t = mono_ns();
+	uint64_t after = clock_mono();
+
+	ck_assert_uint_le(before, t);
+	ck_assert_uint_le(t, after);
+}
+END_TEST
+
+START_TEST(test_mono_ns_never_goes_back)
+{
+	uint64_t prev = mono_ns();
+
+	for (int i = 0; i < 100000; i++) {
+		uint64_t now = mono_ns();
+
+		ck_assert_msg(now >= prev, "mono_ns went back at call %d", i);
+		prev = now;
+	}
+}
+END_TEST
+
+START_TEST(test_mono_ns_advances)
+{
+	struct timespec d = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
+	uint64_t a = mono_ns(), b;
+
+	while (nanosleep(&d, &d) != 0)
+		;
+	b = mono_ns();
+	/* A sleep of 20 ms cannot take less; an upper bound would be a timed test. */
+	ck_assert_uint_ge(b - a, 20ULL * 1000 * 1000);
+}
+END_TEST
+
+START_TEST(test_alloc_wrappers)
+{
+	unsigned char *z = xcalloc(100, 3);
+	int *v = NULL;
+	char *s;
+
+	for (size_t i = 0; i < 300; i++)
+		ck_assert_uint_eq(z[i], 0);
+	free(z);
+
+	/* Zero sizes still give a pointer that can be freed. */
+	z = xmalloc(0);
+	ck_assert_ptr_nonnull(z);
+	free(z);
+	z = xcalloc(0, 0);
+	ck_assert_ptr_nonnull(z);
+	free(z);
+
+	for (int n = 1; n <= 1000; n *= 10) {
+		v = xreallocarray(v, (size_t)n, sizeof(*v));
+		v[n - 1] = n;
+	}
+	ck_assert_int_eq(v[999], 1000);
+	ck_assert_int_eq(v[0], 1);
+	free(v);
+
+	s = xstrdup("entropy");
+	ck_assert_str_eq(s, "entropy");
+	free(s);
+}
+END_TEST
+
+START_TEST(test_xreallocarray_overflow_aborts)
+{
+	/* nmemb * size overflows size_t: must not wrap to a small allocation. */
+	void *p = xreallocarray(NULL, SIZE_MAX / 2 + 2, 2);
+
+	free(p);
+}
+END_TEST
+
+static Suite *util_suite(void)
+{
+	Suite *s = suite_create("util");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_xasprintf_formats);
+	tcase_add_test(tc, test_xasprintf_long);
+	tcase_add_test(tc, test_strlcopy_fits);
+	tcase_add_test(tc, test_strlcopy_truncates);
+	tcase_add_test(tc, test_strlcopy_size_zero);
+	tcase_add_test(tc, test_wipe_clears_exactly_the_range);
+	tcase_add_test(tc, test_wipe_heap);
+	tcase_add_test(tc, test_mono_ns_is_monotonic_clock);
+	tcase_add_test(tc, test_mono_ns_never_goes_back);
+	tcase_add_test(tc, test_mono_ns_advances);
+	tcase_add_test(tc, test_alloc_wrappers);
+	suite_add_tcase(s, tc);
+
+	/* Needs fork mode to observe the abort; left out under CK_FORK=no. */
+	if (!getenv("CK_FORK") || strcmp(getenv("CK_FORK"), "no") != 0) {
+		TCase *tf = tcase_create("fatal");
+
+		tcase_add_test_raise_signal(tf, test_xreallocarray_overflow_aborts, SIGABRT);
+		suite_add_tcase(s, tf);
+	}
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(util_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
