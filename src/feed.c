@@ -28,7 +28,8 @@ enum feed_phase feed_choose(enum feed_mode mode, const struct kernel_state *ks)
 const char *feed_phase_name(enum feed_phase phase)
 {
 	static const char *const names[] = {"boot", "mix", "watermark", "always"};
-	return names[phase];
+
+	return (unsigned)phase < ARRAY_SIZE(names) ? names[phase] : "?";
 }
 
 static double phase_delay(const struct feed *f)
@@ -54,7 +55,7 @@ static void note_ready(struct feed *f)
 	if (f->phase == PHASE_BOOT) {
 		f->phase = PHASE_MIX;
 		log_notice("CRNG is ready%s: the kernel ignores credit from now on; mixing every "
-			   "%.0f s%s",
+			   "%g s%s",
 			   f->saw_not_ready ? " (entropyd saw it happen)" : "",
 			   f->cfg->feed.mix_interval,
 			   f->cfg->feed.reseed ? " and reseeding" : "");

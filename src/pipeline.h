@@ -19,7 +19,7 @@ enum {
 /* Counters of one instance; never raw timings. */
 struct inst_counters {
 	uint64_t events;       /* samples received */
-	uint64_t skipped;      /* samples dropped before estimation (rate caps) */
+	uint64_t skipped;      /* samples not estimated (instance disabled by policy) */
 	uint64_t mixed_bytes;  /* bytes handed to the pool */
 	double estimated_bits; /* sum of per-event estimates (after the class cap) */
 	double credited_bits;  /* sum of per-event credit (after policy) */

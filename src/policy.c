@@ -31,9 +31,13 @@ struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, 
 
 double policy_credit(const struct policy_rule *rule, double estimate)
 {
-	double bits = fmin(rule->cap_bits_per_event, estimate);
+	double bits;
 
-	if (!(bits > 0)) /* also catches NaN */
+	/* fmin() returns its other argument for a NaN: test the estimate itself first. */
+	if (!(estimate > 0))
+		return 0;
+	bits = fmin(rule->cap_bits_per_event, estimate);
+	if (!(bits > 0))
 		return 0;
 	switch (rule->mode) {
 	case MODE_TRUSTED:
@@ -62,7 +66,7 @@ double rate_cap_take(struct rate_cap *rc, double cap_per_second, double want, ui
 	}
 	if (rc->tokens > cap_per_second)
 		rc->tokens = cap_per_second;
-	got = fmin(want, rc->tokens);
+	got = want > 0 ? fmin(want, rc->tokens) : 0; /* NaN and negative wants get nothing */
 	if (got < 0)
 		got = 0;
 	rc->tokens -= got;
