@@ -11,6 +11,9 @@
 struct est_params {
 	uint64_t quantum_ns; /* timing resolution that symbols are taken at */
 	double cap_bits;     /* the class's physical cap, bits per event */
+	/* 0: full resolution. Otherwise the kernel already credits these events at this
+	 * resolution (one jiffy): symbols come from the phase within the jiffy only. */
+	uint64_t jiffy_ns;
 };
 
 struct est_out {
