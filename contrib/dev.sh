@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-dev
-	libpcap-dev libsystemd-dev libjansson-dev"
+	libpcap-dev libsystemd-dev libjansson-dev zlib1g-dev"
 TEST_DEPS="check strace util-linux mandoc"
 
 install_deps() {

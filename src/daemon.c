@@ -49,10 +49,11 @@ static void log_summary(struct daemon *d, int prio)
 
 	for (size_t i = 0; pipeline_info(i, &info); i++)
 		log_msg(prio,
-			"%s/%s: kind %s, state %s, policy %s, %llu events, %llu skipped, %llu bytes mixed, "
-			"%.1f bits estimated, %.1f bits credited",
+			"%s/%s: kind %s, state %s, policy %s, health %s, symbols %s, %llu events, "
+			"%llu skipped, %llu bytes mixed, %.1f bits estimated, %.1f bits credited",
 			class_name(info.cls), info.name, info.kind, info.state,
-			policy_mode_name(info.rule.mode), (unsigned long long)info.c.events,
+			policy_mode_name(info.rule.mode), info.health,
+			info.jiffy_ns ? "sub-jiffy" : "full", (unsigned long long)info.c.events,
 			(unsigned long long)info.c.skipped, (unsigned long long)info.c.mixed_bytes,
 			info.c.estimated_bits, info.c.credited_bits);
 	pipeline_totals(&t);

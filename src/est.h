@@ -22,11 +22,22 @@ struct est_out {
 	uint8_t symbol;   /* the 8-bit symbol this event produced, for health tests/recording */
 };
 
+/* What an estimator currently thinks, for status (optional). */
+struct est_report {
+	uint64_t symbols;
+	bool have_estimate;
+	double h;           /* min-entropy per symbol now used, when have_estimate */
+	const char *min_by; /* which estimator set it */
+	double h_each[5];   /* MCV, MultiMCW, Lag, MultiMMC, LZ78Y */
+	bool valid[5];
+};
+
 struct est_ops {
 	const char *name;
 	void *(*create)(const struct est_params *p);
 	void (*add)(void *state, uint64_t t_ns, struct est_out *out);
 	void (*destroy)(void *state);
+	void (*report)(void *state, struct est_report *r); /* may be NULL */
 };
 
 /* One estimator instance. */

@@ -6,7 +6,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/random.h>
+#include <string.h>
 #include <sys/utsname.h>
+#include <zlib.h>
 
 #define ENTROPY_AVAIL_PATH "/proc/sys/kernel/random/entropy_avail"
 
@@ -56,4 +58,48 @@ const char *kernel_meaning(const struct kernel_state *ks)
 		       "crediting as early as possible";
 	return "CRNG ready: the kernel ignores credit from now on (5.18 and later), "
 	       "entropyd keeps mixing at a low rate";
+}
+
+#define HZ_ASSUMED 1000
+
+/* "CONFIG_HZ=250" in a kernel config, read line by line through zlib (which also reads
+ * uncompressed files). 0 if absent. */
+static unsigned hz_from(const char *path)
+{
+	char line[256];
+	unsigned hz = 0;
+	gzFile f = gzopen(path, "rb");
+
+	if (!f)
+		return 0;
+	while (gzgets(f, line, sizeof(line))) {
+		if (strncmp(line, "CONFIG_HZ=", 10) == 0) {
+			if (sscanf(line + 10, "%u", &hz) != 1 || hz < 24 || hz > 10000)
+				hz = 0;
+			break;
+		}
+	}
+	gzclose(f);
+	return hz;
+}
+
+unsigned kernel_hz(const char **from)
+{
+	static char boot_path[300];
+	struct utsname u;
+	unsigned hz;
+
+	if ((hz = hz_from("/proc/config.gz")) != 0) {
+		*from = "/proc/config.gz";
+		return hz;
+	}
+	if (uname(&u) == 0) {
+		snprintf(boot_path, sizeof(boot_path), "/boot/config-%s", u.release);
+		if ((hz = hz_from(boot_path)) != 0) {
+			*from = boot_path;
+			return hz;
+		}
+	}
+	*from = "assumed: no kernel config found";
+	return HZ_ASSUMED;
 }

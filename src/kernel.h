@@ -17,6 +17,12 @@ void kernel_probe(struct kernel_state *ks);
 /* getrandom(GRND_NONBLOCK) succeeds once the CRNG is ready. */
 bool kernel_crng_ready(void);
 int kernel_entropy_avail(void);
+/* The kernel's tick rate (CONFIG_HZ), read from /proc/config.gz or /boot/config-RELEASE. When
+ * neither says, 1000 is assumed: the shortest common jiffy, so that what counts as finer
+ * than the kernel's own resolution is, if anything, less than it really is. *from names
+ * where it came from. */
+unsigned kernel_hz(const char **from);
+
 /* One sentence for the log and status: what this state means for credit. */
 const char *kernel_meaning(const struct kernel_state *ks);
 

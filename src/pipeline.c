@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "est.h"
+#include "health.h"
+#include "kernel.h"
 #include "log.h"
 #include "policy.h"
 #include "pool.h"
@@ -22,6 +24,8 @@ struct instance {
 	unsigned flags;
 	struct policy_rule rule;
 	struct est est;
+	struct health health;
+	enum health_state health_was;
 	struct rate_cap rate;
 	double last_estimate;
 	struct inst_counters c;
@@ -33,7 +37,15 @@ static struct {
 	struct instance *head;
 	size_t n;
 	struct inst_counters gone; /* counters of detached instances */
+	uint64_t jiffy_ns;         /* the kernel's own timing resolution, for INST_KERNEL_CREDITS */
+	unsigned hz;
+	const char *hz_from;
 } P;
+
+/* How often (in symbols) the health tests' claimed min-entropy follows the estimate. */
+#define HEALTH_CLAIM_EVERY 1024
+/* The least claim: below it the cutoffs no longer catch anything the estimate does not. */
+#define HEALTH_CLAIM_MIN 0.5
 
 static long class_quantum(const struct config *cfg, enum src_class cls)
 {
@@ -54,7 +66,39 @@ static struct est_params est_params_for(const struct instance *inst)
 	return (struct est_params){
 		.quantum_ns = (uint64_t)class_quantum(P.cfg, inst->cls),
 		.cap_bits = inst->rule.cap_bits_per_event,
+		.jiffy_ns = (inst->flags & INST_KERNEL_CREDITS) ? P.jiffy_ns : 0,
 	};
+}
+
+/* The health tests assume the min-entropy we would credit at most: the cap, or the
+ * estimate once there is one. Claiming more than the source has only makes them stricter. */
+static void health_claim(struct instance *inst, bool init)
+{
+	struct health_cfg hc;
+	double h = inst->rule.cap_bits_per_event;
+	struct est_report r;
+
+	if (!init && inst->est.ops->report) {
+		inst->est.ops->report(inst->est.state, &r);
+		if (r.have_estimate && r.h < h)
+			h = r.h;
+	}
+	if (h < HEALTH_CLAIM_MIN)
+		h = HEALTH_CLAIM_MIN;
+	if (h > 8)
+		h = 8;
+	health_cfg_default(&hc, h);
+	if (init)
+		health_init(&inst->health, &hc);
+	else if (hc.h_claimed != inst->health.cfg.h_claimed)
+		health_reconfigure(&inst->health, &hc);
+}
+
+static const struct est_ops *estimator(void)
+{
+	const struct est_ops *ops = est_find("sp800-90b");
+
+	return ops ? ops : &est_kernel_ops;
 }
 
 void pipeline_init(const struct config *cfg, struct pool *pool)
@@ -62,6 +106,8 @@ void pipeline_init(const struct config *cfg, struct pool *pool)
 	memset(&P, 0, sizeof(P));
 	P.cfg = cfg;
 	P.pool = pool;
+	P.hz = kernel_hz(&P.hz_from);
+	P.jiffy_ns = NS_PER_SEC / P.hz;
 }
 
 static void add_counters(struct inst_counters *to, const struct inst_counters *from)
@@ -109,6 +155,7 @@ void pipeline_reconfigure(const struct config *cfg)
 			est_init(&i->est, ops, &p);
 		}
 		i->est.params = p;
+		health_claim(i, false);
 	}
 }
 
@@ -130,7 +177,9 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 	inst->flags = flags;
 	inst->rule = policy_resolve(P.cfg, cls, name);
 	p = est_params_for(inst);
-	est_init(&inst->est, &est_kernel_ops, &p);
+	est_init(&inst->est, estimator(), &p);
+	health_claim(inst, true);
+	inst->health_was = inst->health.state;
 	inst->next = P.head;
 	P.head = inst;
 	P.n++;
@@ -144,6 +193,28 @@ void pipeline_set_state(struct instance *inst, const char *state)
 	inst->state = state;
 }
 
+/* Health tests on every symbol; a change of state is logged once, rate-limited. */
+static void health_check(struct instance *inst, uint8_t symbol)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
+	enum health_state now = health_feed(&inst->health, symbol);
+
+	if (inst->health.count.symbols % HEALTH_CLAIM_EVERY == 0)
+		health_claim(inst, false);
+	if (now == inst->health_was)
+		return;
+	if (now == HEALTH_FAILED || now == HEALTH_PERMANENT)
+		log_limited(&rl, LOG_WARNING, "%s/%s: health test failed (%s, %s): no credit %s",
+			    class_name(inst->cls), inst->name,
+			    health_test_name(inst->health.last_test),
+			    inst->health.last_permanent ? "permanent" : "intermittent",
+			    now == HEALTH_PERMANENT ? "until restart" : "until it passes again");
+	else if (inst->health_was != HEALTH_STARTUP)
+		log_limited(&rl, LOG_NOTICE, "%s/%s: health tests pass again: credit resumes",
+			    class_name(inst->cls), inst->name);
+	inst->health_was = now;
+}
+
 void pipeline_sample(struct instance *inst, uint64_t t_ns)
 {
 	struct est_out out;
@@ -155,8 +226,10 @@ void pipeline_sample(struct instance *inst, uint64_t t_ns)
 		return;
 	}
 	est_add(&inst->est, t_ns, &out);
+	if (out.have_symbol)
+		health_check(inst, out.symbol);
 	inst->last_estimate = out.bits;
-	credit = policy_credit(&inst->rule, out.bits);
+	credit = health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out.bits) : 0;
 	credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns);
 	inst->c.estimated_bits += out.bits;
 	inst->c.credited_bits += credit;
@@ -177,6 +250,12 @@ void pipeline_detach(struct instance *inst)
 		free_instance(inst);
 		return;
 	}
+}
+
+unsigned pipeline_kernel_hz(const char **from)
+{
+	*from = P.hz_from;
+	return P.hz;
 }
 
 size_t pipeline_count(void)
@@ -201,6 +280,13 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 	out->estimator = i->est.ops->name;
 	out->last_estimate = i->last_estimate;
 	out->kernel_credits = (i->flags & INST_KERNEL_CREDITS) != 0;
+	out->jiffy_ns = i->est.params.jiffy_ns;
+	out->health = health_state_name(i->health.state);
+	out->health_last = i->health.last_test == HEALTH_TEST_NONE
+				   ? "none"
+				   : health_test_name(i->health.last_test);
+	out->health_failures = i->health.count.rct_intermittent + i->health.count.apt_intermittent +
+			       i->health.count.rct_permanent + i->health.count.apt_permanent;
 	out->c = i->c;
 	return true;
 }

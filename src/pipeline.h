@@ -34,6 +34,10 @@ struct inst_info {
 	const char *estimator;
 	double last_estimate; /* bits/event of the most recent sample */
 	bool kernel_credits;
+	uint64_t jiffy_ns;          /* nonzero: symbols only from timing finer than the kernel's */
+	const char *health;         /* "startup", "ok", "failed", "permanent" */
+	const char *health_last;    /* the test that failed last, or "none" */
+	uint64_t health_failures;
 	struct inst_counters c;
 };
 
@@ -59,6 +63,8 @@ void pipeline_detach(struct instance *inst);
 size_t pipeline_count(void);
 /* The i-th live instance (0 <= i < pipeline_count()), filled into *out. */
 bool pipeline_info(size_t i, struct inst_info *out);
+/* The kernel's tick rate used for the no-double-counting rule, and where it was read. */
+unsigned pipeline_kernel_hz(const char **from);
 /* Totals over all instances, live and detached. */
 void pipeline_totals(struct inst_counters *out);
 

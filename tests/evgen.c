@@ -11,7 +11,8 @@ static void usage(void)
 	fprintf(stderr, "usage: evgen [-n FRAMES] [-p alt|periodic|random] [-s START_SEC] "
 			"[-k CODE] [-x VALUE] [-r SEED] [-d]\n"
 			"  alt: intervals of 1000 and 1100 us in turn; periodic: exactly 1000 us;\n"
-			"  random: 500..5499 us from SEED; -d adds a SYN_DROPPED before each frame\n");
+			"  random: 500..5499 us from SEED; loop: 256 random intervals, repeated;\n"
+			"  -d adds a SYN_DROPPED before each frame. The span in us goes to stderr.\n");
 	exit(2);
 }
 
@@ -31,7 +32,7 @@ static int put(FILE *out, unsigned long long t_us, unsigned type, unsigned code,
 int main(int argc, char **argv)
 {
 	unsigned long n = 100, seed = 1;
-	unsigned long long t_us = 1000000;
+	unsigned long long t_us = 1000000, start_us, loop[256];
 	const char *pattern = "alt";
 	unsigned code = KEY_A;
 	int value = 1, c, dropped = 0;
@@ -48,14 +49,20 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (strcmp(pattern, "alt") && strcmp(pattern, "periodic") && strcmp(pattern, "random"))
+	if (strcmp(pattern, "alt") && strcmp(pattern, "periodic") && strcmp(pattern, "random") &&
+	    strcmp(pattern, "loop"))
 		usage();
 	srandom((unsigned)seed);
+	for (int i = 0; i < 256; i++)
+		loop[i] = 500 + (unsigned long long)(random() % 5000);
+	start_us = t_us;
 	for (unsigned long i = 0; i < n; i++) {
 		if (!strcmp(pattern, "alt"))
 			t_us += (i % 2) ? 1100 : 1000;
 		else if (!strcmp(pattern, "periodic"))
 			t_us += 1000;
+		else if (!strcmp(pattern, "loop"))
+			t_us += loop[i % 256];
 		else
 			t_us += 500 + (unsigned long long)(random() % 5000);
 		if ((dropped && put(stdout, t_us, EV_SYN, SYN_DROPPED, 0) < 0) ||
@@ -65,5 +72,6 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	fprintf(stderr, "span_us=%llu\n", t_us - start_us);
 	return fflush(stdout) == 0 ? 0 : 1;
 }
