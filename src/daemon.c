@@ -35,10 +35,11 @@ static void update_status(void *arg)
 	struct inst_counters t;
 
 	pipeline_totals(&t);
-	notify_status("%s: %zu sources, %llu events, %.0f bits credited, %llu bits fed",
+	notify_status("%s: %zu sources, %llu events, %.0f bits credited, %llu bits fed; CRNG %s",
 		      feed_phase_name(d->feed.phase), pipeline_count(),
 		      (unsigned long long)t.events, t.credited_bits,
-		      (unsigned long long)d->sink.credited);
+		      (unsigned long long)d->sink.credited,
+		      d->feed.ks.crng_ready ? "ready" : "not ready");
 }
 
 /* Counts only: never a timestamp of an individual event. */
@@ -56,6 +57,13 @@ static void log_summary(struct daemon *d, int prio)
 			info.jiffy_ns ? "sub-jiffy" : "full", (unsigned long long)info.c.events,
 			(unsigned long long)info.c.skipped, (unsigned long long)info.c.mixed_bytes,
 			info.c.estimated_bits, info.c.credited_bits);
+	if (d->feed.ready_after_ns)
+		log_msg(prio, "kernel: CRNG became ready %.1f s after start",
+			(double)d->feed.ready_after_ns / 1e9);
+	else
+		log_msg(prio, "kernel: CRNG %s; feed phase %s",
+			d->feed.ks.crng_ready ? "was ready when entropyd started" : "not ready yet",
+			feed_phase_name(d->feed.phase));
 	pipeline_totals(&t);
 	log_msg(prio,
 		"total: %llu events, %.1f bits estimated, %.1f bits credited by policy; "
