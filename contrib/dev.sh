@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-dev
 	libpcap-dev libsystemd-dev libjansson-dev zlib1g-dev"
-TEST_DEPS="check strace util-linux mandoc"
+TEST_DEPS="check strace util-linux mandoc jq"
 
 install_deps() {
 	if [ "$(id -u)" -ne 0 ]; then

@@ -36,6 +36,7 @@ static const struct setting root_tab[] = {
 	GROUP("policy", "how much of each source class is credited"),
 	GROUP("sources", "what each source class watches"),
 	GROUP("control", "the control socket"),
+	GROUP("record", "recording of estimator symbols for offline assessment"),
 	{0},
 };
 
@@ -167,6 +168,16 @@ static const struct setting control_tab[] = {
 	{0},
 };
 
+/* dir is an absolute path or empty (off); parse_root checks that, as SF_ABSPATH refuses "". */
+static const struct setting record_tab[] = {
+	{.key = "dir", .type = SET_STRING, .offset = CFG(record.dir), .def_str = "",
+	 .help = "write each instance's symbols to DIR/CLASS-NAME.bin (empty: off)"},
+	{.key = "max_bytes", .type = SET_INT64, .offset = CFG(record.max_bytes), .min = 4096,
+	 .max = 1073741824, .def_num = 16777216, .unit = "bytes",
+	 .help = "bound of each file; recording of that instance stops there"},
+	{0},
+};
+
 /* The groups below the root whose keys all go straight into struct config. */
 static const struct {
 	const char *path;
@@ -177,6 +188,7 @@ static const struct {
 	{"sources.block", src_block_tab},
 	{"sources.network", src_network_tab},
 	{"control", control_tab},
+	{"record", record_tab},
 };
 
 /* ---- names ---- */
@@ -527,6 +539,17 @@ static const config_setting_t *group_at(const config_setting_t *root, const char
 	return g;
 }
 
+static void check_record_dir(struct settings_ctx *ctx, const config_setting_t *grp,
+			     const struct config *cfg)
+{
+	const config_setting_t *cs = grp ? config_setting_get_member(grp, "dir") : NULL;
+
+	if (cs && cfg->record.dir[0] && cfg->record.dir[0] != '/')
+		settings_err(ctx, cs, "record.dir",
+			     "an absolute path (a string starting with \"/\"), or \"\" for off",
+			     "\"%s\" is not an absolute path", cfg->record.dir);
+}
+
 static void parse_root(struct settings_ctx *ctx, const config_setting_t *root,
 		       struct config *cfg)
 {
@@ -544,6 +567,7 @@ static void parse_root(struct settings_ctx *ctx, const config_setting_t *root,
 	for (c = 0; c < CLASS_COUNT; c++)
 		parse_class(ctx, settings_member(policy, class_names[c], SET_GROUP), c,
 			    &cfg->policy[c]);
+	check_record_dir(ctx, group_at(root, "record"), cfg);
 }
 
 /* libconfig says only "syntax error"; say where to look. */
@@ -673,7 +697,8 @@ void config_print(const struct config *cfg, FILE *out)
 	print_group(out, "block", src_block_tab, cfg, ~0u, 2, false);
 	print_group(out, "network", src_network_tab, cfg, ~0u, 2, false);
 	fputs("};\n\n", out);
-	print_group(out, "control", control_tab, cfg, ~0u, 0, false);
+	print_group(out, "control", control_tab, cfg, ~0u, 0, true);
+	print_group(out, "record", record_tab, cfg, ~0u, 0, false);
 }
 
 void config_print_keys(FILE *out)

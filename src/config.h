@@ -95,6 +95,11 @@ struct config {
 		char *socket;
 		char *group;
 	} control;
+
+	struct {
+		char *dir;      /* per-instance symbol files; "" = off (the default) */
+		long max_bytes; /* bound of each file */
+	} record;
 };
 
 /* Every problem found in one file, each "FILE:LINE: KEY: what is wrong; what is allowed". */

@@ -20,6 +20,7 @@ struct daemon_opts {
 	bool dry_run;
 	int verbosity;
 	int ready_fd; /* if >= 0, one status byte is written here once started or failed */
+	const char *record_dir; /* --record: replaces record.dir, in every config loaded; or NULL */
 };
 
 /* Run until SIGTERM/SIGINT. Takes ownership of cfg. Returns an exit status. */

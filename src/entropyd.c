@@ -4,14 +4,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "assess.h"
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "util.h"
 
 static void usage(FILE *out)
 {
@@ -26,16 +30,36 @@ static void usage(FILE *out)
 		"  -p, --print        print the effective configuration, defaults filled in\n"
 		"  -F, --foreground   stay in the foreground and log to stderr\n"
 		"  -d, --dry-run      do everything but feed the kernel; log what would be credited\n"
+		"      --record DIR   record the symbols each instance's estimator sees, one\n"
+		"                     byte each, in DIR/CLASS-NAME.bin (overrides record.dir)\n"
 		"  -v, --verbose      log more (twice: debug)\n"
 		"  -V, --version      print the version and exit\n"
 		"  -h, --help         print this help and exit\n"
 		"\n"
+		"Assessment (runs no daemon, needs no privileges):\n"
+		"  entropyd --assess FILE --bits N [--class CLASS] [--json] [-f FILE]\n"
+		"                     run the SP 800-90B literal estimators over FILE (one\n"
+		"                     sample per byte, the low N bits used, N = 1..8) and print\n"
+		"                     each estimate, the minimum, and what the policy of CLASS\n"
+		"                     (input, block or network; default input) would credit per\n"
+		"                     event\n"
+		"\n"
 		"Signals: SIGHUP reloads the configuration (an invalid one is rejected whole),\n"
 		"SIGUSR1 logs per-source counters, SIGTERM and SIGINT flush and exit.\n"
-		"Exit status: 0 success, 1 invalid configuration, 2 usage error, 3 start-up failure.\n"
+		"Exit status: 0 success, 1 invalid configuration (--assess: unreadable file),\n"
+		"2 usage error, 3 start-up failure.\n"
 		"See entropyd(8) and entropyd.conf(5).\n",
 		CONFIG_DEFAULT_PATH);
 }
+
+/* Long-only options. */
+enum {
+	OPT_RECORD = 256,
+	OPT_ASSESS,
+	OPT_BITS,
+	OPT_CLASS,
+	OPT_JSON,
+};
 
 static const struct option long_opts[] = {
 	{"config", required_argument, NULL, 'f'},
@@ -46,6 +70,11 @@ static const struct option long_opts[] = {
 	{"verbose", no_argument, NULL, 'v'},
 	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
+	{"record", required_argument, NULL, OPT_RECORD},
+	{"assess", required_argument, NULL, OPT_ASSESS},
+	{"bits", required_argument, NULL, OPT_BITS},
+	{"class", required_argument, NULL, OPT_CLASS},
+	{"json", no_argument, NULL, OPT_JSON},
 	{NULL, 0, NULL, 0},
 };
 
@@ -96,12 +125,91 @@ static int background(struct daemon_opts *opts)
 	return 0;
 }
 
+/* A usage error of the assessment or recording options: one line that names the problem. */
+static int usage_error(const char *fmt, ...) PRINTF_LIKE(1, 2);
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("entropyd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry \"entropyd --help\".\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* --bits: an integer from 1 to 8, nothing else. */
+static bool parse_bits(const char *s, unsigned *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > 8)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
+/* entropyd --assess: everything is checked before the file is read; a bad option is a usage
+ * error (2), a file that cannot be read is 1 (assess_run), like an invalid config. */
+static int assess(const char *file, const char *bits_arg, const char *class_arg, bool json,
+		  const char *config_path, bool explicit_path)
+{
+	struct assess_opts ao = {.file = file, .cls = CLASS_INPUT, .json = json};
+	struct config *cfg;
+	int rc, c;
+
+	if (!*file)
+		return usage_error("--assess: the file name is empty");
+	if (!bits_arg)
+		return usage_error("--assess needs --bits N: the bits per sample (1 to 8)");
+	if (!parse_bits(bits_arg, &ao.bits))
+		return usage_error("--bits: \"%s\" is not allowed; allowed: an integer from 1 to 8",
+				   bits_arg);
+	if (class_arg) {
+		if ((c = class_from_name(class_arg)) < 0)
+			return usage_error("--class: unknown class \"%s\"; allowed: input, block, "
+					   "network", class_arg);
+		ao.cls = (enum src_class)c;
+	}
+	cfg = load(config_path, explicit_path);
+	if (!cfg)
+		return EXIT_CONFIG;
+	rc = assess_run(&ao, cfg, stdout, stderr);
+	config_free(cfg);
+	if (fflush(stdout) != 0 && rc == 0) {
+		perror("entropyd: --assess: writing the report");
+		rc = 1;
+	}
+	return rc;
+}
+
+/* --record DIR made absolute: the daemon leaves the current directory when it detaches. */
+static char *absolute_dir(const char *dir)
+{
+	char *cwd, *abs;
+
+	if (dir[0] == '/')
+		return xstrdup(dir);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return NULL;
+	abs = xasprintf("%s/%s", cwd, dir);
+	free(cwd);
+	return abs;
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon_opts opts = {.config_path = CONFIG_DEFAULT_PATH, .ready_fd = -1};
-	bool explicit_path = false, check = false, print = false;
+	bool explicit_path = false, check = false, print = false, json = false;
+	const char *assess_file = NULL, *bits_arg = NULL, *class_arg = NULL, *record_arg = NULL;
+	char *record_dir = NULL;
 	struct config *cfg;
-	int c;
+	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "f:npFdvVh", long_opts, NULL)) != -1) {
 		switch (c) {
@@ -130,6 +238,21 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
+		case OPT_RECORD:
+			record_arg = optarg;
+			break;
+		case OPT_ASSESS:
+			assess_file = optarg;
+			break;
+		case OPT_BITS:
+			bits_arg = optarg;
+			break;
+		case OPT_CLASS:
+			class_arg = optarg;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
 		default:
 			usage(stderr);
 			return EXIT_USAGE;
@@ -140,25 +263,53 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (assess_file && (check || print || opts.foreground || opts.dry_run || record_arg))
+		return usage_error("--assess runs no daemon: it does not go with -n, -p, -F, -d or "
+				   "--record");
+	if (!assess_file && (bits_arg || class_arg || json))
+		return usage_error("--bits, --class and --json go with --assess FILE");
+	if (record_arg && !*record_arg)
+		return usage_error("--record: the directory name is empty");
 
 	log_open(true, opts.verbosity);
+	if (assess_file)
+		return assess(assess_file, bits_arg, class_arg, json, opts.config_path,
+			      explicit_path);
+	if (record_arg) {
+		record_dir = absolute_dir(record_arg);
+		if (!record_dir) {
+			perror("entropyd: --record: cannot find the current directory");
+			return EXIT_STARTUP;
+		}
+		opts.record_dir = record_dir;
+	}
 	cfg = load(opts.config_path, explicit_path);
-	if (!cfg)
+	if (!cfg) {
+		free(record_dir);
 		return EXIT_CONFIG;
+	}
+	if (record_dir) {
+		free(cfg->record.dir);
+		cfg->record.dir = xstrdup(record_dir);
+	}
 	if (check || print) {
 		if (print)
 			config_print(cfg, stdout);
 		else
 			printf("configuration OK\n");
 		config_free(cfg);
+		free(record_dir);
 		return EXIT_OK;
 	}
 	if (!opts.foreground) {
 		if (background(&opts) < 0) {
 			config_free(cfg);
+			free(record_dir);
 			return EXIT_STARTUP;
 		}
 		log_open(false, opts.verbosity);
 	}
-	return daemon_run(&opts, cfg);
+	rc = daemon_run(&opts, cfg);
+	free(record_dir);
+	return rc;
 }

@@ -126,7 +126,8 @@ static bool config_eq(const struct config *a, const struct config *b)
 	    a->network.quantum_ns != b->network.quantum_ns)
 		return false;
 	return strcmp(a->control.socket, b->control.socket) == 0 &&
-	       strcmp(a->control.group, b->control.group) == 0;
+	       strcmp(a->control.group, b->control.group) == 0 &&
+	       strcmp(a->record.dir, b->record.dir) == 0 && a->record.max_bytes == b->record.max_bytes;
 }
 
 /* config_print into a temporary file, whose path the caller unlinks and frees. */
@@ -229,6 +230,8 @@ static void assert_defaults(const struct config *cfg)
 	ck_assert_int_eq(cfg->network.quantum_ns, 1000);
 	ck_assert_str_eq(cfg->control.socket, "/run/entropyd/io.entropyd");
 	ck_assert_str_eq(cfg->control.group, "entropyd");
+	ck_assert_str_eq(cfg->record.dir, "");
+	ck_assert_int_eq(cfg->record.max_bytes, 16777216);
 }
 
 START_TEST(test_defaults)
@@ -612,7 +615,7 @@ START_TEST(test_print_keys)
 		"sources.block.devices", "sources.block.quantum_ns", "sources.network.interfaces",
 		"sources.network.direction", "sources.network.filter", "sources.network.snaplen",
 		"sources.network.file", "sources.network.quantum_ns", "control.socket",
-		"control.group",
+		"control.group", "record.dir", "record.max_bytes",
 	};
 	static const char *const rule[] = {"mode", "scale", "cap_bits_per_event",
 					   "cap_bits_per_second"};

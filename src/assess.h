@@ -1,0 +1,31 @@
+/* assess: entropyd --assess, the daemon's own SP 800-90B estimators over a recorded file. */
+#ifndef ENTROPYD_ASSESS_H
+#define ENTROPYD_ASSESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "sample.h"
+
+struct assess_opts {
+	const char *file;   /* one symbol per byte, as entropyd --record and ea_non_iid use */
+	unsigned bits;      /* 1..8: the low bits of each byte are the symbol */
+	enum src_class cls; /* whose policy rule says what would be credited */
+	bool json;
+};
+
+/*
+ * Read opts->file whole, run the five literal estimators over it (sp90b_literal), and print
+ * each result, their minimum and the credit per event under cfg's rule for the class, as text
+ * or JSON, to out. Problems go to err, naming the file. Returns 0, or 1 if the file cannot be
+ * read or holds fewer than 2 samples. Never needs privileges; starts nothing.
+ */
+int assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *out, FILE *err);
+
+/* The JSON key of an estimator: "mcv", "multimcw", "lag", "multimmc", "lz78y". */
+const char *assess_key(unsigned estimator);
+
+#endif
