@@ -74,19 +74,17 @@ static void log_summary(struct daemon *d, int prio)
 		(unsigned long long)d->sink.errors);
 }
 
-static void reload(struct daemon *d)
+int daemon_reload(struct daemon *d, struct config_errors *errs)
 {
-	struct config_errors errs = {0};
 	struct config *next;
 
 	notify_reloading();
-	next = config_load(d->opts->config_path, &errs);
+	next = config_load(d->opts->config_path, errs);
 	if (!next) {
-		for (size_t i = 0; i < errs.n; i++)
-			log_err("%s", errs.msg[i]);
-		log_err("reload rejected (%zu error%s): the running configuration stays", errs.n,
-			errs.n == 1 ? "" : "s");
-		config_errors_free(&errs);
+		for (size_t i = 0; i < errs->n; i++)
+			log_err("%s", errs->msg[i]);
+		log_err("reload rejected (%zu error%s): the running configuration stays", errs->n,
+			errs->n == 1 ? "" : "s");
 		d->reload_failures++;
 	} else {
 		if (strcmp(next->feed.device, d->cfg->feed.device) != 0)
@@ -102,6 +100,31 @@ static void reload(struct daemon *d)
 	}
 	notify_ready();
 	update_status(d);
+	return next ? 0 : -1;
+}
+
+void daemon_get_status(const struct daemon *d, struct daemon_status *out)
+{
+	const struct feed *f = &d->feed;
+
+	memset(out, 0, sizeof(*out));
+	out->uptime_ns = mono_ns() - f->start_ns;
+	out->feed_mode = feed_mode_name(d->cfg->feed.mode);
+	out->feed_phase = feed_phase_name(f->phase);
+	out->sink = sink_name(&d->sink);
+	out->kernel_major = f->ks.major;
+	out->kernel_minor = f->ks.minor;
+	out->crng_ready = f->ks.crng_ready;
+	out->credit_counts = !f->ks.credit_until_ready || !f->ks.crng_ready;
+	out->entropy_avail = kernel_entropy_avail();
+	out->ready_after_s = f->ready_after_ns ? (double)f->ready_after_ns / 1e9 : -1;
+	out->feeds = d->sink.feeds;
+	out->fed_bytes = d->sink.mixed_bytes;
+	out->fed_credit_bits = d->sink.credited;
+	out->reseeds = d->sink.reseeds;
+	out->feed_errors = d->sink.errors;
+	out->reloads = d->reloads;
+	out->reload_failures = d->reload_failures;
 }
 
 static void signal_cb(evutil_socket_t signo, short what, void *arg)
@@ -109,9 +132,13 @@ static void signal_cb(evutil_socket_t signo, short what, void *arg)
 	struct daemon *d = arg;
 
 	switch (signo) {
-	case SIGHUP:
-		reload(d);
+	case SIGHUP: {
+		struct config_errors errs = {0};
+
+		daemon_reload(d, &errs);
+		config_errors_free(&errs);
 		break;
+	}
 	case SIGUSR1:
 		log_summary(d, LOG_NOTICE);
 		break;
