@@ -87,6 +87,10 @@ int daemon_reload(struct daemon *d, struct config_errors *errs)
 			errs->n == 1 ? "" : "s");
 		d->reload_failures++;
 	} else {
+		if (d->opts->record_dir) {
+			free(next->record.dir);
+			next->record.dir = xstrdup(d->opts->record_dir);
+		}
 		if (strcmp(next->feed.device, d->cfg->feed.device) != 0)
 			log_warn("feed.device changed to %s: takes effect at restart",
 				 next->feed.device);

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "policy.h"
 #include "pool.h"
+#include "record.h"
 #include "util.h"
 
 struct instance {
@@ -27,6 +28,7 @@ struct instance {
 	struct health health;
 	enum health_state health_was;
 	struct rate_cap rate;
+	struct recorder *rec; /* --record: the symbols this instance's estimator sees */
 	double last_estimate;
 	struct inst_counters c;
 };
@@ -121,6 +123,7 @@ static void add_counters(struct inst_counters *to, const struct inst_counters *f
 
 static void free_instance(struct instance *inst)
 {
+	record_close(inst->rec);
 	est_fini(&inst->est);
 	free(inst->name);
 	free(inst->kind);
@@ -136,6 +139,7 @@ void pipeline_fini(void)
 		P.head = inst->next;
 		free_instance(inst);
 	}
+	record_fini();
 	memset(&P, 0, sizeof(P));
 }
 
@@ -180,6 +184,8 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 	est_init(&inst->est, estimator(), &p);
 	health_claim(inst, true);
 	inst->health_was = inst->health.state;
+	inst->rec = record_open(P.cfg->record.dir, class_name(cls), name,
+				(uint64_t)P.cfg->record.max_bytes);
 	inst->next = P.head;
 	P.head = inst;
 	P.n++;
@@ -226,8 +232,10 @@ void pipeline_sample(struct instance *inst, uint64_t t_ns)
 		return;
 	}
 	est_add(&inst->est, t_ns, &out);
-	if (out.have_symbol)
+	if (out.have_symbol) {
 		health_check(inst, out.symbol);
+		record_symbol(inst->rec, out.symbol);
+	}
 	inst->last_estimate = out.bits;
 	credit = health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out.bits) : 0;
 	credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns);
