@@ -30,6 +30,7 @@ struct instance {
 	struct rate_cap rate;
 	struct recorder *rec; /* --record: the symbols this instance's estimator sees */
 	double last_estimate;
+	double weight; /* set by the source (pipeline_set_weight); 1 unless it says otherwise */
 	struct inst_counters c;
 };
 
@@ -180,6 +181,7 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 	inst->state = "open";
 	inst->flags = flags;
 	inst->rule = policy_resolve(P.cfg, cls, name);
+	inst->weight = 1.0;
 	p = est_params_for(inst);
 	est_init(&inst->est, estimator(), &p);
 	health_claim(inst, true);
@@ -197,6 +199,17 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 void pipeline_set_state(struct instance *inst, const char *state)
 {
 	inst->state = state;
+}
+
+void pipeline_set_weight(struct instance *inst, double w)
+{
+	inst->weight = w >= 0 && w <= 1 ? w : 0; /* NaN or out of range: no credit */
+}
+
+void pipeline_skip(struct instance *inst, uint64_t n)
+{
+	inst->c.events += n;
+	inst->c.skipped += n;
 }
 
 /* Health tests on every symbol; a change of state is logged once, rate-limited. */
@@ -238,6 +251,7 @@ void pipeline_sample(struct instance *inst, uint64_t t_ns)
 	}
 	inst->last_estimate = out.bits;
 	credit = health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out.bits) : 0;
+	credit *= inst->weight;
 	credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns);
 	inst->c.estimated_bits += out.bits;
 	inst->c.credited_bits += credit;

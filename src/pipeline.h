@@ -19,7 +19,7 @@ enum {
 /* Counters of one instance; never raw timings. */
 struct inst_counters {
 	uint64_t events;       /* samples received */
-	uint64_t skipped;      /* samples not estimated (instance disabled by policy) */
+	uint64_t skipped;      /* not estimated: instance disabled by policy, or pipeline_skip */
 	uint64_t mixed_bytes;  /* bytes handed to the pool */
 	double estimated_bits; /* sum of per-event estimates (after the class cap) */
 	double credited_bits;  /* sum of per-event credit (after policy) */
@@ -54,6 +54,12 @@ bool pipeline_enabled(enum src_class cls, const char *name);
 struct instance *pipeline_attach(enum src_class cls, const char *name, const char *kind,
 				 unsigned flags);
 void pipeline_set_state(struct instance *inst, const char *state);
+/* A source's own weight on the instance's credit, 0 <= w <= 1 (default 1): applied after the
+ * policy, before the per-second cap. */
+void pipeline_set_weight(struct instance *inst, double w);
+/* n events the source saw but does not hand in (over its own event cap): counted as events
+ * and as skipped, never estimated, mixed or credited. */
+void pipeline_skip(struct instance *inst, uint64_t n);
 /* One event at t_ns (CLOCK_MONOTONIC, or the replayed timestamp). */
 void pipeline_sample(struct instance *inst, uint64_t t_ns);
 /* The instance went away: its counters move to the class totals, its state is freed. */
