@@ -157,6 +157,10 @@ static const struct setting src_network_tab[] = {
 	{.key = "file", .type = SET_STRING, .offset = CFG(network.file), .def_str = "",
 	 .help = "pcap savefile to replay (empty: live capture)"},
 	QUANTUM_KEY(network.quantum_ns),
+	{.key = "max_events_per_second", .type = SET_INT,
+	 .offset = CFG(network.max_events_per_second), .min = 1, .max = 100000000,
+	 .def_num = 10000, .unit = "packets/s",
+	 .help = "packets timed per interface per second; the rest are only counted"},
 	{0},
 };
 

@@ -89,6 +89,7 @@ struct config {
 		int snaplen;
 		char *file;
 		long quantum_ns;
+		int max_events_per_second; /* per interface; the rest are counted as skipped */
 	} network;
 
 	struct {

@@ -614,7 +614,8 @@ START_TEST(test_print_keys)
 		"sources.input.exclude", "sources.input.quantum_ns", "sources.block.backend",
 		"sources.block.devices", "sources.block.quantum_ns", "sources.network.interfaces",
 		"sources.network.direction", "sources.network.filter", "sources.network.snaplen",
-		"sources.network.file", "sources.network.quantum_ns", "control.socket",
+		"sources.network.file", "sources.network.quantum_ns",
+		"sources.network.max_events_per_second", "control.socket",
 		"control.group", "record.dir", "record.max_bytes",
 	};
 	static const char *const rule[] = {"mode", "scale", "cap_bits_per_event",
