@@ -8,6 +8,8 @@
 
 #include "config.h"
 #include "est.h"
+#include "health.h"
+#include "kernel.h"
 #include "pipeline.h"
 #include "policy.h"
 #include "pool.h"
@@ -583,10 +585,194 @@ START_TEST(test_enabled)
 }
 END_TEST
 
+/* ---- the kernel's jiffy and the health tests (DESIGN §5.2) ---- */
+
+START_TEST(test_jiffy_only_for_kernel_credited)
+{
+	const char *from = NULL, *p_from = NULL;
+	unsigned hz = kernel_hz(&from);
+	struct inst_info kbd, sda;
+
+	ck_assert_uint_gt(hz, 0);
+	ck_assert_uint_eq(pipeline_kernel_hz(&p_from), hz);
+	ck_assert_str_eq(p_from, from);
+	pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", INST_KERNEL_CREDITS);
+	pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	kbd = info_of(0);
+	sda = info_of(1);
+	ck_assert(kbd.kernel_credits);
+	ck_assert_msg(kbd.jiffy_ns == NS_PER_SEC / hz, "jiffy_ns %llu, CONFIG_HZ %u (%s)",
+		      (unsigned long long)kbd.jiffy_ns, hz, from);
+	ck_assert_uint_ne(kbd.jiffy_ns, 0);
+	ck_assert(!sda.kernel_credits);
+	ck_assert_uint_eq(sda.jiffy_ns, 0);
+
+	/* A reload keeps it. */
+	pipeline_reconfigure(second_config());
+	ck_assert_uint_eq(info_of(0).jiffy_ns, NS_PER_SEC / hz);
+	ck_assert_uint_eq(info_of(1).jiffy_ns, 0);
+}
+END_TEST
+
+START_TEST(test_health_startup_holds_credit)
+{
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+	uint64_t symbols = 0;
+
+	rng_seed();
+	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "startup");
+	ck_assert_str_eq(in.health_last, "none");
+	ck_assert_uint_eq(in.health_failures, 0);
+	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
+
+	/* A stream as random as timing gets: not one bit is credited while its first 1024
+	 * symbols are tested. The first event gives no symbol (there is no delta yet). */
+	stream_run(&s, inst, 1);
+	while (symbols < HEALTH_STARTUP_SYMBOLS - 1) {
+		stream_run(&s, inst, 1);
+		symbols++;
+		in = info_of(0);
+		ck_assert_msg(in.c.credited_bits == 0, "%g bits credited after %llu symbols" SEEDFMT,
+			      in.c.credited_bits, (unsigned long long)symbols, SEEDARG);
+		ck_assert_msg(strcmp(in.health, "startup") == 0, "health %s after %llu symbols"
+			      SEEDFMT, in.health, (unsigned long long)symbols, SEEDARG);
+	}
+	/* It was the start-up test that held the credit back, not the estimate. */
+	ck_assert_msg(in.c.estimated_bits > HEALTH_STARTUP_SYMBOLS,
+		      "estimated only %g bits" SEEDFMT, in.c.estimated_bits, SEEDARG);
+	ck_assert_uint_eq(drained.credit, 0);
+	ck_assert(pool.credit == 0);
+
+	/* The 1024th passing symbol ends start-up; from then on the stream earns credit. */
+	stream_run(&s, inst, 1);
+	ck_assert_msg(strcmp(info_of(0).health, "ok") == 0, "health %s after %d symbols" SEEDFMT,
+		      info_of(0).health, HEALTH_STARTUP_SYMBOLS, SEEDARG);
+	stream_run(&s, inst, 500);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "ok");
+	ck_assert_uint_eq(in.health_failures, 0);
+	ck_assert_msg(in.c.credited_bits > 500, "credited only %g after start-up" SEEDFMT,
+		      in.c.credited_bits, SEEDARG);
+	est_fini(&s.est);
+}
+END_TEST
+
+/* health.c says "failed" and "failed-permanent"; pipeline.h documents "permanent". */
+static bool health_failed(const struct inst_info *in)
+{
+	return strncmp(in->health, "failed", 6) == 0 || strcmp(in->health, "permanent") == 0;
+}
+
+/* Events `step` ns apart, or alternately step and step + alt ns apart. Returns the events
+ * fed before the instance's health first read "failed*" (n if it never did), and what
+ * pipeline_info said right then in *at_fail. */
+static int stuck_run(struct stream *s, struct instance *inst, int n, uint64_t step, uint64_t alt,
+		     struct inst_info *at_fail)
+{
+	int failed_at = n;
+
+	for (int i = 0; i < n; i++) {
+		s->t += step + (i % 2 ? alt : 0);
+		pipeline_sample(inst, s->t);
+		if (failed_at == n) {
+			struct inst_info in = info_of(0);
+
+			if (health_failed(&in)) {
+				failed_at = i;
+				if (at_fail)
+					*at_fail = in;
+			}
+		}
+	}
+	return failed_at;
+}
+
+START_TEST(test_health_stuck_stream_fails)
+{
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in, at_fail;
+	int failed_at;
+
+	rng_seed();
+	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
+	stream_run(&s, inst, WARM);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "ok");
+	ck_assert_msg(in.c.credited_bits > 0, "no credit before the stream got stuck" SEEDFMT,
+		      SEEDARG);
+
+	/* Exactly 1 ms between events, every time: one symbol over and over. The run of
+	 * repeats trips the repetition count test first (later the APT window fails too). */
+	failed_at = stuck_run(&s, inst, 1000, MS, 0, &at_fail);
+	ck_assert_msg(failed_at < 64, "a stuck stream still passes after %d events" SEEDFMT,
+		      failed_at, SEEDARG);
+	ck_assert_str_eq(at_fail.health_last, "repetition-count");
+	ck_assert_uint_ge(at_fail.health_failures, 1);
+	in = info_of(0);
+	ck_assert_msg(health_failed(&in), "health %s" SEEDFMT, in.health, SEEDARG);
+	ck_assert_msg(in.c.credited_bits == at_fail.c.credited_bits,
+		      "a stuck stream was credited %g bits after failing" SEEDFMT,
+		      in.c.credited_bits - at_fail.c.credited_bits, SEEDARG);
+	at_fail = in;
+
+	/* From then on, nothing: not even when the timing turns random again (a source that
+	 * stuck this long failed at the permanent cutoff, and stays off until restarted). */
+	stream_run(&s, inst, 3000);
+	in = info_of(0);
+	ck_assert_msg(health_failed(&in), "health %s after recovering timing" SEEDFMT, in.health,
+		      SEEDARG);
+	ck_assert_msg(in.c.estimated_bits - at_fail.c.estimated_bits > 3000,
+		      "the estimator saw too little to prove anything" SEEDFMT, SEEDARG);
+	ck_assert_msg(in.c.credited_bits == at_fail.c.credited_bits,
+		      "credited %g more bits after the failure" SEEDFMT,
+		      in.c.credited_bits - at_fail.c.credited_bits, SEEDARG);
+	ck_assert_uint_eq(in.c.events, at_fail.c.events + 3000);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_health_catches_what_estimator_credits)
+{
+	/* Gaps of 1000 and 1256 us alternate: the estimator's differences are large (it gives
+	 * every event the full 4-bit cap), but the symbol, the gap modulo 256 quanta, never
+	 * changes. The health tests must catch what the estimator does not. */
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in, at_fail;
+	int failed_at;
+
+	rng_seed();
+	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
+	stream_run(&s, inst, WARM);
+	ck_assert_str_eq(info_of(0).health, "ok");
+
+	failed_at = stuck_run(&s, inst, 1000, 1000 * QUANTUM, 256 * QUANTUM, &at_fail);
+	ck_assert_msg(failed_at < 20, "stuck symbols pass for %d events" SEEDFMT, failed_at,
+		      SEEDARG);
+	ck_assert_str_eq(at_fail.health_last, "repetition-count");
+	in = info_of(0);
+	ck_assert_msg(in.c.estimated_bits - at_fail.c.estimated_bits >= 4.0 * 900 - TOL,
+		      "the estimator should credit this stream fully: %g bits" SEEDFMT,
+		      in.c.estimated_bits - at_fail.c.estimated_bits, SEEDARG);
+	ck_assert_msg(in.c.credited_bits == at_fail.c.credited_bits,
+		      "credited %g bits of a stuck stream" SEEDFMT,
+		      in.c.credited_bits - at_fail.c.credited_bits, SEEDARG);
+	ck_assert(health_failed(&in));
+	est_fini(&s.est);
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
 	Suite *s = suite_create("pipeline");
-	TCase *tc = tcase_create("core");
+	TCase *tc = tcase_create("core"), *health;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_attach_and_info);
@@ -601,6 +787,14 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, test_reconfigure_new_quantum_restarts_estimator);
 	tcase_add_test(tc, test_enabled);
 	suite_add_tcase(s, tc);
+
+	health = tcase_create("health");
+	tcase_add_checked_fixture(health, setup, teardown);
+	tcase_add_test(health, test_jiffy_only_for_kernel_credited);
+	tcase_add_test(health, test_health_startup_holds_credit);
+	tcase_add_test(health, test_health_stuck_stream_fails);
+	tcase_add_test(health, test_health_catches_what_estimator_credits);
+	suite_add_tcase(s, health);
 	return s;
 }
 

@@ -1,0 +1,487 @@
+/* check_source: the driver table and starting, reloading and stopping every class, with a
+ * real event loop, the real pipeline and the input driver on a private watch directory. */
+#include "autoconf.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "pipeline.h"
+#include "pool.h"
+#include "source.h"
+#include "source_evdev.h"
+#include "util.h"
+
+static char topdir[64];  /* one per run, removed at the end even if a test failed */
+static char tmpdir[128]; /* one per test: the watch directory */
+static struct event_base *base;
+static struct config *cfg;
+static struct pool pool;
+static struct source srcs[CLASS_COUNT];
+static bool started;
+static int fds_at_setup;
+
+/* ---- helpers ---- */
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* A FIFO in the watch directory: the input driver reads it as a record stream. */
+static void make_fifo(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+}
+
+static bool attached(const char *name)
+{
+	struct inst_info in;
+
+	for (size_t i = 0; pipeline_info(i, &in); i++)
+		if (in.cls == CLASS_INPUT && strcmp(in.name, name) == 0)
+			return true;
+	return false;
+}
+
+static struct config *new_config(void)
+{
+	struct config *c = config_defaults();
+
+	ck_assert_ptr_nonnull(c);
+	free(c->input.watch);
+	c->input.watch = xstrdup(tmpdir);
+	return c;
+}
+
+static void add_override(struct config *c, enum src_class cls, const char *glob, unsigned set,
+			 enum policy_mode mode)
+{
+	struct class_policy *cp = &c->policy[cls];
+	struct policy_override *ov;
+
+	cp->overrides = xreallocarray(cp->overrides, cp->n_overrides + 1, sizeof(*cp->overrides));
+	ov = &cp->overrides[cp->n_overrides++];
+	memset(ov, 0, sizeof(*ov));
+	ov->name = xstrdup(glob);
+	ov->set = set;
+	ov->rule = cp->rule;
+	ov->rule.mode = mode;
+}
+
+/* stderr goes to a temporary file between capture_begin and capture_end. */
+static FILE *cap_tmp;
+static int cap_saved = -1;
+
+static void capture_begin(void)
+{
+	cap_tmp = tmpfile();
+	ck_assert_ptr_nonnull(cap_tmp);
+	fflush(stderr);
+	cap_saved = dup(STDERR_FILENO);
+	ck_assert_int_ge(cap_saved, 0);
+	ck_assert_int_ge(dup2(fileno(cap_tmp), STDERR_FILENO), 0);
+}
+
+static char *capture_end(void)
+{
+	char *text;
+	long len;
+
+	fflush(stderr);
+	ck_assert_int_ge(dup2(cap_saved, STDERR_FILENO), 0);
+	close(cap_saved);
+	cap_saved = -1;
+	len = ftell(cap_tmp);
+	ck_assert_int_ge(len, 0);
+	text = xcalloc(1, (size_t)len + 1);
+	rewind(cap_tmp);
+	ck_assert_uint_eq(fread(text, 1, (size_t)len, cap_tmp), (size_t)len);
+	fclose(cap_tmp);
+	cap_tmp = NULL;
+	return text;
+}
+
+/* Start with stderr captured; returns the log. */
+static char *start_logged(int *rc)
+{
+	capture_begin();
+	*rc = sources_start(srcs, base, cfg);
+	started = true;
+	return capture_end();
+}
+
+/* The daemon's reload order: the pipeline learns the new config, then the sources do. */
+static void reload(struct config *next)
+{
+	struct config *old = cfg;
+
+	cfg = next;
+	pipeline_reconfigure(next);
+	sources_reload(srcs, next);
+	config_free(old);
+}
+
+/* ---- fixture ---- */
+
+/* Unchecked: runs in the runner itself, so the directory goes even when a test fails. */
+static void run_setup(void)
+{
+	strcpy(topdir, "/tmp/check_source.XXXXXX");
+	if (!mkdtemp(topdir)) {
+		perror("mkdtemp");
+		exit(EXIT_FAILURE);
+	}
+}
+
+static void run_teardown(void)
+{
+	nftw(topdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void setup(void)
+{
+	/* Plain "entropyd: warning: ..." lines, even when run under systemd. */
+	unsetenv("JOURNAL_STREAM");
+	log_open(true, 0);
+	snprintf(tmpdir, sizeof(tmpdir), "%s/watch.XXXXXX", topdir);
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	base = event_base_new();
+	ck_assert_ptr_nonnull(base);
+	cfg = new_config();
+	pool_init(&pool, NULL, NULL);
+	pipeline_init(cfg, &pool);
+	memset(srcs, 0, sizeof(srcs));
+	started = false;
+	fds_at_setup = count_fds();
+}
+
+static void teardown(void)
+{
+	if (started)
+		sources_stop(srcs);
+	pipeline_fini();
+	config_free(cfg);
+	event_base_free(base);
+	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- the table ---- */
+
+START_TEST(test_driver_table)
+{
+	const struct source_ops *in = source_driver(CLASS_INPUT);
+	const struct source_ops *blk = source_driver(CLASS_BLOCK);
+	const struct source_ops *net = source_driver(CLASS_NETWORK);
+
+	ck_assert_ptr_eq(in, &source_evdev_ops);
+	ck_assert_str_eq(in->name, "input");
+	ck_assert_int_eq(in->cls, CLASS_INPUT);
+	ck_assert_ptr_null(in->missing);
+	ck_assert_ptr_nonnull(in->start);
+	ck_assert_ptr_nonnull(in->reload);
+	ck_assert_ptr_nonnull(in->stop);
+
+	/* Named stubs: the class name the config uses, and what is missing. */
+	ck_assert_ptr_nonnull(blk);
+	ck_assert_str_eq(blk->name, "block");
+	ck_assert_int_eq(blk->cls, CLASS_BLOCK);
+	ck_assert_ptr_nonnull(blk->missing);
+	ck_assert_msg(strstr(blk->missing, "block"), "block stub: \"%s\"", blk->missing);
+
+	ck_assert_ptr_nonnull(net);
+	ck_assert_str_eq(net->name, "network");
+	ck_assert_int_eq(net->cls, CLASS_NETWORK);
+	ck_assert_ptr_nonnull(net->missing);
+	ck_assert_msg(strstr(net->missing, "packet"), "network stub: \"%s\"", net->missing);
+	ck_assert_str_ne(blk->missing, net->missing);
+
+	/* Every entry is the driver of its own class, named as class_name() names it. */
+	for (int c = 0; c < CLASS_COUNT; c++) {
+		ck_assert_int_eq(source_driver((enum src_class)c)->cls, c);
+		ck_assert_str_eq(source_driver((enum src_class)c)->name,
+				 class_name((enum src_class)c));
+	}
+}
+END_TEST
+
+/* ---- start ---- */
+
+START_TEST(test_start_input_not_stubs)
+{
+	char *out;
+	int rc;
+
+	make_fifo("event0");
+	out = start_logged(&rc);
+	ck_assert_int_eq(rc, 0);
+
+	ck_assert(srcs[CLASS_INPUT].running);
+	ck_assert_ptr_nonnull(srcs[CLASS_INPUT].priv);
+	ck_assert_ptr_eq(srcs[CLASS_INPUT].ops, &source_evdev_ops);
+	ck_assert_ptr_eq(srcs[CLASS_INPUT].base, base);
+	ck_assert_ptr_eq(srcs[CLASS_INPUT].cfg, cfg);
+	ck_assert(attached("event0"));
+	/* inotify plus the FIFO. */
+	ck_assert_int_eq(count_fds(), fds_at_setup + 2);
+
+	for (int c = CLASS_BLOCK; c <= CLASS_NETWORK; c++) {
+		const struct source_ops *stub = source_driver((enum src_class)c);
+		char want[256];
+
+		ck_assert_msg(!srcs[c].running, "stub %s running", stub->name);
+		ck_assert_ptr_null(srcs[c].priv);
+		ck_assert_ptr_eq(srcs[c].ops, stub);
+		snprintf(want, sizeof(want), "warning: %s source: not started: %s", stub->name,
+			 stub->missing);
+		ck_assert_msg(strstr(out, want), "want \"%s\" in the log:\n%s", want, out);
+	}
+	free(out);
+}
+END_TEST
+
+START_TEST(test_class_disabled_not_started)
+{
+	char *out;
+	int rc;
+
+	make_fifo("event0");
+	cfg->policy[CLASS_INPUT].rule.mode = MODE_DISABLED;
+	cfg->policy[CLASS_BLOCK].rule.mode = MODE_DISABLED;
+	/* Overrides that do not enable anything: another field, or disabled again. */
+	add_override(cfg, CLASS_INPUT, "event*", RULE_SET_CAP_EVENT, MODE_TRUSTED);
+	add_override(cfg, CLASS_INPUT, "event0", RULE_SET_MODE, MODE_DISABLED);
+	pipeline_reconfigure(cfg);
+	out = start_logged(&rc);
+	ck_assert_int_eq(rc, 0);
+
+	ck_assert(!srcs[CLASS_INPUT].running);
+	ck_assert_ptr_null(srcs[CLASS_INPUT].priv);
+	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_int_eq(count_fds(), fds_at_setup);
+	/* A stub disabled by policy is not even warned about; one still wanted is. */
+	ck_assert_msg(!strstr(out, source_driver(CLASS_BLOCK)->missing), "log:\n%s", out);
+	ck_assert_msg(strstr(out, source_driver(CLASS_NETWORK)->missing), "log:\n%s", out);
+	free(out);
+}
+END_TEST
+
+START_TEST(test_class_disabled_override_enables)
+{
+	char *out;
+	int rc;
+
+	make_fifo("event0");
+	make_fifo("event1");
+	cfg->policy[CLASS_INPUT].rule.mode = MODE_DISABLED;
+	add_override(cfg, CLASS_INPUT, "event1", RULE_SET_MODE, MODE_MIX_ONLY);
+	pipeline_reconfigure(cfg);
+	out = start_logged(&rc);
+	free(out);
+	ck_assert_int_eq(rc, 0);
+
+	/* The class runs for the one instance let back in; the rest stays closed. */
+	ck_assert(srcs[CLASS_INPUT].running);
+	ck_assert_ptr_nonnull(srcs[CLASS_INPUT].priv);
+	ck_assert(attached("event1"));
+	ck_assert(!attached("event0"));
+	ck_assert_uint_eq(pipeline_count(), 1);
+	ck_assert_int_eq(count_fds(), fds_at_setup + 2);
+}
+END_TEST
+
+/* ---- reload and stop ---- */
+
+START_TEST(test_reload_disables_input)
+{
+	struct config *next;
+	char *out;
+	int rc;
+
+	make_fifo("event0");
+	out = start_logged(&rc);
+	free(out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert(srcs[CLASS_INPUT].running);
+	ck_assert(attached("event0"));
+
+	next = new_config();
+	next->policy[CLASS_INPUT].rule.mode = MODE_DISABLED;
+	reload(next);
+	ck_assert(!srcs[CLASS_INPUT].running);
+	ck_assert_ptr_null(srcs[CLASS_INPUT].priv);
+	ck_assert_ptr_eq(srcs[CLASS_INPUT].cfg, next);
+	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_int_eq(count_fds(), fds_at_setup);
+
+	/* And back: a reload that enables the class starts it again. */
+	next = new_config();
+	reload(next);
+	ck_assert(srcs[CLASS_INPUT].running);
+	ck_assert(attached("event0"));
+	ck_assert_int_eq(count_fds(), fds_at_setup + 2);
+	/* The stubs stay stubs. */
+	ck_assert(!srcs[CLASS_BLOCK].running);
+	ck_assert(!srcs[CLASS_NETWORK].running);
+}
+END_TEST
+
+static long long events_of(const char *name)
+{
+	struct inst_info in;
+
+	for (size_t i = 0; pipeline_info(i, &in); i++)
+		if (in.cls == CLASS_INPUT && strcmp(in.name, name) == 0)
+			return (long long)in.c.events;
+	return -1;
+}
+
+/* n reports into a FIFO, then the loop runs until the instance has counted them (bounded). */
+static void feed_reports(const char *name, int n)
+{
+	char path[256];
+	long long want = events_of(name) + n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	for (int i = 0; i < n; i++) {
+		struct input_event e;
+
+		memset(&e, 0, sizeof(e));
+		e.input_event_sec = 100 + i;
+		e.input_event_usec = (i * 7919) % 1000000;
+		e.type = EV_SYN;
+		e.code = SYN_REPORT;
+		ck_assert_int_eq(write(fd, &e, sizeof(e)), (ssize_t)sizeof(e));
+	}
+	close(fd);
+	for (int turn = 0; turn < 500 && events_of(name) < want; turn++) {
+		event_base_loop(base, EVLOOP_NONBLOCK);
+		if (events_of(name) < want)
+			usleep(1000);
+	}
+	ck_assert_int_eq(events_of(name), want);
+}
+
+START_TEST(test_reload_keeps_running_instance)
+{
+	struct config *next;
+	struct inst_info in;
+	char *out;
+	int rc;
+
+	make_fifo("event0");
+	make_fifo("event1");
+	out = start_logged(&rc);
+	free(out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(pipeline_count(), 2);
+	feed_reports("event0", 10);
+
+	/* Still wanted: the class keeps running and the driver's own reload applies the new
+	 * config, closing what it now excludes and keeping the rest with its state. */
+	next = new_config();
+	next->policy[CLASS_INPUT].rule.mode = MODE_REDUCED;
+	next->policy[CLASS_INPUT].rule.scale = 0.5;
+	ck_assert_uint_eq(next->input.exclude.n, 0); /* the default: nothing excluded */
+	next->input.exclude.v = xcalloc(1, sizeof(char *));
+	next->input.exclude.v[0] = xstrdup("event1");
+	next->input.exclude.n = 1;
+	reload(next);
+	ck_assert(srcs[CLASS_INPUT].running);
+	ck_assert_uint_eq(pipeline_count(), 1);
+	ck_assert(!attached("event1"));
+	ck_assert(pipeline_info(0, &in));
+	ck_assert_str_eq(in.name, "event0");
+	ck_assert_int_eq(in.rule.mode, MODE_REDUCED);
+	ck_assert_int_eq(events_of("event0"), 10);
+	ck_assert_int_eq(count_fds(), fds_at_setup + 2);
+	feed_reports("event0", 5);
+}
+END_TEST
+
+START_TEST(test_stop_closes_everything)
+{
+	char *out;
+	int rc;
+
+	make_fifo("event0");
+	make_fifo("event1");
+	make_fifo("event2");
+	out = start_logged(&rc);
+	free(out);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_eq(pipeline_count(), 3);
+	ck_assert_int_eq(count_fds(), fds_at_setup + 4);
+
+	sources_stop(srcs);
+	for (int c = 0; c < CLASS_COUNT; c++) {
+		ck_assert_msg(!srcs[c].running, "%s still running", class_name((enum src_class)c));
+		ck_assert_ptr_null(srcs[c].priv);
+	}
+	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_int_eq(count_fds(), fds_at_setup);
+	/* Nothing is left registered on the loop. */
+	ck_assert_int_eq(event_base_get_num_events(base, EVENT_BASE_COUNT_ADDED), 0);
+
+	/* Stopping twice is harmless. */
+	sources_stop(srcs);
+	ck_assert_int_eq(count_fds(), fds_at_setup);
+}
+END_TEST
+
+static Suite *source_suite(void)
+{
+	Suite *s = suite_create("source");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_unchecked_fixture(tc, run_setup, run_teardown);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_driver_table);
+	tcase_add_test(tc, test_start_input_not_stubs);
+	tcase_add_test(tc, test_class_disabled_not_started);
+	tcase_add_test(tc, test_class_disabled_override_enables);
+	tcase_add_test(tc, test_reload_disables_input);
+	tcase_add_test(tc, test_reload_keeps_running_instance);
+	tcase_add_test(tc, test_stop_closes_everything);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(source_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
