@@ -217,6 +217,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 
 	d->opts = opts;
 	d->cfg = cfg;
+	d->sink.fd = -1; /* teardown closes it; never fd 0 */
 	signal(SIGPIPE, SIG_IGN);
 	log_hook_libevent();
 	if (setup_events(d) < 0 ||

@@ -35,7 +35,7 @@ struct inst_info {
 	double last_estimate; /* bits/event of the most recent sample */
 	bool kernel_credits;
 	uint64_t jiffy_ns;          /* nonzero: symbols only from timing finer than the kernel's */
-	const char *health;         /* "startup", "ok", "failed", "permanent" */
+	const char *health;         /* health_state_name(): "startup", "ok", "failed", ... */
 	const char *health_last;    /* the test that failed last, or "none" */
 	uint64_t health_failures;
 	struct inst_counters c;

@@ -82,6 +82,7 @@ void sources_reload(struct source *srcs, const struct config *cfg)
 {
 	for (int c = 0; c < CLASS_COUNT; c++) {
 		struct source *src = &srcs[c];
+		bool was = class_wanted(src->cfg, (enum src_class)c);
 		bool wanted = class_wanted(cfg, (enum src_class)c);
 
 		src->cfg = cfg;
@@ -91,7 +92,8 @@ void sources_reload(struct source *srcs, const struct config *cfg)
 			log_info("%s source: stopped, now disabled by policy", src->ops->name);
 		} else if (src->running) {
 			src->ops->reload(src);
-		} else if (wanted && !src->ops->missing) {
+		} else if (wanted && (!src->ops->missing || !was)) {
+			/* A stub newly wanted says once more what is missing. */
 			if (start_one(src) < 0)
 				log_warn("%s source: could not be started after reload",
 					 src->ops->name);
