@@ -169,6 +169,9 @@ static const struct setting control_tab[] = {
 	 .def_str = "/run/entropyd/io.entropyd", .help = "the control socket's path"},
 	{.key = "group", .type = SET_STRING, .offset = CFG(control.group), .flags = SF_NONEMPTY,
 	 .def_str = "entropyd", .help = "the group that may connect to the control socket"},
+	{.key = "timeout", .type = SET_FLOAT, .offset = CFG(control.timeout), .min = 0.1,
+	 .max = 3600, .def_num = 10.0, .unit = "seconds",
+	 .help = "how long a client may take to send a request or to read a reply"},
 	{0},
 };
 

@@ -95,6 +95,7 @@ struct config {
 	struct {
 		char *socket;
 		char *group;
+		double timeout; /* seconds a client may take for a request, or to read a reply */
 	} control;
 
 	struct {

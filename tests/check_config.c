@@ -127,6 +127,7 @@ static bool config_eq(const struct config *a, const struct config *b)
 		return false;
 	return strcmp(a->control.socket, b->control.socket) == 0 &&
 	       strcmp(a->control.group, b->control.group) == 0 &&
+	       a->control.timeout == b->control.timeout &&
 	       strcmp(a->record.dir, b->record.dir) == 0 && a->record.max_bytes == b->record.max_bytes;
 }
 
@@ -230,6 +231,7 @@ static void assert_defaults(const struct config *cfg)
 	ck_assert_int_eq(cfg->network.quantum_ns, 1000);
 	ck_assert_str_eq(cfg->control.socket, "/run/entropyd/io.entropyd");
 	ck_assert_str_eq(cfg->control.group, "entropyd");
+	ck_assert_double_eq(cfg->control.timeout, 10.0);
 	ck_assert_str_eq(cfg->record.dir, "");
 	ck_assert_int_eq(cfg->record.max_bytes, 16777216);
 }
@@ -616,7 +618,7 @@ START_TEST(test_print_keys)
 		"sources.network.direction", "sources.network.filter", "sources.network.snaplen",
 		"sources.network.file", "sources.network.quantum_ns",
 		"sources.network.max_events_per_second", "control.socket",
-		"control.group", "record.dir", "record.max_bytes",
+		"control.group", "control.timeout", "record.dir", "record.max_bytes",
 	};
 	static const char *const rule[] = {"mode", "scale", "cap_bits_per_event",
 					   "cap_bits_per_second"};
