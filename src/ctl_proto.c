@@ -1,0 +1,458 @@
+/* ctl_proto: the io.entropyd Varlink interface, its framing and messages (jansson). */
+#include "autoconf.h"
+
+#include "ctl_proto.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Raise CTL_PROTO_VERSION (ctl_proto.h) with every change here, and add a changelog line. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+static const char io_entropyd[] =
+	"# entropyd harvests entropy from the timing of hardware events, credits it by the\n"
+	"# administrator's policy and feeds the kernel's random pool. This interface shows what\n"
+	"# it does and why. It gives counts and estimates only: never the time of an event.\n"
+	"# Interface version " STR(CTL_PROTO_VERSION) " (Daemon.protocol).\n"
+	"interface io.entropyd\n"
+	"\n"
+	"# The daemon as a whole.\n"
+	"type Daemon (\n"
+	"  version: string,\n"
+	"  # the version of this interface\n"
+	"  protocol: int,\n"
+	"  pid: int,\n"
+	"  # whole seconds since start\n"
+	"  uptime_s: int,\n"
+	"  # the configured feed mode: auto, boot, watermark or always\n"
+	"  feed_mode: string,\n"
+	"  # what the feed does now: boot, mix, watermark or always\n"
+	"  feed_phase: string,\n"
+	"  # kernel or dry-run\n"
+	"  sink: string,\n"
+	"  reloads: int,\n"
+	"  reload_failures: int\n"
+	")\n"
+	"\n"
+	"# What the kernel does with credit.\n"
+	"type Kernel (\n"
+	"  # major.minor of the running kernel\n"
+	"  version: string,\n"
+	"  # the CRNG is initialised: getrandom() no longer blocks\n"
+	"  crng_ready: bool,\n"
+	"  # credit still counts (since Linux 5.18 only until the CRNG is ready)\n"
+	"  credit_counts: bool,\n"
+	"  # entropy_avail in bits; null if it cannot be read\n"
+	"  entropy_avail: ?int,\n"
+	"  # seconds from entropyd's start until the CRNG became ready, if entropyd saw it\n"
+	"  ready_after_s: ?float,\n"
+	"  # the tick rate behind the no-double-counting rule, and where it was read\n"
+	"  hz: int,\n"
+	"  hz_from: string\n"
+	")\n"
+	"\n"
+	"# Counters since start, over every instance, including those that went away.\n"
+	"type Totals (\n"
+	"  # source instances open now\n"
+	"  instances: int,\n"
+	"  events: int,\n"
+	"  # events not estimated (the instance is disabled by policy)\n"
+	"  skipped: int,\n"
+	"  mixed_bytes: int,\n"
+	"  estimated_bits: float,\n"
+	"  # credit by policy, before the sink\n"
+	"  credited_bits: float,\n"
+	"  # batches handed to the sink, their bytes and the bits credited to the kernel\n"
+	"  feeds: int,\n"
+	"  fed_bytes: int,\n"
+	"  fed_credit_bits: int,\n"
+	"  reseeds: int,\n"
+	"  # failed feeds (RNDADDENTROPY ioctl errors)\n"
+	"  feed_errors: int\n"
+	")\n"
+	"\n"
+	"# The policy rule in force for one instance.\n"
+	"type Policy (\n"
+	"  # trusted, reduced, mix-only or disabled\n"
+	"  mode: string,\n"
+	"  # the weight of a reduced instance\n"
+	"  scale: float,\n"
+	"  cap_bits_per_event: float,\n"
+	"  cap_bits_per_second: float\n"
+	")\n"
+	"\n"
+	"# SP 800-90B health tests of one instance.\n"
+	"type Health (\n"
+	"  # startup, ok, failed or permanent\n"
+	"  state: string,\n"
+	"  # the test that failed last, or none\n"
+	"  last_failure: string,\n"
+	"  failures: int\n"
+	")\n"
+	"\n"
+	"# One source instance: an input device, a disk, a network interface.\n"
+	"type Source (\n"
+	"  # input, block or network\n"
+	"  class: string,\n"
+	"  name: string,\n"
+	"  # e.g. keyboard, mouse, stream\n"
+	"  kind: string,\n"
+	"  state: string,\n"
+	"  # how the events are read: evdev, tracepoint, blktrace, pcap\n"
+	"  backend: string,\n"
+	"  policy: Policy,\n"
+	"  estimator: string,\n"
+	"  # bits per event of the latest estimate; null if there is none\n"
+	"  estimate_bits: ?float,\n"
+	"  # the kernel credits these events itself\n"
+	"  kernel_credits: bool,\n"
+	"  # symbols from timing finer than the kernel's tick (sub-jiffy) or from all of it\n"
+	"  symbols: string,\n"
+	"  jiffy_ns: int,\n"
+	"  health: Health,\n"
+	"  events: int,\n"
+	"  skipped: int,\n"
+	"  mixed_bytes: int,\n"
+	"  estimated_bits: float,\n"
+	"  credited_bits: float\n"
+	")\n"
+	"\n"
+	"# The daemon, the kernel's state and the totals.\n"
+	"method GetStatus() -> (daemon: Daemon, kernel: Kernel, totals: Totals)\n"
+	"\n"
+	"# Every open source instance, oldest first.\n"
+	"method GetSources() -> (sources: []Source)\n"
+	"\n"
+	"# Re-read the configuration file, as SIGHUP does; only root may. A configuration with\n"
+	"# an error is rejected whole: the running one stays, and ConfigInvalid lists why.\n"
+	"method Reload() -> ()\n"
+	"\n"
+	"# The configuration file has errors, each as FILE:LINE: KEY: what is wrong.\n"
+	"error ConfigInvalid (errors: []string)\n"
+	"\n"
+	"# The message is not a Varlink call: not JSON, not an object, or a member of the\n"
+	"# wrong type.\n"
+	"error InvalidRequest (reason: string)\n"
+	"\n"
+	"# No NUL byte within limit bytes; the connection is closed.\n"
+	"error RequestTooLarge (limit: int)\n"
+	"\n"
+	"# The daemon serves at most limit connections at once; this one is closed.\n"
+	"error TooManyClients (limit: int)\n";
+
+/* As published at varlink.org/Service. */
+static const char org_varlink_service[] =
+	"# The Varlink Service Interface is provided by every varlink service. It\n"
+	"# describes the service and the interfaces it implements.\n"
+	"interface org.varlink.service\n"
+	"\n"
+	"# Get a list of all the interfaces a service provides and information\n"
+	"# about the implementation.\n"
+	"method GetInfo() -> (\n"
+	"  vendor: string,\n"
+	"  product: string,\n"
+	"  version: string,\n"
+	"  url: string,\n"
+	"  interfaces: []string\n"
+	")\n"
+	"\n"
+	"# Get the description of an interface that is implemented by this service.\n"
+	"method GetInterfaceDescription(interface: string) -> (description: string)\n"
+	"\n"
+	"# The requested interface was not found.\n"
+	"error InterfaceNotFound (interface: string)\n"
+	"\n"
+	"# The requested method was not found\n"
+	"error MethodNotFound (method: string)\n"
+	"\n"
+	"# The interface defines the requested method, but the service does not\n"
+	"# implement it.\n"
+	"error MethodNotImplemented (method: string)\n"
+	"\n"
+	"# One of the passed parameters is invalid.\n"
+	"error InvalidParameter (parameter: string)\n"
+	"\n"
+	"# Client is denied access\n"
+	"error PermissionDenied ()\n"
+	"\n"
+	"# Method is expected to be called with 'more' set to true, but wasn't\n"
+	"error ExpectedMore ()\n";
+
+const char *const ctl_interfaces[] = {CTL_SERVICE, CTL_INTERFACE, NULL};
+
+const char *ctl_interface_description(const char *interface)
+{
+	if (strcmp(interface, CTL_INTERFACE) == 0)
+		return io_entropyd;
+	if (strcmp(interface, CTL_SERVICE) == 0)
+		return org_varlink_service;
+	return NULL;
+}
+
+static const struct ctl_param describe_params[] = {
+	{"interface", JSON_STRING, true},
+	{NULL, 0, false},
+};
+
+const struct ctl_method_desc ctl_methods[CTL_METHOD_COUNT] = {
+	[CTL_GET_INFO] = {CTL_SERVICE ".GetInfo", NULL, false},
+	[CTL_GET_INTERFACE_DESCRIPTION] = {CTL_SERVICE ".GetInterfaceDescription", describe_params,
+					   false},
+	[CTL_GET_STATUS] = {CTL_INTERFACE ".GetStatus", NULL, false},
+	[CTL_GET_SOURCES] = {CTL_INTERFACE ".GetSources", NULL, false},
+	[CTL_RELOAD] = {CTL_INTERFACE ".Reload", NULL, true},
+};
+
+enum ctl_frame ctl_frame(const void *buf, size_t len, size_t limit, size_t *msg_len)
+{
+	const char *nul = memchr(buf, '\0', len < limit + 1 ? len : limit + 1);
+
+	if (nul) {
+		*msg_len = (size_t)(nul - (const char *)buf);
+		return CTL_FRAME_COMPLETE;
+	}
+	return len > limit ? CTL_FRAME_TOO_LARGE : CTL_FRAME_INCOMPLETE;
+}
+
+json_t *ctl_reply_new(json_t *params)
+{
+	json_t *msg = json_object();
+
+	json_object_set_new(msg, "parameters", params ? params : json_object());
+	return msg;
+}
+
+json_t *ctl_error_new(const char *error, json_t *params)
+{
+	json_t *msg = json_object();
+
+	json_object_set_new(msg, "error", json_string(error));
+	json_object_set_new(msg, "parameters", params ? params : json_object());
+	return msg;
+}
+
+json_t *ctl_error_str(const char *error, const char *key, const char *value)
+{
+	json_t *p = json_object(), *v = json_string(value);
+
+	/* Text cut short or quoted from a request may not be valid UTF-8. */
+	json_object_set_new(p, key, v ? v : json_string("(not valid UTF-8)"));
+	return ctl_error_new(error, p);
+}
+
+json_t *ctl_call_new(const char *method, json_t *params)
+{
+	json_t *msg = json_object();
+
+	json_object_set_new(msg, "method", json_string(method));
+	if (params)
+		json_object_set_new(msg, "parameters", params);
+	return msg;
+}
+
+json_t *ctl_real(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+char *ctl_encode(const json_t *msg, size_t *len)
+{
+	size_t n = json_dumpb(msg, NULL, 0, JSON_COMPACT);
+	char *buf;
+
+	if (n == 0)
+		return NULL;
+	buf = xmalloc(n + 1);
+	if (json_dumpb(msg, buf, n, JSON_COMPACT) != n) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n + 1;
+	return buf;
+}
+
+static json_t *invalid_request(const char *fmt, ...) PRINTF_LIKE(1, 2);
+static json_t *invalid_request(const char *fmt, ...)
+{
+	char reason[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	return ctl_error_str(CTL_E_INVALID_REQUEST, "reason", reason);
+}
+
+static bool type_matches(const json_t *v, json_type want)
+{
+	return want == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == want;
+}
+
+/* An optional boolean member of the call: absent and null read as false. */
+static int call_flag(const json_t *msg, const char *key, bool *out)
+{
+	const json_t *v = json_object_get(msg, key);
+
+	*out = false;
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v))
+		return -1;
+	*out = json_is_true(v);
+	return 0;
+}
+
+static json_t *check_params(const struct ctl_method_desc *m, json_t *params)
+{
+	const char *key;
+	const json_t *v;
+
+	json_object_foreach(params, key, v) {
+		const struct ctl_param *p = m->params;
+
+		while (p && p->name && strcmp(p->name, key) != 0)
+			p++;
+		if (!p || !p->name || !type_matches(v, p->type))
+			return ctl_error_str(CTL_E_INVALID_PARAMETER, "parameter", key);
+	}
+	for (const struct ctl_param *p = m->params; p && p->name; p++)
+		if (p->required && !json_object_get(params, p->name))
+			return ctl_error_str(CTL_E_INVALID_PARAMETER, "parameter", p->name);
+	return NULL;
+}
+
+int ctl_parse_call(const char *msg, size_t len, struct ctl_call *call, json_t **err)
+{
+	static const char *const members[] = {"method", "parameters", "oneway", "more", "upgrade"};
+	json_error_t jerr;
+	json_t *method, *params, *v;
+	const char *key, *name;
+	bool upgrade;
+	int i;
+
+	memset(call, 0, sizeof(*call));
+	*err = NULL;
+	call->msg = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!call->msg) {
+		*err = invalid_request("not valid JSON: %s", jerr.text);
+		return -1;
+	}
+	/* The shape: an object with a string method and nothing unknown. */
+	if (!json_is_object(call->msg)) {
+		*err = invalid_request("the call is not a JSON object");
+		goto fail;
+	}
+	json_object_foreach(call->msg, key, v) {
+		size_t k = 0;
+
+		while (k < ARRAY_SIZE(members) && strcmp(members[k], key) != 0)
+			k++;
+		if (k == ARRAY_SIZE(members)) {
+			*err = invalid_request("unknown member \"%.64s\"", key);
+			goto fail;
+		}
+	}
+	if (call_flag(call->msg, "oneway", &call->oneway) < 0 ||
+	    call_flag(call->msg, "more", &call->more) < 0 ||
+	    call_flag(call->msg, "upgrade", &upgrade) < 0) {
+		*err = invalid_request("oneway, more and upgrade must be booleans");
+		goto fail;
+	}
+	method = json_object_get(call->msg, "method");
+	if (!json_is_string(method)) {
+		*err = invalid_request("the call has no method string");
+		goto fail;
+	}
+	params = json_object_get(call->msg, "parameters");
+	if (params && !json_is_null(params) && !json_is_object(params)) {
+		*err = invalid_request("parameters must be an object");
+		goto fail;
+	}
+	if (upgrade) {
+		*err = invalid_request("this service does not upgrade connections");
+		goto fail;
+	}
+	/* The method: its interface first, as a generic Varlink service answers. */
+	name = json_string_value(method);
+	for (i = 0; i < CTL_METHOD_COUNT; i++)
+		if (strcmp(ctl_methods[i].name, name) == 0)
+			break;
+	if (i == CTL_METHOD_COUNT) {
+		const char *dot = strrchr(name, '.');
+		char iface[128];
+
+		if (dot && (size_t)(dot - name) < sizeof(iface)) {
+			memcpy(iface, name, (size_t)(dot - name));
+			iface[dot - name] = '\0';
+			if (!ctl_interface_description(iface)) {
+				*err = ctl_error_str(CTL_E_INTERFACE_NOT_FOUND, "interface", iface);
+				goto fail;
+			}
+		}
+		*err = ctl_error_str(CTL_E_METHOD_NOT_FOUND, "method", name);
+		goto fail;
+	}
+	call->method = (enum ctl_method)i;
+	/* The parameters: known names, right types, required ones present. */
+	if (!params || json_is_null(params)) {
+		json_object_set_new(call->msg, "parameters", json_object());
+		params = json_object_get(call->msg, "parameters");
+	}
+	call->params = params;
+	*err = check_params(&ctl_methods[i], params);
+	if (*err)
+		goto fail;
+	return 0;
+fail:
+	/* oneway stays known to the caller, which must then stay silent. */
+	json_decref(call->msg);
+	call->msg = NULL;
+	call->params = NULL;
+	return -1;
+}
+
+void ctl_call_free(struct ctl_call *call)
+{
+	json_decref(call->msg);
+	memset(call, 0, sizeof(*call));
+}
+
+int ctl_parse_reply(const char *msg, size_t len, struct ctl_reply *r)
+{
+	json_error_t jerr;
+	json_t *error, *params;
+
+	memset(r, 0, sizeof(*r));
+	r->msg = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!r->msg || !json_is_object(r->msg))
+		goto fail;
+	error = json_object_get(r->msg, "error");
+	if (error && !json_is_string(error))
+		goto fail;
+	r->error = error ? json_string_value(error) : NULL;
+	params = json_object_get(r->msg, "parameters");
+	if (!params || json_is_null(params)) {
+		json_object_set_new(r->msg, "parameters", json_object());
+		params = json_object_get(r->msg, "parameters");
+	}
+	if (!json_is_object(params))
+		goto fail;
+	r->params = params;
+	r->continues = json_is_true(json_object_get(r->msg, "continues"));
+	return 0;
+fail:
+	ctl_reply_free(r);
+	return -1;
+}
+
+void ctl_reply_free(struct ctl_reply *r)
+{
+	json_decref(r->msg);
+	memset(r, 0, sizeof(*r));
+}

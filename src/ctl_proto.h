@@ -1,0 +1,114 @@
+/* ctl_proto: the control protocol, shared by entropyd and entropyctl — Varlink over a unix
+ * stream socket: the io.entropyd interface, its methods and errors, NUL framing, messages. */
+#ifndef ENTROPYD_CTL_PROTO_H
+#define ENTROPYD_CTL_PROTO_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The version of the io.entropyd interface, given in GetStatus (daemon.protocol) and in the
+ * interface description. Raise it with any change to the description, and say here what
+ * changed; a client can then tell what the daemon it talks to offers.
+ *   1  GetStatus, GetSources, Reload; errors ConfigInvalid, InvalidRequest, RequestTooLarge,
+ *      TooManyClients. */
+#define CTL_PROTO_VERSION 1
+
+#define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
+
+#define CTL_INTERFACE "io.entropyd"
+#define CTL_SERVICE "org.varlink.service"
+
+/* Limits: one request, one reply (a reply lists every instance, so it may be larger). */
+#define CTL_MAX_REQUEST (64 * 1024)
+#define CTL_MAX_REPLY (16 * 1024 * 1024)
+
+/* Errors of io.entropyd, declared in its description. */
+#define CTL_E_CONFIG_INVALID CTL_INTERFACE ".ConfigInvalid"
+#define CTL_E_INVALID_REQUEST CTL_INTERFACE ".InvalidRequest"
+#define CTL_E_REQUEST_TOO_LARGE CTL_INTERFACE ".RequestTooLarge"
+#define CTL_E_TOO_MANY_CLIENTS CTL_INTERFACE ".TooManyClients"
+/* Errors of org.varlink.service, which every Varlink service speaks. */
+#define CTL_E_INTERFACE_NOT_FOUND CTL_SERVICE ".InterfaceNotFound"
+#define CTL_E_METHOD_NOT_FOUND CTL_SERVICE ".MethodNotFound"
+#define CTL_E_INVALID_PARAMETER CTL_SERVICE ".InvalidParameter"
+#define CTL_E_PERMISSION_DENIED CTL_SERVICE ".PermissionDenied"
+
+enum ctl_method {
+	CTL_GET_INFO,
+	CTL_GET_INTERFACE_DESCRIPTION,
+	CTL_GET_STATUS,
+	CTL_GET_SOURCES,
+	CTL_RELOAD,
+	CTL_METHOD_COUNT
+};
+
+/* One input parameter of a method. */
+struct ctl_param {
+	const char *name;    /* NULL ends a list */
+	json_type type;      /* JSON_TRUE stands for either boolean */
+	bool required;
+};
+
+struct ctl_method_desc {
+	const char *name;               /* fully qualified: "io.entropyd.GetStatus" */
+	const struct ctl_param *params; /* NULL: none */
+	bool root_only;                 /* changes state: the peer must be uid 0 */
+};
+
+/* Indexed by enum ctl_method. */
+extern const struct ctl_method_desc ctl_methods[CTL_METHOD_COUNT];
+
+/* The Varlink interface description of `interface` ("io.entropyd" or
+ * "org.varlink.service"), or NULL if this service does not implement it. */
+const char *ctl_interface_description(const char *interface);
+/* Every interface this service implements, NULL-terminated. */
+extern const char *const ctl_interfaces[];
+
+/* Framing: a message is a JSON object followed by one NUL byte. */
+enum ctl_frame {
+	CTL_FRAME_INCOMPLETE, /* no NUL yet, and fewer than limit bytes: read more */
+	CTL_FRAME_COMPLETE,   /* *msg_len bytes, then the NUL */
+	CTL_FRAME_TOO_LARGE,  /* no NUL within limit + 1 bytes: the stream cannot be trusted */
+};
+enum ctl_frame ctl_frame(const void *buf, size_t len, size_t limit, size_t *msg_len);
+
+/* A call, parsed and checked in a fixed order: JSON, the shape of the object, the method,
+ * the types of its parameters. Access is the server's to check. */
+struct ctl_call {
+	json_t *msg;       /* owned */
+	enum ctl_method method;
+	json_t *params;    /* borrowed from msg; an empty object if none were given */
+	bool oneway, more;
+};
+
+/* Parse one message (without its NUL). 0 and *call filled, or -1 and *err set to the error
+ * reply to send (the caller owns it; call->oneway says whether to send it at all). */
+int ctl_parse_call(const char *msg, size_t len, struct ctl_call *call, json_t **err);
+void ctl_call_free(struct ctl_call *call);
+
+/* Messages. Each steals its params (NULL: none). */
+json_t *ctl_reply_new(json_t *params);
+json_t *ctl_error_new(const char *error, json_t *params);
+json_t *ctl_call_new(const char *method, json_t *params);
+/* An error with one string parameter, e.g. InvalidParameter {"parameter": "interface"}. */
+json_t *ctl_error_str(const char *error, const char *key, const char *value);
+
+/* msg as compact JSON and its NUL, malloc'd; *len counts the NUL. NULL if jansson fails. */
+char *ctl_encode(const json_t *msg, size_t *len);
+
+/* A reply, as the client sees it. */
+struct ctl_reply {
+	json_t *msg;       /* owned */
+	const char *error; /* the error name, or NULL on success */
+	json_t *params;    /* borrowed; an empty object if none were given */
+	bool continues;
+};
+/* 0 and *r filled, or -1 if the message is not a well-formed Varlink reply. */
+int ctl_parse_reply(const char *msg, size_t len, struct ctl_reply *r);
+void ctl_reply_free(struct ctl_reply *r);
+
+/* A JSON number or null for a double jansson cannot hold (NaN, infinities). */
+json_t *ctl_real(double v);
+
+#endif
