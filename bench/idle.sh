@@ -10,6 +10,7 @@ mkdir "$d/input"
 cat > "$d/e.conf" <<CONF
 sources = { input = { watch = "$d/input"; }; };
 policy = { block = { mode = "disabled"; }; network = { mode = "disabled"; }; };
+control = { socket = "$d/io.entropyd"; };
 CONF
 "$top/src/entropyd" --foreground --dry-run -f "$d/e.conf" 2> "$d/log" &
 pid=$!

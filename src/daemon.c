@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl.h"
 #include "feed.h"
 #include "log.h"
 #include "notify.h"
@@ -26,6 +27,7 @@ struct daemon {
 	struct sink sink;
 	struct feed feed;
 	struct source srcs[CLASS_COUNT];
+	struct ctl *ctl;
 	uint64_t reloads, reload_failures;
 };
 
@@ -94,6 +96,7 @@ int daemon_reload(struct daemon *d, struct config_errors *errs)
 		if (strcmp(next->feed.device, d->cfg->feed.device) != 0)
 			log_warn("feed.device changed to %s: takes effect at restart",
 				 next->feed.device);
+		ctl_reconfigure(d->ctl, next);
 		pipeline_reconfigure(next);
 		feed_reconfigure(&d->feed, next);
 		sources_reload(d->srcs, next);
@@ -186,6 +189,7 @@ static int setup_events(struct daemon *d)
 
 static void teardown(struct daemon *d)
 {
+	ctl_stop(d->ctl);
 	for (size_t i = 0; i < ARRAY_SIZE(d->sig); i++)
 		if (d->sig[i])
 			event_free(d->sig[i]);
@@ -232,6 +236,12 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	d->feed.after_flush_arg = d;
 	pipeline_init(cfg, &d->pool);
 	if (sources_start(d->srcs, d->base, cfg) < 0) {
+		sources_stop(d->srcs);
+		status = EXIT_STARTUP;
+		goto out;
+	}
+	d->ctl = ctl_start(d->base, cfg, d);
+	if (!d->ctl) {
 		sources_stop(d->srcs);
 		status = EXIT_STARTUP;
 		goto out;

@@ -7,8 +7,10 @@ set -u
 : "${ENTROPYD:=$top_builddir/src/entropyd}"
 EVGEN=$top_builddir/tests/evgen
 NOTIFY_SINK=$top_builddir/tests/notify_sink
+: "${ENTROPYCTL:=$top_builddir/src/entropyctl}"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-test.XXXXXX")
+CTL_SOCKET=$T/run/io.entropyd # every test daemon has its own control socket
 DAEMON_PID=
 cleanup() {
 	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
@@ -33,14 +35,17 @@ wait_for() {
 	return 1
 }
 
-# A config with a private watch directory; only the input class runs. Extra lines (libconfig
-# groups) may follow as arguments, e.g. 'feed = { mode = "always"; };'.
+# A config with a private watch directory and control socket ($CTL_SOCKET); only the input
+# class runs. Extra lines (libconfig groups) may follow as arguments, e.g.
+# 'feed = { mode = "always"; };'; a "control = ..." line replaces the default one.
 write_config() {
-	local file=$1; shift
+	local file=$1 line control="control = { socket = \"$CTL_SOCKET\"; };"; shift
 	mkdir -p "$T/input"
+	for line in "$@"; do case $line in control*) control=;; esac; done
 	{
 		echo "sources = { input = { watch = \"$T/input\"; }; };"
 		for line in "$@"; do echo "$line"; done
+		echo "$control"
 	} > "$file"
 }
 

@@ -1,0 +1,705 @@
+/* ctl: the control socket — Varlink calls from entropyctl and other clients, served from the
+ * event loop. Every client is untrusted: its bytes are bounded, its time is bounded, and the
+ * daemon never waits for it. */
+#include "autoconf.h"
+
+#include "ctl.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl_proto.h"
+#include "daemon.h"
+#include "log.h"
+#include "pipeline.h"
+#include "util.h"
+
+/* Stop reading a client's requests while this much of its replies waits to be sent. */
+#define OUTPUT_HIGH (256 * 1024)
+
+struct client {
+	struct ctl *ctl;
+	struct bufferevent *bev;
+	struct event *deadline; /* a complete request must arrive before it fires */
+	uid_t uid;
+	pid_t pid;
+	bool suspended; /* reading paused until the replies drain */
+	bool eof;       /* the client sent all it will send */
+	bool closing;   /* nothing more is read: close once the replies are out */
+	struct client *prev, *next;
+};
+
+struct ctl {
+	struct event_base *base;
+	struct daemon *d;
+	const struct config *cfg;
+	char *path, *group;
+	dev_t dev;
+	ino_t ino;
+	int fd;
+	struct event *listener;
+	struct event *resume; /* accepting again after running out of descriptors */
+	struct client *clients;
+	size_t n_clients;
+	struct timeval timeout;
+	struct log_ratelimit rl_refused, rl_accept, rl_dropped;
+};
+
+static struct timeval seconds_tv(double s)
+{
+	struct timeval tv;
+
+	tv.tv_sec = (time_t)s;
+	tv.tv_usec = (suseconds_t)((s - (double)tv.tv_sec) * 1e6);
+	return tv;
+}
+
+/* ---- replies ---- */
+
+/* A JSON string even for bytes that are not UTF-8 (device names may be anything). */
+static json_t *jstr(const char *s)
+{
+	json_t *v = json_string(s ? s : "");
+	char *copy;
+
+	if (v)
+		return v;
+	copy = xstrdup(s);
+	for (char *p = copy; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	v = json_string(copy);
+	free(copy);
+	return v;
+}
+
+static const char *backend_name(const struct config *cfg, enum src_class cls)
+{
+	/* inst_info does not say yet which backend a block instance uses: the configured one. */
+	static const char *const block[] = {"auto", "tracepoint", "blktrace"};
+
+	switch (cls) {
+	case CLASS_INPUT:
+		return "evdev";
+	case CLASS_BLOCK:
+		return (unsigned)cfg->block.backend < ARRAY_SIZE(block) ? block[cfg->block.backend]
+									: "block";
+	case CLASS_NETWORK:
+		return "pcap";
+	case CLASS_COUNT:
+		break;
+	}
+	return "unknown";
+}
+
+static json_t *get_info(void)
+{
+	json_t *ifaces = json_array();
+
+	for (size_t i = 0; ctl_interfaces[i]; i++)
+		json_array_append_new(ifaces, json_string(ctl_interfaces[i]));
+	return json_pack("{s:s, s:s, s:s, s:s, s:o}", "vendor", "entropyd", "product", "entropyd",
+			 "version", PACKAGE_VERSION, "url", PACKAGE_URL, "interfaces", ifaces);
+}
+
+static json_t *get_status(struct ctl *ctl)
+{
+	struct daemon_status st;
+	struct inst_counters t;
+	const char *hz_from = "";
+	unsigned hz = pipeline_kernel_hz(&hz_from);
+	char kver[32];
+	json_t *avail, *ready;
+
+	daemon_get_status(ctl->d, &st);
+	pipeline_totals(&t);
+	snprintf(kver, sizeof(kver), "%u.%u", st.kernel_major, st.kernel_minor);
+	avail = st.entropy_avail >= 0 ? json_integer(st.entropy_avail) : json_null();
+	/* A tenth of a second is all anyone needs of it. */
+	ready = st.ready_after_s >= 0 ? ctl_real(round(st.ready_after_s * 10) / 10) : json_null();
+	return json_pack(
+		"{s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I},"
+		" s:{s:s, s:b, s:b, s:o, s:o, s:I, s:o},"
+		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:I, s:I}}",
+		"daemon", "version", PACKAGE_VERSION, "protocol", CTL_PROTO_VERSION, "pid",
+		(json_int_t)getpid(), "uptime_s", (json_int_t)(st.uptime_ns / NS_PER_SEC),
+		"feed_mode", jstr(st.feed_mode), "feed_phase", jstr(st.feed_phase), "sink",
+		jstr(st.sink), "reloads", (json_int_t)st.reloads, "reload_failures",
+		(json_int_t)st.reload_failures,
+		"kernel", "version", kver, "crng_ready", st.crng_ready, "credit_counts",
+		st.credit_counts, "entropy_avail", avail, "ready_after_s", ready, "hz",
+		(json_int_t)hz, "hz_from", jstr(hz_from),
+		"totals", "instances", (json_int_t)pipeline_count(), "events", (json_int_t)t.events,
+		"skipped", (json_int_t)t.skipped, "mixed_bytes", (json_int_t)t.mixed_bytes,
+		"estimated_bits", ctl_real(t.estimated_bits), "credited_bits",
+		ctl_real(t.credited_bits), "feeds", (json_int_t)st.feeds, "fed_bytes",
+		(json_int_t)st.fed_bytes, "fed_credit_bits", (json_int_t)st.fed_credit_bits,
+		"reseeds", (json_int_t)st.reseeds, "feed_errors", (json_int_t)st.feed_errors);
+}
+
+static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
+{
+	return json_pack(
+		"{s:o, s:o, s:o, s:o, s:s, s:{s:s, s:o, s:o, s:o}, s:o, s:o, s:b, s:s, s:I,"
+		" s:{s:o, s:o, s:I}, s:I, s:I, s:I, s:o, s:o}",
+		"class", jstr(class_name(in->cls)), "name", jstr(in->name), "kind", jstr(in->kind),
+		"state", jstr(in->state), "backend", backend_name(ctl->cfg, in->cls),
+		"policy", "mode", policy_mode_name(in->rule.mode), "scale", ctl_real(in->rule.scale),
+		"cap_bits_per_event", ctl_real(in->rule.cap_bits_per_event), "cap_bits_per_second",
+		ctl_real(in->rule.cap_bits_per_second),
+		"estimator", jstr(in->estimator), "estimate_bits", ctl_real(in->last_estimate),
+		"kernel_credits", in->kernel_credits, "symbols", in->jiffy_ns ? "sub-jiffy" : "full",
+		"jiffy_ns", (json_int_t)in->jiffy_ns,
+		"health", "state", jstr(in->health), "last_failure", jstr(in->health_last),
+		"failures", (json_int_t)in->health_failures,
+		"events", (json_int_t)in->c.events, "skipped", (json_int_t)in->c.skipped,
+		"mixed_bytes", (json_int_t)in->c.mixed_bytes, "estimated_bits",
+		ctl_real(in->c.estimated_bits), "credited_bits", ctl_real(in->c.credited_bits));
+}
+
+static json_t *get_sources(struct ctl *ctl)
+{
+	json_t *list = json_array();
+	struct inst_info info;
+
+	for (size_t i = 0; pipeline_info(i, &info); i++) {
+		json_t *rec = source_record(ctl, &info);
+
+		if (!rec) {
+			json_decref(list);
+			return NULL;
+		}
+		json_array_append_new(list, rec);
+	}
+	return json_pack("{s:o}", "sources", list);
+}
+
+/* ---- clients ---- */
+
+static void client_free(struct client *c)
+{
+	struct ctl *ctl = c->ctl;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		ctl->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	ctl->n_clients--;
+	event_free(c->deadline);
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+static void arm_deadline(struct client *c)
+{
+	event_add(c->deadline, &c->ctl->timeout);
+}
+
+/* Steals msg. */
+static void send_msg(struct client *c, json_t *msg)
+{
+	size_t len;
+	char *buf = msg ? ctl_encode(msg, &len) : NULL;
+
+	json_decref(msg);
+	if (!buf) {
+		/* Our own bug: the client must not wait for a reply that will never come. */
+		log_err("control: cannot encode a reply; closing the connection");
+		c->closing = true;
+		return;
+	}
+	bufferevent_write(c->bev, buf, len);
+	free(buf);
+}
+
+static json_t *do_reload(struct client *c)
+{
+	struct config_errors errs = {0};
+	json_t *err = NULL;
+
+	log_notice("control: reload requested by uid %u (pid %d)", (unsigned)c->uid, (int)c->pid);
+	if (daemon_reload(c->ctl->d, &errs) < 0) {
+		json_t *list = json_array();
+
+		for (size_t i = 0; i < errs.n; i++)
+			json_array_append_new(list, jstr(errs.msg[i]));
+		err = ctl_error_new(CTL_E_CONFIG_INVALID, json_pack("{s:o}", "errors", list));
+	}
+	config_errors_free(&errs);
+	return err;
+}
+
+static void handle(struct client *c, const char *msg, size_t len)
+{
+	struct ctl_call call;
+	json_t *err = NULL, *params = NULL;
+	const char *iface, *desc;
+
+	if (ctl_parse_call(msg, len, &call, &err) < 0) {
+		log_debug("control: a request from uid %u was refused", (unsigned)c->uid);
+		if (call.oneway)
+			json_decref(err);
+		else
+			send_msg(c, err);
+		return;
+	}
+	if (ctl_methods[call.method].root_only && c->uid != 0) {
+		log_limited(&c->ctl->rl_refused, LOG_NOTICE,
+			    "control: %s refused to uid %u (pid %d): only root may",
+			    ctl_methods[call.method].name, (unsigned)c->uid, (int)c->pid);
+		err = ctl_error_new(CTL_E_PERMISSION_DENIED, NULL);
+	} else {
+		switch (call.method) {
+		case CTL_GET_INFO:
+			params = get_info();
+			break;
+		case CTL_GET_INTERFACE_DESCRIPTION:
+			iface = json_string_value(json_object_get(call.params, "interface"));
+			desc = ctl_interface_description(iface);
+			if (desc)
+				params = json_pack("{s:s}", "description", desc);
+			else
+				err = ctl_error_str(CTL_E_INTERFACE_NOT_FOUND, "interface", iface);
+			break;
+		case CTL_GET_STATUS:
+			params = get_status(c->ctl);
+			break;
+		case CTL_GET_SOURCES:
+			params = get_sources(c->ctl);
+			break;
+		case CTL_RELOAD:
+			err = do_reload(c);
+			if (!err)
+				params = json_object();
+			break;
+		case CTL_METHOD_COUNT:
+			break;
+		}
+	}
+	if (call.oneway) {
+		json_decref(err);
+		json_decref(params);
+	} else {
+		send_msg(c, err ? err : params ? ctl_reply_new(params) : NULL);
+	}
+	ctl_call_free(&call);
+}
+
+/* Answer every complete request in the input, as far as the output limit lets us. */
+static void process_input(struct client *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	while (!c->closing) {
+		size_t len = evbuffer_get_length(in), n, msg_len;
+		const char *buf;
+
+		if (len == 0) {
+			c->closing = c->eof;
+			return;
+		}
+		if (evbuffer_get_length(out) >= OUTPUT_HIGH) {
+			c->suspended = true;
+			bufferevent_disable(c->bev, EV_READ);
+			return;
+		}
+		n = len < CTL_MAX_REQUEST + 1 ? len : CTL_MAX_REQUEST + 1;
+		buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)n);
+		switch (ctl_frame(buf, n, CTL_MAX_REQUEST, &msg_len)) {
+		case CTL_FRAME_INCOMPLETE:
+			c->closing = c->eof; /* a request cut short by the end of the stream */
+			return;
+		case CTL_FRAME_TOO_LARGE:
+			log_limited(&c->ctl->rl_dropped, LOG_INFO,
+				    "control: dropped a client (uid %u, pid %d): request over %d bytes",
+				    (unsigned)c->uid, (int)c->pid, CTL_MAX_REQUEST);
+			send_msg(c, ctl_error_new(CTL_E_REQUEST_TOO_LARGE,
+						  json_pack("{s:i}", "limit", CTL_MAX_REQUEST)));
+			c->closing = true;
+			bufferevent_disable(c->bev, EV_READ);
+			return;
+		case CTL_FRAME_COMPLETE:
+			handle(c, buf, msg_len);
+			evbuffer_drain(in, msg_len + 1);
+			arm_deadline(c);
+			break;
+		}
+	}
+}
+
+/* Free the client if it is done; true if it was freed. */
+static bool finish(struct client *c)
+{
+	if (c->closing && evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+		client_free(c);
+		return true;
+	}
+	return false;
+}
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+	struct client *c = arg;
+
+	process_input(c);
+	finish(c);
+}
+
+/* The output has drained. */
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+	struct client *c = arg;
+
+	if (finish(c))
+		return;
+	if (c->suspended) {
+		c->suspended = false;
+		if (!c->eof)
+			bufferevent_enable(bev, EV_READ);
+		process_input(c);
+		finish(c);
+	}
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct client *c = arg;
+
+	if (what & BEV_EVENT_EOF) {
+		/* It may have shut down only its sending side: answer what it asked first. */
+		c->eof = true;
+		if (!c->suspended)
+			process_input(c);
+		if (!finish(c) && c->closing)
+			bufferevent_disable(bev, EV_READ);
+		return;
+	}
+	if (what & BEV_EVENT_TIMEOUT)
+		log_limited(&c->ctl->rl_dropped, LOG_INFO,
+			    "control: dropped a client (uid %u, pid %d) that did not read its replies",
+			    (unsigned)c->uid, (int)c->pid);
+	else
+		log_debug("control: client (uid %u) went away", (unsigned)c->uid);
+	client_free(c);
+}
+
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+
+	log_limited(&c->ctl->rl_dropped, LOG_INFO,
+		    "control: dropped a client (uid %u, pid %d): no complete request in %.1f s",
+		    (unsigned)c->uid, (int)c->pid,
+		    (double)c->ctl->timeout.tv_sec + (double)c->ctl->timeout.tv_usec / 1e6);
+	client_free(c);
+}
+
+static void client_new(struct ctl *ctl, int fd)
+{
+	struct client *c = xcalloc(1, sizeof(*c));
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	c->ctl = ctl;
+	c->uid = (uid_t)-1; /* unknown: never root */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+		c->uid = cred.uid;
+		c->pid = cred.pid;
+	}
+	c->bev = bufferevent_socket_new(ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->deadline = evtimer_new(ctl->base, deadline_cb, c);
+	if (!c->bev || !c->deadline) {
+		log_err("control: cannot serve a client: out of event resources");
+		if (c->bev)
+			bufferevent_free(c->bev);
+		else
+			close(fd);
+		if (c->deadline)
+			event_free(c->deadline);
+		free(c);
+		return;
+	}
+	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	bufferevent_set_timeouts(c->bev, NULL, &ctl->timeout);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	arm_deadline(c);
+	c->next = ctl->clients;
+	if (c->next)
+		c->next->prev = c;
+	ctl->clients = c;
+	ctl->n_clients++;
+	log_debug("control: client connected (uid %u, pid %d)", (unsigned)c->uid, (int)c->pid);
+}
+
+/* One more than we serve: say why, without waiting for it, and close. */
+static void refuse(struct ctl *ctl, int fd)
+{
+	json_t *msg = ctl_error_new(CTL_E_TOO_MANY_CLIENTS,
+				    json_pack("{s:i}", "limit", CTL_MAX_CLIENTS));
+	size_t len;
+	char *buf = ctl_encode(msg, &len);
+
+	json_decref(msg);
+	if (buf && send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		log_debug("control: cannot tell a refused client why");
+	free(buf);
+	close(fd);
+	log_limited(&ctl->rl_refused, LOG_WARNING,
+		    "control: refused a connection: %d clients are connected already",
+		    CTL_MAX_CLIENTS);
+}
+
+static void resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctl *ctl = arg;
+
+	event_add(ctl->listener, NULL);
+}
+
+static void accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct ctl *ctl = arg;
+
+	/* A bounded number per wake-up, so that a crowd cannot starve the sources. */
+	for (int k = 0; k < 16; k++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+				return;
+			log_limited(&ctl->rl_accept, LOG_WARNING,
+				    "control: cannot accept a connection: %s", strerror(errno));
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				/* Level-triggered: pause rather than spin until a descriptor frees. */
+				struct timeval tv = {1, 0};
+
+				event_del(ctl->listener);
+				event_add(ctl->resume, &tv);
+			}
+			return;
+		}
+		if (ctl->n_clients >= CTL_MAX_CLIENTS)
+			refuse(ctl, fd);
+		else
+			client_new(ctl, fd);
+	}
+}
+
+/* ---- the socket ---- */
+
+/* The socket's directory, made 0755 if it is missing (its parent must exist). */
+static int make_dir(const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	struct stat st;
+	int rc = 0;
+
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			log_err("control.socket %s: %s is not a directory", path, dir);
+			rc = -1;
+		}
+	} else if (errno != ENOENT) {
+		log_errno(LOG_ERR, "control.socket %s: cannot use %s", path, dir);
+		rc = -1;
+	} else if (mkdir(dir, 0755) < 0 || chmod(dir, 0755) < 0) {
+		log_errno(LOG_ERR, "control.socket %s: cannot create %s", path, dir);
+		rc = -1;
+	} else {
+		log_info("control: created %s", dir);
+	}
+	free(dir);
+	return rc;
+}
+
+/* A socket file left by a daemon that is gone is removed; one that answers is another
+ * daemon's, and anything else at the path is not ours to remove. */
+static int clear_stale(const struct sockaddr_un *sa, const char *path)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : (log_errno(LOG_ERR, "control.socket %s", path), -1);
+	if (!S_ISSOCK(st.st_mode)) {
+		log_err("control.socket %s: exists and is not a socket; not removing it", path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		log_errno(LOG_ERR, "control: socket");
+		return -1;
+	}
+	rc = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	if (rc == 0 || errno == EAGAIN) {
+		log_err("control.socket %s: another process answers on it (is entropyd running "
+			"already?)", path);
+		close(fd);
+		return -1;
+	}
+	if (errno != ECONNREFUSED) {
+		log_errno(LOG_ERR, "control.socket %s: cannot tell whether it is in use", path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (unlink(path) < 0 && errno != ENOENT) {
+		log_errno(LOG_ERR, "control.socket %s: cannot remove the stale socket", path);
+		return -1;
+	}
+	log_info("control: removed a stale socket at %s", path);
+	return 0;
+}
+
+static void set_group(const struct ctl *ctl)
+{
+	struct group gr, *found = NULL;
+	char buf[4096];
+	int err = getgrnam_r(ctl->group, &gr, buf, sizeof(buf), &found);
+
+	if (!found) {
+		if (err)
+			log_warn("control.group %s: cannot look it up (%s): only root can use %s",
+				 ctl->group, strerror(err), ctl->path);
+		else
+			log_warn("control.group %s does not exist: only root can use %s", ctl->group,
+				 ctl->path);
+		return;
+	}
+	if (chown(ctl->path, (uid_t)-1, gr.gr_gid) < 0)
+		log_errno(LOG_WARNING, "control.group %s: cannot give %s to it", ctl->group,
+			  ctl->path);
+}
+
+static int open_socket(struct ctl *ctl)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	mode_t old;
+	int rc;
+
+	if (!strlcopy(sa.sun_path, ctl->path, sizeof(sa.sun_path))) {
+		log_err("control.socket %s: longer than the %zu bytes a socket path may have",
+			ctl->path, sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	if (make_dir(ctl->path) < 0 || clear_stale(&sa, ctl->path) < 0)
+		return -1;
+	ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (ctl->fd < 0) {
+		log_errno(LOG_ERR, "control: socket");
+		return -1;
+	}
+	/* Never, not even for an instant, a socket that others may connect to. */
+	old = umask(0117);
+	rc = bind(ctl->fd, (const struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0) {
+		log_errno(LOG_ERR, "control.socket %s: cannot bind", ctl->path);
+		return -1;
+	}
+	if (chmod(ctl->path, 0660) < 0 || stat(ctl->path, &st) < 0) {
+		log_errno(LOG_ERR, "control.socket %s", ctl->path);
+		unlink(ctl->path);
+		return -1;
+	}
+	ctl->dev = st.st_dev;
+	ctl->ino = st.st_ino;
+	set_group(ctl);
+	if (listen(ctl->fd, 128) < 0) {
+		log_errno(LOG_ERR, "control.socket %s: cannot listen", ctl->path);
+		unlink(ctl->path);
+		return -1;
+	}
+	return 0;
+}
+
+struct ctl *ctl_start(struct event_base *base, const struct config *cfg, struct daemon *d)
+{
+	struct ctl *ctl = xcalloc(1, sizeof(*ctl));
+
+	ctl->base = base;
+	ctl->d = d;
+	ctl->cfg = cfg;
+	ctl->fd = -1;
+	ctl->path = xstrdup(cfg->control.socket);
+	ctl->group = xstrdup(cfg->control.group);
+	ctl->timeout = seconds_tv(cfg->control.timeout);
+	ctl->rl_refused = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	ctl->rl_accept = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	ctl->rl_dropped = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	if (open_socket(ctl) < 0)
+		goto fail;
+	ctl->listener = event_new(base, ctl->fd, EV_READ | EV_PERSIST, accept_cb, ctl);
+	ctl->resume = evtimer_new(base, resume_cb, ctl);
+	if (!ctl->listener || !ctl->resume || event_add(ctl->listener, NULL) < 0) {
+		log_err("control: cannot watch %s", ctl->path);
+		unlink(ctl->path);
+		goto fail;
+	}
+	log_info("control: serving %s (Varlink, interface %s version %d)", ctl->path,
+		 CTL_INTERFACE, CTL_PROTO_VERSION);
+	return ctl;
+fail:
+	log_err("cannot create the control socket %s", ctl->path);
+	ctl->path[0] = '\0'; /* nothing of ours to remove */
+	ctl_stop(ctl);
+	return NULL;
+}
+
+void ctl_reconfigure(struct ctl *ctl, const struct config *cfg)
+{
+	if (!ctl)
+		return;
+	ctl->cfg = cfg;
+	if (strcmp(cfg->control.socket, ctl->path) != 0)
+		log_warn("control.socket changed to %s: takes effect at restart; serving %s until "
+			 "then", cfg->control.socket, ctl->path);
+	if (strcmp(cfg->control.group, ctl->group) != 0)
+		log_warn("control.group changed to %s: takes effect at restart", cfg->control.group);
+	ctl->timeout = seconds_tv(cfg->control.timeout);
+	for (struct client *c = ctl->clients; c; c = c->next)
+		bufferevent_set_timeouts(c->bev, NULL, &ctl->timeout);
+}
+
+void ctl_stop(struct ctl *ctl)
+{
+	struct stat st;
+
+	if (!ctl)
+		return;
+	while (ctl->clients)
+		client_free(ctl->clients);
+	if (ctl->listener)
+		event_free(ctl->listener);
+	if (ctl->resume)
+		event_free(ctl->resume);
+	if (ctl->fd >= 0)
+		close(ctl->fd);
+	/* Remove the socket only if it is still the one we made. */
+	if (ctl->path[0] && lstat(ctl->path, &st) == 0 && st.st_dev == ctl->dev &&
+	    st.st_ino == ctl->ino)
+		unlink(ctl->path);
+	free(ctl->path);
+	free(ctl->group);
+	free(ctl);
+}
