@@ -1,0 +1,54 @@
+#!/bin/bash
+# mkinitramfs.sh OUT KERNEL_DIR GUEST_DIR BINARY...: the guest's initramfs (gzipped newc cpio).
+#
+#   /init, /tests/*        GUEST_DIR/init and GUEST_DIR/g_*.sh, glib.sh (the guest's tests)
+#   /bin/busybox           busybox-static; /init makes the applet links
+#   /modules/*.ko, order   from KERNEL_DIR, loaded by /init with insmod in that order
+#   /bin/NAME              each BINARY; a dynamically linked one brings the shared libraries
+#                          ldd lists for it (and the loader) at the same paths
+#
+# Binaries are copied with their libraries rather than linked statically: the entropyd under
+# test is then the very one "make" built (libsystemd has no static archive, and one more
+# configure and build per run would cost more than the copy), and a library another source
+# adds later comes along by itself.
+set -euo pipefail
+
+out=$1 kdir=$2 gdir=$3
+shift 3
+busybox=$(command -v busybox || true)
+[ -n "$busybox" ] || busybox=/bin/busybox
+static() { case $(LC_ALL=C ldd "$1" 2>&1) in *"not a dynamic"*) return 0 ;; esac; return 1; }
+if ! static "$busybox"; then
+	echo "mkinitramfs.sh: $busybox is not the static busybox (apt-get install busybox-static)" >&2
+	exit 1
+fi
+
+root=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-initramfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,var/run,etc,modules,tests,lib,lib64}
+cp "$busybox" "$root/bin/busybox"
+cp "$kdir"/modules/*.ko "$kdir/modules/order" "$root/modules/"
+install -m 755 "$gdir/init" "$root/init"
+cp "$gdir"/glib.sh "$gdir"/g_*.sh "$root/tests/"
+echo "root:x:0:0:root:/:/bin/sh" > "$root/etc/passwd"
+echo "root:x:0:" > "$root/etc/group"
+
+copy_lib() {
+	local dest=$root$1
+	[ -e "$dest" ] && return 0
+	mkdir -p "$(dirname "$dest")"
+	cp -L "$1" "$dest"
+}
+
+for bin in "$@"; do
+	cp -L "$bin" "$root/bin/$(basename "$bin")"
+	# "not a dynamic executable": a static binary needs nothing more.
+	static "$bin" && continue
+	while read -r lib; do
+		copy_lib "$lib"
+	done < <(LC_ALL=C ldd "$bin" | sed -n 's|.*=> \(/[^ ]*\) .*|\1|p; s|^[[:space:]]*\(/[^ ]*\) (.*|\1|p')
+done
+
+(cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet -R 0:0) |
+	gzip -1 > "$out.tmp"
+mv "$out.tmp" "$out"

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""qemu_run: boot the test guest under qemu (TCG) and serve its requests for input.
+
+The guest's console (ttyS0) goes to --console. Its second serial port (ttyS1) is a control
+channel: the guest writes one request a line and blocks reading the one-line reply.
+Requests:
+  keys N     press and release N keys on the virtio keyboard (QMP input-send-event, the
+             press and the release as two separate commands, so two reports a key)
+  mouse N    N relative motions of the virtio mouse, one command (one report) each
+  say TEXT   progress for the host's output
+  done       the guest has finished; the host waits for qemu to exit
+Replies are "ok" or "err TEXT". The keys pressed are chosen here and never named to the
+guest, so the guest cannot print them by mistake: the host greps the console for them.
+
+Whatever happens -- a hung guest, an error here, a signal -- qemu is killed by its PID
+before this exits, and the whole run ends within --timeout seconds.
+Exit status: 0 the guest said done and qemu exited; 1 otherwise.
+"""
+import argparse
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+# Keys the host presses, by QMP qcode, with their Linux key codes (for the leak check in
+# run.sh, which reads them from --print-keys). Unusual keys, whose codes are not numbers
+# that show up in a log by chance.
+KEYS = [("ac_bookmarks", 156), ("calculator", 140)]
+
+PACE = 0.015  # seconds between injected commands: the virtio event queue must not fill
+
+
+class Failure(Exception):
+    pass
+
+
+class Qmp:
+    def __init__(self, path, deadline):
+        self.sock = connect_unix(path, deadline)
+        self.buf = b""
+        self.deadline = deadline
+        self.read_msg(lambda m: "QMP" in m)
+        self.cmd("qmp_capabilities")
+
+    def read_msg(self, want):
+        while True:
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                if not line.strip():
+                    continue
+                msg = json.loads(line)
+                if want(msg):
+                    return msg
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise Failure("timed out waiting for QMP")
+            r, _, _ = select.select([self.sock], [], [], left)
+            if not r:
+                continue
+            data = self.sock.recv(65536)
+            if not data:
+                raise Failure("QMP connection closed")
+            self.buf += data
+
+    def cmd(self, name, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        reply = self.read_msg(lambda m: "return" in m or "error" in m)
+        if "error" in reply:
+            raise Failure("QMP %s: %s" % (name, reply["error"].get("desc", reply["error"])))
+        return reply["return"]
+
+
+def connect_unix(path, deadline):
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(path)
+            return s
+        except OSError:
+            s.close()
+            if time.monotonic() > deadline:
+                raise Failure("cannot connect to " + path)
+            time.sleep(0.05)
+
+
+def inject_keys(qmp, n):
+    for i in range(n):
+        qcode = KEYS[i % len(KEYS)][0]
+        for down in (True, False):
+            qmp.cmd("input-send-event", events=[
+                {"type": "key", "data": {"down": down, "key": {"type": "qcode", "data": qcode}}}])
+            time.sleep(PACE)
+
+
+def inject_mouse(qmp, n):
+    for i in range(n):
+        dx = 3 + i % 5
+        dy = -2 - i % 3
+        qmp.cmd("input-send-event", events=[
+            {"type": "rel", "data": {"axis": "x", "value": dx}},
+            {"type": "rel", "data": {"axis": "y", "value": dy}}])
+        time.sleep(PACE)
+
+
+def serve(args, qemu, qmp, ctl, deadline):
+    buf = b""
+    while True:
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            req = line.decode("ascii", "replace").strip()
+            if not req:
+                continue
+            words = req.split()
+            reply = "ok"
+            try:
+                if words[0] == "keys" and len(words) == 2:
+                    inject_keys(qmp, int(words[1]))
+                elif words[0] == "mouse" and len(words) == 2:
+                    inject_mouse(qmp, int(words[1]))
+                elif words[0] == "say":
+                    print("guest: " + req[4:], flush=True)
+                elif words[0] == "done":
+                    ctl.sendall(b"ok\n")
+                    return True
+                else:
+                    reply = "err unknown request"
+            except (ValueError, Failure) as e:
+                reply = "err " + str(e).replace("\n", " ")
+            ctl.sendall(reply.encode() + b"\n")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            print("qemu_run: hard timeout (%d s) reached; killing qemu" % args.timeout,
+                  flush=True)
+            return False
+        if qemu.poll() is not None:
+            print("qemu_run: qemu exited (status %s) before the guest said done"
+                  % qemu.returncode, flush=True)
+            return False
+        r, _, _ = select.select([ctl], [], [], min(left, 1.0))
+        if r:
+            data = ctl.recv(4096)
+            if not data:
+                print("qemu_run: control channel closed", flush=True)
+                return False
+            buf += data
+
+
+def kill_qemu(qemu):
+    if qemu.poll() is not None:
+        return
+    try:
+        os.kill(qemu.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        qemu.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        print("qemu_run: qemu (pid %d) did not die" % qemu.pid, flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--print-keys", action="store_true",
+                    help="print the Linux codes of the injected keys and exit")
+    ap.add_argument("--kernel")
+    ap.add_argument("--initrd")
+    ap.add_argument("--dir", help="working directory for sockets")
+    ap.add_argument("--console", help="file for the guest's console")
+    ap.add_argument("--timeout", type=int, default=240)
+    ap.add_argument("--append", default="")
+    ap.add_argument("--qemu", default="qemu-system-x86_64")
+    args = ap.parse_args()
+    if args.print_keys:
+        print(" ".join(str(code) for _, code in KEYS))
+        return 0
+
+    start = time.monotonic()
+    deadline = start + args.timeout
+    qmp_path = os.path.join(args.dir, "qmp.sock")
+    ctl_path = os.path.join(args.dir, "ctl.sock")
+    cmd = [args.qemu, "-accel", "tcg", "-smp", "2", "-m", "512",
+           "-display", "none", "-nodefaults", "-no-reboot",
+           "-kernel", args.kernel, "-initrd", args.initrd,
+           "-append", "console=ttyS0 panic=-1 rdinit=/init " + args.append,
+           "-serial", "file:" + args.console,
+           "-chardev", "socket,id=ctl,path=%s,server=on,wait=off" % ctl_path,
+           "-serial", "chardev:ctl",
+           "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
+           "-device", "virtio-keyboard-pci,id=kbd0",
+           "-device", "virtio-mouse-pci,id=mouse0"]
+    with open(os.path.join(args.dir, "qemu.err"), "wb") as err:
+        qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+    with open(os.path.join(args.dir, "qemu.pid"), "w") as f:
+        f.write("%d\n" % qemu.pid)
+    ok = False
+    try:
+        qmp = Qmp(qmp_path, min(deadline, time.monotonic() + 30))
+        qmp.deadline = deadline
+        ctl = connect_unix(ctl_path, min(deadline, time.monotonic() + 30))
+        ok = serve(args, qemu, qmp, ctl, deadline)
+        if ok:
+            # The guest powers off after "done"; give it a moment, then make sure.
+            try:
+                qemu.wait(timeout=max(1, min(15, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                print("qemu_run: guest did not power off; killing qemu", flush=True)
+    except Failure as e:
+        print("qemu_run: " + str(e), flush=True)
+        ok = False
+    finally:
+        kill_qemu(qemu)
+        try:
+            os.unlink(os.path.join(args.dir, "qemu.pid"))
+        except OSError:
+            pass
+    print("qemu_run: %.1f s, guest %s" % (time.monotonic() - start,
+                                          "finished" if ok else "did not finish"), flush=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
+    sys.exit(main())

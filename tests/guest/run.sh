@@ -1,0 +1,115 @@
+#!/bin/bash
+# run.sh: the guest tests. Boots Debian's own kernel under qemu (software emulation) with a
+# virtio keyboard and mouse, runs the guest's tests (tests/guest/g_*.sh) against the entropyd
+# that "make" built, injects input from here when the guest asks, and checks the results.
+#
+#   tests/guest/run.sh [TEST...]     (TEST: evdev, block; default: all of them)
+#
+# Environment: top_srcdir, top_builddir (default: this tree), ENTROPYD (the binary under
+# test), ENTROPYD_GUEST_CACHE (where the kernel is kept between runs; default
+# /var/cache/entropyd-test/guest, or ~/.cache/entropyd-test/guest if that is not writable),
+# ENTROPYD_GUEST_TIMEOUT (hard limit for the qemu run, seconds; default 240),
+# ENTROPYD_GUEST_KEEP=1 (keep the work directory: console log, initramfs).
+#
+# Exit status: 0 all passed, 1 a test failed or the run broke, 77 a prerequisite is missing
+# (the reason is printed; tests/t_guest.sh decides whether that is a skip or a failure).
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+: "${top_srcdir:=$(cd "$here/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${ENTROPYD:=$top_builddir/src/entropyd}"
+: "${ENTROPYD_GUEST_TIMEOUT:=240}"
+if [ -z "${ENTROPYD_GUEST_CACHE:-}" ]; then
+	ENTROPYD_GUEST_CACHE=/var/cache/entropyd-test/guest
+	if ! mkdir -p "$ENTROPYD_GUEST_CACHE" 2>/dev/null || [ ! -w "$ENTROPYD_GUEST_CACHE" ]; then
+		ENTROPYD_GUEST_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/entropyd-test/guest
+	fi
+fi
+
+missing() { echo "guest: cannot run: $*"; exit 77; }
+command -v qemu-system-x86_64 > /dev/null || missing "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
+command -v python3 > /dev/null || missing "no python3 (apt-get install python3)"
+command -v cpio > /dev/null || missing "no cpio (apt-get install cpio)"
+command -v "${CC:-cc}" > /dev/null || missing "no C compiler"
+case $(LC_ALL=C ldd "$(command -v busybox || echo /bin/busybox)" 2>&1) in
+*"not a dynamic"*) ;;
+*) missing "no static busybox (apt-get install busybox-static)" ;;
+esac
+[ -x "$ENTROPYD" ] || missing "$ENTROPYD is not built"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-guest.XXXXXX")
+cleanup() {
+	# qemu_run.py kills qemu itself; this is for when it was killed first.
+	if [ -f "$T/qemu.pid" ]; then
+		kill -KILL "$(cat "$T/qemu.pid")" 2>/dev/null
+	fi
+	if [ "${ENTROPYD_GUEST_KEEP:-0}" = 1 ]; then
+		echo "guest: work directory kept: $T"
+	else
+		rm -rf "$T"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+t0=$(date +%s.%N)
+elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }
+
+kdir=$("$here/kernel.sh" "$ENTROPYD_GUEST_CACHE") || missing "no guest kernel (see above)"
+echo "guest: kernel $(basename "$kdir") from $ENTROPYD_GUEST_CACHE ($(elapsed))"
+
+# The guest's helpers are static: they need nothing from the initramfs.
+"${CC:-cc}" -static -O2 -Wall -Wextra -Werror -o "$T/uinput_dev" "$here/uinput_dev.c" ||
+	{ echo "guest: cannot build uinput_dev statically (glibc's static libc: libc6-dev)"; exit 1; }
+bins=("$ENTROPYD" "$T/uinput_dev")
+[ -x "$top_builddir/src/entropyctl" ] && bins+=("$top_builddir/src/entropyctl")
+"$here/mkinitramfs.sh" "$T/test.cpio.gz" "$kdir" "$here" "${bins[@]}" ||
+	{ echo "guest: cannot build the initramfs"; exit 1; }
+echo "guest: initramfs $(du -k "$T/test.cpio.gz" | cut -f1) KiB ($(elapsed))"
+
+tests=$(IFS=,; echo "$*")
+rc=0
+python3 "$here/qemu_run.py" --kernel "$kdir/vmlinuz" --initrd "$T/test.cpio.gz" --dir "$T" \
+	--console "$T/console.log" --timeout "$ENTROPYD_GUEST_TIMEOUT" \
+	--append "quiet${tests:+ guest_tests=$tests}" || rc=1
+echo "guest: qemu run done ($(elapsed))"
+
+echo "----- guest console"
+cat "$T/console.log" 2>/dev/null
+echo "----- end of guest console"
+[ -s "$T/qemu.err" ] && { echo "----- qemu stderr"; cat "$T/qemu.err"; }
+
+grep -E '^(PASS|FAIL|SKIP): ' "$T/console.log" > "$T/results" 2>/dev/null
+npass=$(grep -c '^PASS: ' "$T/results")
+nfail=$(grep -c '^FAIL: ' "$T/results")
+nskip=$(grep -c '^SKIP: ' "$T/results")
+grep -q '^GUEST-RESULT: ' "$T/console.log" 2>/dev/null || { echo "FAIL: guest: the guest did not finish its tests"; nfail=$((nfail + 1)); }
+[ "$rc" -eq 0 ] || { echo "FAIL: guest: the qemu run failed (see above)"; nfail=$((nfail + 1)); }
+
+# Not a keylogger: the codes of the keys pressed from here appear nowhere on the guest's
+# console -- entropyd's logs, its summaries, its -p output, everything the tests printed.
+# Decimal as a number of its own (not part of a longer number or a decimal fraction), hex
+# with or without 0x and leading zeros as a word of its own, and the keys' names.
+leaks=
+for code in $(python3 "$here/qemu_run.py" --print-keys); do
+	hex=$(printf '%x' "$code")
+	pat="(^|[^0-9.])$code(\$|[^0-9.]|\\.(\$|[^0-9]))|(^|[^[:alnum:]_])(0x)?0*$hex(\$|[^[:alnum:]_])"
+	hits=$(grep -inE "$pat" "$T/console.log")
+	[ -n "$hits" ] && leaks="$leaks$hits"$'\n'
+done
+hits=$(grep -inE 'KEY_CALC|KEY_BOOKMARKS|calculator|bookmarks' "$T/console.log")
+[ -n "$hits" ] && leaks="$leaks$hits"$'\n'
+if [ -n "$leaks" ]; then
+	echo "FAIL: guest: the injected keys' codes or names appear on the guest console:"
+	printf '%s' "$leaks" | sed 's/^/  /'
+	nfail=$((nfail + 1))
+elif [ "$npass" -gt 0 ]; then
+	echo "PASS: guest: no code or name of the injected keys on the guest console"
+	npass=$((npass + 1))
+fi
+
+echo "----- guest results ($(elapsed))"
+cat "$T/results"
+echo "$npass passed, $nfail failed, $nskip skipped"
+[ "$nfail" -eq 0 ] && [ "$npass" -gt 0 ]

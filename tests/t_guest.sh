@@ -1,0 +1,34 @@
+#!/bin/bash
+# t_guest: the tests that need a real kernel with real devices -- evdev on virtio and uinput
+# input devices, the blktrace relay path on a loop device -- in a qemu guest booted from
+# Debian's own kernel (tests/guest/run.sh does the work; see tests/guest/README).
+#
+# Runs when qemu and the rest are usable, and says why it skips when they are not. Where the
+# guest tests must run -- in CI (CI=true), under "make check-guest", or with
+# ENTROPYD_GUEST=require -- a missing prerequisite fails instead of skipping.
+# ENTROPYD_GUEST=skip skips them.
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_srcdir:=$top_builddir}"
+export top_builddir top_srcdir
+
+mode=${ENTROPYD_GUEST:-}
+if [ -z "$mode" ]; then
+	if [ "${CI:-}" = true ]; then mode=require; else mode=auto; fi
+fi
+if [ "$mode" = skip ]; then
+	echo "SKIP: guest tests: ENTROPYD_GUEST=skip"
+	exit 77
+fi
+# Where the kernel is cached, and the modules' loading, need root on this machine; qemu
+# itself does not, but a cache in /var/cache does.
+"$top_srcdir/tests/guest/run.sh"
+rc=$?
+if [ "$rc" -eq 77 ]; then
+	if [ "$mode" = require ]; then
+		echo "FAIL: guest tests required (ENTROPYD_GUEST=$mode${CI:+, CI=$CI}) but cannot run (see above)"
+		exit 1
+	fi
+	echo "SKIP: guest tests: a prerequisite is missing (see above); contrib/dev.sh test installs them"
+	exit 77
+fi
+exit "$rc"
