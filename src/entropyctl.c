@@ -1,0 +1,825 @@
+/* entropyctl: shows what entropyd does and why, live, and asks it to reload — a Varlink client
+ * of its control socket (ctl_proto.h). */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl_proto.h"
+#include "util.h"
+
+/* Exit statuses, as --help lists them. */
+enum {
+	XC_OK = 0,
+	XC_REFUSED = 1,     /* reload refused: the configuration is invalid */
+	XC_USAGE = 2,
+	XC_NOT_RUNNING = 3, /* no socket, or nothing answers on it */
+	XC_DENIED = 4,      /* the socket or the method is not for this user */
+	XC_PROTOCOL = 5,    /* no reply in time, or one that makes no sense */
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: entropyctl [OPTION]... [COMMAND]\n"
+		"Show what entropyd does, live, and control it through its control socket.\n"
+		"\n"
+		"Commands:\n"
+		"  status    the daemon, the kernel's state and the totals, then one line per\n"
+		"            source instance: class, name, policy, events, the latest estimate\n"
+		"            in bits per event, bits credited, health (the default)\n"
+		"  sources   every detail of each source instance\n"
+		"  reload    make entropyd re-read its configuration, as SIGHUP does (root only);\n"
+		"            an invalid configuration is rejected whole and its errors printed\n"
+		"  metrics   the counters in the Prometheus text exposition format, for\n"
+		"            node_exporter's textfile collector or a scrape\n"
+		"\n"
+		"Options:\n"
+		"  -s, --socket PATH    the control socket (default %s)\n"
+		"  -j, --json           print the daemon's data as JSON (status, sources, reload)\n"
+		"      --color WHEN     colour the status: auto (on a terminal, unless NO_COLOR is\n"
+		"                       set), always or never (default auto)\n"
+		"  -t, --timeout SECS   give up on a daemon that does not answer (default 10)\n"
+		"  -V, --version        print the version and exit\n"
+		"  -h, --help           print this help and exit\n"
+		"\n"
+		"Exit status:\n"
+		"  0  success\n"
+		"  1  reload refused: the configuration is invalid (the errors are printed)\n"
+		"  2  usage error\n"
+		"  3  entropyd is not running: no socket, or nothing answers on it\n"
+		"  4  permission denied: the socket is not open to this user (run as root or as\n"
+		"     a member of the socket's group), or the command needs root\n"
+		"  5  protocol error: no reply in time, or a reply that makes no sense\n"
+		"\n"
+		"The socket speaks Varlink (interface io.entropyd), so generic Varlink clients\n"
+		"can use it too. See entropyctl(8), entropyd(8) and entropyd.conf(5).\n",
+		CTL_DEFAULT_SOCKET);
+}
+
+static void errx_msg(const char *fmt, ...) PRINTF_LIKE(1, 2);
+static void errx_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("entropyctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* ---- the connection ---- */
+
+struct conn {
+	const char *path;
+	int fd;
+	int timeout_ms;
+	char *buf; /* received bytes not yet consumed */
+	size_t len, cap;
+};
+
+/* Why the socket cannot be used, as an exit status, said once. */
+static int connect_failed(const char *path, int err)
+{
+	struct stat st;
+	struct group *gr;
+
+	switch (err) {
+	case ENOENT:
+		errx_msg("entropyd is not running: no control socket at %s", path);
+		return XC_NOT_RUNNING;
+	case ECONNREFUSED:
+		errx_msg("entropyd is not running: nothing answers on %s", path);
+		return XC_NOT_RUNNING;
+	case EACCES:
+	case EPERM:
+		if (stat(path, &st) == 0 && (gr = getgrgid(st.st_gid)) != NULL)
+			errx_msg("permission denied on %s: run as root or as a member of group %s",
+				 path, gr->gr_name);
+		else
+			errx_msg("permission denied on %s: run as root", path);
+		return XC_DENIED;
+	default:
+		errx_msg("cannot connect to %s: %s", path, strerror(err));
+		return XC_NOT_RUNNING;
+	}
+}
+
+static int conn_open(struct conn *c, const char *path, double timeout_s)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	c->timeout_ms = (int)(timeout_s * 1000);
+	if (!strlcopy(sa.sun_path, path, sizeof(sa.sun_path))) {
+		errx_msg("%s: too long for a socket path", path);
+		return XC_USAGE;
+	}
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		errx_msg("socket: %s", strerror(errno));
+		return XC_PROTOCOL;
+	}
+	if (connect(c->fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = errno;
+
+		close(c->fd);
+		c->fd = -1;
+		return connect_failed(path, err);
+	}
+	return XC_OK;
+}
+
+static void conn_close(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->buf);
+	c->fd = -1;
+	c->buf = NULL;
+}
+
+static int wait_fd(struct conn *c, short events, const struct timespec *deadline)
+{
+	struct pollfd p = {.fd = c->fd, .events = events};
+	struct timespec now;
+	long ms;
+	int n;
+
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		ms = (deadline->tv_sec - now.tv_sec) * 1000 + (deadline->tv_nsec - now.tv_nsec) / 1000000;
+		if (ms <= 0)
+			return 0;
+		n = poll(&p, 1, (int)ms);
+		if (n >= 0 || errno != EINTR)
+			return n;
+	}
+}
+
+/* Send one call and read its reply into *r. Returns XC_OK (r may hold an error reply) or an
+ * exit status, said once. */
+static int call(struct conn *c, const char *method, json_t *params, struct ctl_reply *r)
+{
+	json_t *msg = ctl_call_new(method, params);
+	struct timespec deadline;
+	size_t len, off = 0, msg_len;
+	char *out = ctl_encode(msg, &len);
+	bool peer_closed = false;
+
+	json_decref(msg);
+	if (!out) {
+		errx_msg("cannot encode a call to %s", method);
+		return XC_PROTOCOL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += c->timeout_ms / 1000;
+	deadline.tv_nsec += (long)(c->timeout_ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	while (off < len) {
+		ssize_t n;
+
+		if (wait_fd(c, POLLOUT, &deadline) <= 0)
+			goto timeout;
+		n = send(c->fd, out + off, len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n < 0) {
+			/* It may have told us why before it closed: read that. */
+			peer_closed = true;
+			break;
+		}
+		off += (size_t)n;
+	}
+	free(out);
+	out = NULL;
+	for (;;) {
+		ssize_t n;
+
+		switch (ctl_frame(c->buf, c->len, CTL_MAX_REPLY, &msg_len)) {
+		case CTL_FRAME_COMPLETE:
+			if (ctl_parse_reply(c->buf, msg_len, r) < 0) {
+				errx_msg("%s: the reply to %s is not a Varlink reply", c->path, method);
+				return XC_PROTOCOL;
+			}
+			memmove(c->buf, c->buf + msg_len + 1, c->len - msg_len - 1);
+			c->len -= msg_len + 1;
+			return XC_OK;
+		case CTL_FRAME_TOO_LARGE:
+			errx_msg("%s: the reply to %s is over %d bytes", c->path, method,
+				 CTL_MAX_REPLY);
+			return XC_PROTOCOL;
+		case CTL_FRAME_INCOMPLETE:
+			break;
+		}
+		if (c->cap - c->len < 65536) {
+			c->cap = c->cap ? c->cap * 2 : 65536;
+			c->buf = xreallocarray(c->buf, 1, c->cap);
+		}
+		if (wait_fd(c, POLLIN, &deadline) <= 0)
+			goto timeout;
+		n = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (n <= 0) {
+			errx_msg("%s: entropyd closed the connection without replying to %s%s%s",
+				 c->path, method, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+			return peer_closed ? XC_NOT_RUNNING : XC_PROTOCOL;
+		}
+		c->len += (size_t)n;
+	}
+timeout:
+	free(out);
+	errx_msg("%s: no reply to %s within %.1f s", c->path, method, c->timeout_ms / 1000.0);
+	return XC_PROTOCOL;
+}
+
+/* An error reply, said once, as an exit status. */
+static int reply_failed(const char *method, const struct ctl_reply *r)
+{
+	const char *p = json_string_value(json_object_get(r->params, "parameter"));
+	const char *reason = json_string_value(json_object_get(r->params, "reason"));
+
+	if (strcmp(r->error, CTL_E_PERMISSION_DENIED) == 0) {
+		errx_msg("permission denied: %s needs root", method);
+		return XC_DENIED;
+	}
+	if (strcmp(r->error, CTL_E_TOO_MANY_CLIENTS) == 0) {
+		errx_msg("entropyd serves too many clients at once; try again");
+		return XC_PROTOCOL;
+	}
+	if (strcmp(r->error, CTL_E_METHOD_NOT_FOUND) == 0) {
+		errx_msg("this entropyd does not know %s (an older version?)", method);
+		return XC_PROTOCOL;
+	}
+	errx_msg("%s failed: %s%s%s", method, r->error, p || reason ? ": " : "",
+		 p ? p : reason ? reason : "");
+	return XC_PROTOCOL;
+}
+
+/* Call a method that must succeed; its parameters go to *out (a new reference). */
+static int fetch(struct conn *c, const char *method, json_t **out)
+{
+	struct ctl_reply r;
+	int rc = call(c, method, NULL, &r);
+
+	if (rc != XC_OK)
+		return rc;
+	if (r.error) {
+		rc = reply_failed(method, &r);
+		ctl_reply_free(&r);
+		return rc;
+	}
+	*out = json_incref(r.params);
+	ctl_reply_free(&r);
+	return XC_OK;
+}
+
+/* ---- reading the replies, tolerant of what a newer daemon adds or an older one lacks ---- */
+
+static const char *s_(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "?";
+}
+
+static long long i_(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* NaN for null or missing. */
+static double f_(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static bool b_(const json_t *o, const char *key)
+{
+	return json_is_true(json_object_get(o, key));
+}
+
+/* ---- status and sources, as text ---- */
+
+static bool colour;
+
+static const char *paint(const char *state)
+{
+	if (!colour)
+		return "";
+	if (!strcmp(state, "ok") || !strcmp(state, "ready"))
+		return "\033[32m";
+	if (!strcmp(state, "startup") || !strcmp(state, "not ready"))
+		return "\033[33m";
+	return "\033[31m";
+}
+
+static const char *unpaint(void)
+{
+	return colour ? "\033[0m" : "";
+}
+
+static void print_duration(long long s)
+{
+	if (s >= 86400)
+		printf("%lldd %02lldh %02lldm", s / 86400, s / 3600 % 24, s / 60 % 60);
+	else if (s >= 3600)
+		printf("%lldh %02lldm %02llds", s / 3600, s / 60 % 60, s % 60);
+	else if (s >= 60)
+		printf("%lldm %02llds", s / 60, s % 60);
+	else
+		printf("%llds", s);
+}
+
+static void print_overview(const json_t *st)
+{
+	const json_t *d = json_object_get(st, "daemon"), *k = json_object_get(st, "kernel"),
+		     *t = json_object_get(st, "totals");
+	bool ready = b_(k, "crng_ready");
+	double after = f_(k, "ready_after_s");
+
+	printf("entropyd %s (pid %lld), up ", s_(d, "version"), i_(d, "pid"));
+	print_duration(i_(d, "uptime_s"));
+	printf("; sink %s, feed mode %s, phase %s\n", s_(d, "sink"), s_(d, "feed_mode"),
+	       s_(d, "feed_phase"));
+	printf("kernel %s: CRNG %s%s%s", s_(k, "version"), paint(ready ? "ready" : "not ready"),
+	       ready ? "ready" : "not ready", unpaint());
+	if (!isnan(after))
+		printf(" (%.1f s after entropyd started)", after);
+	printf(", credit %s", b_(k, "credit_counts") ? "counts" : "no longer counts");
+	if (json_is_integer(json_object_get(k, "entropy_avail")))
+		printf(", entropy_avail %lld", i_(k, "entropy_avail"));
+	printf("\n");
+	printf("totals: %lld events, %lld bytes mixed, %.1f bits estimated, %.1f bits credited\n",
+	       i_(t, "events"), i_(t, "mixed_bytes"), f_(t, "estimated_bits"),
+	       f_(t, "credited_bits"));
+	printf("sink:   %lld feeds, %lld bytes, %lld bits credited, %lld reseeds, %lld errors\n",
+	       i_(t, "feeds"), i_(t, "fed_bytes"), i_(t, "fed_credit_bits"), i_(t, "reseeds"),
+	       i_(t, "feed_errors"));
+}
+
+static void policy_text(const json_t *src, char *buf, size_t size)
+{
+	const json_t *p = json_object_get(src, "policy");
+	const char *mode = s_(p, "mode");
+
+	if (!strcmp(mode, "reduced"))
+		snprintf(buf, size, "reduced %.3g", f_(p, "scale"));
+	else
+		snprintf(buf, size, "%s", mode);
+}
+
+static void health_text(const json_t *src, char *buf, size_t size)
+{
+	const json_t *h = json_object_get(src, "health");
+	const char *state = s_(h, "state"), *last = s_(h, "last_failure");
+
+	if (strcmp(state, "ok") && strcmp(state, "startup") && strcmp(last, "none"))
+		snprintf(buf, size, "%s (%s)", state, last);
+	else
+		snprintf(buf, size, "%s", state);
+}
+
+enum { COL_CLASS, COL_NAME, COL_POLICY, COL_EVENTS, COL_EST, COL_CRED, COL_HEALTH, NCOLS };
+
+/* One aligned line per instance, in the manner of chronyc sources. */
+static void print_table(const json_t *sources)
+{
+	static const char *const head[NCOLS] = {"CLASS",    "NAME",     "POLICY", "EVENTS",
+						"EST b/ev", "CREDITED", "HEALTH"};
+	static const bool right[NCOLS] = {false, false, false, true, true, true, false};
+	size_t n = json_array_size(sources), w[NCOLS];
+	char(*cell)[NCOLS][96] = xcalloc(n ? n : 1, sizeof(*cell));
+
+	for (int k = 0; k < NCOLS; k++)
+		w[k] = strlen(head[k]);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *s = json_array_get(sources, i);
+		double est = f_(s, "estimate_bits");
+
+		snprintf(cell[i][COL_CLASS], 96, "%s", s_(s, "class"));
+		snprintf(cell[i][COL_NAME], 96, "%s", s_(s, "name"));
+		policy_text(s, cell[i][COL_POLICY], 96);
+		snprintf(cell[i][COL_EVENTS], 96, "%lld", i_(s, "events"));
+		if (isnan(est))
+			snprintf(cell[i][COL_EST], 96, "-");
+		else
+			snprintf(cell[i][COL_EST], 96, "%.2f", est);
+		snprintf(cell[i][COL_CRED], 96, "%.1f", f_(s, "credited_bits"));
+		health_text(s, cell[i][COL_HEALTH], 96);
+		for (int k = 0; k < NCOLS; k++)
+			if (strlen(cell[i][k]) > w[k])
+				w[k] = strlen(cell[i][k]);
+	}
+	printf("\n");
+	for (int k = 0; k < NCOLS - 1; k++)
+		printf(right[k] ? "%*s  " : "%-*s  ", (int)w[k], head[k]);
+	printf("%s\n", head[NCOLS - 1]);
+	for (size_t i = 0; i < n; i++) {
+		const char *state = s_(json_object_get(json_array_get(sources, i), "health"),
+				       "state");
+
+		for (int k = 0; k < NCOLS - 1; k++)
+			printf(right[k] ? "%*s  " : "%-*s  ", (int)w[k], cell[i][k]);
+		printf("%s%s%s\n", paint(state), cell[i][COL_HEALTH], unpaint());
+	}
+	if (n == 0)
+		printf("(no source instance is open)\n");
+	free(cell);
+}
+
+static void print_sources(const json_t *sources)
+{
+	size_t i;
+	const json_t *s;
+
+	json_array_foreach(sources, i, s) {
+		const json_t *p = json_object_get(s, "policy"), *h = json_object_get(s, "health");
+		double est = f_(s, "estimate_bits");
+		char pol[96];
+
+		policy_text(s, pol, sizeof(pol));
+		printf("%s%s/%s\n", i ? "\n" : "", s_(s, "class"), s_(s, "name"));
+		printf("  kind        %s\n", s_(s, "kind"));
+		printf("  state       %s\n", s_(s, "state"));
+		printf("  backend     %s\n", s_(s, "backend"));
+		printf("  policy      %s; caps %g bits/event, %g bits/s\n", pol,
+		       f_(p, "cap_bits_per_event"), f_(p, "cap_bits_per_second"));
+		printf("  estimator   %s; latest estimate ", s_(s, "estimator"));
+		if (isnan(est))
+			printf("none yet\n");
+		else
+			printf("%.3f bits/event\n", est);
+		if (b_(s, "kernel_credits"))
+			printf("  symbols     %s: the kernel credits these events itself (tick %lld ns)\n",
+			       s_(s, "symbols"), i_(s, "jiffy_ns"));
+		else
+			printf("  symbols     %s\n", s_(s, "symbols"));
+		printf("  health      %s%s%s; last failure %s; %lld failures\n",
+		       paint(s_(h, "state")), s_(h, "state"), unpaint(), s_(h, "last_failure"),
+		       i_(h, "failures"));
+		printf("  events      %lld (%lld skipped)\n", i_(s, "events"), i_(s, "skipped"));
+		printf("  mixed       %lld bytes\n", i_(s, "mixed_bytes"));
+		printf("  estimated   %.1f bits\n", f_(s, "estimated_bits"));
+		printf("  credited    %.1f bits\n", f_(s, "credited_bits"));
+	}
+	if (json_array_size(sources) == 0)
+		printf("(no source instance is open)\n");
+}
+
+/* ---- metrics: the Prometheus text exposition format ---- */
+
+static void prom_label(const char *name, const char *value, bool first)
+{
+	printf("%s%s=\"", first ? "" : ",", name);
+	for (const char *p = value; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			printf("\\%c", *p);
+		else if (*p == '\n')
+			printf("\\n");
+		else
+			putchar(*p);
+	}
+	putchar('"');
+}
+
+static void prom_value(double v)
+{
+	char buf[64];
+
+	if (isnan(v)) {
+		printf(" NaN\n");
+		return;
+	}
+	if (isinf(v)) {
+		printf(" %sInf\n", v > 0 ? "+" : "-");
+		return;
+	}
+	/* The shortest form that reads back as the same number. */
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	printf(" %s\n", buf);
+}
+
+static void prom_family(const char *name, const char *type, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void prom_plain(const char *name, const char *type, const char *help, double v)
+{
+	prom_family(name, type, help);
+	printf("%s", name);
+	prom_value(v);
+}
+
+/* Per instance: one label set {class, name}. */
+enum { PROM_INT, PROM_REAL, PROM_HEALTH_OK, PROM_WEIGHT, PROM_HEALTH_FAILURES };
+static const struct {
+	const char *name, *type, *key;
+	int how;
+	const char *help;
+} per_source[] = {
+	{"entropyd_source_events_total", "counter", "events", PROM_INT, "Events received."},
+	{"entropyd_source_skipped_events_total", "counter", "skipped", PROM_INT,
+	 "Events not estimated (the instance is disabled by policy)."},
+	{"entropyd_source_mixed_bytes_total", "counter", "mixed_bytes", PROM_INT,
+	 "Bytes handed to the pool."},
+	{"entropyd_source_estimated_bits_total", "counter", "estimated_bits", PROM_REAL,
+	 "Sum of the per-event entropy estimates, after the class cap."},
+	{"entropyd_source_credited_bits_total", "counter", "credited_bits", PROM_REAL,
+	 "Bits credited by policy."},
+	{"entropyd_source_health_failures_total", "counter", NULL, PROM_HEALTH_FAILURES,
+	 "SP 800-90B health test failures."},
+	{"entropyd_source_estimate_bits_per_event", "gauge", "estimate_bits", PROM_REAL,
+	 "The latest entropy estimate in bits per event (NaN before the first)."},
+	{"entropyd_source_health_ok", "gauge", NULL, PROM_HEALTH_OK,
+	 "1 if the instance passes its health tests, 0 in start-up or after a failure."},
+	{"entropyd_source_credit_weight", "gauge", NULL, PROM_WEIGHT,
+	 "Policy weight of the estimate: 1 trusted, the scale if reduced, 0 mix-only."},
+};
+
+static double weight(const json_t *src)
+{
+	const json_t *p = json_object_get(src, "policy");
+	const char *mode = s_(p, "mode");
+
+	return !strcmp(mode, "trusted") ? 1 : !strcmp(mode, "reduced") ? f_(p, "scale") : 0;
+}
+
+static void print_metrics(const json_t *st, const json_t *sources)
+{
+	const json_t *d = json_object_get(st, "daemon"), *k = json_object_get(st, "kernel"),
+		     *t = json_object_get(st, "totals");
+	static const struct {
+		const char *name, *key, *help;
+	} totals[] = {
+		{"entropyd_events_total", "events", "Events from every instance, gone ones too."},
+		{"entropyd_skipped_events_total", "skipped", "Events not estimated."},
+		{"entropyd_mixed_bytes_total", "mixed_bytes", "Bytes handed to the pool."},
+		{"entropyd_estimated_bits_total", "estimated_bits", "Sum of entropy estimates."},
+		{"entropyd_credited_bits_total", "credited_bits", "Bits credited by policy."},
+		{"entropyd_feeds_total", "feeds", "Batches handed to the sink."},
+		{"entropyd_fed_bytes_total", "fed_bytes", "Bytes handed to the sink."},
+		{"entropyd_fed_credit_bits_total", "fed_credit_bits",
+		 "Bits of credit given to the kernel."},
+		{"entropyd_reseeds_total", "reseeds", "CRNG reseeds forced (RNDRESEEDCRNG)."},
+		{"entropyd_feed_errors_total", "feed_errors", "Failed feeds (RNDADDENTROPY errors)."},
+	};
+	size_t i;
+	const json_t *s;
+
+	prom_family("entropyd_info", "gauge", "entropyd's version and feed state; always 1.");
+	printf("entropyd_info{");
+	prom_label("version", s_(d, "version"), true);
+	prom_label("feed_mode", s_(d, "feed_mode"), false);
+	prom_label("feed_phase", s_(d, "feed_phase"), false);
+	prom_label("sink", s_(d, "sink"), false);
+	prom_label("kernel", s_(k, "version"), false);
+	printf("} 1\n");
+	prom_plain("entropyd_uptime_seconds", "gauge", "Seconds since entropyd started.",
+		   (double)i_(d, "uptime_s"));
+	prom_plain("entropyd_kernel_crng_ready", "gauge", "1 once the kernel's CRNG is ready.",
+		   b_(k, "crng_ready"));
+	prom_plain("entropyd_kernel_credit_counts", "gauge",
+		   "1 while the kernel still counts credited entropy.", b_(k, "credit_counts"));
+	if (json_is_integer(json_object_get(k, "entropy_avail")))
+		prom_plain("entropyd_kernel_entropy_avail_bits", "gauge",
+			   "The kernel's entropy_avail.", (double)i_(k, "entropy_avail"));
+	if (json_is_number(json_object_get(k, "ready_after_s")))
+		prom_plain("entropyd_kernel_crng_ready_after_seconds", "gauge",
+			   "Seconds from entropyd's start until the CRNG became ready.",
+			   f_(k, "ready_after_s"));
+	prom_plain("entropyd_sources", "gauge", "Source instances open now.",
+		   (double)i_(t, "instances"));
+	for (size_t j = 0; j < ARRAY_SIZE(totals); j++)
+		prom_plain(totals[j].name, "counter", totals[j].help, f_(t, totals[j].key));
+	prom_plain("entropyd_reloads_total", "counter", "Configuration reloads applied.",
+		   (double)i_(d, "reloads"));
+	prom_plain("entropyd_reload_failures_total", "counter",
+		   "Configuration reloads rejected.", (double)i_(d, "reload_failures"));
+	for (size_t j = 0; j < ARRAY_SIZE(per_source); j++) {
+		if (json_array_size(sources) == 0)
+			break;
+		prom_family(per_source[j].name, per_source[j].type, per_source[j].help);
+		json_array_foreach(sources, i, s) {
+			const json_t *h = json_object_get(s, "health");
+			double v = 0;
+
+			switch (per_source[j].how) {
+			case PROM_INT:
+			case PROM_REAL:
+				v = f_(s, per_source[j].key);
+				break;
+			case PROM_HEALTH_OK:
+				v = !strcmp(s_(h, "state"), "ok");
+				break;
+			case PROM_WEIGHT:
+				v = weight(s);
+				break;
+			case PROM_HEALTH_FAILURES:
+				v = (double)i_(h, "failures");
+				break;
+			}
+			printf("%s{", per_source[j].name);
+			prom_label("class", s_(s, "class"), true);
+			prom_label("name", s_(s, "name"), false);
+			printf("}");
+			prom_value(v);
+		}
+	}
+}
+
+/* ---- commands ---- */
+
+static void print_json(json_t *v)
+{
+	json_dumpf(v, stdout, JSON_INDENT(2));
+	putchar('\n');
+}
+
+static int cmd_status(struct conn *c, bool json, bool metrics)
+{
+	json_t *st = NULL, *src = NULL;
+	int rc = fetch(c, CTL_INTERFACE ".GetStatus", &st);
+
+	if (rc == XC_OK)
+		rc = fetch(c, CTL_INTERFACE ".GetSources", &src);
+	if (rc != XC_OK)
+		goto out;
+	if (metrics) {
+		print_metrics(st, json_object_get(src, "sources"));
+	} else if (json) {
+		json_object_set(st, "sources", json_object_get(src, "sources"));
+		print_json(st);
+	} else {
+		print_overview(st);
+		print_table(json_object_get(src, "sources"));
+	}
+out:
+	json_decref(st);
+	json_decref(src);
+	return rc;
+}
+
+static int cmd_sources(struct conn *c, bool json)
+{
+	json_t *src = NULL;
+	int rc = fetch(c, CTL_INTERFACE ".GetSources", &src);
+
+	if (rc != XC_OK)
+		return rc;
+	if (json)
+		print_json(src);
+	else
+		print_sources(json_object_get(src, "sources"));
+	json_decref(src);
+	return XC_OK;
+}
+
+static int cmd_reload(struct conn *c, bool json)
+{
+	static const char method[] = CTL_INTERFACE ".Reload";
+	struct ctl_reply r;
+	const json_t *errs, *e;
+	int rc = call(c, method, NULL, &r);
+	size_t i;
+
+	if (rc != XC_OK)
+		return rc;
+	if (!r.error) {
+		if (json)
+			printf("{\"reloaded\": true}\n");
+		else
+			printf("configuration reloaded\n");
+	} else if (strcmp(r.error, CTL_E_CONFIG_INVALID) == 0) {
+		errs = json_object_get(r.params, "errors");
+		if (json) {
+			json_t *out = json_pack("{s:b, s:O}", "reloaded", 0, "errors", errs);
+
+			print_json(out);
+			json_decref(out);
+		}
+		json_array_foreach(errs, i, e)
+			fprintf(stderr, "%s\n", json_string_value(e) ? json_string_value(e) : "?");
+		errx_msg("reload refused: the configuration has %zu error%s; the running one stays",
+			 json_array_size(errs), json_array_size(errs) == 1 ? "" : "s");
+		rc = XC_REFUSED;
+	} else {
+		rc = reply_failed(method, &r);
+	}
+	ctl_reply_free(&r);
+	return rc;
+}
+
+enum { OPT_COLOR = 256 };
+
+static const struct option long_opts[] = {
+	{"socket", required_argument, NULL, 's'},
+	{"json", no_argument, NULL, 'j'},
+	{"color", required_argument, NULL, OPT_COLOR},
+	{"colour", required_argument, NULL, OPT_COLOR},
+	{"timeout", required_argument, NULL, 't'},
+	{"version", no_argument, NULL, 'V'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+int main(int argc, char **argv)
+{
+	const char *path = CTL_DEFAULT_SOCKET, *cmd = "status", *when = "auto";
+	double timeout = 10;
+	bool json = false;
+	struct conn c;
+	char *end;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "s:jt:Vh", long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			path = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case OPT_COLOR:
+			when = optarg;
+			if (strcmp(when, "auto") && strcmp(when, "always") && strcmp(when, "never")) {
+				errx_msg("--color: %s: use auto, always or never", when);
+				return XC_USAGE;
+			}
+			break;
+		case 't':
+			timeout = strtod(optarg, &end);
+			if (*end || !(timeout >= 0.1 && timeout <= 3600)) {
+				errx_msg("--timeout: %s: give seconds from 0.1 to 3600", optarg);
+				return XC_USAGE;
+			}
+			break;
+		case 'V':
+			printf("entropyctl %s (control protocol %d)\n", PACKAGE_VERSION,
+			       CTL_PROTO_VERSION);
+			return XC_OK;
+		case 'h':
+			usage(stdout);
+			return XC_OK;
+		default:
+			usage(stderr);
+			return XC_USAGE;
+		}
+	}
+	if (optind < argc)
+		cmd = argv[optind++];
+	if (optind < argc) {
+		errx_msg("%s: unexpected argument after the command", argv[optind]);
+		return XC_USAGE;
+	}
+	if (strcmp(cmd, "status") && strcmp(cmd, "sources") && strcmp(cmd, "reload") &&
+	    strcmp(cmd, "metrics")) {
+		errx_msg("%s: unknown command (status, sources, reload or metrics)", cmd);
+		return XC_USAGE;
+	}
+	colour = !strcmp(when, "always") ||
+		 (!strcmp(when, "auto") && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+		  !(getenv("TERM") && !strcmp(getenv("TERM"), "dumb")));
+	signal(SIGPIPE, SIG_IGN);
+	rc = conn_open(&c, path, timeout);
+	if (rc != XC_OK)
+		return rc;
+	if (!strcmp(cmd, "status"))
+		rc = cmd_status(&c, json, false);
+	else if (!strcmp(cmd, "metrics"))
+		rc = cmd_status(&c, false, true);
+	else if (!strcmp(cmd, "sources"))
+		rc = cmd_sources(&c, json);
+	else
+		rc = cmd_reload(&c, json);
+	conn_close(&c);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		errx_msg("cannot write the output: %s", strerror(errno));
+		return rc ? rc : XC_PROTOCOL;
+	}
+	return rc;
+}

@@ -1,0 +1,263 @@
+#!/bin/bash
+# t_ctl: the control socket and entropyctl against a private daemon — status after a known FIFO
+# replay, --json, metrics through a strict checker, reload as root and as another user, every
+# kind of bad client, an independent Varlink client, stale sockets, and a run under valgrind.
+. "$(dirname "$0")/lib.sh"
+
+CTLRAW=$top_builddir/tests/ctlraw
+policy='policy = { input = { mode = "trusted"; cap_bits_per_event = 2.0; cap_bits_per_second = 1000000.0; }; block = { mode = "disabled"; }; network = { mode = "disabled"; }; };'
+control="control = { socket = \"$CTL_SOCKET\"; timeout = 1.0; };"
+ctl() { "$ENTROPYCTL" -s "$CTL_SOCKET" "$@"; }
+# expect STATUS PATTERN COMMAND...: COMMAND exits with STATUS and says PATTERN (stdout+stderr).
+expect() {
+	local want=$1 pattern=$2 rc=0; shift 2
+	"$@" > "$T/out" 2>&1 || rc=$?
+	[ "$rc" -eq "$want" ] || fail "$* exited $rc, want $want: $(cat "$T/out")"
+	grep -qE -- "$pattern" "$T/out" || fail "$*: no \"$pattern\" in: $(cat "$T/out")"
+}
+status_shows() { ctl status 2>/dev/null | grep -qE "$1"; }
+nfds() { ls "/proc/$DAEMON_PID/fd" | wc -l; }
+nfds_is() { [ "$(nfds)" -eq "$1" ]; }
+# The daemon's descriptors once the clients that came before have been seen to go away.
+nfds_settled() {
+	local a b
+	for _ in $(seq 25); do
+		a=$(nfds); sleep 0.2; b=$(nfds)
+		[ "$a" -eq "$b" ] && break
+	done
+	echo "$b"
+}
+
+write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "$control"
+mkfifo "$T/input/event0"
+
+# ---- the command line, and no daemon ----
+"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 1\)$' || fail "--version"
+"$ENTROPYCTL" --help > "$T/help" || fail "--help"
+for w in status sources reload metrics --socket --json --color --timeout --version --help \
+	'Exit status' '^  1  reload refused' '^  3  entropyd is not running' '^  4  permission denied' \
+	'^  5  protocol error' /run/entropyd/io.entropyd; do
+	grep -qE -- "$w" "$T/help" || fail "--help lacks $w"
+done
+expect 2 "unknown command" "$ENTROPYCTL" -s "$CTL_SOCKET" bogus
+expect 2 "timeout" "$ENTROPYCTL" -s "$CTL_SOCKET" --timeout 0 status
+expect 2 "Usage" "$ENTROPYCTL" --no-such-option
+expect 3 "entropyd is not running: no control socket at $CTL_SOCKET" ctl status
+pass "command line: --help complete, usage errors 2, no daemon 3"
+
+# ---- the socket ----
+start_daemon -v --dry-run -f "$T/e.conf"
+wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "FIFO not attached"
+open_fifo "$T/input/event0"
+[ -S "$CTL_SOCKET" ] || fail "no socket at $CTL_SOCKET"
+[ "$(stat -c %a "$CTL_SOCKET")" = 660 ] || fail "socket mode $(stat -c %a "$CTL_SOCKET"), want 660"
+[ "$(stat -c %a "$T/run")" = 755 ] || fail "socket directory mode $(stat -c %a "$T/run"), want 755"
+if ! getent group entropyd > /dev/null; then
+	[ "$(grep -c 'control.group entropyd does not exist' "$T/log")" -eq 1 ] ||
+		fail "a missing control.group is not logged exactly once"
+fi
+rc=0; "$ENTROPYD" --foreground --dry-run -f "$T/e.conf" > "$T/log2" 2>&1 || rc=$?
+[ "$rc" -eq 3 ] || fail "a second daemon on the same socket exited $rc, want 3"
+grep -q "another process answers on it" "$T/log2" || fail "second daemon: $(cat "$T/log2")"
+[ -S "$CTL_SOCKET" ] || fail "the second daemon removed the first one's socket"
+pass "socket 0660 in a new 0755 directory; a second daemon refuses to take it over"
+
+# ---- status after a known replay ----
+"$EVGEN" -n 3000 -p random -r 3 >&9 2>/dev/null || fail "evgen"
+wait_for 10 status_shows '^input +event0 +trusted +3000 +2\.00 +[0-9.]+ +ok$' ||
+	fail "status never showed 3000 events: $(ctl status 2>&1)"
+ctl status > "$T/status" || fail "status failed"
+grep -qE '^entropyd [0-9.]+ \(pid [0-9]+\), up [0-9hms ]+; sink dry-run, feed mode always, phase always$' "$T/status" ||
+	fail "status overview: $(head -1 "$T/status")"
+grep -qE '^kernel [0-9]+\.[0-9]+: CRNG (ready|not ready)' "$T/status" || fail "status lacks the kernel line"
+grep -qE '^totals: 3000 events, 24000 bytes mixed, ' "$T/status" || fail "status totals: $(cat "$T/status")"
+grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +HEALTH$' "$T/status" || fail "status header"
+grep -q $'\033' "$T/status" && fail "colour on a pipe"
+ctl --color=always status | grep -q $'\033\[32mok' || fail "--color=always has no colour"
+wait_summary "input/event0: .* 3000 events" || fail "no summary in the log"
+logged=$(grep -oE "input/event0: .* ([0-9.]+) bits credited" "$T/log" | tail -1 | grep -oE '[0-9.]+ bits credited$' | cut -d' ' -f1)
+shown=$(awk '$1 == "input" && $2 == "event0" { print $6 }' "$T/status")
+[ "$shown" = "$logged" ] || fail "status says $shown bits credited, the log $logged"
+ctl sources > "$T/sources" || fail "sources failed"
+for w in '^input/event0$' '^  kind +stream$' '^  backend +evdev$' '^  policy +trusted; caps 2 bits/event' \
+	'^  health +ok; last failure none; 0 failures$' '^  events +3000 \(0 skipped\)$' '^  mixed +24000 bytes$'; do
+	grep -qE "$w" "$T/sources" || fail "sources lacks $w: $(cat "$T/sources")"
+done
+pass "status after 3000 replayed events: exact counts, $shown bits credited as logged"
+
+# ---- --json ----
+ctl --json status > "$T/status.json" || fail "--json status failed"
+jq -e --arg cred "$shown" '
+	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
+	.daemon.protocol == 1 and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
+	(.sources | length) == 1 and .sources[0].class == "input" and .sources[0].name == "event0" and
+	.sources[0].events == 3000 and .sources[0].skipped == 0 and .sources[0].mixed_bytes == 24000 and
+	.sources[0].policy.mode == "trusted" and .sources[0].policy.cap_bits_per_event == 2 and
+	.sources[0].health.state == "ok" and .sources[0].estimate_bits == 2 and
+	((.sources[0].credited_bits * 10 | round) / 10 | tostring) == ($cred | tonumber | tostring) and
+	(.kernel.crng_ready | type) == "boolean"' "$T/status.json" > /dev/null ||
+	fail "--json status does not match: $(cat "$T/status.json")"
+# Counts and estimates only: no field that could hold the time of an event.
+jq -r '[paths(scalars) | map(tostring) | join(".")] | .[]' "$T/status.json" > "$T/paths"
+grep -vE '^(daemon\.uptime_s|kernel\.ready_after_s|sources\.[0-9]+\.jiffy_ns)$' "$T/paths" |
+	grep -iE 'time|stamp|_ns$|_us$|delta|last_event' && fail "a timing field in --json"
+ctl --json sources | jq -e '.sources[0].events == 3000' > /dev/null || fail "--json sources"
+pass "--json parses and matches the text and the log"
+
+# ---- metrics ----
+ctl metrics > "$T/metrics" || fail "metrics failed"
+awk -f "$top_srcdir/tests/prom_check.awk" "$T/metrics" || fail "metrics fail the strict checker"
+[ -z "$(tail -c1 "$T/metrics")" ] || fail "metrics do not end in a newline"
+grep -qx 'entropyd_source_events_total{class="input",name="event0"} 3000' "$T/metrics" || fail "per-source events"
+grep -qx 'entropyd_events_total 3000' "$T/metrics" || fail "total events"
+grep -qx "entropyd_source_credited_bits_total{class=\"input\",name=\"event0\"} $(jq -r '.sources[0].credited_bits' "$T/status.json" | awk '{ printf "%.15g", $1 }')" "$T/metrics" ||
+	fail "per-source credited bits differ from --json"
+grep '^entropyd_source_' "$T/metrics" | grep -vE '^entropyd_source_[a-z_]+\{class="input",name="event0"\} ' &&
+	fail "a per-source sample without exactly the labels {class,name}"
+for py in python3 /usr/bin/python3; do
+	if "$py" -c 'import prometheus_client' 2> /dev/null; then
+		"$py" -c 'import sys
+from prometheus_client.parser import text_string_to_metric_families as parse
+n = sum(len(f.samples) for f in parse(open(sys.argv[1]).read()))
+assert n > 20, n' "$T/metrics" || fail "prometheus_client's parser refuses the metrics"
+		parsed="; prometheus_client parses them"
+		break
+	fi
+done
+pass "metrics pass the strict checker$(echo "${parsed:-}")"
+
+# ---- an independent Varlink client ----
+if command -v python3 > /dev/null; then
+	out=$(python3 "$top_srcdir/tests/varlink_client.py" "$CTL_SOCKET") || fail "varlink_client.py: $out"
+	[ "$out" = "events=3000 instances=1" ] || fail "varlink_client.py: $out"
+	pass "a Python Varlink client: GetInfo, GetInterfaceDescription, GetStatus, typed as described"
+else
+	echo "SKIP: python3 missing: the Python Varlink client did not run"
+fi
+
+# ---- reload ----
+expect 0 "^configuration reloaded$" ctl reload
+grep -q "control: reload requested by uid 0" "$T/log" || fail "reload not logged"
+cp "$T/e.conf" "$T/good.conf"
+write_config "$T/e.conf" 'feed = { mode = "always"; };' "${policy/2.0;/99.0;}" "$control"
+expect 1 "^$T/e.conf:3: policy.input.cap_bits_per_event: " ctl reload
+grep -q "reload refused: the configuration has 1 error; the running one stays" "$T/out" || fail "refusal: $(cat "$T/out")"
+ctl --json reload 2> /dev/null | jq -e '.reloaded == false and (.errors | length) == 1' > /dev/null ||
+	fail "--json reload of a bad config"
+status_shows '^input +event0 +trusted +3000 ' || fail "after a refused reload the daemon must go on as before"
+write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "control = { socket = \"$T/other\"; timeout = 1.0; };"
+expect 0 "^configuration reloaded$" ctl reload
+grep -q "control.socket changed to $T/other: takes effect at restart" "$T/log" || fail "socket change not logged"
+[ -S "$CTL_SOCKET" ] && [ ! -e "$T/other" ] || fail "the socket moved at reload"
+cp "$T/good.conf" "$T/e.conf"
+expect 0 "^configuration reloaded$" ctl reload
+pass "reload as root: applied; a bad config refused with its errors (exit 1); the socket stays"
+
+if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$ENTROPYCTL" -s "$CTL_SOCKET" "$@"; }
+	chmod 0755 "$T" "$T/run"
+	expect 4 "permission denied on $CTL_SOCKET: run as root" nobody status
+	chmod 0666 "$CTL_SOCKET" # for this test only: the daemon makes it 0660
+	nobody status > /dev/null || fail "status as uid 65534 on an open socket"
+	expect 4 "permission denied: io.entropyd.Reload needs root" nobody reload
+	grep -q "control: io.entropyd.Reload refused to uid 65534" "$T/log" || fail "refused reload not logged"
+	chmod 0660 "$CTL_SOCKET"
+	pass "as uid 65534: no access to a 0660 socket (exit 4); with access, reload refused (exit 4)"
+else
+	echo "SKIP: not root or no setpriv: reload as another user not tested"
+fi
+
+# ---- bad clients ----
+# robustness: every bad client gets an error or is dropped; the daemon carries on, leaking no
+# descriptor. Run against the daemon whose pid is $DAEMON_PID.
+robustness() {
+	local fds r
+	fds=$(nfds_settled)
+	printf '{bad\0[1,2]\0{"method":42}\0{"method":"io.entropyd.GetStatus","parameters":[]}\0{"method":"io.entropyd.GetStatus","colour":1}\0' |
+		"$CTLRAW" "$CTL_SOCKET" send > "$T/r" || fail "malformed: no replies"
+	[ "$(grep -c '"error":"io.entropyd.InvalidRequest"' "$T/r")" -eq 5 ] || fail "malformed requests: $(cat "$T/r")"
+	printf '{"method":"io.entropyd.Nope"}\0{"method":"org.example.Nope"}\0{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":42}}\0{"method":"io.entropyd.GetStatus","parameters":{"x":1}}\0{"method":"org.varlink.service.GetInterfaceDescription","parameters":{"interface":"org.example"}}\0' |
+		"$CTLRAW" "$CTL_SOCKET" send > "$T/r"
+	grep -qx '{"error":"org.varlink.service.MethodNotFound","parameters":{"method":"io.entropyd.Nope"}}' "$T/r" &&
+		grep -qx '{"error":"org.varlink.service.InterfaceNotFound","parameters":{"interface":"org.example"}}' "$T/r" &&
+		[ "$(grep -c '^{"error":"org.varlink.service.InvalidParameter","parameters":{"parameter":"\(interface\|x\)"}}$' "$T/r")" -eq 2 ] &&
+		[ "$(grep -c 'InterfaceNotFound' "$T/r")" -eq 2 ] || fail "unknown methods and bad parameters: $(cat "$T/r")"
+	# oneway: no reply; more: one plain reply (no method here streams)
+	printf '{"method":"io.entropyd.GetStatus","oneway":true}\0{"method":"io.entropyd.Nope","oneway":true}\0{"method":"org.varlink.service.GetInfo","more":true}\0' |
+		"$CTLRAW" "$CTL_SOCKET" send > "$T/r"
+	[ "$(wc -l < "$T/r")" -eq 1 ] && grep -q '"vendor":"entropyd"' "$T/r" && ! grep -q continues "$T/r" ||
+		fail "oneway/more: $(cat "$T/r")"
+	# the size limit is exact: 65536 bytes are read, 65537 are too many
+	{ printf '{"method":"io.entropyd.GetStatus"}'; head -c $((65536 - 34)) /dev/zero | tr '\0' ' '; printf '\0'; } |
+		"$CTLRAW" "$CTL_SOCKET" send > "$T/r"
+	grep -q '"totals"' "$T/r" || fail "a request of exactly 65536 bytes was not served: $(head -c 200 "$T/r")"
+	{ printf '{"method":"io.entropyd.GetStatus"}'; head -c $((65536 - 33)) /dev/zero | tr '\0' ' '; printf '\0'; } |
+		"$CTLRAW" "$CTL_SOCKET" send > "$T/r"
+	grep -qx '{"error":"io.entropyd.RequestTooLarge","parameters":{"limit":65536}}' "$T/r" || fail "65537 bytes: $(head -c 200 "$T/r")"
+	head -c 1000000 /dev/zero | tr '\0' x | "$CTLRAW" "$CTL_SOCKET" send > "$T/r"
+	grep -qx '{"error":"io.entropyd.RequestTooLarge","parameters":{"limit":65536}}' "$T/r" || fail "1 MB without NUL: $(head -c 200 "$T/r")"
+	# 100 clients at once: 64 served, the rest told why
+	r=$("$CTLRAW" "$CTL_SOCKET" hold 100) || fail "hold 100"
+	[ "$r" = "ok=64 refused=36 other=0 closed=0" ] || fail "100 clients at once: $r"
+	# a client that sends nothing, and one that trickles, are dropped after control.timeout
+	r=$("$CTLRAW" "$CTL_SOCKET" idle) || fail "an idle client was not dropped: $r"
+	awk -v t="${r##* after }" 'BEGIN { exit !(t + 0 >= 0.5 && t + 0 < 10) }' || fail "idle client: $r"
+	r=$("$CTLRAW" "$CTL_SOCKET" slow) || fail "a trickling client was not dropped: $r"
+	# a client that never reads: dropped, and meanwhile others are served
+	"$CTLRAW" "$CTL_SOCKET" noread 1000000 > "$T/noread" &
+	local noread=$!
+	sleep 0.3
+	ctl status > /dev/null || fail "status while a client does not read its replies"
+	wait "$noread" || fail "a client that never reads was not dropped: $(cat "$T/noread")"
+	# still alive, still answering, no descriptor left behind
+	kill -0 "$DAEMON_PID" || fail "the daemon died"
+	status_shows '^input +event0 +trusted +3000 ' || fail "status after the bad clients"
+	wait_for 5 nfds_is "$fds" || fail "descriptors: $fds before, $(nfds) after the bad clients"
+}
+robustness
+grep -q "dropped a client .* that did not read its replies" "$T/log" || fail "the non-reader's drop not logged"
+pass "bad clients: malformed, unknown, wrong types, oversized, 100 at once, silent, trickling, not reading"
+
+# ---- stale sockets ----
+exec 9>&-
+stop_daemon
+[ -e "$CTL_SOCKET" ] && fail "the socket is left behind after a clean stop"
+expect 3 "no control socket" ctl status
+start_daemon --dry-run -f "$T/e.conf"
+kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+[ -S "$CTL_SOCKET" ] || fail "no stale socket after SIGKILL"
+expect 3 "entropyd is not running: nothing answers on $CTL_SOCKET" ctl status
+start_daemon -v --dry-run -f "$T/e.conf"
+grep -q "control: removed a stale socket" "$T/log" || fail "stale socket not replaced"
+ctl status > /dev/null || fail "status after replacing a stale socket"
+stop_daemon
+mkdir -p "$T/run" && echo keep > "$CTL_SOCKET"
+rc=0; "$ENTROPYD" --foreground --dry-run -f "$T/e.conf" > "$T/log" 2>&1 || rc=$?
+[ "$rc" -eq 3 ] && grep -q "exists and is not a socket; not removing it" "$T/log" || fail "a file at the socket path: status $rc"
+[ "$(cat "$CTL_SOCKET")" = keep ] || fail "the daemon touched a file that is not its socket"
+rm -f "$CTL_SOCKET"
+pass "stale socket replaced, a live one or a plain file never touched, clean stop removes it"
+
+# ---- the same under valgrind: no invalid access, no leak ----
+if command -v valgrind > /dev/null; then
+	write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "control = { socket = \"$CTL_SOCKET\"; timeout = 2.0; };"
+	valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+		--log-file="$T/vg" "$ENTROPYD" --foreground -v --dry-run -f "$T/e.conf" > "$T/log" 2>&1 &
+	DAEMON_PID=$!
+	wait_for 60 grep -q "started:" "$T/log" || fail "no start under valgrind"
+	wait_for 10 grep -q "input/event0: attached" "$T/log" || fail "FIFO not attached"
+	open_fifo "$T/input/event0"
+	"$EVGEN" -n 3000 -p random -r 3 >&9 2>/dev/null || fail "evgen"
+	wait_for 30 status_shows '^input +event0 +trusted +3000 ' || fail "valgrind: 3000 events not shown"
+	ctl --json status > /dev/null && ctl metrics > /dev/null && ctl sources > /dev/null || fail "valgrind: queries"
+	robustness
+	ctl reload > /dev/null || fail "valgrind: reload"
+	write_config "$T/e.conf" 'feed = { mode = "sometimes"; };' "$policy" "$control"
+	expect 1 "reload refused" ctl reload
+	exec 9>&-
+	stop_daemon
+	[ -s "$T/vg" ] && fail "valgrind: $(head -40 "$T/vg")"
+	pass "under valgrind: every client above, reloads, no error and no leak"
+else
+	echo "SKIP: valgrind missing: no memory check"
+fi
