@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "source_evdev.h"
+#include "source_pcap.h"
 
 static const struct source_ops block_stub = {
 	.name = "block",
@@ -13,16 +14,10 @@ static const struct source_ops block_stub = {
 	.missing = "the block-layer trace source is not part of this version of entropyd",
 };
 
-static const struct source_ops network_stub = {
-	.name = "network",
-	.cls = CLASS_NETWORK,
-	.missing = "the packet-timing source is not part of this version of entropyd",
-};
-
 static const struct source_ops *const drivers[CLASS_COUNT] = {
 	[CLASS_INPUT] = &source_evdev_ops,
 	[CLASS_BLOCK] = &block_stub,
-	[CLASS_NETWORK] = &network_stub,
+	[CLASS_NETWORK] = &source_pcap_ops,
 };
 
 const struct source_ops *source_driver(enum src_class cls)
