@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-dev
 	libpcap-dev libsystemd-dev libjansson-dev zlib1g-dev"
 TEST_DEPS="check strace util-linux mandoc jq"
+# The control-socket test (tests/t_ctl.sh): python3 for an independent Varlink client,
+# prometheus_client's parser for the metrics, valgrind for the daemon's memory.
+TEST_DEPS="$TEST_DEPS python3 python3-prometheus-client valgrind"
 # The guest tests (tests/guest/): qemu's software emulation, a static busybox for the guest,
 # cpio for its initramfs, python3 for the QMP input injector.
 TEST_DEPS="$TEST_DEPS qemu-system-x86 busybox-static cpio python3"
