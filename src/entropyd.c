@@ -59,6 +59,7 @@ enum {
 	OPT_BITS,
 	OPT_CLASS,
 	OPT_JSON,
+	OPT_PRINT_KEYS, /* hidden: every key the parser accepts, for the man page test */
 };
 
 static const struct option long_opts[] = {
@@ -75,6 +76,7 @@ static const struct option long_opts[] = {
 	{"bits", required_argument, NULL, OPT_BITS},
 	{"class", required_argument, NULL, OPT_CLASS},
 	{"json", no_argument, NULL, OPT_JSON},
+	{"print-keys", no_argument, NULL, OPT_PRINT_KEYS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -253,6 +255,9 @@ int main(int argc, char **argv)
 		case OPT_JSON:
 			json = true;
 			break;
+		case OPT_PRINT_KEYS:
+			config_print_keys(stdout);
+			return EXIT_OK;
 		default:
 			usage(stderr);
 			return EXIT_USAGE;
