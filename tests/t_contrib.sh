@@ -1,0 +1,77 @@
+#!/bin/bash
+# t_contrib: what contrib/ ships works — the example policies are valid (paranoid does not
+# capture packets at all), bash completion completes both programs, the initramfs scripts
+# parse, and the metrics timer and service pass systemd-analyze verify.
+. "$(dirname "$0")/lib.sh"
+
+C=$top_srcdir/contrib
+
+# ---- example policies ----
+for name in paranoid server desktop; do
+	f=$C/policies/$name.conf
+	[ -f "$f" ] || fail "contrib/policies/$name.conf is missing"
+	out=$("$ENTROPYD" -n -f "$f" 2>&1) || fail "$name.conf is not valid: $out"
+done
+"$ENTROPYD" -p -f "$C/policies/paranoid.conf" | sed -n '/^  network = {/,/};/p' |
+	grep -q 'mode = "disabled";' || fail "paranoid.conf does not disable the network class"
+pass "example policies are valid; paranoid disables the network class"
+
+# ---- bash completion ----
+BC=/usr/share/bash-completion/bash_completion
+if [ -r "$BC" ]; then
+	# complete LINE: what completing the last word of LINE offers, one per line.
+	complete_line() {
+		bash -c '
+			. "$1"; . "$2/completion/entropyd"; . "$2/completion/entropyctl"
+			read -ra COMP_WORDS <<< "$3"
+			[ "${3: -1}" = " " ] && COMP_WORDS+=("")
+			COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMP_LINE=$3; COMP_POINT=${#3}
+			"$(complete -p "${COMP_WORDS[0]}" | sed "s/.*-F \([^ ]*\) .*/\1/")" \
+				"${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+			printf "%s\n" "${COMPREPLY[@]}"' sh "$BC" "$C" "$1"
+	}
+	expect() { # LINE WORD...: each WORD is offered for LINE
+		local line=$1 got; shift
+		got=$(complete_line "$line") || fail "completing \"$line\" failed"
+		for w in "$@"; do
+			echo "$got" | grep -qx -- "$w" || fail "completing \"$line\" does not offer $w: $got"
+		done
+	}
+	expect "entropyd --cl" --class
+	expect "entropyd --class " input block network
+	expect "entropyd --bits " 1 8
+	expect "entropyd -" --config --check --print --dry-run --assess --record
+	expect "entropyctl " status sources reload metrics
+	expect "entropyctl st" status
+	expect "entropyctl --color " auto always never
+	expect "entropyctl -" --socket --json --timeout
+	[ -z "$(complete_line "entropyctl status ")" ] || fail "a second command is offered"
+	pass "bash completion for entropyd and entropyctl"
+else
+	echo "bash-completion not installed: completion not exercised"
+fi
+
+# ---- initramfs-tools hook and dracut module ----
+for f in "$C"/initramfs-tools/hooks/entropyd "$C"/initramfs-tools/scripts/*/entropyd \
+	"$C"/dracut/90entropyd/entropyd-*.sh; do
+	sh -n "$f" || fail "$f does not parse"
+	[ "${f#*/dracut/}" != "$f" ] || [ -x "$f" ] || fail "$f is not executable"
+done
+bash -n "$C/dracut/90entropyd/module-setup.sh" || fail "module-setup.sh does not parse"
+if command -v shellcheck > /dev/null; then
+	out=$(shellcheck -s sh "$C"/initramfs-tools/hooks/entropyd "$C"/initramfs-tools/scripts/*/entropyd \
+		"$C"/dracut/90entropyd/entropyd-*.sh 2>&1 &&
+		shellcheck -s bash "$C/dracut/90entropyd/module-setup.sh" 2>&1) || fail "shellcheck: $out"
+fi
+pass "initramfs-tools hook and dracut module parse"
+
+# ---- metrics timer and service ----
+if command -v systemd-analyze > /dev/null; then
+	mkdir -p "$T/man/man8"
+	cp "$top_srcdir/man/entropyctl.8" "$T/man/man8/"
+	cp "$C"/metrics/entropyd-metrics.* "$T/"
+	out=$(cd "$T" && MANPATH=$T/man systemd-analyze verify ./entropyd-metrics.service \
+		./entropyd-metrics.timer 2>&1) || fail "systemd-analyze verify (metrics): $out"
+	[ -z "$out" ] || fail "systemd-analyze verify (metrics): $out"
+	pass "metrics timer and service verify clean"
+fi
