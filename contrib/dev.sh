@@ -16,6 +16,9 @@ TEST_DEPS="$TEST_DEPS python3 python3-prometheus-client valgrind"
 # The guest tests (tests/guest/): qemu's software emulation, a static busybox for the guest,
 # cpio for its initramfs, python3 for the QMP input injector.
 TEST_DEPS="$TEST_DEPS qemu-system-x86 busybox-static cpio python3"
+# The systemd unit and contrib/ (tests/t_unit.sh, tests/t_contrib.sh) and the system test
+# (tests/system/: a real systemd booted in a container from a debootstrap'ed tree).
+TEST_DEPS="$TEST_DEPS systemd-container debootstrap bash-completion shellcheck"
 
 install_deps() {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -68,6 +71,11 @@ test)
 	make -j"$(nproc)" --no-print-directory check > make-check.out 2>&1 || rc=$?
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out || true
 	[ "$rc" -eq 0 ] || { tail -40 make-check.out; cat test-suite.log 2>/dev/null | tail -80; }
+	# The unit under a real systemd (make check-system), after the suite and on its own.
+	src=0
+	make --no-print-directory check-system > make-check-system.out 2>&1 || src=$?
+	grep -E '^(PASS|FAIL|SKIP)|^t_system:|check-system' make-check-system.out | sed 's/^/system: /' || true
+	[ "$src" -eq 0 ] || { tail -60 make-check-system.out; [ "$rc" -ne 0 ] || rc=$src; }
 	show_results
 	exit "$rc"
 	;;
