@@ -799,7 +799,7 @@ static int proc_scan(struct pcap_state *st)
 
 	if (!f)
 		return -1;
-	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* any family does the device ioctls */
 	if (s < 0) {
 		fclose(f);
 		return -1;
@@ -1021,16 +1021,13 @@ static void live_reload(struct pcap_state *st, bool new_filter)
 		next = f->next;
 		if (f->status == IF_OPEN) {
 			f->cap.max_eps = max_eps(cfg);
-			if (f->snaplen != cfg->network.snaplen) {
-				f->status = IF_IDLE;
+			/* A new snaplen or direction needs a new capture: libpcap leaves the
+			 * kernel's PACKET_IGNORE_OUTGOING set once "in" was asked for. */
+			if (f->snaplen != cfg->network.snaplen || new_dir) {
 				if_close(f);
-			} else if ((new_dir &&
-				    pcap_setdirection(f->p, pcap_direction(st->direction)) < 0) ||
-				   (new_filter && set_filter(f->p, st->filter, msg, sizeof(msg)) < 0)) {
-				log_limited(&rl_open, LOG_WARNING,
-					    "network/%s: cannot apply the new direction or filter; "
-					    "reopening",
-					    f->name);
+			} else if (new_filter && set_filter(f->p, st->filter, msg, sizeof(msg)) < 0) {
+				log_limited(&rl_open, LOG_WARNING, "network/%s: %s; reopening", f->name,
+					    msg);
 				if_close(f);
 			}
 		} else if (f->status == IF_FAILED) {

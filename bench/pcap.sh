@@ -1,0 +1,107 @@
+#!/bin/bash
+# bench/pcap.sh: CPU per captured packet, entropyd beside tcpdump, on the same traffic in the
+# same run. Two private network namespaces joined by a veth pair (made here, removed on
+# exit; no traffic leaves them); tests/udpgen sends in one, entropyd --dry-run and
+# "tcpdump -s SNAPLEN -w /dev/null" capture side by side in the other, with the same filter
+# and direction. CPU is each process's own run time (/proc/PID/schedstat, nanoseconds) over
+# the traffic, divided by the packets it counted. Rates: low, medium, a flood (no event cap),
+# and the same flood under the default cap of 10000 events per second.
+#   bench/pcap.sh [SECONDS-PER-RATE]     (root; needs tcpdump; default 4 s)
+set -u
+
+secs=${1:-4}
+here=$(cd "$(dirname "$0")" && pwd)
+: "${top_builddir:=$(cd "$here/.." && pwd)}"
+ENTROPYD=${ENTROPYD:-$top_builddir/src/entropyd}
+UDPGEN=${UDPGEN:-$top_builddir/tests/udpgen}
+SNAPLEN=64
+FILTER="udp dst port 9999"
+
+[ "$(id -u)" -eq 0 ] || { echo "bench/pcap.sh: needs root (network namespaces)" >&2; exit 77; }
+command -v tcpdump > /dev/null || { echo "bench/pcap.sh: needs tcpdump (apt-get install tcpdump)" >&2; exit 77; }
+[ -x "$UDPGEN" ] || { echo "bench/pcap.sh: build $UDPGEN first (make check builds it)" >&2; exit 77; }
+
+id=$$
+NA=edbA$id NB=edbB$id VA=edbA$id VB=edbB$id
+W=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-bench.XXXXXX")
+EPID= TPID=
+cleanup() {
+	for p in $EPID $TPID; do kill -KILL "$p" 2> /dev/null; done
+	ip netns del "$NA" 2> /dev/null
+	ip netns del "$NB" 2> /dev/null
+	rm -rf "$W"
+}
+trap cleanup EXIT
+
+ip netns add "$NA" && ip netns add "$NB" || exit 1
+ip link add "$VA" netns "$NA" type veth peer name "$VB" netns "$NB" || exit 1
+ip -n "$NA" addr add 10.201.0.1/24 dev "$VA"
+ip -n "$NB" addr add 10.201.0.2/24 dev "$VB"
+for ns in "$NA" "$NB"; do ip -n "$ns" link set lo up; done
+ip -n "$NA" link set "$VA" up
+ip -n "$NB" link set "$VB" up
+# No ARP or neighbour discovery in the middle of a measurement.
+mac=$(ip -n "$NB" -br link show "$VB" | awk '{print $3}')
+ip -n "$NA" neigh replace 10.201.0.2 lladdr "$mac" dev "$VA" nud permanent
+
+mkdir -p "$W/input"
+write_conf() { # write_conf MAX_EVENTS_PER_SECOND
+	cat > "$W/e.conf" <<-EOF
+	policy = { block = { mode = "disabled"; }; };
+	sources = {
+	  input = { watch = "$W/input"; };
+	  network = { interfaces = [ "$VB" ]; filter = "$FILTER"; snaplen = $SNAPLEN;
+	              direction = "in"; max_events_per_second = $1; };
+	};
+	EOF
+}
+
+cpu_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
+
+# run LABEL GAP_US COUNT MAX_EPS: one measurement; prints a table row.
+run() {
+	local label=$1 gap=$2 count=$3 eps=$4 e0 t0 e1 t1 ev tp sent
+	write_conf "$eps"
+	ip netns exec "$NB" "$ENTROPYD" --foreground --dry-run -f "$W/e.conf" > "$W/log" 2>&1 &
+	EPID=$!
+	ip netns exec "$NB" tcpdump -i "$VB" -s "$SNAPLEN" -Q in -w /dev/null -n "$FILTER" \
+		> /dev/null 2> "$W/tcpdump" &
+	TPID=$!
+	for _ in $(seq 50); do
+		grep -q "started:" "$W/log" && grep -q "listening on" "$W/tcpdump" && break
+		sleep 0.1
+	done
+	sleep 0.5
+	e0=$(cpu_ns "$EPID"); t0=$(cpu_ns "$TPID")
+	ip netns exec "$NA" "$UDPGEN" -d 10.201.0.2 -n "$count" -g "$gap" -r 7 2> "$W/gen"
+	sleep 1.5 # both hand over their last buffered block (tcpdump's timeout is 1 s)
+	e1=$(cpu_ns "$EPID"); t1=$(cpu_ns "$TPID")
+	kill -USR1 "$EPID"
+	sleep 0.3
+	ev=$(grep -oE "network/$VB: .* ([0-9]+) events, ([0-9]+) skipped" "$W/log" | tail -1 |
+		sed -E 's/.* ([0-9]+) events, ([0-9]+) skipped/\1 \2/')
+	kill -INT "$TPID"; wait "$TPID" 2> /dev/null; TPID=
+	kill -TERM "$EPID"; wait "$EPID" 2> /dev/null; EPID=
+	tp=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured.*/\1/p' "$W/tcpdump")
+	sent=$(sed -n 's/^sent=\([0-9]*\).*/\1/p' "$W/gen")
+	set -- $ev
+	awk -v label="$label" -v sent="$sent" -v span="$(sed -n 's/.*span_us=//p' "$W/gen")" \
+		-v epk="${1:-0}" -v esk="${2:-0}" -v ecpu="$((e1 - e0))" -v tpk="${tp:-0}" \
+		-v tcpu="$((t1 - t0))" 'BEGIN {
+		rate = span > 0 ? sent / (span / 1e6) : 0
+		en = epk ? ecpu / epk : 0; tn = tpk ? tcpu / tpk : 0
+		printf "%-14s %8.0f %9d %9d %8d %8.2f %9.0f %9d %8.2f %9.0f %6.2f\n", label, rate, sent,
+			epk, esk, ecpu / 1e6, en, tpk, tcpu / 1e6, tn, tn ? en / tn : 0
+	}'
+}
+
+# Rates: the generator's gap sets them; the flood is as fast as one core sends.
+low_n=$((1000 * secs)) med_n=$((20000 * secs)) flood_n=$((150000 * secs))
+echo "entropyd $(basename "$ENTROPYD") vs $(tcpdump --version 2>&1 | head -1); snaplen $SNAPLEN, filter \"$FILTER\", direction in"
+printf "%-14s %8s %9s %9s %8s %8s %9s %9s %8s %9s %6s\n" rate pps sent ed-pkts ed-skip \
+	ed-cpu-ms ed-ns/pkt td-pkts td-cpu-ms td-ns/pkt ratio
+run low 1000 "$low_n" 100000000
+run medium 50 "$med_n" 100000000
+run flood 0 "$flood_n" 100000000
+run flood+cap 0 "$flood_n" 10000
+echo "ratio = entropyd ns/packet / tcpdump ns/packet (target: <= 1); ed-skip: over the event cap"

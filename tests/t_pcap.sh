@@ -1,0 +1,214 @@
+#!/bin/bash
+# t_pcap: the network source for real. Two network namespaces made here and joined by a veth
+# pair (no traffic leaves them); tests/udpgen sends in one, entropyd --dry-run captures in the
+# other. Exact packet counts from the SIGUSR1 summaries; nanosecond timestamps; an interface
+# that goes down, is removed and comes back; lo; no CAP_NET_RAW; the policies; the event
+# cap; savefiles. Needs root.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, packet capture)"
+command -v ip > /dev/null || skip "needs ip (iproute2)"
+command -v setpriv > /dev/null || skip "needs setpriv (util-linux)"
+UDPGEN=$top_builddir/tests/udpgen
+REAL_ENTROPYD=$ENTROPYD
+
+id=$$
+NA=edpA$id NB=edpB$id VA=edpa$id VB=edpb$id
+netns_cleanup() {
+	ip netns del "$NA" 2> /dev/null
+	ip netns del "$NB" 2> /dev/null
+}
+trap 'cleanup; netns_cleanup' EXIT
+ip netns add "$NA" 2> /dev/null && ip netns add "$NB" || skip "cannot make network namespaces"
+for ns in "$NA" "$NB"; do ip -n "$ns" link set lo up; done
+
+SOURCES=10.77.0.11,10.77.0.12,10.77.0.13,10.77.0.14
+# The veth pair, addressed; a static neighbour entry, so no ARP, and no IPv6 chatter.
+make_link() {
+	ip link add "$VA" netns "$NA" type veth peer name "$VB" netns "$NB" || fail "veth"
+	ip netns exec "$NA" sysctl -qw "net.ipv6.conf.$VA.disable_ipv6=1"
+	ip netns exec "$NB" sysctl -qw "net.ipv6.conf.$VB.disable_ipv6=1"
+	ip -n "$NA" addr add 10.77.0.1/24 dev "$VA"
+	for a in ${SOURCES//,/ }; do ip -n "$NA" addr add "$a/24" dev "$VA"; done
+	ip -n "$NB" addr add 10.77.0.2/24 dev "$VB"
+	ip -n "$NA" link set "$VA" up
+	ip -n "$NB" link set "$VB" up
+	ip -n "$NA" neigh replace 10.77.0.2 lladdr "$(ip -n "$NB" -br link show "$VB" | awk '{print $3}')" \
+		dev "$VA" nud permanent
+	ip -n "$NB" neigh replace 10.77.0.1 lladdr "$(ip -n "$NA" -br link show "$VA" | awk '{print $3}')" \
+		dev "$VB" nud permanent
+}
+make_link
+
+# The daemon runs in the capturing namespace; lib.sh's helpers start it through this.
+cat > "$T/in-ns" <<EOF
+#!/bin/sh
+exec ip netns exec "$NB" \${SETPRIV:+setpriv --inh-caps=-net_raw --bounding-set=-net_raw --} "$REAL_ENTROPYD" "\$@"
+EOF
+chmod +x "$T/in-ns"
+ENTROPYD=$T/in-ns
+
+# conf NETWORK-SOURCE-KEYS [POLICY-NETWORK-KEYS]: a private config.
+conf() {
+	mkdir -p "$T/input"
+	cat > "$T/e.conf" <<-EOF
+	sources = { input = { watch = "$T/input"; }; network = { $1 }; };
+	policy = { block = { mode = "disabled"; }; network = { ${2:-cap_bits_per_second = 100000.0;} }; };
+	control = { socket = "$CTL_SOCKET"; };
+	EOF
+}
+send() { # send COUNT GAP [SOURCES] [PORT] [DEST] [NETNS]: bounded, from namespace A by default
+	ip netns exec "${6:-$NA}" "$UDPGEN" -d "${5:-10.77.0.2}" -p "${4:-9999}" -n "$1" -g "$2" \
+		-s "${3:-$SOURCES}" -r "$RANDOM" 2> "$T/gen" || fail "udpgen: $(cat "$T/gen")"
+}
+line() { grep -E "notice: network/$1: kind" "$T/log" | tail -1; }
+credited() { line "$1" | grep -oE '[0-9.]+ bits credited' | cut -d' ' -f1; }
+estimated() { line "$1" | grep -oE '[0-9.]+ bits estimated' | cut -d' ' -f1; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b + 1e-9) }'; }
+gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
+started_capturing() { wait_for 5 grep -q "network/$1: capturing" "$T/log" || fail "$1 not captured"; }
+captures() { [ "$(grep -c "network/$VB: capturing" "$T/log")" -ge "$1" ]; }
+
+# ---- live capture: exact counts, the filter, nanoseconds, reduced credit ----
+conf "interfaces = [ \"$VB\" ]; filter = \"udp dst port 9999\"; quantum_ns = 1;"
+start_daemon -vv --dry-run --record "$T/rec" -f "$T/e.conf"
+started_capturing "$VB"
+grep -qE "network/$VB: capturing \(snaplen 64, direction in, host timestamps, nanosecond precision" "$T/log" ||
+	fail "capture parameters not as configured"
+send 3000 50-500
+send 500 0 "$SOURCES" 9998 # filtered out
+wait_summary "network/$VB: kind veth, state open, policy reduced, health ok, .* 3000 events, 0 skipped" ||
+	fail "3000 packets to port 9999 not counted exactly"
+c=$(credited "$VB")
+gt "$c" 0 || fail "reduced policy credited nothing for 3000 random-looking arrivals"
+le "$c" "$(awk 'BEGIN { print 0.25 * 0.5 * (3000 - 1024) + 0.05 }')" || fail "reduced credit $c above 0.25 x cap x events"
+pass "live: exactly 3000 of 3500 packets (filter), $c bits credited (reduced)"
+
+# ---- down, up, removed, back: never fatal, shown as state ----
+ip -n "$NB" link set "$VB" down
+wait_summary "network/$VB: kind veth, state down, .* 3000 events" || fail "state down not shown"
+ip -n "$NB" link set "$VB" up
+wait_for 5 grep -q "network/$VB: is up" "$T/log" || fail "link up not seen"
+wait_for 5 captures 2 || fail "not reopened after up"
+send 100 100
+wait_summary "network/$VB: kind veth, state open, .* 3100 events, 0 skipped" || fail "no capture after up"
+ip -n "$NA" link del "$VA"
+wait_summary "network/$VB: kind veth, state gone, .* 3100 events" || fail "state gone not shown"
+kill -0 "$DAEMON_PID" || fail "daemon died when the interface was removed"
+make_link
+wait_for 5 captures 3 || fail "not reopened when it came back"
+send 100 100
+wait_summary "network/$VB: kind veth, state open, .* 3200 events, 0 skipped" || fail "no capture after the interface came back"
+stop_daemon
+pass "down, up, removed and back: states down/gone/open, counts carried on, no crash"
+
+# Nanoseconds: the debug count (never a timing), and the recorded symbols at a 1 ns quantum.
+# With microsecond stamps every interval would be a multiple of 1000 ns, hence of 8.
+sub=$(sed -n "s/.*network\/$VB: 3200 packets, \([0-9]*\) with a timestamp finer than a microsecond.*/\1/p" "$T/log")
+[ -n "$sub" ] && [ "$sub" -ge 3000 ] || fail "only '${sub}' of 3200 timestamps finer than a microsecond"
+rec=$T/rec/network-$VB.bin
+[ "$(stat -c %s "$rec")" -eq 3199 ] || fail "$(stat -c %s "$rec") symbols recorded, want 3199"
+odd=$(od -A n -v -t u1 "$rec" | tr -s ' ' '\n' | awk 'NF && $1 % 8 { n++ } END { print n + 0 }')
+[ "$odd" -ge 2000 ] || fail "only $odd of 3199 symbols are not multiples of 8: no nanoseconds?"
+pass "nanosecond timestamps: $sub of 3200 finer than 1 us; $odd of 3199 symbols off the 8 ns grid"
+
+# ---- one source dominating: credit weighted down to nothing ----
+conf "interfaces = [ \"$VB\" ]; filter = \"udp dst port 9999\";"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$VB"
+send 2000 50-500 10.77.0.11
+wait_summary "network/$VB: kind veth, state open \(one source 100% of packets: credit x0.00\), .* 2000 events" ||
+	fail "dominant source not shown in the state"
+[ "$(credited "$VB")" = "0.0" ] || fail "a single source earned $(credited "$VB") bits"
+gt "$(estimated "$VB")" 0 || fail "nothing estimated"
+stop_daemon
+pass "one source: state shows 100%, credit 0"
+
+# ---- the event cap: a burst of 1000 within a second, 100 allowed ----
+conf "interfaces = [ \"$VB\" ]; filter = \"udp dst port 9999\"; max_events_per_second = 100;"
+start_daemon --dry-run -f "$T/e.conf"
+wait_for 5 grep -q "started:" "$T/log"
+sleep 0.3
+send 1000 0
+wait_summary "network/$VB: .* 1000 events, 900 skipped, 800 bytes mixed" || fail "event cap: $(line "$VB")"
+stop_daemon
+pass "event cap: 1000 packets, 900 skipped, 100 timed"
+
+# ---- direction: out, then both after a reload (a new capture); and lo ----
+conf "interfaces = [ \"$VB\" ]; filter = \"udp dst port 9999\"; direction = \"out\";"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$VB"
+send 300 100
+send 200 100 0.0.0.0 9999 10.77.0.1 "$NB"
+wait_summary "network/$VB: kind veth, state open[^,]*, .* 200 events, 0 skipped" || fail "direction out: $(line "$VB")"
+conf "interfaces = [ \"$VB\" ]; filter = \"udp dst port 9999\"; direction = \"both\";"
+kill -HUP "$DAEMON_PID"
+wait_for 5 grep -q "configuration reloaded" "$T/log" || fail "reload"
+wait_for 5 grep -q "network/$VB: capturing (snaplen 64, direction both" "$T/log" || fail "direction both not applied"
+send 300 100
+send 200 100 0.0.0.0 9999 10.77.0.1 "$NB"
+wait_summary "network/$VB: kind veth, state open[^,]*, .* 700 events, 0 skipped" || fail "direction both: $(line "$VB")"
+stop_daemon
+# On lo every packet leaves and arrives; libpcap shows it once whatever the direction.
+conf "interfaces = [ \"lo\" ]; filter = \"udp dst port 9999\";"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing lo
+send 500 100 127.0.0.1 9999 127.0.0.1 "$NB"
+wait_summary "network/lo: kind loopback, state open[^,]*, .* 500 events, 0 skipped" || fail "lo: $(line lo)"
+stop_daemon
+pass "direction out: 200 of 500; both (after a reload): 500 more; lo: 500 of 500"
+
+# ---- auto, and the policies: mix-only credits nothing; disabled is never opened ----
+conf "interfaces = [ \"auto\" ]; filter = \"udp dst port 9999\";" 'mode = "mix-only";'
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$VB"
+send 2000 50-500
+wait_summary "network/$VB: kind veth, state open, policy mix-only, .* 2000 events, 0 skipped, 16000 bytes mixed" ||
+	fail "mix-only: $(line "$VB")"
+[ "$(credited "$VB")" = "0.0" ] || fail "mix-only credited $(credited "$VB")"
+grep -q "network/lo:" "$T/log" && fail "auto opened lo"
+stop_daemon
+conf "interfaces = [ \"auto\" ];" "instances = ( { name = \"$VB\"; mode = \"disabled\"; } );"
+start_daemon -v --dry-run -f "$T/e.conf"
+wait_for 5 grep -q "network/$VB: not opened: disabled by policy" "$T/log" || fail "disabled not said"
+send 200 0
+kill -USR1 "$DAEMON_PID"
+sleep 0.3
+grep -qE "network/$VB: (attached|capturing|kind)" "$T/log" && fail "a disabled interface was opened"
+stop_daemon
+pass "auto skips lo; mix-only mixes 2000 events for 0 bits; disabled is never opened"
+
+# ---- without CAP_NET_RAW: a clear error, a state, and the daemon runs on ----
+conf "interfaces = [ \"$VB\" ];"
+SETPRIV=1 start_daemon --dry-run -f "$T/e.conf"
+wait_for 5 grep -q "network/$VB: cannot capture: " "$T/log" || fail "no error without CAP_NET_RAW"
+grep -q "network/$VB: cannot capture: permission denied: live capture needs the capability CAP_NET_RAW" "$T/log" ||
+	fail "the error does not name CAP_NET_RAW: $(grep "cannot capture" "$T/log")"
+wait_summary "network/$VB: kind veth, state EPERM," || fail "state EPERM not shown"
+stop_daemon
+pass "no CAP_NET_RAW: error names the capability, state EPERM, daemon keeps running"
+
+# ---- savefiles: reduced is exactly a quarter of trusted; damaged files are refused ----
+"$UDPGEN" -w "$T/trace.pcap" -n 6000 -g 50-2000 -s "$SOURCES" -r 11 2> /dev/null || fail "udpgen -w"
+replay() { # replay POLICY-KEYS [SOURCE-KEYS]
+	conf "file = \"$T/trace.pcap\"; ${2:-}" "$1"
+	start_daemon -v --dry-run -f "$T/e.conf"
+	wait_summary "network/trace.pcap: kind savefile, state (ended|refused)" || fail "replay did not end"
+	stop_daemon
+}
+replay 'mode = "trusted"; cap_bits_per_second = 100000.0;'
+grep -qE "network/trace.pcap: .* 6000 events, 0 skipped" "$T/log" || fail "replay counts: $(line trace.pcap)"
+trusted=$(credited trace.pcap)
+replay 'cap_bits_per_second = 100000.0;'
+reduced=$(credited trace.pcap)
+gt "$trusted" 100 || fail "trusted replay credited only $trusted"
+awk -v t="$trusted" -v r="$reduced" 'BEGIN { d = t / 4 - r; exit !(d < 0.11 && d > -0.11) }' ||
+	fail "reduced credited $reduced, want a quarter of trusted $trusted"
+replay 'cap_bits_per_second = 100000.0;' 'max_events_per_second = 500;'
+grep -qE "network/trace.pcap: .* 6000 events, [1-9][0-9]* skipped" "$T/log" || fail "event cap on a replay"
+truncate -s -7 "$T/trace.pcap"
+replay ''
+grep -q "network/trace.pcap: $T/trace.pcap: refused, nothing of it is used: the savefile is truncated or corrupt after 5999 good packets" "$T/log" ||
+	fail "truncated savefile not refused clearly"
+grep -qE "network/trace.pcap: kind savefile, state refused, .* 0 events" "$T/log" || fail "refused file counted"
+pass "savefile: reduced $reduced = trusted $trusted / 4; event cap by recorded time; truncated file refused"
