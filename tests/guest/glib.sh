@@ -27,8 +27,19 @@ pass() { result "PASS: $TEST: $*"; }
 skip() { result "SKIP: $TEST: $*"; exit 0; }
 fail() {
 	result "FAIL: $TEST: $*"
-	[ -f "$LOG" ] && sed 's/^/  log: /' "$LOG"
+	[ -f "$LOG" ] && show_log "  log: "
 	exit 1
+}
+
+# show_log PREFIX: the daemon's log, with the SIGUSR1 summaries that tests ask for again and
+# again cut down to the newest line for each instance.
+show_log() {
+	awk -v p="$1" '
+		/^entropyd: notice: [a-z]+\/[^:]*: kind [^,]*, state / { last[$3] = $0; next }
+		/^entropyd: notice: (kernel: CRNG|total: )/ { tail[$3] = $0; next }
+		{ print p $0 }
+		END { for (k in last) print p last[k] " (newest summary)"; for (k in tail) print p tail[k] }
+	' "$LOG"
 }
 
 # wait_for SECONDS COMMAND...: poll COMMAND every 0.1 s, give up after SECONDS.

@@ -60,9 +60,11 @@ kdir=$("$here/kernel.sh" "$ENTROPYD_GUEST_CACHE") || missing "no guest kernel (s
 echo "guest: kernel $(basename "$kdir") from $ENTROPYD_GUEST_CACHE ($(elapsed))"
 
 # The guest's helpers are static: they need nothing from the initramfs.
-"${CC:-cc}" -static -O2 -Wall -Wextra -Werror -o "$T/uinput_dev" "$here/uinput_dev.c" ||
-	{ echo "guest: cannot build uinput_dev statically (glibc's static libc: libc6-dev)"; exit 1; }
-bins=("$ENTROPYD" "$T/uinput_dev")
+for helper in uinput_dev blk_io; do
+	"${CC:-cc}" -static -O2 -Wall -Wextra -Werror -o "$T/$helper" "$here/$helper.c" ||
+		{ echo "guest: cannot build $helper statically (glibc's static libc: libc6-dev)"; exit 1; }
+done
+bins=("$ENTROPYD" "$T/uinput_dev" "$T/blk_io")
 [ -x "$top_builddir/src/entropyctl" ] && bins+=("$top_builddir/src/entropyctl")
 "$here/mkinitramfs.sh" "$T/test.cpio.gz" "$kdir" "$here" "${bins[@]}" ||
 	{ echo "guest: cannot build the initramfs"; exit 1; }
