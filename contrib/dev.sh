@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-dev
 	libpcap-dev libsystemd-dev libjansson-dev zlib1g-dev"
 TEST_DEPS="check strace util-linux mandoc jq"
+# The packet source: network namespaces (tests/t_pcap.sh), and tcpdump to compare its cost
+# with (bench/pcap.sh).
+TEST_DEPS="$TEST_DEPS iproute2 tcpdump"
 # The control-socket test (tests/t_ctl.sh): python3 for an independent Varlink client,
 # prometheus_client's parser for the metrics, valgrind for the daemon's memory.
 TEST_DEPS="$TEST_DEPS python3 python3-prometheus-client valgrind"
