@@ -25,8 +25,10 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <net/if_arp.h>
+#include <linux/net_tstamp.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -285,6 +287,7 @@ struct iface {
 	bool master, loopback, seen;
 	bool ever_present;
 	bool disabled;          /* by policy: never opened, said once */
+	bool no_hw;             /* the card's timestamps failed or are another's: the kernel's */
 	const char *logged;     /* the failure last logged, so a retry does not repeat it */
 	enum match match;
 	enum if_status status;
@@ -455,21 +458,66 @@ static const char *activate_error(struct iface *f, int rc, char *msg, size_t siz
 	}
 }
 
-static const char *tstamp_choice(pcap_t *p, int *type)
+/* The NIC's own timestamp type if it offers one (finer and nearer the wire than the host's),
+ * else -1. */
+static int tstamp_choice(pcap_t *p)
 {
-	int *types = NULL;
-	int n = pcap_list_tstamp_types(p, &types);
-	/* The NIC's own stamp, where there is one: finer and nearer the wire than the host's. */
 	static const int prefer[] = {PCAP_TSTAMP_ADAPTER_UNSYNCED, PCAP_TSTAMP_ADAPTER};
+	int *types = NULL, type = -1;
+	int n = pcap_list_tstamp_types(p, &types);
 
-	*type = -1;
-	for (size_t i = 0; i < ARRAY_SIZE(prefer) && *type < 0; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(prefer) && type < 0; i++)
 		for (int j = 0; j < n; j++)
 			if (types[j] == prefer[i])
-				*type = prefer[i];
+				type = prefer[i];
 	if (types)
 		pcap_free_tstamp_types(types);
-	return *type >= 0 ? pcap_tstamp_type_val_to_name(*type) : "host";
+	return type;
+}
+
+/* libpcap switches the card's timestamping to "receive: all, transmit: off" for hardware
+ * stamps. Where another program (a PTP daemon) set the card up otherwise, that would break
+ * it: leave such a card alone. A card that cannot say is left to libpcap. */
+static bool hwtstamp_left_alone(const char *ifname)
+{
+	struct hwtstamp_config hc;
+	struct ifreq ifr;
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+	if (s < 0)
+		return false;
+	memset(&hc, 0, sizeof(hc));
+	memset(&ifr, 0, sizeof(ifr));
+	strlcopy(ifr.ifr_name, ifname, sizeof(ifr.ifr_name));
+	ifr.ifr_data = (void *)&hc;
+	r = ioctl(s, SIOCGHWTSTAMP, &ifr);
+	close(s);
+	return r == 0 && !hwtstamp_config_free(hc.tx_type, hc.rx_filter);
+}
+
+/* pcap_create and pcap_activate with our settings, the card's timestamps if `hw` and it
+ * offers them. Returns pcap_activate's result (PCAP_ERROR with f->p NULL if pcap_create
+ * failed, errbuf saying why); *tstamp names the timestamps asked for. */
+static int activate(struct iface *f, bool hw, const char **tstamp, bool *nano, char *errbuf)
+{
+	const struct config *cfg = f->st->src->cfg;
+	int type = -1;
+
+	*tstamp = "host";
+	*nano = false;
+	f->p = pcap_create(f->name, errbuf);
+	if (!f->p)
+		return PCAP_ERROR;
+	pcap_set_snaplen(f->p, cfg->network.snaplen);
+	pcap_set_promisc(f->p, 0); /* our own traffic is enough; never change the NIC's mode */
+	pcap_set_timeout(f->p, BUFFER_TIMEOUT_MS);
+	pcap_set_buffer_size(f->p, BUFFER_BYTES);
+	if (hw)
+		type = tstamp_choice(f->p);
+	if (type >= 0 && pcap_set_tstamp_type(f->p, type) == 0)
+		*tstamp = pcap_tstamp_type_val_to_name(type);
+	*nano = pcap_set_tstamp_precision(f->p, PCAP_TSTAMP_PRECISION_NANO) == 0;
+	return pcap_activate(f->p);
 }
 
 static void if_open(struct iface *f)
@@ -478,28 +526,36 @@ static void if_open(struct iface *f)
 	const struct config *cfg = st->src->cfg;
 	char errbuf[PCAP_ERRBUF_SIZE] = "", msg[PCAP_ERRBUF_SIZE + 128];
 	const char *tstamp, *state;
-	int rc, type;
-	bool nano;
+	int rc;
+	bool nano, hw = !f->no_hw;
 
 	if_close(f);
-	f->p = pcap_create(f->name, errbuf);
+	if (hw && hwtstamp_left_alone(f->name)) {
+		log_info("network/%s: the card's timestamping is set up by another program (a PTP "
+			 "daemon?) and is left alone; using the kernel's timestamps",
+			 f->name);
+		hw = false;
+		f->no_hw = true;
+	}
+	rc = activate(f, hw, &tstamp, &nano, errbuf);
+	if (rc < 0 && strcmp(tstamp, "host") != 0) {
+		/* Switching the card's timestamping on needs CAP_NET_ADMIN (or the driver may
+		 * refuse): the kernel's stamps need neither. */
+		log_info("network/%s: the card's timestamps are not available (%s); using the "
+			 "kernel's",
+			 f->name, f->p ? pcap_geterr(f->p) : errbuf);
+		if (f->p)
+			pcap_close(f->p);
+		f->p = NULL;
+		f->no_hw = true;
+		rc = activate(f, false, &tstamp, &nano, errbuf);
+	}
 	if (!f->p) {
 		log_limited(&rl_open, LOG_WARNING, "network/%s: cannot capture: %s", f->name, errbuf);
 		if_failed(f, "error");
 		return;
 	}
-	pcap_set_snaplen(f->p, cfg->network.snaplen);
-	pcap_set_promisc(f->p, 0); /* our own traffic is enough; never change the NIC's mode */
-	pcap_set_timeout(f->p, BUFFER_TIMEOUT_MS);
-	pcap_set_buffer_size(f->p, BUFFER_BYTES);
-	tstamp = tstamp_choice(f->p, &type);
-	if (type >= 0 && pcap_set_tstamp_type(f->p, type) != 0)
-		tstamp = "host";
-	nano = pcap_set_tstamp_precision(f->p, PCAP_TSTAMP_PRECISION_NANO) == 0;
-	rc = pcap_activate(f->p);
 	if (rc == PCAP_ERROR_TSTAMP_PRECISION_NOTSUP) {
-		pcap_close(f->p);
-		f->p = NULL;
 		log_limited(&rl_open, LOG_WARNING, "network/%s: nanosecond timestamps not supported; "
 			    "the interface is not captured", f->name);
 		if_failed(f, "error");

@@ -75,4 +75,9 @@ struct event_cap {
 /* true: handle the event at t_ns; false: it is over the cap (count it as skipped). */
 bool event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns);
 
+/* May libpcap switch a card's timestamping to "receive all, transmit off", given how it
+ * is set now (struct hwtstamp_config's tx_type and rx_filter)? Only if no one else set it
+ * up: transmit off and receive none, or already all. */
+bool hwtstamp_config_free(int tx_type, int rx_filter);
+
 #endif

@@ -1,10 +1,12 @@
 /* source_pcap_flow: the pure parts of the packet source — a frame's source address, the
- * dominant-flow counter and its credit weight, and the per-second event cap. No libpcap
- * calls here, and nothing here ever logs an address: the counter only compares them. */
+ * dominant-flow counter and its credit weight, the per-second event cap, and whether a
+ * card's timestamping may be changed. No libpcap calls here, and nothing here ever logs an
+ * address: the counter only compares them. */
 #include "autoconf.h"
 
 #include "source_pcap.h"
 
+#include <linux/net_tstamp.h>
 #include <pcap/dlt.h>
 #include <string.h>
 
@@ -213,4 +215,10 @@ bool event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns)
 		return false;
 	c->n++;
 	return true;
+}
+
+bool hwtstamp_config_free(int tx_type, int rx_filter)
+{
+	return tx_type == HWTSTAMP_TX_OFF &&
+	       (rx_filter == HWTSTAMP_FILTER_NONE || rx_filter == HWTSTAMP_FILTER_ALL);
 }

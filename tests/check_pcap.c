@@ -7,6 +7,7 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/net_tstamp.h>
 #include <math.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -363,6 +364,51 @@ START_TEST(test_flow_key)
 	flow_key_of(DLT_IEEE802_11, b + 1, 50, &k2);
 	ck_assert_uint_eq(k.family, FLOW_UNKNOWN);
 	ck_assert_mem_eq(&k, &k2, sizeof(k));
+}
+END_TEST
+
+/* Untrusted bytes: any length, any content, every link type; each frame in a buffer of
+ * exactly its length, so that valgrind or ASan see a read past it. */
+START_TEST(test_flow_key_random_frames)
+{
+	static const int dlts[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4,
+				   DLT_IPV6, DLT_NULL, DLT_LOOP, DLT_IEEE802_11};
+
+	printf("test_flow_key_random_frames: seed 0x%x\n", SEED);
+	rnd_state = SEED;
+	for (int i = 0; i < 30000; i++) {
+		size_t len = rnd() % 80;
+		uint8_t *b = xmalloc(len ? len : 1);
+		struct flow_key k;
+
+		for (size_t j = 0; j < len; j++)
+			b[j] = (uint8_t)rnd();
+		/* Often a plausible header, so the deeper paths are taken too. */
+		if (len > 14 && i % 3 == 0)
+			b[12] = 0x08, b[13] = 0x00, b[14] = 0x45;
+		if (len > 16 && i % 5 == 0)
+			b[14] = 0x86, b[15] = 0xdd, b[16] = 0x60;
+		flow_key_of(dlts[i % (int)ARRAY_SIZE(dlts)], b, len, &k);
+		ck_assert_uint_le(k.len, sizeof(k.addr));
+		ck_assert_uint_le(k.family, FLOW_LINK);
+		for (size_t j = k.len; j < sizeof(k.addr); j++)
+			if (k.addr[j])
+				ck_abort_msg("frame %d: key byte %zu beyond its length", i, j);
+		free(b);
+	}
+}
+END_TEST
+
+START_TEST(test_hwtstamp_config)
+{
+	/* Nobody uses the card's stamps, or only for receiving everything: libpcap may. */
+	ck_assert(hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_NONE));
+	ck_assert(hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_ALL));
+	/* ptp4l's set-ups: leave them alone. */
+	ck_assert(!hwtstamp_config_free(HWTSTAMP_TX_ON, HWTSTAMP_FILTER_PTP_V2_EVENT));
+	ck_assert(!hwtstamp_config_free(HWTSTAMP_TX_ON, HWTSTAMP_FILTER_ALL));
+	ck_assert(!hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_PTP_V2_L2_EVENT));
+	ck_assert(!hwtstamp_config_free(HWTSTAMP_TX_ONESTEP_SYNC, HWTSTAMP_FILTER_NONE));
 }
 END_TEST
 
@@ -769,6 +815,8 @@ static Suite *pcap_suite(void)
 	TCase *to = tcase_create("offline");
 
 	tcase_add_test(tp, test_flow_key);
+	tcase_add_test(tp, test_flow_key_random_frames);
+	tcase_add_test(tp, test_hwtstamp_config);
 	tcase_add_test(tp, test_flow_share);
 	tcase_add_test(tp, test_flow_weight);
 	tcase_add_test(tp, test_event_cap);
