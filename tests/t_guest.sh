@@ -11,21 +11,19 @@
 : "${top_srcdir:=$top_builddir}"
 export top_builddir top_srcdir
 
-mode=${ENTROPYD_GUEST:-}
+mode=${ENTROPYD_GUEST:-} why="ENTROPYD_GUEST=${ENTROPYD_GUEST:-}"
 if [ -z "$mode" ]; then
-	if [ "${CI:-}" = true ]; then mode=require; else mode=auto; fi
+	if [ "${CI:-}" = true ]; then mode=require why="CI=true"; else mode=auto; fi
 fi
 if [ "$mode" = skip ]; then
 	echo "SKIP: guest tests: ENTROPYD_GUEST=skip"
 	exit 77
 fi
-# Where the kernel is cached, and the modules' loading, need root on this machine; qemu
-# itself does not, but a cache in /var/cache does.
 "$top_srcdir/tests/guest/run.sh"
 rc=$?
 if [ "$rc" -eq 77 ]; then
 	if [ "$mode" = require ]; then
-		echo "FAIL: guest tests required (ENTROPYD_GUEST=$mode${CI:+, CI=$CI}) but cannot run (see above)"
+		echo "FAIL: guest tests required ($why) but cannot run (see above)"
 		exit 1
 	fi
 	echo "SKIP: guest tests: a prerequisite is missing (see above); contrib/dev.sh test installs them"

@@ -14,6 +14,7 @@ TEST=evdev
 
 KEYS_PER_PRESS=2
 UNAME=entropyd-guest-uinput
+VERBOSE="-v -v" # debug: everything entropyd can log is searched for the keys
 
 conf() { # conf FILE EXCLUDE_VIRTUAL
 	cat > "$1" <<EOF
@@ -129,6 +130,23 @@ expect "$kbd" keyboard $(((25 + 5) * KEYS_PER_PRESS))
 [ "$(grep -c "input/$UNODE: kind" "$LOG")" = "$n_before" ] ||
 	fail "removed device $UNODE still in the summary"
 entropyd -p -f /tmp/virtual.conf >> "$LOG" 2>&1 || fail "entropyd -p failed"
+# The control socket's status output too goes to the console, for the host's search. The
+# metrics' sample values are masked there: they are counters (bits estimated, say), which
+# can equal a key code by chance; their names and labels are searched.
+if command -v entropyctl > /dev/null; then
+	{
+		entropyctl --color never status && entropyctl sources &&
+			entropyctl --json status && entropyctl --json sources
+	} > /tmp/ctl.out 2>&1 || fail "entropyctl: $(cat /tmp/ctl.out)"
+	grep -qE "(^|[^a-z0-9])$kbd[^0-9].* $(((25 + 5) * KEYS_PER_PRESS)) " /tmp/ctl.out ||
+		fail "entropyctl status does not show $kbd with $(((25 + 5) * KEYS_PER_PRESS)) events"
+	entropyctl metrics > /tmp/metrics.out 2>&1 || fail "entropyctl metrics: $(cat /tmp/metrics.out)"
+	echo "--- entropyctl status, sources, --json status, --json sources"
+	sed 's/^/ctl: /' /tmp/ctl.out
+	echo "--- entropyctl metrics (sample values masked)"
+	sed -E 's/ [-+0-9.eE]+$/ <value>/; s/^/ctl: /' /tmp/metrics.out
+	pass "entropyctl status shows $kbd with $(((25 + 5) * KEYS_PER_PRESS)) events"
+fi
 stop_daemon
 pass "uinput device removed mid-run: closed, detached after 40 events; the rest carries on"
 echo "--- entropyd log, exclude_virtual = false"

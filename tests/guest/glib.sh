@@ -56,12 +56,13 @@ wait_for() {
 
 logged() { grep -qE "$1" "$LOG"; }
 
-# start_daemon CONFIG [ARGS...]: entropyd in the foreground, dry run, verbose, logging to $LOG.
+# start_daemon CONFIG [ARGS...]: entropyd in the foreground, dry run, verbose ($VERBOSE:
+# -v unless set), logging to $LOG.
 start_daemon() {
 	local conf=$1
 	shift
 	: > "$LOG"
-	entropyd --foreground --dry-run -v -f "$conf" "$@" >> "$LOG" 2>&1 &
+	entropyd --foreground --dry-run ${VERBOSE:--v} -f "$conf" "$@" >> "$LOG" 2>&1 &
 	DPID=$!
 	wait_for 30 logged "started:" || fail "daemon did not start"
 }

@@ -9,6 +9,7 @@
 # test), ENTROPYD_GUEST_CACHE (where the kernel is kept between runs; default
 # /var/cache/entropyd-test/guest, or ~/.cache/entropyd-test/guest if that is not writable),
 # ENTROPYD_GUEST_TIMEOUT (hard limit for the qemu run, seconds; default 240),
+# ENTROPYD_GUEST_QEMU (the qemu binary; default qemu-system-x86_64),
 # ENTROPYD_GUEST_KEEP=1 (keep the work directory: console log, initramfs).
 #
 # Exit status: 0 all passed, 1 a test failed or the run broke, 77 a prerequisite is missing
@@ -28,7 +29,8 @@ if [ -z "${ENTROPYD_GUEST_CACHE:-}" ]; then
 fi
 
 missing() { echo "guest: cannot run: $*"; exit 77; }
-command -v qemu-system-x86_64 > /dev/null || missing "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
+QEMU=${ENTROPYD_GUEST_QEMU:-qemu-system-x86_64}
+command -v "$QEMU" > /dev/null || missing "no $QEMU (apt-get install qemu-system-x86)"
 command -v python3 > /dev/null || missing "no python3 (apt-get install python3)"
 command -v cpio > /dev/null || missing "no cpio (apt-get install cpio)"
 command -v "${CC:-cc}" > /dev/null || missing "no C compiler"
@@ -51,7 +53,10 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+# qemu_run.py kills qemu when it gets SIGTERM; it runs in the background so that a signal
+# here is acted on at once, not when it has finished.
+PYPID=
+trap 'echo "guest: interrupted"; [ -n "$PYPID" ] && kill -TERM "$PYPID" 2>/dev/null; wait; exit 1' INT TERM HUP
 
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }
@@ -73,41 +78,57 @@ echo "guest: initramfs $(du -k "$T/test.cpio.gz" | cut -f1) KiB ($(elapsed))"
 tests=$(IFS=,; echo "$*")
 rc=0
 python3 "$here/qemu_run.py" --kernel "$kdir/vmlinuz" --initrd "$T/test.cpio.gz" --dir "$T" \
-	--console "$T/console.log" --timeout "$ENTROPYD_GUEST_TIMEOUT" \
-	--append "quiet${tests:+ guest_tests=$tests}" || rc=1
+	--console "$T/console.log" --timeout "$ENTROPYD_GUEST_TIMEOUT" --qemu "$QEMU" \
+	--append "quiet${tests:+ guest_tests=$tests}" &
+PYPID=$!
+wait "$PYPID" || rc=1
+PYPID=
 echo "guest: qemu run done ($(elapsed))"
 
+# The serial console ends its lines with CR LF.
+: > "$T/console.txt"
+[ -f "$T/console.log" ] && tr -d '\r' < "$T/console.log" > "$T/console.txt"
 echo "----- guest console"
-cat "$T/console.log" 2>/dev/null
+cat "$T/console.txt"
 echo "----- end of guest console"
 [ -s "$T/qemu.err" ] && { echo "----- qemu stderr"; cat "$T/qemu.err"; }
 
-grep -E '^(PASS|FAIL|SKIP): ' "$T/console.log" > "$T/results" 2>/dev/null
+grep -E '^(PASS|FAIL|SKIP): ' "$T/console.txt" > "$T/results"
 npass=$(grep -c '^PASS: ' "$T/results")
 nfail=$(grep -c '^FAIL: ' "$T/results")
 nskip=$(grep -c '^SKIP: ' "$T/results")
-grep -q '^GUEST-RESULT: ' "$T/console.log" 2>/dev/null || { echo "FAIL: guest: the guest did not finish its tests"; nfail=$((nfail + 1)); }
+grep -q '^GUEST-RESULT: ' "$T/console.txt" || { echo "FAIL: guest: the guest did not finish its tests"; nfail=$((nfail + 1)); }
 [ "$rc" -eq 0 ] || { echo "FAIL: guest: the qemu run failed (see above)"; nfail=$((nfail + 1)); }
 
-# Not a keylogger: the codes of the keys pressed from here appear nowhere on the guest's
-# console -- entropyd's logs, its summaries, its -p output, everything the tests printed.
-# Decimal as a number of its own (not part of a longer number or a decimal fraction), hex
-# with or without 0x and leading zeros as a word of its own, and the keys' names.
+# Not a keylogger: the codes of the keys pressed from here appear nowhere in what the evdev
+# test put on the guest's console -- entropyd's logs, its summaries, its -p output, the
+# control socket's status, everything the test printed (keys are pressed during that test
+# only, and its daemons are gone at its end). Decimal as a number of its own (not part of a
+# longer number or a decimal fraction), hex with or without 0x and leading zeros as a word of
+# its own, and the keys' names. Process ids are left out: small numbers in the guest, they
+# can equal a key code by chance.
+sed -n '/^=== guest test evdev$/,/^=== end evdev /p' "$T/console.txt" |
+	sed -E 's/(pid"?:? *)[0-9]+/\1<pid>/g' > "$T/evdev.log"
 leaks=
 for code in $(python3 "$here/qemu_run.py" --print-keys); do
 	hex=$(printf '%x' "$code")
 	pat="(^|[^0-9.])$code(\$|[^0-9.]|\\.(\$|[^0-9]))|(^|[^[:alnum:]_])(0x)?0*$hex(\$|[^[:alnum:]_])"
-	hits=$(grep -inE "$pat" "$T/console.log")
+	hits=$(grep -inE "$pat" "$T/evdev.log")
 	[ -n "$hits" ] && leaks="$leaks$hits"$'\n'
 done
-hits=$(grep -inE 'KEY_CALC|KEY_BOOKMARKS|calculator|bookmarks' "$T/console.log")
+hits=$(grep -inE 'KEY_CALC|KEY_BOOKMARKS|calculator|bookmarks' "$T/evdev.log")
 [ -n "$hits" ] && leaks="$leaks$hits"$'\n'
-if [ -n "$leaks" ]; then
-	echo "FAIL: guest: the injected keys' codes or names appear on the guest console:"
+if ! grep -q '^=== guest test evdev' "$T/console.txt"; then
+	: # the evdev test did not run
+elif [ ! -s "$T/evdev.log" ]; then
+	echo "FAIL: guest: cannot find the evdev test's output on the console"
+	nfail=$((nfail + 1))
+elif [ -n "$leaks" ]; then
+	echo "FAIL: guest: the injected keys' codes or names appear in the evdev test's output:"
 	printf '%s' "$leaks" | sed 's/^/  /'
 	nfail=$((nfail + 1))
 elif [ "$npass" -gt 0 ]; then
-	echo "PASS: guest: no code or name of the injected keys on the guest console"
+	echo "PASS: guest: no code or name of the injected keys in the evdev test's output ($(wc -l < "$T/evdev.log") lines)"
 	npass=$((npass + 1))
 fi
 
