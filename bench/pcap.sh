@@ -5,7 +5,7 @@
 # "tcpdump -s SNAPLEN -w /dev/null" capture side by side in the other, with the same filter
 # and direction. CPU is each process's own run time (/proc/PID/schedstat, nanoseconds) over
 # the traffic, divided by the packets it counted. Rates: low, medium, a flood (no event cap),
-# and the same flood under the default cap of 10000 events per second.
+# and the medium rate and the flood under the default cap of 10000 events per second.
 #   bench/pcap.sh [SECONDS-PER-RATE]     (root; needs tcpdump; default 4 s)
 set -u
 
@@ -90,18 +90,22 @@ run() {
 		-v tcpu="$((t1 - t0))" 'BEGIN {
 		rate = span > 0 ? sent / (span / 1e6) : 0
 		en = epk ? ecpu / epk : 0; tn = tpk ? tcpu / tpk : 0
-		printf "%-14s %8.0f %9d %9d %8d %8.2f %9.0f %9d %8.2f %9.0f %6.2f\n", label, rate, sent,
-			epk, esk, ecpu / 1e6, en, tpk, tcpu / 1e6, tn, tn ? en / tn : 0
+		printf "%-14s %8.0f %9d %9d %8d %8.2f %6.1f %9.0f %9d %8.2f %9.0f %6.2f\n", label, rate,
+			sent, epk, esk, ecpu / 1e6, (span > 0 ? ecpu / 10 / span : 0), en, tpk, tcpu / 1e6,
+			tn, (tn ? en / tn : 0)
 	}'
 }
 
 # Rates: the generator's gap sets them; the flood is as fast as one core sends.
 low_n=$((1000 * secs)) med_n=$((20000 * secs)) flood_n=$((150000 * secs))
 echo "entropyd $(basename "$ENTROPYD") vs $(tcpdump --version 2>&1 | head -1); snaplen $SNAPLEN, filter \"$FILTER\", direction in"
-printf "%-14s %8s %9s %9s %8s %8s %9s %9s %8s %9s %6s\n" rate pps sent ed-pkts ed-skip \
-	ed-cpu-ms ed-ns/pkt td-pkts td-cpu-ms td-ns/pkt ratio
+printf "%-14s %8s %9s %9s %8s %8s %6s %9s %9s %8s %9s %6s\n" rate pps sent ed-pkts ed-skip \
+	ed-cpu-ms ed-cpu% ed-ns/pkt td-pkts td-cpu-ms td-ns/pkt ratio
 run low 1000 "$low_n" 100000000
 run medium 50 "$med_n" 100000000
 run flood 0 "$flood_n" 100000000
+run medium+cap 50 "$med_n" 10000
 run flood+cap 0 "$flood_n" 10000
-echo "ratio = entropyd ns/packet / tcpdump ns/packet (target: <= 1); ed-skip: over the event cap"
+echo "ratio = entropyd ns/packet / tcpdump ns/packet (target: <= 1); ed-skip: over the event cap;"
+echo "ed-cpu% = entropyd's CPU over the traffic's span, in % of one core; the first three rows"
+echo "time every packet (no cap); +cap rows run the default configuration (10000 events/s)"

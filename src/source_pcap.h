@@ -20,6 +20,7 @@ enum flow_family { FLOW_UNKNOWN, FLOW_IPV4, FLOW_IPV6, FLOW_LINK };
 struct flow_key {
 	uint8_t family; /* enum flow_family */
 	uint8_t len;    /* bytes of addr in use; the rest of addr is zero */
+	uint8_t pad[6]; /* zero: keys compare as three words */
 	uint8_t addr[16];
 };
 
