@@ -8,7 +8,7 @@
 # Environment: top_srcdir, top_builddir (default: this tree), ENTROPYD (the binary under
 # test), ENTROPYD_GUEST_CACHE (where the kernel is kept between runs; default
 # /var/cache/entropyd-test/guest, or ~/.cache/entropyd-test/guest if that is not writable),
-# ENTROPYD_GUEST_TIMEOUT (hard limit for the qemu run, seconds; default 240),
+# ENTROPYD_GUEST_TIMEOUT (hard limit for the qemu run, seconds; default 270),
 # ENTROPYD_GUEST_QEMU (the qemu binary; default qemu-system-x86_64),
 # ENTROPYD_GUEST_KEEP=1 (keep the work directory: console log, initramfs).
 #
@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${top_srcdir:=$(cd "$here/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 : "${ENTROPYD:=$top_builddir/src/entropyd}"
-: "${ENTROPYD_GUEST_TIMEOUT:=240}"
+: "${ENTROPYD_GUEST_TIMEOUT:=270}"
 if [ -z "${ENTROPYD_GUEST_CACHE:-}" ]; then
 	ENTROPYD_GUEST_CACHE=/var/cache/entropyd-test/guest
 	if ! mkdir -p "$ENTROPYD_GUEST_CACHE" 2>/dev/null || [ ! -w "$ENTROPYD_GUEST_CACHE" ]; then
