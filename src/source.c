@@ -5,18 +5,13 @@
 #include "source.h"
 
 #include "log.h"
+#include "source_block.h"
 #include "source_evdev.h"
 #include "source_pcap.h"
 
-static const struct source_ops block_stub = {
-	.name = "block",
-	.cls = CLASS_BLOCK,
-	.missing = "the block-layer trace source is not part of this version of entropyd",
-};
-
 static const struct source_ops *const drivers[CLASS_COUNT] = {
 	[CLASS_INPUT] = &source_evdev_ops,
-	[CLASS_BLOCK] = &block_stub,
+	[CLASS_BLOCK] = &source_block_ops,
 	[CLASS_NETWORK] = &source_pcap_ops,
 };
 

@@ -1,0 +1,616 @@
+/* block_blktrace: the blktrace API as a completion source.
+ *
+ * Per disk: BLKTRACESETUP with a completions-only mask, BLKTRACESTART, then the per-CPU relay
+ * files <debugfs>/block/<name>/trace<N>, read when poll says a sub-buffer filled and by a
+ * short drain timer (a relay file is readable only when a sub-buffer fills). The device
+ * node is opened only for the ioctls and closed again: holding it open would keep a loop
+ * device from detaching.
+ *
+ * A trace outlives the process that set it up, so every disk is written to a state file in
+ * the runtime directory before BLKTRACESETUP and removed from it after BLKTRACETEARDOWN; the
+ * next instance tears down whatever a crashed one left there. The file is held with flock(2)
+ * for the daemon's life, so that a second instance never tears down a live one's traces.
+ *
+ * EBUSY (someone else's trace), EPERM (relay files closed by kernel lockdown) and no debugfs
+ * are reported to the caller as states; on any failure nothing of ours is left on the disk. */
+#include "autoconf.h"
+
+#include "block_blktrace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "blktrace_parse.h"
+#include "log.h"
+#include "util.h"
+
+/* BLKTRACESETUP's argument, as <linux/blktrace_api.h> defines it. */
+struct blkt_setup {
+	char name[32];
+	uint16_t act_mask;
+	uint32_t buf_size;
+	uint32_t buf_nr;
+	uint64_t start_lba;
+	uint64_t end_lba;
+	uint32_t pid;
+};
+
+#if defined(__has_include)
+#if __has_include(<linux/blktrace_api.h>)
+#include <linux/blktrace_api.h>
+_Static_assert(sizeof(struct blkt_setup) == sizeof(struct blk_user_trace_setup),
+	       "blk_user_trace_setup");
+#endif
+#endif
+
+#define SUBBUF_SIZE (32 * 1024) /* relay sub-buffer: ~680 completion records */
+#define SUBBUF_NR 4
+#define DRAIN_MS 250
+#define READS_PER_FILE 16
+#define BATCH 1024
+
+struct relay {
+	struct tdev *dev;
+	int fd;
+	unsigned cpu;
+	struct event *ev;
+	struct blkt_parser parser;
+};
+
+/* One traced disk. */
+struct tdev {
+	struct tdev *next;
+	struct blkt_backend *b;
+	char name[64];
+	char trace_name[32]; /* its directory under <debugfs>/block */
+	unsigned major, minor;
+	uint32_t kdev;
+	struct relay *relays;
+	size_t nrelays;
+	uint64_t foreign; /* records naming another device */
+};
+
+/* A disk listed in the state file. */
+struct rec_entry {
+	unsigned major, minor;
+	char name[64];
+};
+
+struct blkt_backend {
+	struct event_base *base;
+	block_samples_fn *fn;
+	void *ctx;
+	char *state_path;
+	int state_fd; /* flock'ed; -1 without a state file */
+	struct rec_entry *recs;
+	size_t nrecs;
+	struct tdev *devs;
+	struct event *drain;
+	size_t nbatch;
+	struct block_sample batch[BATCH];
+	unsigned char buf[65536];
+};
+
+static struct log_ratelimit rl_trace = LOG_RATELIMIT_INIT;
+static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT;
+static struct log_ratelimit rl_state = LOG_RATELIMIT_INIT;
+
+/* ---- the state file ---- */
+
+static void state_write(struct blkt_backend *b)
+{
+	char *text = xstrdup("# entropyd: disks with a blktrace set up by this daemon; the next "
+			     "instance tears down what is left here\n");
+	size_t len;
+
+	if (b->state_fd < 0) {
+		free(text);
+		return;
+	}
+	for (size_t i = 0; i < b->nrecs; i++) {
+		char *next = xasprintf("%s%u:%u %s\n", text, b->recs[i].major, b->recs[i].minor,
+				       b->recs[i].name);
+
+		free(text);
+		text = next;
+	}
+	len = strlen(text);
+	/* Overwrite, then cut: a crash in between leaves extra lines, never too few. */
+	if (pwrite(b->state_fd, text, len, 0) != (ssize_t)len ||
+	    ftruncate(b->state_fd, (off_t)len) < 0)
+		log_limited(&rl_state, LOG_WARNING,
+			    "block: cannot update %s (%s); a trace left by a crash would not "
+			    "be torn down by the next start",
+			    b->state_path, strerror(errno));
+	free(text);
+}
+
+static void state_add(struct blkt_backend *b, const char *name, unsigned major, unsigned minor)
+{
+	struct rec_entry *e;
+
+	b->recs = xreallocarray(b->recs, b->nrecs + 1, sizeof(*b->recs));
+	e = &b->recs[b->nrecs++];
+	e->major = major;
+	e->minor = minor;
+	strlcopy(e->name, name, sizeof(e->name));
+	state_write(b);
+}
+
+static void state_remove(struct blkt_backend *b, unsigned major, unsigned minor)
+{
+	for (size_t i = 0; i < b->nrecs; i++) {
+		if (b->recs[i].major == major && b->recs[i].minor == minor) {
+			b->recs[i] = b->recs[--b->nrecs];
+			state_write(b);
+			return;
+		}
+	}
+}
+
+/* ---- devices ---- */
+
+/* The device node of major:minor, from sysfs's DEVNAME (or /dev/NAME), checked by number.
+ * Read-only: the trace ioctls need nothing more. -1 with errno on failure. */
+static int open_node(unsigned major, unsigned minor, const char *name, char *path, size_t size)
+{
+	char uevent[64], line[256];
+	FILE *f;
+	struct stat sb;
+	int fd;
+
+	snprintf(path, size, "/dev/%s", name);
+	snprintf(uevent, sizeof(uevent), "/sys/dev/block/%u:%u/uevent", major, minor);
+	f = fopen(uevent, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			if (strncmp(line, "DEVNAME=", 8) == 0) {
+				line[strcspn(line, "\n")] = '\0';
+				snprintf(path, size, "/dev/%s", line + 8);
+				break;
+			}
+		}
+		fclose(f);
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0 || !S_ISBLK(sb.st_mode) || major(sb.st_rdev) != major ||
+	    minor(sb.st_rdev) != minor) {
+		close(fd);
+		errno = ENODEV;
+		return -1;
+	}
+	return fd;
+}
+
+/* BLKTRACESTOP then BLKTRACETEARDOWN; 0, or the errno of the teardown. */
+static int stop_teardown(int fd)
+{
+	(void)ioctl(fd, BLKTRACESTOP); /* EINVAL if it was not running: fine */
+	if (ioctl(fd, BLKTRACETEARDOWN) < 0)
+		return errno ? errno : EIO;
+	return 0;
+}
+
+/* The first debugfs mount point, or NULL. */
+static char *debugfs_dir(void)
+{
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	struct mntent *m;
+	char *dir = NULL;
+
+	if (!f)
+		return NULL;
+	while ((m = getmntent(f)))
+		if (strcmp(m->mnt_type, "debugfs") == 0) {
+			dir = xstrdup(m->mnt_dir);
+			break;
+		}
+	endmntent(f);
+	return dir;
+}
+
+static struct tdev *find_dev(struct blkt_backend *b, unsigned major, unsigned minor)
+{
+	for (struct tdev *d = b->devs; d; d = d->next)
+		if (d->major == major && d->minor == minor)
+			return d;
+	return NULL;
+}
+
+/* ---- reading ---- */
+
+static void flush_batch(struct blkt_backend *b)
+{
+	if (!b->nbatch)
+		return;
+	block_samples_sort(b->batch, b->nbatch);
+	b->fn(b->ctx, b->batch, b->nbatch);
+	wipe(b->batch, b->nbatch * sizeof(b->batch[0]));
+	b->nbatch = 0;
+}
+
+static void on_record(void *ctx, uint32_t device, uint64_t t_ns)
+{
+	struct relay *r = ctx;
+	struct tdev *d = r->dev;
+	struct blkt_backend *b = d->b;
+
+	if (device != d->kdev) {
+		d->foreign++;
+		return;
+	}
+	if (b->nbatch == BATCH)
+		flush_batch(b);
+	b->batch[b->nbatch].t_ns = t_ns;
+	b->batch[b->nbatch].kdev = device;
+	b->nbatch++;
+}
+
+static void relay_close(struct relay *r)
+{
+	if (r->ev)
+		event_free(r->ev);
+	if (r->fd >= 0)
+		close(r->fd);
+	r->ev = NULL;
+	r->fd = -1;
+}
+
+static void drain_relay(struct blkt_backend *b, struct relay *r)
+{
+	for (int i = 0; i < READS_PER_FILE && r->fd >= 0; i++) {
+		ssize_t n = read(r->fd, b->buf, sizeof(b->buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN) {
+			log_limited(&rl_read, LOG_WARNING,
+				    "block/%s: reading relay file trace%u: %s; closed", r->dev->name,
+				    r->cpu, strerror(errno));
+			relay_close(r);
+		}
+		if (n <= 0)
+			break;
+		blkt_parse(&r->parser, b->buf, (size_t)n, on_record, r);
+		wipe(b->buf, (size_t)n);
+	}
+}
+
+static void drain_all(struct blkt_backend *b)
+{
+	for (struct tdev *d = b->devs; d; d = d->next)
+		for (size_t i = 0; i < d->nrelays; i++)
+			drain_relay(b, &d->relays[i]);
+	flush_batch(b);
+}
+
+static void relay_cb(evutil_socket_t fd, short what, void *arg)
+{
+	drain_all(arg);
+}
+
+static void drain_cb(evutil_socket_t fd, short what, void *arg)
+{
+	drain_all(arg);
+}
+
+static void log_parser(const struct tdev *d)
+{
+	struct blkt_parser sum = {0};
+
+	for (size_t i = 0; i < d->nrelays; i++) {
+		const struct blkt_parser *p = &d->relays[i].parser;
+
+		sum.completions += p->completions;
+		sum.notify += p->notify;
+		sum.other += p->other;
+		sum.garbage += p->garbage;
+		sum.bad_version += p->bad_version;
+	}
+	log_info("block/%s: blktrace read %llu completions, %llu notify and %llu other records; "
+		 "%llu bytes of garbage, %llu headers of another version, %llu of another device",
+		 d->name, (unsigned long long)sum.completions, (unsigned long long)sum.notify,
+		 (unsigned long long)sum.other, (unsigned long long)sum.garbage,
+		 (unsigned long long)sum.bad_version, (unsigned long long)d->foreign);
+}
+
+static void free_dev(struct tdev *d)
+{
+	for (size_t i = 0; i < d->nrelays; i++)
+		relay_close(&d->relays[i]);
+	free(d->relays);
+	free(d);
+}
+
+static void recover(struct blkt_backend *b);
+
+/* ---- start and stop ---- */
+
+static void open_relays(struct blkt_backend *b, struct tdev *d, const char *dbg, int *err)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	*err = 0;
+	if (ncpu < 1)
+		ncpu = 1;
+	d->relays = xcalloc((size_t)ncpu, sizeof(*d->relays));
+	for (unsigned cpu = 0; cpu < (unsigned)ncpu; cpu++) {
+		char path[256];
+		struct relay *r = &d->relays[d->nrelays];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/block/%s/trace%u", dbg, d->trace_name, cpu);
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0) {
+			/* ENOENT for a CPU that is not online; anything else is the answer. */
+			if (!*err || *err == ENOENT)
+				*err = errno;
+			continue;
+		}
+		r->dev = d;
+		r->fd = fd;
+		r->cpu = cpu;
+		blkt_parser_init(&r->parser);
+		r->ev = event_new(b->base, fd, EV_READ | EV_PERSIST, relay_cb, b);
+		d->nrelays++;
+		if (!r->ev || event_add(r->ev, NULL) < 0) {
+			*err = ENOMEM;
+			break;
+		}
+	}
+	if (d->nrelays && *err != ENOMEM)
+		*err = 0;
+}
+
+bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsigned minor,
+		char *state, size_t size)
+{
+	struct blkt_setup su;
+	char path[300], *dbg;
+	struct tdev *d;
+	int fd, e, td;
+
+	if (find_dev(b, major, minor))
+		return true;
+	dbg = debugfs_dir();
+	if (!dbg) {
+		snprintf(state, size, "ENOENT: debugfs not mounted (no relay files)");
+		return false;
+	}
+	fd = open_node(major, minor, name, path, sizeof(path));
+	if (fd < 0) {
+		snprintf(state, size, "cannot open %s: %s", path, strerror(errno));
+		free(dbg);
+		return false;
+	}
+	/* Remembered before it exists, so that no crash can leave a trace we forgot. */
+	state_add(b, name, major, minor);
+	memset(&su, 0, sizeof(su));
+	su.act_mask = BLKT_TC_COMPLETE;
+	su.buf_size = SUBBUF_SIZE;
+	su.buf_nr = SUBBUF_NR;
+	if (ioctl(fd, BLKTRACESETUP, &su) < 0) {
+		e = errno;
+		state_remove(b, major, minor);
+		close(fd);
+		free(dbg);
+		if (e == EBUSY)
+			snprintf(state, size, "EBUSY: another blktrace is running on the device");
+		else
+			snprintf(state, size, "BLKTRACESETUP failed: %s", strerror(e));
+		return false;
+	}
+	if (ioctl(fd, BLKTRACESTART) < 0) {
+		e = errno;
+		td = stop_teardown(fd);
+		if (!td)
+			state_remove(b, major, minor);
+		close(fd);
+		free(dbg);
+		snprintf(state, size, "BLKTRACESTART failed: %s", strerror(e));
+		return false;
+	}
+	d = xcalloc(1, sizeof(*d));
+	d->b = b;
+	strlcopy(d->name, name, sizeof(d->name));
+	su.name[sizeof(su.name) - 1] = '\0';
+	strlcopy(d->trace_name, su.name[0] ? su.name : name, sizeof(d->trace_name));
+	d->major = major;
+	d->minor = minor;
+	d->kdev = BLOCK_KDEV(major, minor);
+	open_relays(b, d, dbg, &e);
+	if (e) {
+		free_dev(d);
+		td = stop_teardown(fd);
+		close(fd);
+		if (!td)
+			state_remove(b, major, minor);
+		log_limited(&rl_trace, LOG_INFO,
+			    "block/%s: BLKTRACESETUP and BLKTRACESTART done; relay files under "
+			    "%s/block/%s: %s; BLKTRACESTOP and BLKTRACETEARDOWN %s",
+			    name, dbg, su.name, strerror(e), td ? strerror(td) : "done");
+		if (e == EPERM || e == EACCES)
+			snprintf(state, size, "EPERM: relay files closed (lockdown)");
+		else if (e == ENOENT)
+			snprintf(state, size, "ENOENT: no relay files under %s/block", dbg);
+		else
+			snprintf(state, size, "relay files: %s", strerror(e));
+		free(dbg);
+		return false;
+	}
+	close(fd);
+	d->next = b->devs;
+	b->devs = d;
+	if (!evtimer_pending(b->drain, NULL)) {
+		struct timeval tv = {.tv_sec = 0, .tv_usec = DRAIN_MS * 1000};
+
+		event_add(b->drain, &tv);
+	}
+	log_info("block/%s: blktrace set up and started (completions only), %zu relay files "
+		 "under %s/block/%s",
+		 name, d->nrelays, dbg, d->trace_name);
+	free(dbg);
+	return true;
+}
+
+void blkt_stop(struct blkt_backend *b, unsigned major, unsigned minor)
+{
+	struct tdev *d = find_dev(b, major, minor);
+	char path[300];
+	int fd, e, td;
+
+	if (!d)
+		return;
+	fd = open_node(major, minor, d->name, path, sizeof(path));
+	e = errno;
+	if (fd >= 0)
+		(void)ioctl(fd, BLKTRACESTOP);
+	/* What the last sub-buffers hold still counts. */
+	drain_all(b);
+	for (struct tdev **pp = &b->devs; *pp; pp = &(*pp)->next)
+		if (*pp == d) {
+			*pp = d->next;
+			break;
+		}
+	log_parser(d);
+	if (fd < 0) {
+		/* The disk is gone, and the kernel took its trace with it. */
+		log_info("block/%s: %s: %s; the kernel removed the trace with the disk", d->name,
+			 path, strerror(e));
+	} else {
+		td = stop_teardown(fd);
+		close(fd);
+		if (td && td != EINVAL && td != ENXIO)
+			log_warn("block/%s: BLKTRACETEARDOWN failed: %s", d->name, strerror(td));
+		else
+			log_info("block/%s: blktrace stopped and torn down", d->name);
+	}
+	state_remove(b, major, minor);
+	free_dev(d);
+	if (!b->devs)
+		event_del(b->drain);
+}
+
+/* Tear down whatever a crashed instance listed in rundir's state file, unless a live
+ * instance holds it; then remove the file. For a daemon that does not use blktrace. */
+void blkt_cleanup_leftovers(const char *rundir)
+{
+	struct blkt_backend *b = NULL;
+	char *path = xasprintf("%s/%s", rundir, BLKT_STATE_FILE);
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		b = xcalloc(1, sizeof(*b));
+		b->state_fd = fd;
+		b->state_path = path;
+		recover(b);
+		unlink(path);
+		free(b);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+}
+
+/* ---- the backend ---- */
+
+/* Tear down what a previous instance listed and did not remove. */
+static void recover(struct blkt_backend *b)
+{
+	char line[256];
+	FILE *f;
+	int fd = dup(b->state_fd);
+
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned major, minor;
+		char name[64], path[300];
+		int nfd, td;
+
+		if (line[0] == '#' || sscanf(line, "%u:%u %63s", &major, &minor, name) != 3)
+			continue;
+		nfd = open_node(major, minor, name, path, sizeof(path));
+		if (nfd < 0) {
+			log_info("block/%s: listed in %s, but %s: %s; nothing to tear down", name,
+				 b->state_path, path, strerror(errno));
+			continue;
+		}
+		td = stop_teardown(nfd);
+		close(nfd);
+		if (!td)
+			log_notice("block/%s: tore down a blktrace left by an entropyd that did not "
+				   "exit cleanly",
+				   name);
+		else if (td != EINVAL && td != ENXIO)
+			log_warn("block/%s: a blktrace left by an earlier entropyd could not be "
+				 "torn down: %s",
+				 name, strerror(td));
+	}
+	fclose(f);
+}
+
+struct blkt_backend *blkt_backend_new(struct event_base *base, const char *rundir,
+				      block_samples_fn *fn, void *ctx)
+{
+	struct blkt_backend *b = xcalloc(1, sizeof(*b));
+
+	b->base = base;
+	b->fn = fn;
+	b->ctx = ctx;
+	b->drain = event_new(base, -1, EV_PERSIST, drain_cb, b);
+	b->state_path = xasprintf("%s/%s", rundir, BLKT_STATE_FILE);
+	if (mkdir(rundir, 0755) < 0 && errno != EEXIST)
+		log_errno(LOG_WARNING, "block: cannot create %s", rundir);
+	b->state_fd = open(b->state_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (b->state_fd < 0) {
+		log_errno(LOG_WARNING, "block: cannot open %s; blktrace traces would outlive a "
+				       "crash",
+			  b->state_path);
+	} else if (flock(b->state_fd, LOCK_EX | LOCK_NB) < 0) {
+		log_warn("block: %s is held by another entropyd: its traces are left alone, and "
+			 "this instance's would outlive a crash",
+			 b->state_path);
+		close(b->state_fd);
+		b->state_fd = -1;
+	} else {
+		recover(b);
+		state_write(b);
+	}
+	return b;
+}
+
+void blkt_backend_free(struct blkt_backend *b)
+{
+	if (!b)
+		return;
+	while (b->devs)
+		blkt_stop(b, b->devs->major, b->devs->minor);
+	if (b->state_fd >= 0) {
+		if (!b->nrecs)
+			unlink(b->state_path);
+		close(b->state_fd);
+	}
+	if (b->drain)
+		event_free(b->drain);
+	free(b->recs);
+	free(b->state_path);
+	wipe(b, sizeof(*b));
+	free(b);
+}

@@ -1,0 +1,49 @@
+/* block_tp: the block:block_rq_complete tracepoint through perf_event_open, one ring per CPU,
+ * CLOCK_MONOTONIC timestamps. Works where debugfs is closed (kernel lockdown). */
+#ifndef ENTROPYD_BLOCK_TP_H
+#define ENTROPYD_BLOCK_TP_H
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "source_block.h"
+
+struct block_tp;
+
+struct block_tp_stats {
+	unsigned cpus;       /* rings open */
+	unsigned id;         /* the tracepoint's id */
+	bool kernel_filter;  /* the kernel filters by device; else only we do */
+	uint64_t samples;    /* completions of wanted devices handed on */
+	uint64_t foreign;    /* completions of other devices (no kernel filter) */
+	uint64_t lost;       /* completions the kernel dropped (ring full) */
+	uint64_t throttled;  /* times perf throttled the event */
+	uint64_t bad;        /* malformed records */
+	uint64_t twins;      /* completions recorded twice during a switch, taken once */
+	uint64_t mode_switches; /* between woken per completion and drained every 10 ms */
+};
+
+/* Find (or mount) tracefs, read the tracepoint's id and format, and open it on every online
+ * CPU, disabled until block_tp_set_devices names a device. NULL on failure, with the reason
+ * in err (logged by the caller). */
+struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, void *ctx,
+			       char *err, size_t errlen);
+
+/* Only these devices (kernel dev_t) are wanted: the events are filtered to them in the
+ * kernel where it takes a filter, and always here. n == 0 disables the events. */
+void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n);
+
+void block_tp_get_stats(const struct block_tp *tp, struct block_tp_stats *out);
+void block_tp_close(struct block_tp *tp);
+
+/* From the text of a tracefs "format" file, the offset and size of the field NAME. */
+bool block_tp_format_field(const char *text, const char *name, unsigned *offset,
+			   unsigned *size);
+
+/* A perf filter expression that matches these devices: "dev == A || dev == B". Returns
+ * false if it does not fit in size. */
+bool block_tp_filter(const uint32_t *kdevs, size_t n, char *out, size_t size);
+
+#endif

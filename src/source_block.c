@@ -1,0 +1,767 @@
+/* source_block: block-device I/O completions as a timing source, one instance per disk.
+ *
+ * Disks are the entries of /sys/block that the configured names or globs select, or with
+ * [ "auto" ] every whole physical disk: not loop, ram, zram, or a device-mapper/md stack,
+ * whose completions are counted already on the disks below. Disks that appear, change or go
+ * away are picked up by a rescan on the kernel's block uevents (netlink), or every
+ * RESCAN_S seconds where that socket cannot be had.
+ *
+ * Completions come from one of two backends: the block:block_rq_complete tracepoint
+ * (block_tp.c), or blktrace (block_blktrace.c) per disk. The backend in use is logged and is
+ * each instance's state; a disk the backend cannot trace yet (EBUSY, EPERM, no debugfs)
+ * stays attached with that state and is retried on a slow, backing-off timer. */
+#include "autoconf.h"
+
+#include "source_block.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <linux/netlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "block_blktrace.h"
+#include "block_tp.h"
+#include "log.h"
+#include "pipeline.h"
+#include "util.h"
+
+#define SYS_BLOCK "/sys/block"
+#define DEFAULT_RUNDIR "/run/entropyd"
+#define RESCAN_DELAY_MS 100 /* uevents come in bursts: one rescan after the burst */
+#define RESCAN_S 30         /* without uevents, how often /sys/block is read again */
+#define RETRY_MIN_S 30      /* first retry of a disk the backend could not trace */
+#define RETRY_MAX_S 600
+
+struct block_state;
+
+struct disk {
+	struct disk *next;
+	struct block_state *st;
+	char name[NAME_MAX + 1];
+	struct block_disk_info info;
+	uint32_t kdev;
+	bool seen;
+	bool skipped; /* disabled by policy: not attached */
+	bool traced;  /* the backend delivers its completions */
+	struct instance *inst;
+	char state[160]; /* the instance's state; the pipeline keeps a pointer to it */
+	uint64_t retry_at;
+	unsigned retry_s;
+	uint64_t last_t, out_of_order, ahead;
+};
+
+struct block_state {
+	struct source *src;
+	enum block_backend configured; /* what the config asks for */
+	enum block_backend using;      /* TRACEPOINT or BLKTRACE */
+	struct block_tp *tp;
+	char tp_err[256];
+	struct blkt_backend *bt;
+	char *rundir;
+	struct disk *disks;
+	int nlfd;
+	struct event *nlev;
+	struct event *rescan_ev;
+	struct event *retry_ev;
+	uint64_t tp_retry_at;
+	unsigned tp_retry_s;
+	uint64_t next_rescan;
+};
+
+static struct log_ratelimit rl_trace = LOG_RATELIMIT_INIT;
+static struct log_ratelimit rl_clock = LOG_RATELIMIT_INIT;
+static struct log_ratelimit rl_uevent = LOG_RATELIMIT_INIT;
+
+/* ---- pure parts: sysfs, selection, ordering ---- */
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct block_sample *x = a, *y = b;
+
+	return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
+}
+
+void block_samples_sort(struct block_sample *s, size_t n)
+{
+	size_t i;
+
+	/* Usually one CPU's run, already in order: check before sorting. */
+	for (i = 1; i < n && s[i - 1].t_ns <= s[i].t_ns; i++)
+		;
+	if (i < n)
+		qsort(s, n, sizeof(*s), cmp_sample);
+}
+
+static bool read_line(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return true;
+}
+
+static bool dir_empty(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	bool empty = true;
+
+	if (!d)
+		return true;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			empty = false;
+			break;
+		}
+	closedir(d);
+	return empty;
+}
+
+bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_info *out)
+{
+	char path[PATH_MAX], real[PATH_MAX], buf[64];
+	unsigned long long sectors;
+
+	memset(out, 0, sizeof(*out));
+	if (!name[0] || name[0] == '.' || strchr(name, '/'))
+		return false;
+	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/dev", sysroot, name);
+	if (!read_line(path, buf, sizeof(buf)) ||
+	    sscanf(buf, "%u:%u", &out->major, &out->minor) != 2)
+		return false;
+	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s", sysroot, name);
+	out->is_virtual = realpath(path, real) && strstr(real, "/devices/virtual/");
+	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/slaves", sysroot, name);
+	out->stacked = !dir_empty(path);
+	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/hidden", sysroot, name);
+	out->hidden = read_line(path, buf, sizeof(buf)) && strcmp(buf, "1") == 0;
+	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/queue/add_random", sysroot, name);
+	out->add_random = read_line(path, buf, sizeof(buf)) && strcmp(buf, "1") == 0;
+	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/size", sysroot, name);
+	if (read_line(path, buf, sizeof(buf)) && sscanf(buf, "%llu", &sectors) == 1)
+		out->sectors = sectors;
+	return true;
+}
+
+static const char *const virtual_prefixes[] = {"loop", "ram", "zram", "dm-", "md", "nbd"};
+
+bool block_auto_disk(const char *name, const struct block_disk_info *info, const char **why)
+{
+	const char *w = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(virtual_prefixes); i++)
+		if (strncmp(name, virtual_prefixes[i], strlen(virtual_prefixes[i])) == 0)
+			w = "a loop, ram, zram, device-mapper, md or nbd device";
+	if (!w && info->is_virtual)
+		w = "a virtual device";
+	if (!w && info->stacked)
+		w = "stacked on other disks, whose completions are counted there";
+	if (!w && info->hidden)
+		w = "a hidden disk";
+	if (why)
+		*why = w;
+	return !w;
+}
+
+const char *block_selects(const struct strlist *devices, const char *name,
+			  const struct block_disk_info *info)
+{
+	for (size_t i = 0; i < devices->n; i++) {
+		const char *pat = devices->v[i];
+
+		if (strcmp(pat, "auto") == 0) {
+			if (block_auto_disk(name, info, NULL))
+				return pat;
+			continue;
+		}
+		if (strncmp(pat, "/dev/", 5) == 0)
+			pat += 5;
+		if (fnmatch(pat, name, 0) == 0)
+			return devices->v[i];
+	}
+	return NULL;
+}
+
+/* ---- completions ---- */
+
+static struct disk *disk_by_kdev(struct block_state *st, uint32_t kdev)
+{
+	for (struct disk *d = st->disks; d; d = d->next)
+		if (d->kdev == kdev)
+			return d;
+	return NULL;
+}
+
+static void on_samples(void *ctx, const struct block_sample *s, size_t n)
+{
+	struct block_state *st = ctx;
+	uint64_t now = mono_ns();
+	struct disk *d = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!d || d->kdev != s[i].kdev)
+			d = disk_by_kdev(st, s[i].kdev);
+		if (!d || !d->inst || !d->traced)
+			continue;
+		/* Read after it happened, on the same clock: a time ahead of ours is not
+		 * CLOCK_MONOTONIC. Counted and said, never shown. */
+		if (s[i].t_ns > now) {
+			if (!d->ahead++)
+				log_limited(&rl_clock, LOG_WARNING,
+					    "block/%s: completion times ahead of CLOCK_MONOTONIC: "
+					    "the kernel did not stamp them with the clock asked for",
+					    d->name);
+		}
+		if (s[i].t_ns < d->last_t)
+			d->out_of_order++;
+		else
+			d->last_t = s[i].t_ns;
+		pipeline_sample(d->inst, s[i].t_ns);
+	}
+}
+
+/* ---- the backends ---- */
+
+static const char *backend_name(enum block_backend b)
+{
+	return b == BACKEND_TRACEPOINT ? "tracepoint" : b == BACKEND_BLKTRACE ? "blktrace" : "auto";
+}
+
+static const char *rundir(void)
+{
+	const char *env = getenv("RUNTIME_DIRECTORY");
+
+	return env && env[0] == '/' ? env : DEFAULT_RUNDIR;
+}
+
+static bool tp_open(struct block_state *st)
+{
+	struct block_tp_stats s;
+
+	st->tp = block_tp_open(st->src->base, on_samples, st, st->tp_err, sizeof(st->tp_err));
+	if (!st->tp)
+		return false;
+	block_tp_get_stats(st->tp, &s);
+	log_notice("block: backend tracepoint%s: block:block_rq_complete (id %u) on %u CPUs, "
+		   "CLOCK_MONOTONIC",
+		   st->configured == BACKEND_AUTO ? " (auto)" : "", s.id, s.cpus);
+	return true;
+}
+
+static void backend_open(struct block_state *st)
+{
+	st->tp_err[0] = '\0';
+	st->tp_retry_at = 0;
+	st->tp_retry_s = 0;
+	if (st->configured != BACKEND_BLKTRACE) {
+		st->using = BACKEND_TRACEPOINT;
+		if (tp_open(st)) {
+			blkt_cleanup_leftovers(st->rundir);
+			return;
+		}
+		if (st->configured == BACKEND_TRACEPOINT) {
+			log_warn("block: the tracepoint cannot be used: %s; retrying every %d s or "
+				 "more",
+				 st->tp_err, RETRY_MIN_S);
+			blkt_cleanup_leftovers(st->rundir);
+			st->tp_retry_s = RETRY_MIN_S;
+			st->tp_retry_at = mono_ns() + RETRY_MIN_S * NS_PER_SEC;
+			return;
+		}
+		log_notice("block: the tracepoint cannot be used (%s); backend blktrace (auto)",
+			   st->tp_err);
+	} else {
+		log_notice("block: backend blktrace");
+	}
+	st->using = BACKEND_BLKTRACE;
+	st->bt = blkt_backend_new(st->src->base, st->rundir, on_samples, st);
+}
+
+static void set_state(struct disk *d, const char *fmt, ...) PRINTF_LIKE(2, 3);
+static void set_state(struct disk *d, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->state, sizeof(d->state), fmt, ap);
+	va_end(ap);
+	if (d->inst)
+		pipeline_set_state(d->inst, d->state);
+}
+
+/* Have the backend trace one attached disk (the tracepoint's filter is set afterwards, for
+ * all disks at once). */
+static void trace_disk(struct disk *d)
+{
+	struct block_state *st = d->st;
+	char why[128];
+
+	d->retry_at = 0;
+	if (st->using == BACKEND_TRACEPOINT) {
+		d->traced = st->tp != NULL;
+		if (d->traced)
+			set_state(d, "tracepoint");
+		else
+			set_state(d, "tracepoint unavailable");
+		return;
+	}
+	if (blkt_start(st->bt, d->name, d->info.major, d->info.minor, why, sizeof(why))) {
+		d->traced = true;
+		d->retry_s = 0;
+		set_state(d, "blktrace");
+		return;
+	}
+	d->traced = false;
+	d->retry_s = d->retry_s ? d->retry_s * 2 : RETRY_MIN_S;
+	if (d->retry_s > RETRY_MAX_S)
+		d->retry_s = RETRY_MAX_S;
+	d->retry_at = mono_ns() + (uint64_t)d->retry_s * NS_PER_SEC;
+	set_state(d, "blktrace: %s", why);
+	log_limited(&rl_trace, LOG_NOTICE, "block/%s: blktrace: %s; retrying in %u s", d->name,
+		    why, d->retry_s);
+}
+
+static void untrace_disk(struct disk *d)
+{
+	if (d->traced && d->st->using == BACKEND_BLKTRACE && d->st->bt)
+		blkt_stop(d->st->bt, d->info.major, d->info.minor);
+	d->traced = false;
+	d->retry_at = 0;
+	d->retry_s = 0;
+}
+
+static void backend_close(struct block_state *st)
+{
+	struct block_tp_stats s;
+
+	for (struct disk *d = st->disks; d; d = d->next)
+		untrace_disk(d);
+	if (st->tp) {
+		block_tp_get_stats(st->tp, &s);
+		log_info("block: tracepoint: %llu completions taken, %llu of other disks, %llu lost, "
+			 "%llu malformed; %llu busy periods, %llu completions recorded twice while "
+			 "switching and taken once",
+			 (unsigned long long)s.samples, (unsigned long long)s.foreign,
+			 (unsigned long long)s.lost, (unsigned long long)s.bad,
+			 (unsigned long long)(s.mode_switches + 1) / 2,
+			 (unsigned long long)s.twins);
+	}
+	block_tp_close(st->tp);
+	st->tp = NULL;
+	blkt_backend_free(st->bt);
+	st->bt = NULL;
+}
+
+/* The tracepoint follows the set of traced disks: filtered to them, off without any. */
+static void update_filter(struct block_state *st)
+{
+	uint32_t *k = NULL;
+	size_t n = 0;
+
+	if (!st->tp)
+		return;
+	for (struct disk *d = st->disks; d; d = d->next)
+		if (d->traced) {
+			k = xreallocarray(k, n + 1, sizeof(*k));
+			k[n++] = d->kdev;
+		}
+	block_tp_set_devices(st->tp, k, n);
+	free(k);
+}
+
+/* ---- disks ---- */
+
+static void disk_open(struct disk *d)
+{
+	d->skipped = false;
+	if (!pipeline_enabled(CLASS_BLOCK, d->name)) {
+		log_info("block/%s: not traced: disabled by policy", d->name);
+		d->skipped = true;
+		return;
+	}
+	d->last_t = d->out_of_order = d->ahead = 0;
+	d->inst = pipeline_attach(CLASS_BLOCK, d->name, d->info.is_virtual ? "virtual" : "disk",
+				  d->info.add_random ? INST_KERNEL_CREDITS : 0);
+	if (d->info.add_random)
+		log_info("block/%s: the kernel credits its completions itself (queue/add_random "
+			 "= 1): only timing below its resolution counts",
+			 d->name);
+	trace_disk(d);
+}
+
+static void disk_close(struct disk *d, const char *why)
+{
+	untrace_disk(d);
+	if (!d->inst)
+		return;
+	if (why)
+		log_info("block/%s: %s", d->name, why);
+	if (d->out_of_order || d->ahead)
+		log_info("block/%s: %llu completions read out of order across CPUs, %llu stamped "
+			 "ahead of CLOCK_MONOTONIC",
+			 d->name, (unsigned long long)d->out_of_order,
+			 (unsigned long long)d->ahead);
+	pipeline_detach(d->inst);
+	d->inst = NULL;
+}
+
+static void disk_free(struct disk *d, const char *why)
+{
+	disk_close(d, why);
+	free(d);
+}
+
+static void disk_remove(struct block_state *st, struct disk *d, const char *why)
+{
+	for (struct disk **pp = &st->disks; *pp; pp = &(*pp)->next)
+		if (*pp == d) {
+			*pp = d->next;
+			disk_free(d, why);
+			return;
+		}
+}
+
+static struct disk *disk_find(struct block_state *st, const char *name)
+{
+	for (struct disk *d = st->disks; d; d = d->next)
+		if (strcmp(d->name, name) == 0)
+			return d;
+	return NULL;
+}
+
+static void disk_add(struct block_state *st, const char *name,
+		     const struct block_disk_info *info, const char *pat)
+{
+	struct disk *d = xcalloc(1, sizeof(*d));
+
+	d->st = st;
+	strlcopy(d->name, name, sizeof(d->name));
+	d->info = *info;
+	d->kdev = BLOCK_KDEV(info->major, info->minor);
+	d->seen = true;
+	d->next = st->disks;
+	st->disks = d;
+	log_info("block/%s: %u:%u selected by \"%s\"", name, info->major, info->minor, pat);
+	disk_open(d);
+}
+
+/* Names in the config that select nothing: said at start and reload, not on every rescan. */
+static void report_unmatched(struct block_state *st)
+{
+	const struct strlist *devs = &st->src->cfg->block.devices;
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < devs->n; i++) {
+		const char *pat = devs->v[i];
+		bool found = false;
+
+		if (strcmp(pat, "auto") == 0)
+			continue;
+		for (struct disk *d = st->disks; d && !found; d = d->next)
+			found = block_selects(&(struct strlist){.v = &devs->v[i], .n = 1}, d->name,
+					      &d->info) != NULL;
+		if (found)
+			continue;
+		if (strncmp(pat, "/dev/", 5) == 0)
+			pat += 5;
+		snprintf(path, sizeof(path), "/sys/class/block/%s/partition", pat);
+		if (access(path, F_OK) == 0)
+			log_warn("block: \"%s\" is a partition: completions are traced per whole "
+				 "disk, so name the disk",
+				 pat);
+		else
+			log_info("block: \"%s\" matches no disk with a medium (yet)", devs->v[i]);
+	}
+}
+
+/* Bring the disks in line with /sys/block and the config. */
+static void rescan(struct block_state *st)
+{
+	const struct config *cfg = st->src->cfg;
+	DIR *dir = opendir(SYS_BLOCK);
+	struct dirent *de;
+
+	if (!dir) {
+		log_errno(LOG_WARNING, "block: cannot read " SYS_BLOCK);
+		return;
+	}
+	for (struct disk *d = st->disks; d; d = d->next)
+		d->seen = false;
+	while ((de = readdir(dir))) {
+		struct block_disk_info info;
+		const char *pat;
+		struct disk *d;
+
+		if (de->d_name[0] == '.' || !block_disk_probe("", de->d_name, &info))
+			continue;
+		pat = block_selects(&cfg->block.devices, de->d_name, &info);
+		if (!pat || info.sectors == 0)
+			continue; /* not wanted, or no medium (a detached loop device) */
+		d = disk_find(st, de->d_name);
+		if (d && (d->info.major != info.major || d->info.minor != info.minor ||
+			  d->info.add_random != info.add_random)) {
+			/* Another device under the old name, or the kernel's crediting changed:
+			 * a new instance. */
+			disk_remove(st, d, "changed; attached again");
+			d = NULL;
+		}
+		if (!d) {
+			disk_add(st, de->d_name, &info, pat);
+			continue;
+		}
+		d->seen = true;
+		d->info = info;
+	}
+	closedir(dir);
+	for (struct disk *d = st->disks, *next; d; d = next) {
+		next = d->next;
+		if (!d->seen)
+			disk_remove(st, d, "gone (removed, detached or without a medium); dropped");
+	}
+	update_filter(st);
+}
+
+/* ---- timers and uevents ---- */
+
+static void arm_retry(struct block_state *st)
+{
+	uint64_t now = mono_ns(), next = st->next_rescan;
+	struct timeval tv;
+
+	for (struct disk *d = st->disks; d; d = d->next)
+		if (d->retry_at && (!next || d->retry_at < next))
+			next = d->retry_at;
+	if (st->tp_retry_at && (!next || st->tp_retry_at < next))
+		next = st->tp_retry_at;
+	if (!next) {
+		event_del(st->retry_ev);
+		return;
+	}
+	next = next > now ? next - now : 0;
+	tv.tv_sec = (time_t)(next / NS_PER_SEC);
+	tv.tv_usec = (suseconds_t)(next % NS_PER_SEC / 1000);
+	event_add(st->retry_ev, &tv);
+}
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct block_state *st = arg;
+	uint64_t now = mono_ns();
+
+	if (st->tp_retry_at && st->tp_retry_at <= now) {
+		if (tp_open(st)) {
+			st->tp_retry_at = 0;
+			for (struct disk *d = st->disks; d; d = d->next)
+				if (d->inst)
+					trace_disk(d);
+			update_filter(st);
+		} else {
+			st->tp_retry_s = st->tp_retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S
+									 : st->tp_retry_s * 2;
+			st->tp_retry_at = now + (uint64_t)st->tp_retry_s * NS_PER_SEC;
+		}
+	}
+	for (struct disk *d = st->disks; d; d = d->next)
+		if (d->inst && d->retry_at && d->retry_at <= now)
+			trace_disk(d);
+	if (st->next_rescan && st->next_rescan <= now) {
+		st->next_rescan = now + RESCAN_S * NS_PER_SEC;
+		rescan(st);
+	}
+	arm_retry(st);
+}
+
+static void rescan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct block_state *st = arg;
+
+	rescan(st);
+	arm_retry(st);
+}
+
+static void schedule_rescan(struct block_state *st)
+{
+	struct timeval tv = {.tv_sec = 0, .tv_usec = RESCAN_DELAY_MS * 1000};
+
+	if (!evtimer_pending(st->rescan_ev, NULL))
+		event_add(st->rescan_ev, &tv);
+}
+
+/* Is this uevent (NUL-separated KEY=value lines) about a block device? */
+static bool block_uevent(const char *buf, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		const char *s = buf + i;
+		size_t n = strnlen(s, len - i);
+
+		if (n == 15 && memcmp(s, "SUBSYSTEM=block", 15) == 0)
+			return true;
+		i += n + 1;
+	}
+	return false;
+}
+
+static void uevent_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct block_state *st = arg;
+	char buf[8192];
+
+	for (int round = 0; round < 64; round++) {
+		struct sockaddr_nl from;
+		struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+		struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof(from),
+				    .msg_iov = &iov, .msg_iovlen = 1};
+		ssize_t n = recvmsg(st->nlfd, &mh, MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == ENOBUFS) {
+			/* Events were lost: read everything again. */
+			schedule_rescan(st);
+			continue;
+		}
+		if (n < 0) {
+			if (errno != EAGAIN)
+				log_limited(&rl_uevent, LOG_WARNING, "block: reading uevents: %s",
+					    strerror(errno));
+			return;
+		}
+		/* Only the kernel's own messages (port 0) are believed. */
+		if (mh.msg_namelen != sizeof(from) || from.nl_pid != 0)
+			continue;
+		if (block_uevent(buf, (size_t)n))
+			schedule_rescan(st);
+	}
+}
+
+static void uevents_open(struct block_state *st)
+{
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = 1};
+
+	st->nlfd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			  NETLINK_KOBJECT_UEVENT);
+	if (st->nlfd >= 0 && bind(st->nlfd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		st->nlev = event_new(st->src->base, st->nlfd, EV_READ | EV_PERSIST, uevent_cb, st);
+		if (st->nlev && event_add(st->nlev, NULL) == 0)
+			return;
+	}
+	log_errno(LOG_NOTICE, "block: no kernel uevents; disks that come and go are seen "
+			      "within %d s",
+		  RESCAN_S);
+	if (st->nlev)
+		event_free(st->nlev);
+	if (st->nlfd >= 0)
+		close(st->nlfd);
+	st->nlev = NULL;
+	st->nlfd = -1;
+	st->next_rescan = mono_ns() + RESCAN_S * NS_PER_SEC;
+}
+
+/* ---- the driver ---- */
+
+static void drop_all(struct block_state *st, const char *why)
+{
+	while (st->disks) {
+		struct disk *d = st->disks;
+
+		st->disks = d->next;
+		disk_free(d, why);
+	}
+}
+
+static int block_start(struct source *src)
+{
+	struct block_state *st = xcalloc(1, sizeof(*st));
+
+	st->src = src;
+	st->nlfd = -1;
+	st->rundir = xstrdup(rundir());
+	st->configured = src->cfg->block.backend;
+	st->rescan_ev = evtimer_new(src->base, rescan_cb, st);
+	st->retry_ev = evtimer_new(src->base, retry_cb, st);
+	src->priv = st;
+	backend_open(st);
+	uevents_open(st);
+	rescan(st);
+	report_unmatched(st);
+	arm_retry(st);
+	return 0;
+}
+
+static void block_reload(struct source *src)
+{
+	struct block_state *st = src->priv;
+
+	if (src->cfg->block.backend != st->configured) {
+		/* Instances stay; only what feeds them changes. */
+		log_info("block: backend %s instead of %s", backend_name(src->cfg->block.backend),
+			 backend_name(st->configured));
+		backend_close(st);
+		st->configured = src->cfg->block.backend;
+		backend_open(st);
+	}
+	for (struct disk *d = st->disks; d; d = d->next) {
+		if (d->inst && !pipeline_enabled(CLASS_BLOCK, d->name)) {
+			disk_close(d, "closed: now disabled by policy");
+			d->skipped = true;
+		} else if (d->skipped) {
+			disk_open(d);
+		} else if (d->inst && (!d->traced || d->retry_at)) {
+			/* A reload is also the way to say "try again now". */
+			d->retry_s = 0;
+			trace_disk(d);
+		}
+	}
+	if (st->tp_retry_at)
+		st->tp_retry_at = mono_ns();
+	rescan(st);
+	report_unmatched(st);
+	arm_retry(st);
+}
+
+static void block_stop(struct source *src)
+{
+	struct block_state *st = src->priv;
+
+	if (!st)
+		return;
+	backend_close(st);
+	drop_all(st, NULL);
+	if (st->nlev)
+		event_free(st->nlev);
+	if (st->nlfd >= 0)
+		close(st->nlfd);
+	if (st->rescan_ev)
+		event_free(st->rescan_ev);
+	if (st->retry_ev)
+		event_free(st->retry_ev);
+	free(st->rundir);
+	wipe(st, sizeof(*st));
+	free(st);
+	src->priv = NULL;
+}
+
+const struct source_ops source_block_ops = {
+	.name = "block",
+	.cls = CLASS_BLOCK,
+	.missing = NULL,
+	.start = block_start,
+	.reload = block_reload,
+	.stop = block_stop,
+};

@@ -1,0 +1,329 @@
+/* check_block: the block source's pure parts: disk selection ("auto", names, globs) against
+ * a fake /sys/block tree, the tracefs format parser, the perf filter, and batch ordering.
+ * The real tracing is tested as root on loop devices by t_block.sh. */
+#include "autoconf.h"
+
+#include <check.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "block_tp.h"
+#include "source_block.h"
+#include "util.h"
+
+#define SEED 0x0b10c5u
+
+static char root[64];
+
+static void write_file(const char *rel, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void mkdirs(const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *p = path + strlen(root) + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(path, 0755);
+			*p = '/';
+		}
+	mkdir(path, 0755);
+}
+
+/* A disk in the fake tree: its real directory under devices/, linked from sys/block. */
+static void fake_disk(const char *name, const char *devdir, const char *dev, const char *size,
+		      int add_random, const char *slave)
+{
+	char rel[256], target[512], link[512];
+
+	snprintf(rel, sizeof(rel), "sys/devices/%s/%s", devdir, name);
+	mkdirs(rel);
+	snprintf(target, sizeof(target), "%s/%s", root, rel);
+	snprintf(link, sizeof(link), "%s/sys/block/%s", root, name);
+	ck_assert_int_eq(symlink(target, link), 0);
+	snprintf(rel, sizeof(rel), "sys/block/%s/dev", name);
+	write_file(rel, dev);
+	snprintf(rel, sizeof(rel), "sys/block/%s/size", name);
+	write_file(rel, size);
+	snprintf(rel, sizeof(rel), "sys/block/%s/queue", name);
+	mkdirs(rel);
+	snprintf(rel, sizeof(rel), "sys/block/%s/queue/add_random", name);
+	write_file(rel, add_random ? "1\n" : "0\n");
+	snprintf(rel, sizeof(rel), "sys/block/%s/slaves", name);
+	mkdirs(rel);
+	if (slave) {
+		snprintf(rel, sizeof(rel), "sys/block/%s/slaves/%s", name, slave);
+		mkdirs(rel);
+	}
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static void setup(void)
+{
+	strcpy(root, "/tmp/check_block.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	mkdirs("sys/block");
+	fake_disk("sda", "pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block", "8:0\n",
+		  "1953525168\n", 1, NULL);
+	fake_disk("nvme0n1", "pci0000:00/0000:00:1d.0/nvme/nvme0", "259:0\n", "1000215216\n", 0,
+		  NULL);
+	fake_disk("vda", "pci0000:00/0000:00:02.0/virtio1/block", "254:0\n", "41943040\n", 0,
+		  NULL);
+	fake_disk("loop0", "virtual/block", "7:0\n", "131072\n", 0, NULL);
+	fake_disk("loop1", "virtual/block", "7:1\n", "0\n", 0, NULL);
+	fake_disk("zram0", "virtual/block", "252:0\n", "8388608\n", 0, NULL);
+	fake_disk("ram0", "virtual/block", "1:0\n", "8192\n", 0, NULL);
+	fake_disk("dm-0", "virtual/block", "253:0\n", "41000000\n", 0, "vda");
+	fake_disk("md0", "virtual/block", "9:0\n", "41000000\n", 0, "sda");
+	/* A stack that is not under virtual/ (bcache-like): its slaves say it is stacked. */
+	fake_disk("bcache0", "pci0000:00/bcache", "251:0\n", "100\n", 0, "sda");
+	fake_disk("nvme0c0n1", "pci0000:00/0000:00:1d.0/nvme/nvme0/hidden", "259:1\n",
+		  "1000215216\n", 0, NULL);
+	write_file("sys/block/nvme0c0n1/hidden", "1\n");
+}
+
+static void teardown(void)
+{
+	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+START_TEST(test_probe)
+{
+	struct block_disk_info in;
+
+	ck_assert(block_disk_probe(root, "sda", &in));
+	ck_assert_uint_eq(in.major, 8);
+	ck_assert_uint_eq(in.minor, 0);
+	ck_assert(!in.is_virtual);
+	ck_assert(!in.stacked);
+	ck_assert(in.add_random);
+	ck_assert_uint_eq(in.sectors, 1953525168ull);
+
+	ck_assert(block_disk_probe(root, "loop0", &in));
+	ck_assert(in.is_virtual);
+	ck_assert(!in.add_random);
+	ck_assert(block_disk_probe(root, "loop1", &in));
+	ck_assert_uint_eq(in.sectors, 0);
+	ck_assert(block_disk_probe(root, "dm-0", &in));
+	ck_assert(in.stacked && in.is_virtual);
+	ck_assert(block_disk_probe(root, "bcache0", &in));
+	ck_assert(in.stacked && !in.is_virtual);
+	ck_assert(block_disk_probe(root, "nvme0c0n1", &in));
+	ck_assert(in.hidden);
+
+	ck_assert(!block_disk_probe(root, "nosuch", &in));
+	ck_assert(!block_disk_probe(root, "../sys", &in));
+	ck_assert(!block_disk_probe(root, "", &in));
+}
+END_TEST
+
+static struct strlist list_of(const char *const *pats, size_t n)
+{
+	struct strlist l = {.v = xcalloc(n, sizeof(char *)), .n = n};
+
+	for (size_t i = 0; i < n; i++)
+		l.v[i] = xstrdup(pats[i]);
+	return l;
+}
+
+static void list_free(struct strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+static bool selected(const char *const *pats, size_t n, const char *name)
+{
+	struct strlist l = list_of(pats, n);
+	struct block_disk_info in;
+	bool yes;
+
+	ck_assert_msg(block_disk_probe(root, name, &in), "probe %s", name);
+	yes = block_selects(&l, name, &in) != NULL;
+	list_free(&l);
+	return yes;
+}
+
+START_TEST(test_auto)
+{
+	static const char *const aut[] = {"auto"};
+	static const char *const yes[] = {"sda", "nvme0n1", "vda"};
+	static const char *const no[] = {"loop0", "loop1", "zram0",   "ram0",
+					 "dm-0",  "md0",   "bcache0", "nvme0c0n1"};
+	struct block_disk_info in;
+	const char *why = NULL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++)
+		ck_assert_msg(selected(aut, 1, yes[i]), "auto must select %s", yes[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(no); i++)
+		ck_assert_msg(!selected(aut, 1, no[i]), "auto must not select %s", no[i]);
+	ck_assert(block_disk_probe(root, "dm-0", &in));
+	ck_assert(!block_auto_disk("dm-0", &in, &why));
+	ck_assert_ptr_nonnull(why);
+	ck_assert(block_disk_probe(root, "bcache0", &in));
+	ck_assert(!block_auto_disk("bcache0", &in, &why));
+	ck_assert_ptr_nonnull(strstr(why, "stacked"));
+	ck_assert(block_disk_probe(root, "sda", &in));
+	ck_assert(block_auto_disk("sda", &in, &why));
+	ck_assert_ptr_null(why);
+}
+END_TEST
+
+START_TEST(test_names_and_globs)
+{
+	static const char *const names[] = {"loop0", "/dev/vda"};
+	static const char *const globs[] = {"nvme*", "sd?"};
+	static const char *const mixed[] = {"zram0", "auto"};
+	struct strlist l = list_of(globs, 2);
+	struct block_disk_info in;
+
+	/* Explicit names select virtual devices too: that is how a loop device is traced. */
+	ck_assert(selected(names, 2, "loop0"));
+	ck_assert(selected(names, 2, "vda"));
+	ck_assert(!selected(names, 2, "loop1"));
+	ck_assert(!selected(names, 2, "sda"));
+	ck_assert(selected(globs, 2, "nvme0n1"));
+	ck_assert(selected(globs, 2, "nvme0c0n1"));
+	ck_assert(selected(globs, 2, "sda"));
+	ck_assert(!selected(globs, 2, "vda"));
+	ck_assert(selected(mixed, 2, "zram0"));
+	ck_assert(selected(mixed, 2, "sda"));
+	ck_assert(!selected(mixed, 2, "ram0"));
+	/* The pattern that selected a disk is the one returned. */
+	ck_assert(block_disk_probe(root, "sda", &in));
+	ck_assert_str_eq(block_selects(&l, "sda", &in), "sd?");
+	list_free(&l);
+}
+END_TEST
+
+static const char format_text[] =
+	"name: block_rq_complete\n"
+	"ID: 2107\n"
+	"format:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;\n"
+	"\tfield:sector_t sector;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned int nr_sector;\toffset:24;\tsize:4;\tsigned:0;\n"
+	"\tfield:int error;\toffset:28;\tsize:4;\tsigned:1;\n"
+	"\tfield:unsigned short ioprio;\toffset:32;\tsize:2;\tsigned:0;\n"
+	"\tfield:char rwbs[10];\toffset:34;\tsize:10;\tsigned:0;\n"
+	"\tfield:__data_loc char[] cmd;\toffset:44;\tsize:4;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"%d,%d %s (%s) %llu + %u\", ((unsigned int) ((REC->dev) >> 20))\n";
+
+START_TEST(test_format_field)
+{
+	unsigned off = 0, size = 0;
+
+	ck_assert(block_tp_format_field(format_text, "dev", &off, &size));
+	ck_assert_uint_eq(off, 8);
+	ck_assert_uint_eq(size, 4);
+	ck_assert(block_tp_format_field(format_text, "rwbs", &off, &size));
+	ck_assert_uint_eq(off, 34);
+	ck_assert_uint_eq(size, 10);
+	ck_assert(block_tp_format_field(format_text, "cmd", &off, &size));
+	ck_assert_uint_eq(off, 44);
+	ck_assert(block_tp_format_field(format_text, "sector", &off, &size));
+	ck_assert_uint_eq(size, 8);
+	/* Not a prefix or suffix match. */
+	ck_assert(!block_tp_format_field(format_text, "de", &off, &size));
+	ck_assert(!block_tp_format_field(format_text, "ev", &off, &size));
+	ck_assert(!block_tp_format_field(format_text, "nosuch", &off, &size));
+	ck_assert(!block_tp_format_field("", "dev", &off, &size));
+	ck_assert(!block_tp_format_field("\tfield:dev_t dev;\toffset:x;\n", "dev", &off, &size));
+}
+END_TEST
+
+START_TEST(test_filter)
+{
+	uint32_t k[] = {BLOCK_KDEV(7, 0), BLOCK_KDEV(254, 0), BLOCK_KDEV(259, 3)};
+	char buf[128], tiny[20];
+
+	ck_assert_uint_eq(BLOCK_KDEV(7, 3), (7u << 20) | 3u);
+	ck_assert(block_tp_filter(k, 1, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "dev == 7340032");
+	ck_assert(block_tp_filter(k, 3, buf, sizeof(buf)));
+	ck_assert_str_eq(buf, "dev == 7340032 || dev == 266338304 || dev == 271581187");
+	ck_assert(!block_tp_filter(k, 3, tiny, sizeof(tiny)));
+}
+END_TEST
+
+START_TEST(test_sort)
+{
+	struct block_sample s[500];
+	unsigned seed = SEED;
+
+	printf("test_sort: seed 0x%x\n", seed);
+	/* Two CPUs' runs, each in order, one after the other. */
+	for (size_t i = 0; i < 250; i++) {
+		s[i].t_ns = 1000 + i * 20;
+		s[i].kdev = 1;
+		s[250 + i].t_ns = 1010 + i * 20;
+		s[250 + i].kdev = 2;
+	}
+	block_samples_sort(s, 500);
+	for (size_t i = 1; i < 500; i++) {
+		ck_assert_uint_le(s[i - 1].t_ns, s[i].t_ns);
+		ck_assert_uint_eq(s[i].kdev, i % 2 ? 2 : 1);
+	}
+	for (size_t i = 0; i < 500; i++)
+		s[i].t_ns = (uint64_t)rand_r(&seed);
+	block_samples_sort(s, 500);
+	for (size_t i = 1; i < 500; i++)
+		ck_assert_uint_le(s[i - 1].t_ns, s[i].t_ns);
+	block_samples_sort(s, 0);
+}
+END_TEST
+
+static Suite *block_suite(void)
+{
+	Suite *s = suite_create("block");
+	TCase *tc = tcase_create("select");
+	TCase *tp = tcase_create("tracepoint");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_probe);
+	tcase_add_test(tc, test_auto);
+	tcase_add_test(tc, test_names_and_globs);
+	suite_add_tcase(s, tc);
+	tcase_add_test(tp, test_format_field);
+	tcase_add_test(tp, test_filter);
+	tcase_add_test(tp, test_sort);
+	suite_add_tcase(s, tp);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(block_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
