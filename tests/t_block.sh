@@ -1,0 +1,263 @@
+#!/bin/bash
+# t_block: the block source for real, as root, on loop devices backed by files in /dev/shm
+# with direct I/O. The tracepoint sees every O_DIRECT completion (the count is asserted
+# against the I/O done and the kernel's own accounting), also while it switches between
+# being woken per completion and draining when busy; disks come by reload and go by detach;
+# blktrace's set-up, start, stop and teardown, and its EPERM (lockdown), EBUSY and
+# no-debugfs states; a trace left by a crashed instance is torn down; the default config
+# finds the disks. Each daemon runs in a private mount namespace, so whatever it or the test
+# mounts (tracefs, debugfs) stays there. Every loop device and trace is removed at the end,
+# whatever happens.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (perf_event_open, loop devices, blktrace ioctls)"
+for tool in losetup unshare findmnt; do
+	command -v "$tool" > /dev/null || skip "no $tool"
+done
+DIO=$top_builddir/tests/dio
+BLKT=$top_builddir/tests/blkt
+
+LOOPS=()
+IMGS=()
+HOLD_PID=
+block_cleanup() {
+	local l
+	exec 8>&- 2>/dev/null
+	[ -n "$HOLD_PID" ] && kill "$HOLD_PID" 2>/dev/null
+	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+		kill -KILL "$DAEMON_PID" 2>/dev/null
+		wait "$DAEMON_PID" 2>/dev/null
+	fi
+	for l in "${LOOPS[@]}"; do
+		"$BLKT" teardown "$l" > /dev/null 2>&1
+		losetup -d "$l" 2>/dev/null
+	done
+	rm -f "${IMGS[@]}"
+	cleanup
+}
+trap block_cleanup EXIT
+
+new_loop() { # new_loop VAR: a 64 MiB loop device with direct I/O, its path in VAR
+	local img l
+	img=$(mktemp /dev/shm/entropyd-t_block.XXXXXX)
+	IMGS+=("$img")
+	truncate -s 64M "$img"
+	l=$(losetup --find --show --direct-io=on "$img") || fail "losetup on $img"
+	LOOPS+=("$l")
+	printf -v "$1" '%s' "$l"
+}
+
+# conf FILE BACKEND DEVICE...: a private config where only the block class runs.
+conf() {
+	local file=$1 backend=$2 list="" d; shift 2
+	for d in "$@"; do list="$list${list:+, }\"$d\""; done
+	cat > "$file" <<-EOF
+	feed = { mode = "always"; };
+	policy = { input = { mode = "disabled"; }; network = { mode = "disabled"; };
+	           block = { mode = "trusted"; }; };
+	sources = { block = { backend = "$backend"; devices = [ $list ]; }; };
+	control = { socket = "$T/run/io.entropyd"; };
+	EOF
+}
+
+# start_ns SETUP ARGS...: entropyd in a private mount namespace, after the shell commands
+# SETUP there; its runtime directory (state file) is $T/run. Same PID as the daemon.
+start_ns() {
+	local setup=$1; shift
+	mkdir -p "$T/run"
+	RUNTIME_DIRECTORY=$T/run unshare -m sh -c "$setup"'
+		exec "$0" --foreground "$@"' "$ENTROPYD" "$@" > "$T/log" 2>&1 8>&- &
+	DAEMON_PID=$!
+	wait_for 10 grep -q "started:" "$T/log" || fail "daemon did not start"
+}
+NO_DEBUGFS='umount -a -t debugfs 2>/dev/null;'
+NO_TRACEFS='umount -a -t tracefs 2>/dev/null;'
+DEBUGFS="$NO_DEBUGFS mount -t debugfs none /sys/kernel/debug || exit 99;"
+
+# wait_line TEXT: ask for the summary until a line holding TEXT (fixed string) shows.
+wait_line() {
+	for _ in $(seq 50); do
+		kill -USR1 "$DAEMON_PID"
+		sleep 0.1
+		grep -qF -- "$1" "$T/log" && return 0
+	done
+	return 1
+}
+# summary NAME: the last summary line of block/NAME.
+summary() { grep -F "block/$1: kind " "$T/log" | tail -1; }
+# wait_last NAME REGEX: ask for the summary until the last line of block/NAME matches.
+wait_last() {
+	for _ in $(seq 50); do
+		kill -USR1 "$DAEMON_PID"
+		sleep 0.1
+		summary "$1" | grep -qE -- "$2" && return 0
+	done
+	return 1
+}
+# requests DEV: the requests the kernel completed on DEV (reads, writes, discards, flushes).
+requests() { awk '{ print $1 + $5 + $12 + $16 }' "/sys/block/${1#/dev/}/stat"; }
+traced() { cat "/sys/block/${1#/dev/}/trace/enable"; }
+
+new_loop L
+N=${L#/dev/}
+new_loop L2
+N2=${L2#/dev/}
+
+# ---- the tracepoint: every completion, counted once, on CLOCK_MONOTONIC ----
+conf "$T/tp.conf" tracepoint "$N"
+start_ns "$NO_DEBUGFS $NO_TRACEFS" -vv --dry-run -f "$T/tp.conf"
+grep -q "block: tracefs was not mounted; mounted it at /sys/kernel/tracing" "$T/log" ||
+	fail "tracefs mount not said"
+grep -qE "block: backend tracepoint: block:block_rq_complete \(id [0-9]+\) on [0-9]+ CPUs, CLOCK_MONOTONIC" "$T/log" ||
+	fail "backend not logged"
+wait_for 5 grep -q "block/$N: attached (virtual), policy trusted" "$T/log" || fail "$N not attached"
+before=$(requests "$L")
+"$DIO" -r 3000 -w 2000 -s 11 "$L" > "$T/dio" || fail "dio"
+grep -q "reads=3000 writes=2000" "$T/dio" || fail "dio: $(cat "$T/dio")"
+done_io=$(($(requests "$L") - before))
+[ "$done_io" -eq 5000 ] || fail "the kernel completed $done_io requests for 5000 O_DIRECT I/Os"
+wait_last "$N" "state tracepoint, policy trusted, .* 5000 events, 0 skipped, 40000 bytes mixed" ||
+	fail "5000 completions done, summary: $(summary "$N")"
+pass "tracepoint: 5000 O_DIRECT completions, 5000 samples ($(summary "$N" | grep -oE '[0-9.]+ bits credited'))"
+
+# Bursts from two writers at once, so that the source goes from being woken per completion
+# to draining and back, more than once: still each completion exactly once.
+for burst in 1 2 3; do
+	"$DIO" -r 2000 -s $((20 + burst)) "$L" > /dev/null &
+	"$DIO" -w 1500 -s $((30 + burst)) "$L" > /dev/null || fail "dio"
+	wait $! || fail "dio"
+	sleep 0.5
+	"$DIO" -r 50 -s $((40 + burst)) "$L" > /dev/null || fail "dio"
+done
+[ $(($(requests "$L") - before)) -eq 15650 ] || fail "kernel count $(($(requests "$L") - before))"
+wait_last "$N" " 15650 events, " || fail "after bursts: $(summary "$N")"
+switches=$(grep -c "block: busy: " "$T/log")
+[ "$switches" -ge 2 ] || fail "never switched to draining when busy ($switches)"
+grep -q "block: quiet again: woken per completion" "$T/log" || fail "never back to per-completion wakeups"
+pass "bursts: 15650 completions, 15650 samples across $switches busy periods"
+
+# A second disk by reload; the first keeps its instance and counters.
+conf "$T/tp.conf" tracepoint "$N" "/dev/$N2"
+kill -HUP "$DAEMON_PID"
+wait_for 5 grep -q "block/$N2: attached (virtual)" "$T/log" || fail "$N2 not attached on reload"
+"$DIO" -r 700 -s 12 "$L2" > /dev/null || fail "dio $L2"
+"$DIO" -w 300 -s 13 "$L" > /dev/null || fail "dio $L"
+wait_last "$N2" "state tracepoint, .* 700 events, " || fail "$N2: $(summary "$N2")"
+wait_last "$N" " 15950 events, " || fail "after reload: $(summary "$N")"
+
+# Detached mid-run: dropped, the rest goes on.
+losetup -d "$L2" || fail "losetup -d $L2"
+wait_for 5 grep -q "block/$N2: gone (removed, detached or without a medium); dropped" "$T/log" ||
+	fail "$N2 not dropped after detach"
+grep -q "block/$N2: detached after 700 events" "$T/log" || fail "$N2 detach count"
+"$DIO" -r 100 -s 14 "$L" > /dev/null || fail "dio after detach"
+wait_last "$N" " 16050 events, " || fail "after detach: $(summary "$N")"
+sed -n "/block\/$N2: detached after/,\$p" "$T/log" | grep -qF "block/$N2: kind " &&
+	fail "$N2 still listed after detach"
+stop_daemon
+grep -q "ahead of CLOCK_MONOTONIC" "$T/log" && fail "timestamps not on CLOCK_MONOTONIC"
+pass "reload adds a disk, detach drops it cleanly; all timestamps on CLOCK_MONOTONIC"
+
+# ---- blktrace: set up, started, and on this kernel (lockdown) stopped on EPERM ----
+conf "$T/bt.conf" blktrace "$N"
+start_ns "$DEBUGFS" -v --dry-run -f "$T/bt.conf"
+grep -q "block: backend blktrace" "$T/log" || fail "blktrace backend not logged"
+wait_line "block/$N: kind virtual, state blktrace" || fail "no blktrace state"
+state=$(summary "$N" | sed 's/.*, state \([^,]*\),.*/\1/')
+case $state in
+"blktrace")
+	# No lockdown here: the whole relay path.
+	before=$(requests "$L")
+	"$DIO" -r 1000 -w 500 -s 15 "$L" > /dev/null || fail "dio"
+	[ $(($(requests "$L") - before)) -eq 1500 ] || fail "kernel request count"
+	wait_last "$N" " 1500 events, " || fail "blktrace: 1500 completions, summary: $(summary "$N")"
+	[ "$(traced "$L")" = 1 ] || fail "no trace on $N while running"
+	stop_daemon
+	grep -q "block/$N: blktrace stopped and torn down" "$T/log" || fail "no teardown said"
+	pass "blktrace: 1500 completions read from the relay files"
+	;;
+"blktrace: EPERM: relay files closed (lockdown)")
+	grep -q "block/$N: BLKTRACESETUP and BLKTRACESTART done; relay files under .*: Operation not permitted; BLKTRACESTOP and BLKTRACETEARDOWN done" "$T/log" ||
+		fail "set-up/teardown not logged"
+	[ "$(traced "$L")" = 0 ] || fail "a trace was left on $N after EPERM"
+	stop_daemon
+	pass "blktrace: set up, started, stopped and torn down; state \"$state\""
+	;;
+*) fail "blktrace state: $state" ;;
+esac
+[ "$(traced "$L")" = 0 ] || fail "trace left on $N after exit"
+[ ! -e "$T/run/blktrace.state" ] || fail "state file left after a clean exit"
+
+# ---- EBUSY: another tracer holds the disk; ours waits, and takes it after a reload ----
+mkfifo "$T/hold.in"
+"$BLKT" hold "$L" < "$T/hold.in" > "$T/hold.out" 2>&1 &
+HOLD_PID=$!
+exec 8> "$T/hold.in"
+wait_for 5 grep -q held "$T/hold.out" || fail "helper: $(cat "$T/hold.out")"
+start_ns "$DEBUGFS" -v --dry-run -f "$T/bt.conf"
+wait_line "block/$N: kind virtual, state blktrace: EBUSY: another blktrace is running on the device, " ||
+	fail "no EBUSY state: $(summary "$N")"
+[ "$(traced "$L")" = 1 ] || fail "the other tracer's trace was taken down"
+exec 8>&-
+wait "$HOLD_PID" || fail "the other tracer lost its trace (helper exit $?)"
+HOLD_PID=
+kill -HUP "$DAEMON_PID"
+wait_for 5 grep -q "configuration reloaded" "$T/log" || fail "reload"
+wait_last "$N" ", state blktrace(: EPERM: relay files closed \(lockdown\))?, " ||
+	fail "after the other tracer left: $(summary "$N")"
+stop_daemon
+[ "$(traced "$L")" = 0 ] || fail "trace left on $N"
+pass "EBUSY while another tracer runs (its trace untouched); retried on reload"
+
+# ---- no debugfs: a state, not an error ----
+start_ns "$NO_DEBUGFS" -v --dry-run -f "$T/bt.conf"
+wait_line "block/$N: kind virtual, state blktrace: ENOENT: debugfs not mounted (no relay files), " ||
+	fail "no debugfs state: $(summary "$N")"
+grep -q "retrying in 30 s" "$T/log" || fail "no retry said"
+stop_daemon
+pass "no debugfs: state shown, retried later"
+
+# ---- a trace left by a crashed instance is torn down at the next start ----
+"$BLKT" leave "$L" || fail "helper could not leave a trace"
+[ "$(traced "$L")" = 1 ] || fail "no trace left by the helper"
+printf '# entropyd\n%s %s\n' "$(cat "/sys/block/$N/dev")" "$N" > "$T/run/blktrace.state"
+start_ns "" -v --dry-run -f "$T/tp.conf"
+grep -q "block/$N: tore down a blktrace left by an entropyd that did not exit cleanly" "$T/log" ||
+	fail "leftover trace not torn down"
+[ "$(traced "$L")" = 0 ] || fail "leftover trace still there"
+[ ! -e "$T/run/blktrace.state" ] || fail "state file not removed"
+stop_daemon
+pass "a crashed instance's trace is torn down at start"
+
+# ---- the default config: whole physical disks, the tracepoint ----
+disks=()
+for d in /sys/block/*; do
+	case $(readlink -f "$d") in */devices/virtual/*) continue ;; esac
+	[ "$(cat "$d/size")" -gt 0 ] || continue
+	[ -z "$(ls -A "$d/slaves" 2>/dev/null)" ] || continue
+	[ "$(cat "$d/hidden" 2>/dev/null)" = 1 ] && continue
+	disks+=("${d##*/}")
+done
+cat > "$T/default.conf" <<EOF
+policy = { input = { mode = "disabled"; }; network = { mode = "disabled"; }; };
+control = { socket = "$T/run/io.entropyd"; };
+EOF
+start_ns "" -v --dry-run -f "$T/default.conf"
+grep -q "block: backend tracepoint (auto)" "$T/log" || fail "auto did not choose the tracepoint"
+for d in "${disks[@]}"; do
+	grep -q "block/$d: attached (disk)" "$T/log" || fail "default config: $d not attached"
+done
+grep -E "block/[^:]+: attached" "$T/log" | grep -vE "\(disk\)" && fail "non-disk attached by auto"
+# Completions from the disk under the test directory, if it is one of them.
+src=$(findmnt -n -o SOURCE --target "$T" 2>/dev/null)
+src=${src#/dev/}
+parent=$src
+[ -e "/sys/class/block/$src/partition" ] &&
+	parent=$(basename "$(dirname "$(readlink -f "/sys/class/block/$src")")")
+if [[ " ${disks[*]} " == *" $parent "* ]]; then
+	dd if=/dev/zero of="$T/io" bs=64k count=64 oflag=direct,sync 2> /dev/null || fail "dd"
+	wait_last "$parent" "kind disk, state tracepoint, .*, [1-9][0-9]* events, " ||
+		fail "no completions from $parent: $(summary "$parent")"
+fi
+stop_daemon
+pass "default config: ${#disks[@]} disk(s) (${disks[*]}) on the tracepoint"
