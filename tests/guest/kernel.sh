@@ -50,6 +50,10 @@ fetch() (
 	rm -rf "${cache:?}/$pkg"
 	mv "$tmp/k" "$cache/$pkg" || exit 1
 	echo "kernel.sh: fetched $pkg into $cache/$pkg" >&2
+	# Keep the cache to the current kernel: older ones are not used while apt knows this one.
+	for old in "$cache"/linux-image-*-amd64; do
+		[ "$old" = "$cache/$pkg" ] || rm -rf "$old"
+	done
 )
 
 if [ -n "$pkg" ] && fetch; then

@@ -39,8 +39,8 @@ class Failure(Exception):
 
 
 class Qmp:
-    def __init__(self, path, deadline):
-        self.sock = connect_unix(path, deadline)
+    def __init__(self, path, deadline, qemu):
+        self.sock = connect_unix(path, deadline, qemu)
         self.buf = b""
         self.deadline = deadline
         self.read_msg(lambda m: "QMP" in m)
@@ -77,7 +77,7 @@ class Qmp:
         return reply["return"]
 
 
-def connect_unix(path, deadline):
+def connect_unix(path, deadline, qemu):
     while True:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -85,6 +85,8 @@ def connect_unix(path, deadline):
             return s
         except OSError:
             s.close()
+            if qemu.poll() is not None:
+                raise Failure("qemu exited (status %s) at start" % qemu.returncode)
             if time.monotonic() > deadline:
                 raise Failure("cannot connect to " + path)
             time.sleep(0.05)
@@ -173,7 +175,7 @@ def main():
     ap.add_argument("--initrd")
     ap.add_argument("--dir", help="working directory for sockets")
     ap.add_argument("--console", help="file for the guest's console")
-    ap.add_argument("--timeout", type=int, default=240)
+    ap.add_argument("--timeout", type=int, default=270)
     ap.add_argument("--append", default="")
     ap.add_argument("--qemu", default="qemu-system-x86_64")
     args = ap.parse_args()
@@ -201,9 +203,9 @@ def main():
         f.write("%d\n" % qemu.pid)
     ok = False
     try:
-        qmp = Qmp(qmp_path, min(deadline, time.monotonic() + 30))
+        qmp = Qmp(qmp_path, min(deadline, time.monotonic() + 30), qemu)
         qmp.deadline = deadline
-        ctl = connect_unix(ctl_path, min(deadline, time.monotonic() + 30))
+        ctl = connect_unix(ctl_path, min(deadline, time.monotonic() + 30), qemu)
         ok = serve(args, qemu, qmp, ctl, deadline)
         if ok:
             # The guest powers off after "done"; give it a moment, then make sure.
@@ -211,7 +213,7 @@ def main():
                 qemu.wait(timeout=max(1, min(15, deadline - time.monotonic())))
             except subprocess.TimeoutExpired:
                 print("qemu_run: guest did not power off; killing qemu", flush=True)
-    except Failure as e:
+    except (Failure, OSError, ValueError) as e:
         print("qemu_run: " + str(e), flush=True)
         ok = False
     finally:
