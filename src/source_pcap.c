@@ -1,51 +1,34 @@
-/* source_pcap: packet arrivals as a timing source — libpcap live capture per interface, or a
- * savefile replayed at its recorded timestamps.
+/* source_pcap: packet arrivals as a timing source — the driver, and libpcap live capture per
+ * interface (source_pcap_file.c replays a savefile instead).
  *
- * Only the time a packet arrived is used. The bytes libpcap hands over (at most snaplen)
- * are looked at for one thing, the source address that the dominant-flow rule counts
- * (source_pcap_flow.c); nothing of a packet is logged, stored beyond that counter, or shown.
- *
- * Timestamps: libpcap gives CLOCK_REALTIME (the kernel's host stamp), or the NIC's own clock
- * where the driver offers hardware stamps. Either way one instance keeps one clock for as
- * long as it lives, and the estimator only looks at differences between consecutive events,
- * so the offset of the clock is irrelevant; a step of the wall clock costs one odd delta
- * (and the per-second caps treat time running backwards as a new second, refilling no
- * credit). A savefile's timestamps are replayed as recorded, so the caps, which run on event
- * time, give a replay the same credit as the live capture it came from.
- *
- * Interfaces come and go: an rtnetlink socket (RTMGRP_LINK) tells when one appears, goes up
- * or down, is enslaved or disappears; where rtnetlink is not available, /proc/net/dev is
- * rescanned on a timer. None of that is ever fatal: it shows as the instance's state. */
+ * Each interface is captured with a small snaplen, nanosecond timestamps (the NIC's own
+ * where it offers them and no one else has set its timestamping up), direction and BPF
+ * filter; its selectable fd sits in the event loop and pcap_dispatch runs on readiness.
+ * Interfaces come and go: rtnetlink (source_pcap_link.c) says when one appears, goes up or
+ * down, is enslaved or disappears; where rtnetlink is not available, the list is rescanned on
+ * a timer. None of that is ever fatal: it shows as the instance's state. */
 #include "autoconf.h"
 
 #include "source_pcap.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
-#include <net/if_arp.h>
 #include <linux/net_tstamp.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 #include <linux/sockios.h>
-#include <net/if.h>
-#include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "pipeline.h"
+#include "source_pcap_int.h"
 #include "util.h"
 
 #define DISPATCH_BATCH 256   /* packets per pcap_dispatch() */
 #define DISPATCH_ROUNDS 16   /* batches per wakeup before other events get a turn */
-#define REPLAY_CHUNK 4096    /* savefile packets per turn of the event loop */
 /* Timestamps are taken by the kernel when a packet arrives, not when we read it, so there
  * is no need to be woken for every packet: the ring is handed over when a block fills or
  * after this long. Fewer wakeups is what keeps the cost per packet below tcpdump's. */
@@ -54,135 +37,8 @@
 #define RETRY_MIN_S 5             /* a capture that failed to open is retried after this, */
 #define RETRY_MAX_S 300           /* doubling up to this */
 #define RESCAN_S 10               /* without rtnetlink: how often interfaces are rescanned */
-#define NL_BUF 32768
 
-/* ---- one stream of packets, live or replayed ---- */
-
-struct capture {
-	struct instance *inst;
-	int dlt;
-	bool nano; /* timestamps carry nanoseconds (else microseconds) */
-	uint32_t max_eps;
-	struct event_cap ecap;
-	struct flow_top top;
-	double weight;
-	int share_pct; /* the dominant share shown in the state; 0 when none dominates */
-	const char *base_state;
-	uint64_t packets, skip_pending, bad_time, sub_us;
-	char state[96];
-};
-
-static void capture_state(struct capture *c)
-{
-	if (!c->inst)
-		return;
-	if (c->share_pct)
-		snprintf(c->state, sizeof(c->state), "%s (one source %d%% of packets: credit x%.2f)",
-			 c->base_state, c->share_pct, c->weight);
-	else
-		snprintf(c->state, sizeof(c->state), "%s", c->base_state);
-	pipeline_set_state(c->inst, c->state);
-}
-
-static void capture_set_state(struct capture *c, const char *base)
-{
-	c->base_state = base;
-	capture_state(c);
-}
-
-/* A new stream on an instance: counters start afresh, the instance keeps its own state. */
-static void capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps)
-{
-	c->dlt = dlt;
-	c->nano = nano;
-	c->max_eps = max_eps;
-	memset(&c->ecap, 0, sizeof(c->ecap));
-}
-
-static void capture_flush(struct capture *c)
-{
-	if (c->skip_pending && c->inst)
-		pipeline_skip(c->inst, c->skip_pending);
-	c->skip_pending = 0;
-}
-
-/* The weight follows the busiest source's share packet by packet; the state shows it in
- * whole percent. */
-static void capture_weigh(struct capture *c)
-{
-	double s = flow_top_share(&c->top), w = flow_weight(s);
-	int pct = s > FLOW_DOMINANT ? (int)(s * 100) : 0;
-
-	if (w != c->weight) {
-		c->weight = w;
-		pipeline_set_weight(c->inst, w);
-	}
-	if (pct != c->share_pct) {
-		c->share_pct = pct;
-		capture_state(c);
-	}
-}
-
-static bool packet_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t)
-{
-	long long sec = (long long)h->ts.tv_sec, frac = (long long)h->ts.tv_usec;
-	long long per_sec = nano ? 1000000000LL : 1000000LL;
-
-	if (sec < 0 || frac < 0 || frac >= per_sec ||
-	    (unsigned long long)sec >= UINT64_MAX / NS_PER_SEC - 1)
-		return false;
-	*t = (uint64_t)sec * NS_PER_SEC + (uint64_t)frac * (nano ? 1 : 1000);
-	return true;
-}
-
-static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
-{
-	struct capture *c = (struct capture *)user;
-	struct flow_key k;
-	uint64_t t;
-
-	c->packets++;
-	if (!packet_time(h, c->nano, &t)) {
-		c->bad_time++;
-		c->skip_pending++;
-		return;
-	}
-	if (!event_cap_take(&c->ecap, c->max_eps, t)) {
-		c->skip_pending++;
-		return;
-	}
-	flow_key_of(c->dlt, bytes, h->caplen, &k);
-	flow_top_add(&c->top, &k);
-	capture_weigh(c);
-	/* For the tests' and the curious administrator's benefit (debug log, counts only):
-	 * how many stamps carry more than whole microseconds. */
-	c->sub_us += t % 1000 != 0;
-	pipeline_sample(c->inst, t);
-}
-
-static void capture_attach(struct capture *c, const char *name, const char *kind)
-{
-	memset(c, 0, sizeof(*c));
-	c->weight = 1.0;
-	c->base_state = "open";
-	c->inst = pipeline_attach(CLASS_NETWORK, name, kind, 0);
-	capture_state(c);
-}
-
-static void capture_detach(struct capture *c, const char *name)
-{
-	if (!c->inst)
-		return;
-	capture_flush(c);
-	log_debug("network/%s: %llu packets, %llu with a timestamp finer than a microsecond, "
-		  "%llu with an invalid timestamp",
-		  name, (unsigned long long)c->packets, (unsigned long long)c->sub_us,
-		  (unsigned long long)c->bad_time);
-	pipeline_detach(c->inst);
-	wipe(c, sizeof(*c));
-}
-
-/* ---- shared helpers ---- */
+/* ---- helpers ---- */
 
 static struct log_ratelimit rl_open = LOG_RATELIMIT_INIT;
 static struct log_ratelimit rl_lost = LOG_RATELIMIT_INIT;
@@ -219,25 +75,6 @@ static const char *direction_name(enum net_direction d)
 	return d == DIR_IN ? "in" : d == DIR_OUT ? "out" : "both";
 }
 
-static int set_filter(pcap_t *p, const char *filter, char *err, size_t size)
-{
-	struct bpf_program prog;
-
-	if (!filter || !filter[0])
-		return 0;
-	if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
-		snprintf(err, size, "the filter \"%s\" does not compile: %s", filter, pcap_geterr(p));
-		return -1;
-	}
-	if (pcap_setfilter(p, &prog) < 0) {
-		snprintf(err, size, "cannot set the filter: %s", pcap_geterr(p));
-		pcap_freecode(&prog);
-		return -1;
-	}
-	pcap_freecode(&prog);
-	return 0;
-}
-
 /* A filter that does not compile for Ethernet is a configuration error. */
 static bool filter_compiles(const char *filter, char *err, size_t size)
 {
@@ -259,12 +96,6 @@ static bool filter_compiles(const char *filter, char *err, size_t size)
 	return ok;
 }
 
-static uint32_t max_eps(const struct config *cfg)
-{
-	return cfg->network.max_events_per_second > 0 ? (uint32_t)cfg->network.max_events_per_second
-						       : 1;
-}
-
 /* ---- live capture: interfaces ---- */
 
 enum match { M_NONE, M_AUTO, M_GLOB, M_EXACT };
@@ -274,8 +105,6 @@ enum if_status {
 	IF_OPEN,
 	IF_FAILED, /* could not be opened: retried at retry_ns */
 };
-
-struct pcap_state;
 
 struct iface {
 	struct iface *next;
@@ -297,22 +126,6 @@ struct iface {
 	unsigned retry_s;
 	uint64_t retry_ns;
 	struct capture cap;
-};
-
-struct pcap_state {
-	struct source *src;
-	bool offline;
-	/* live */
-	struct iface *ifs;
-	int nl_fd; /* rtnetlink monitor; -1 if none */
-	struct event *nl_ev;
-	struct event *rescan_ev; /* a rescan soon (after ENOBUFS, an error) or periodically */
-	struct event *retry_ev;
-	char *filter; /* the filter in use (a reload with a bad one keeps it) */
-	enum net_direction direction;
-	uint32_t seq;
-	/* offline */
-	struct replay *rp;
 };
 
 static const char *if_state_down(const struct iface *f)
@@ -369,7 +182,7 @@ static void if_close(struct iface *f)
 		/* What the kernel has handed over already still counts. */
 		if (f->status == IF_OPEN)
 			for (int round = 0; round < DISPATCH_ROUNDS; round++)
-				if (pcap_dispatch(f->p, DISPATCH_BATCH, on_packet, (u_char *)&f->cap) <
+				if (pcap_dispatch(f->p, DISPATCH_BATCH, capture_packet, (u_char *)&f->cap) <
 				    DISPATCH_BATCH)
 					break;
 		capture_flush(&f->cap);
@@ -416,7 +229,7 @@ static void live_read_cb(evutil_socket_t fd, short what, void *arg)
 	int n = 0;
 
 	for (int round = 0; round < DISPATCH_ROUNDS; round++) {
-		n = pcap_dispatch(f->p, DISPATCH_BATCH, on_packet, (u_char *)&f->cap);
+		n = pcap_dispatch(f->p, DISPATCH_BATCH, capture_packet, (u_char *)&f->cap);
 		if (n < DISPATCH_BATCH)
 			break;
 	}
@@ -582,7 +395,7 @@ static void if_open(struct iface *f)
 		if_failed(f, "error");
 		return;
 	}
-	if (set_filter(f->p, st->filter, msg, sizeof(msg)) < 0) {
+	if (capture_set_filter(f->p, st->filter, msg, sizeof(msg)) < 0) {
 		log_limited(&rl_open, LOG_ERR, "network/%s: %s; not captured", f->name, msg);
 		if_failed(f, "filter error");
 		return;
@@ -601,7 +414,7 @@ static void if_open(struct iface *f)
 		if_failed(f, "error");
 		return;
 	}
-	capture_begin(&f->cap, pcap_datalink(f->p), nano, max_eps(cfg));
+	capture_begin(&f->cap, pcap_datalink(f->p), nano, capture_max_eps(cfg));
 	f->snaplen = cfg->network.snaplen;
 	f->status = IF_OPEN;
 	f->retry_s = 0;
@@ -679,17 +492,8 @@ static struct iface *if_new(struct pcap_state *st, const char *name)
 	return f;
 }
 
-/* What rtnetlink or the fallback scan says about one link. */
-struct link_info {
-	int ifindex;
-	unsigned flags;
-	bool master, loopback;
-	char name[IFNAMSIZ];
-	char kind[24];
-};
-
 /* A link is present (again), or changed. Returns the entry if it is of interest. */
-static void link_update(struct pcap_state *st, const struct link_info *li)
+void net_link_update(struct pcap_state *st, const struct link_info *li)
 {
 	struct iface *f = if_find_index(st, li->ifindex);
 	bool was_up;
@@ -725,7 +529,7 @@ static void link_update(struct pcap_state *st, const struct link_info *li)
 	if_sync(st, f);
 }
 
-static void link_gone(struct pcap_state *st, int ifindex)
+void net_link_gone(struct pcap_state *st, int ifindex)
 {
 	struct iface *f = if_find_index(st, ifindex);
 
@@ -740,161 +544,12 @@ static void link_gone(struct pcap_state *st, int ifindex)
 	if_sync(st, f);
 }
 
-/* ---- rtnetlink ---- */
-
-static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
-{
-	const struct ifinfomsg *ifi = NLMSG_DATA(nh);
-	const struct rtattr *rta;
-	int len;
-
-	if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
-		return false;
-	memset(li, 0, sizeof(*li));
-	li->ifindex = ifi->ifi_index;
-	li->flags = ifi->ifi_flags;
-	li->loopback = ifi->ifi_type == ARPHRD_LOOPBACK || (ifi->ifi_flags & IFF_LOOPBACK);
-	len = (int)(nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
-	for (rta = IFLA_RTA(ifi); RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
-		size_t plen = RTA_PAYLOAD(rta);
-
-		if (rta->rta_type == IFLA_IFNAME && plen > 0) {
-			size_t n = plen < sizeof(li->name) ? plen : sizeof(li->name) - 1;
-
-			memcpy(li->name, RTA_DATA(rta), n);
-			li->name[n] = '\0';
-		} else if (rta->rta_type == IFLA_MASTER && plen >= 4) {
-			uint32_t m;
-
-			memcpy(&m, RTA_DATA(rta), 4);
-			li->master = m != 0;
-		} else if (rta->rta_type == IFLA_LINKINFO) {
-			const struct rtattr *in = RTA_DATA(rta);
-			int ilen = (int)plen;
-
-			for (; RTA_OK(in, ilen); in = RTA_NEXT(in, ilen)) {
-				if (in->rta_type != IFLA_INFO_KIND || RTA_PAYLOAD(in) == 0)
-					continue;
-				snprintf(li->kind, sizeof(li->kind), "%.*s",
-					 (int)RTA_PAYLOAD(in), (const char *)RTA_DATA(in));
-			}
-		}
-	}
-	return li->ifindex > 0 && li->name[0];
-}
-
-/* Handle every message in buf[0..n). Returns 1 at NLMSG_DONE, -1 on NLMSG_ERROR, else 0. */
-static int nl_messages(struct pcap_state *st, const char *buf, size_t n)
-{
-	const struct nlmsghdr *nh = (const struct nlmsghdr *)buf;
-	int len = (int)n;
-	struct link_info li;
-
-	for (; NLMSG_OK(nh, len); nh = NLMSG_NEXT(nh, len)) {
-		if (nh->nlmsg_type == NLMSG_DONE)
-			return 1;
-		if (nh->nlmsg_type == NLMSG_ERROR)
-			return -1;
-		if (nh->nlmsg_type == RTM_NEWLINK && parse_link(nh, &li))
-			link_update(st, &li);
-		else if (nh->nlmsg_type == RTM_DELLINK && parse_link(nh, &li))
-			link_gone(st, li.ifindex);
-	}
-	return 0;
-}
-
-/* Every link, from an RTM_GETLINK dump. -1 if rtnetlink cannot be used. */
-static int nl_dump(struct pcap_state *st)
-{
-	struct {
-		struct nlmsghdr nh;
-		struct ifinfomsg ifi;
-	} req;
-	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
-	struct timeval tv = {2, 0};
-	char *buf;
-	int fd, r = 0;
-
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	memset(&req, 0, sizeof(req));
-	req.nh.nlmsg_len = sizeof(req);
-	req.nh.nlmsg_type = RTM_GETLINK;
-	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.nh.nlmsg_seq = ++st->seq;
-	req.ifi.ifi_family = AF_UNSPEC;
-	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(fd);
-		return -1;
-	}
-	buf = xmalloc(NL_BUF);
-	while (r == 0) {
-		ssize_t n = recv(fd, buf, NL_BUF, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = -1;
-			break;
-		}
-		r = nl_messages(st, buf, (size_t)n);
-	}
-	free(buf);
-	close(fd);
-	return r < 0 ? -1 : 0;
-}
-
-/* Without rtnetlink: the names in /proc/net/dev, flags and index by ioctl. */
-static int proc_scan(struct pcap_state *st)
-{
-	FILE *f = fopen("/proc/net/dev", "re");
-	char line[512];
-	int s;
-
-	if (!f)
-		return -1;
-	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* any family does the device ioctls */
-	if (s < 0) {
-		fclose(f);
-		return -1;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char *colon = strchr(line, ':'), *name = line;
-		struct link_info li;
-		struct ifreq ifr;
-
-		if (!colon)
-			continue;
-		*colon = '\0';
-		while (*name == ' ')
-			name++;
-		memset(&li, 0, sizeof(li));
-		if (!strlcopy(li.name, name, sizeof(li.name)) || !li.name[0])
-			continue;
-		memset(&ifr, 0, sizeof(ifr));
-		strlcopy(ifr.ifr_name, li.name, sizeof(ifr.ifr_name));
-		if (ioctl(s, SIOCGIFINDEX, &ifr) < 0)
-			continue;
-		li.ifindex = ifr.ifr_ifindex;
-		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-			continue;
-		li.flags = (unsigned short)ifr.ifr_flags;
-		li.loopback = li.flags & IFF_LOOPBACK;
-		link_update(st, &li);
-	}
-	close(s);
-	fclose(f);
-	return 0;
-}
-
 /* A full rescan: links not seen are gone. */
 static void rescan(struct pcap_state *st)
 {
 	for (struct iface *f = st->ifs; f; f = f->next)
 		f->seen = false;
-	if (nl_dump(st) < 0 && proc_scan(st) < 0) {
+	if (net_links_dump(st) < 0) {
 		log_limited(&rl_link, LOG_WARNING,
 			    "network: cannot list interfaces (rtnetlink and /proc/net/dev)");
 		return;
@@ -902,56 +557,10 @@ static void rescan(struct pcap_state *st)
 	for (struct iface *f = st->ifs, *next; f; f = next) {
 		next = f->next;
 		if (!f->seen && f->ifindex)
-			link_gone(st, f->ifindex);
+			net_link_gone(st, f->ifindex);
 		else if (!f->seen && !f->ifindex)
 			if_sync(st, f); /* a named interface that was never there */
 	}
-}
-
-static void nl_read_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct pcap_state *st = arg;
-	char *buf = xmalloc(NL_BUF);
-
-	for (int round = 0; round < 16; round++) {
-		ssize_t n = recv(st->nl_fd, buf, NL_BUF, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == ENOBUFS) {
-			/* Messages were lost: ask for the whole picture again. */
-			schedule_rescan(st, 0);
-			continue;
-		}
-		if (n <= 0)
-			break;
-		nl_messages(st, buf, (size_t)n);
-	}
-	free(buf);
-}
-
-static int nl_monitor(struct pcap_state *st)
-{
-	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK};
-
-	st->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (st->nl_fd < 0)
-		return -1;
-	if (bind(st->nl_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(st->nl_fd);
-		st->nl_fd = -1;
-		return -1;
-	}
-	st->nl_ev = event_new(st->src->base, st->nl_fd, EV_READ | EV_PERSIST, nl_read_cb, st);
-	if (!st->nl_ev || event_add(st->nl_ev, NULL) < 0) {
-		if (st->nl_ev)
-			event_free(st->nl_ev);
-		st->nl_ev = NULL;
-		close(st->nl_fd);
-		st->nl_fd = -1;
-		return -1;
-	}
-	return 0;
 }
 
 static void rescan_cb(evutil_socket_t fd, short what, void *arg)
@@ -961,6 +570,11 @@ static void rescan_cb(evutil_socket_t fd, short what, void *arg)
 	rescan(st);
 	if (st->nl_fd < 0)
 		schedule_rescan(st, RESCAN_S);
+}
+
+void net_rescan_soon(struct pcap_state *st)
+{
+	schedule_rescan(st, 0);
 }
 
 static void schedule_rescan(struct pcap_state *st, double seconds)
@@ -1010,7 +624,7 @@ static void live_start(struct pcap_state *st)
 	st->nl_fd = -1;
 	st->rescan_ev = evtimer_new(st->src->base, rescan_cb, st);
 	st->retry_ev = evtimer_new(st->src->base, retry_cb, st);
-	if (nl_monitor(st) < 0) {
+	if (net_links_monitor(st) < 0) {
 		log_errno(LOG_WARNING, "network: no rtnetlink link notifications; interfaces are "
 				       "rescanned every %d s",
 			  RESCAN_S);
@@ -1032,16 +646,12 @@ static void live_stop(struct pcap_state *st)
 {
 	while (st->ifs)
 		if_forget(st, st->ifs);
-	if (st->nl_ev)
-		event_free(st->nl_ev);
-	if (st->nl_fd >= 0)
-		close(st->nl_fd);
+	net_links_monitor_stop(st);
 	if (st->rescan_ev)
 		event_free(st->rescan_ev);
 	if (st->retry_ev)
 		event_free(st->retry_ev);
-	st->nl_ev = st->rescan_ev = st->retry_ev = NULL;
-	st->nl_fd = -1;
+	st->rescan_ev = st->retry_ev = NULL;
 }
 
 /* A new filter from a reload, if it compiles; else the old one stays. True if it changed. */
@@ -1076,12 +686,12 @@ static void live_reload(struct pcap_state *st, bool new_filter)
 	for (struct iface *f = st->ifs, *next; f; f = next) {
 		next = f->next;
 		if (f->status == IF_OPEN) {
-			f->cap.max_eps = max_eps(cfg);
+			f->cap.max_eps = capture_max_eps(cfg);
 			/* A new snaplen or direction needs a new capture: libpcap leaves the
 			 * kernel's PACKET_IGNORE_OUTGOING set once "in" was asked for. */
 			if (f->snaplen != cfg->network.snaplen || new_dir) {
 				if_close(f);
-			} else if (new_filter && set_filter(f->p, st->filter, msg, sizeof(msg)) < 0) {
+			} else if (new_filter && capture_set_filter(f->p, st->filter, msg, sizeof(msg)) < 0) {
 				log_limited(&rl_open, LOG_WARNING, "network/%s: %s; reopening", f->name,
 					    msg);
 				if_close(f);
@@ -1102,213 +712,6 @@ static void live_reload(struct pcap_state *st, bool new_filter)
 	rescan(st);
 }
 
-/* ---- offline: a savefile ---- */
-
-struct replay {
-	struct pcap_state *st;
-	char *path;
-	char name[64];
-	int fd;
-	pcap_t *p;
-	int pass; /* 1: checking the whole file; 2: timing its packets */
-	uint64_t checked, bad;
-	struct event *ev;
-	struct capture cap;
-};
-
-static struct log_ratelimit rl_file = LOG_RATELIMIT_INIT;
-
-static void replay_end(struct replay *rp, const char *state)
-{
-	if (rp->p) {
-		pcap_close(rp->p);
-		rp->p = NULL;
-	}
-	capture_flush(&rp->cap);
-	capture_set_state(&rp->cap, state);
-}
-
-/* pcap_fopen_offline on a fresh stream over our descriptor, from the start. */
-static bool replay_open(struct replay *rp, char *errbuf)
-{
-	int fd;
-	FILE *f;
-
-	if (lseek(rp->fd, 0, SEEK_SET) < 0 || (fd = dup(rp->fd)) < 0) {
-		snprintf(errbuf, PCAP_ERRBUF_SIZE, "%s", strerror(errno));
-		return false;
-	}
-	f = fdopen(fd, "rb");
-	if (!f) {
-		snprintf(errbuf, PCAP_ERRBUF_SIZE, "%s", strerror(errno));
-		close(fd);
-		return false;
-	}
-	rp->p = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
-	if (!rp->p) {
-		fclose(f);
-		return false;
-	}
-	return true;
-}
-
-static void check_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
-{
-	struct replay *rp = (struct replay *)user;
-	uint64_t t;
-
-	rp->checked++;
-	if (!packet_time(h, true, &t) || h->caplen > h->len)
-		rp->bad++;
-}
-
-static void refuse(struct replay *rp, const char *why)
-{
-	log_err("network/%s: %s: refused, nothing of it is used: %s", rp->name, rp->path, why);
-	replay_end(rp, "refused");
-}
-
-static void replay_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct replay *rp = arg;
-	const struct config *cfg = rp->st->src->cfg;
-	char errbuf[PCAP_ERRBUF_SIZE] = "", msg[PCAP_ERRBUF_SIZE + 128];
-	int n;
-
-	if (rp->pass == 1) {
-		n = pcap_dispatch(rp->p, REPLAY_CHUNK, check_packet, (u_char *)rp);
-		if (n < 0) {
-			snprintf(msg, sizeof(msg),
-				 "the savefile is truncated or corrupt after %llu good packets (%s)",
-				 (unsigned long long)rp->checked, pcap_geterr(rp->p));
-			refuse(rp, msg);
-			return;
-		}
-		if (n > 0) {
-			event_active(rp->ev, EV_READ, 0);
-			return;
-		}
-		if (rp->bad) {
-			snprintf(msg, sizeof(msg),
-				 "%llu of its %llu packets have an invalid timestamp or length: "
-				 "the savefile is corrupt",
-				 (unsigned long long)rp->bad, (unsigned long long)rp->checked);
-			refuse(rp, msg);
-			return;
-		}
-		pcap_close(rp->p);
-		rp->p = NULL;
-		if (!replay_open(rp, errbuf)) {
-			snprintf(msg, sizeof(msg), "cannot read it again: %s", errbuf);
-			refuse(rp, msg);
-			return;
-		}
-		if (set_filter(rp->p, rp->st->filter, msg, sizeof(msg)) < 0) {
-			log_err("network/%s: %s", rp->name, msg);
-			replay_end(rp, "filter error");
-			return;
-		}
-		capture_begin(&rp->cap, pcap_datalink(rp->p), true, max_eps(cfg));
-		rp->pass = 2;
-		capture_set_state(&rp->cap, "reading");
-		log_info("network/%s: %s: %llu packets, link type %s; replaying at their recorded "
-			 "timestamps",
-			 rp->name, rp->path, (unsigned long long)rp->checked,
-			 pcap_datalink_val_to_name(rp->cap.dlt) ? pcap_datalink_val_to_name(rp->cap.dlt)
-								: "unknown");
-		event_active(rp->ev, EV_READ, 0);
-		return;
-	}
-	n = pcap_dispatch(rp->p, REPLAY_CHUNK, on_packet, (u_char *)&rp->cap);
-	capture_flush(&rp->cap);
-	if (n < 0) {
-		log_limited(&rl_file, LOG_ERR,
-			    "network/%s: %s changed while it was read: %s; stopped after %llu "
-			    "packets",
-			    rp->name, rp->path, pcap_geterr(rp->p),
-			    (unsigned long long)rp->cap.packets);
-		replay_end(rp, "damaged");
-		return;
-	}
-	if (n > 0) {
-		event_active(rp->ev, EV_READ, 0);
-		return;
-	}
-	log_info("network/%s: replayed %llu packets (%llu matched the filter)", rp->name,
-		 (unsigned long long)rp->checked, (unsigned long long)rp->cap.packets);
-	replay_end(rp, "ended");
-}
-
-static void replay_start(struct pcap_state *st)
-{
-	const struct config *cfg = st->src->cfg;
-	struct replay *rp = xcalloc(1, sizeof(*rp));
-	const char *base = strrchr(cfg->network.file, '/');
-	char errbuf[PCAP_ERRBUF_SIZE] = "";
-	struct stat sb;
-
-	st->rp = rp;
-	rp->st = st;
-	rp->fd = -1;
-	rp->path = xstrdup(cfg->network.file);
-	snprintf(rp->name, sizeof(rp->name), "%s", base ? base + 1 : rp->path);
-	if (!pipeline_enabled(CLASS_NETWORK, rp->name)) {
-		log_info("network/%s: not opened: disabled by policy", rp->name);
-		return;
-	}
-	capture_attach(&rp->cap, rp->name, "savefile");
-	capture_set_state(&rp->cap, "checking");
-	rp->fd = open(rp->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (rp->fd < 0) {
-		log_errno(LOG_ERR, "network/%s: cannot open the savefile %s", rp->name, rp->path);
-		replay_end(rp, "error");
-		return;
-	}
-	if (fstat(rp->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		log_err("network/%s: %s is not a regular file", rp->name, rp->path);
-		replay_end(rp, "error");
-		return;
-	}
-	if (sb.st_size == 0) {
-		refuse(rp, "the file is empty");
-		return;
-	}
-	if (!replay_open(rp, errbuf)) {
-		if (strstr(errbuf, "unknown file format"))
-			refuse(rp, "not a pcap or pcapng savefile (unknown file format)");
-		else
-			refuse(rp, errbuf[0] ? errbuf : "not a pcap or pcapng savefile");
-		return;
-	}
-	rp->pass = 1;
-	rp->ev = event_new(st->src->base, -1, 0, replay_cb, rp);
-	if (!rp->ev) {
-		log_err("network/%s: cannot register with the event loop", rp->name);
-		replay_end(rp, "error");
-		return;
-	}
-	event_active(rp->ev, EV_READ, 0);
-}
-
-static void replay_stop(struct pcap_state *st)
-{
-	struct replay *rp = st->rp;
-
-	if (!rp)
-		return;
-	if (rp->ev)
-		event_free(rp->ev);
-	if (rp->p)
-		pcap_close(rp->p);
-	if (rp->fd >= 0)
-		close(rp->fd);
-	capture_detach(&rp->cap, rp->name);
-	free(rp->path);
-	wipe(rp, sizeof(*rp));
-	free(rp);
-	st->rp = NULL;
-}
-
 /* ---- the driver ---- */
 
 static bool offline(const struct config *cfg)
@@ -1323,7 +726,7 @@ static void state_start(struct pcap_state *st)
 	st->offline = offline(cfg);
 	st->direction = cfg->network.direction;
 	if (st->offline)
-		replay_start(st);
+		net_replay_start(st);
 	else
 		live_start(st);
 }
@@ -1331,7 +734,7 @@ static void state_start(struct pcap_state *st)
 static void state_stop(struct pcap_state *st)
 {
 	if (st->offline)
-		replay_stop(st);
+		net_replay_stop(st);
 	else
 		live_stop(st);
 }
@@ -1363,23 +766,14 @@ static void pcap_src_reload(struct source *src)
 	bool new_filter = update_filter(st);
 
 	if (offline(cfg) != st->offline ||
-	    (st->offline && strcmp(cfg->network.file, st->rp->path) != 0)) {
+	    (st->offline && strcmp(cfg->network.file, net_replay_path(st)) != 0)) {
 		log_info("network: now %s", offline(cfg) ? "replaying a savefile" : "capturing live");
 		state_stop(st);
 		state_start(st);
 		return;
 	}
 	if (st->offline) {
-		/* The same file is not read again, unless the policy newly enables it; a new
-		 * policy applies to the instance through the pipeline. */
-		bool has = st->rp->cap.inst != NULL;
-
-		if (has != pipeline_enabled(CLASS_NETWORK, st->rp->name)) {
-			if (has)
-				log_info("network/%s: closed: now disabled by policy", st->rp->name);
-			replay_stop(st);
-			replay_start(st);
-		}
+		net_replay_reload(st);
 		return;
 	}
 	live_reload(st, new_filter);

@@ -1,0 +1,229 @@
+/* source_pcap_link: which network interfaces there are and what state they are in — an
+ * RTM_GETLINK dump, the RTMGRP_LINK notifications, and /proc/net/dev with device ioctls
+ * where rtnetlink cannot be used. Every link found goes to net_link_update. */
+#include "autoconf.h"
+
+#include "source_pcap_int.h"
+
+#include <errno.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <net/if_arp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define NL_BUF 32768
+
+static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
+{
+	const struct ifinfomsg *ifi = NLMSG_DATA(nh);
+	const struct rtattr *rta;
+	int len;
+
+	if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
+		return false;
+	memset(li, 0, sizeof(*li));
+	li->ifindex = ifi->ifi_index;
+	li->flags = ifi->ifi_flags;
+	li->loopback = ifi->ifi_type == ARPHRD_LOOPBACK || (ifi->ifi_flags & IFF_LOOPBACK);
+	len = (int)(nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
+	for (rta = IFLA_RTA(ifi); RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
+		size_t plen = RTA_PAYLOAD(rta);
+
+		if (rta->rta_type == IFLA_IFNAME && plen > 0) {
+			size_t n = plen < sizeof(li->name) ? plen : sizeof(li->name) - 1;
+
+			memcpy(li->name, RTA_DATA(rta), n);
+			li->name[n] = '\0';
+		} else if (rta->rta_type == IFLA_MASTER && plen >= 4) {
+			uint32_t m;
+
+			memcpy(&m, RTA_DATA(rta), 4);
+			li->master = m != 0;
+		} else if (rta->rta_type == IFLA_LINKINFO) {
+			const struct rtattr *in = RTA_DATA(rta);
+			int ilen = (int)plen;
+
+			for (; RTA_OK(in, ilen); in = RTA_NEXT(in, ilen)) {
+				if (in->rta_type != IFLA_INFO_KIND || RTA_PAYLOAD(in) == 0)
+					continue;
+				snprintf(li->kind, sizeof(li->kind), "%.*s",
+					 (int)RTA_PAYLOAD(in), (const char *)RTA_DATA(in));
+			}
+		}
+	}
+	return li->ifindex > 0 && li->name[0];
+}
+
+/* Handle every message in buf[0..n). Returns 1 at NLMSG_DONE, -1 on NLMSG_ERROR, else 0. */
+static int nl_messages(struct pcap_state *st, const char *buf, size_t n)
+{
+	const struct nlmsghdr *nh = (const struct nlmsghdr *)buf;
+	int len = (int)n;
+	struct link_info li;
+
+	for (; NLMSG_OK(nh, len); nh = NLMSG_NEXT(nh, len)) {
+		if (nh->nlmsg_type == NLMSG_DONE)
+			return 1;
+		if (nh->nlmsg_type == NLMSG_ERROR)
+			return -1;
+		if (nh->nlmsg_type == RTM_NEWLINK && parse_link(nh, &li))
+			net_link_update(st, &li);
+		else if (nh->nlmsg_type == RTM_DELLINK && parse_link(nh, &li))
+			net_link_gone(st, li.ifindex);
+	}
+	return 0;
+}
+
+/* Every link, from an RTM_GETLINK dump. -1 if rtnetlink cannot be used. */
+static int nl_dump(struct pcap_state *st)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+	} req;
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+	struct timeval tv = {2, 0};
+	char *buf;
+	int fd, r = 0;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = sizeof(req);
+	req.nh.nlmsg_type = RTM_GETLINK;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.nh.nlmsg_seq = ++st->seq;
+	req.ifi.ifi_family = AF_UNSPEC;
+	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	buf = xmalloc(NL_BUF);
+	while (r == 0) {
+		ssize_t n = recv(fd, buf, NL_BUF, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = -1;
+			break;
+		}
+		r = nl_messages(st, buf, (size_t)n);
+	}
+	free(buf);
+	close(fd);
+	return r < 0 ? -1 : 0;
+}
+
+/* Without rtnetlink: the names in /proc/net/dev, flags and index by ioctl. */
+static int proc_scan(struct pcap_state *st)
+{
+	FILE *f = fopen("/proc/net/dev", "re");
+	char line[512];
+	int s;
+
+	if (!f)
+		return -1;
+	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0); /* any family does the device ioctls */
+	if (s < 0) {
+		fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':'), *name = line;
+		struct link_info li;
+		struct ifreq ifr;
+
+		if (!colon)
+			continue;
+		*colon = '\0';
+		while (*name == ' ')
+			name++;
+		memset(&li, 0, sizeof(li));
+		if (!strlcopy(li.name, name, sizeof(li.name)) || !li.name[0])
+			continue;
+		memset(&ifr, 0, sizeof(ifr));
+		strlcopy(ifr.ifr_name, li.name, sizeof(ifr.ifr_name));
+		if (ioctl(s, SIOCGIFINDEX, &ifr) < 0)
+			continue;
+		li.ifindex = ifr.ifr_ifindex;
+		if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+			continue;
+		li.flags = (unsigned short)ifr.ifr_flags;
+		li.loopback = li.flags & IFF_LOOPBACK;
+		net_link_update(st, &li);
+	}
+	close(s);
+	fclose(f);
+	return 0;
+}
+
+static void nl_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pcap_state *st = arg;
+	char *buf = xmalloc(NL_BUF);
+
+	for (int round = 0; round < 16; round++) {
+		ssize_t n = recv(st->nl_fd, buf, NL_BUF, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == ENOBUFS) {
+			/* Messages were lost: ask for the whole picture again. */
+			net_rescan_soon(st);
+			continue;
+		}
+		if (n <= 0)
+			break;
+		nl_messages(st, buf, (size_t)n);
+	}
+	free(buf);
+}
+
+int net_links_monitor(struct pcap_state *st)
+{
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK};
+
+	st->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (st->nl_fd < 0)
+		return -1;
+	if (bind(st->nl_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(st->nl_fd);
+		st->nl_fd = -1;
+		return -1;
+	}
+	st->nl_ev = event_new(st->src->base, st->nl_fd, EV_READ | EV_PERSIST, nl_read_cb, st);
+	if (!st->nl_ev || event_add(st->nl_ev, NULL) < 0) {
+		if (st->nl_ev)
+			event_free(st->nl_ev);
+		st->nl_ev = NULL;
+		close(st->nl_fd);
+		st->nl_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+void net_links_monitor_stop(struct pcap_state *st)
+{
+	if (st->nl_ev)
+		event_free(st->nl_ev);
+	if (st->nl_fd >= 0)
+		close(st->nl_fd);
+	st->nl_ev = NULL;
+	st->nl_fd = -1;
+}
+
+int net_links_dump(struct pcap_state *st)
+{
+	return nl_dump(st) < 0 && proc_scan(st) < 0 ? -1 : 0;
+}
