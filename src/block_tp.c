@@ -46,7 +46,11 @@
 #define TRACEFS "/sys/kernel/tracing"
 #define TRACEFS_OLD "/sys/kernel/debug/tracing"
 #define EVENT_DIR "events/block/block_rq_complete"
-#define RING_PAGES 16 /* data pages per CPU ring: a power of two */
+/* Data pages per CPU ring (a power of two): 256 KiB hold about 3600 completions, what a busy
+ * disk completes while we wait ~100 ms for the CPU on a loaded machine. Halved down to
+ * RING_PAGES_MIN where the locked-memory limit will not have that. */
+#define RING_PAGES 64
+#define RING_PAGES_MIN 8
 #define BATCH 1024    /* samples sorted and handed on at once */
 #define BUSY_WINDOW_MS 100
 #define BUSY_WAKEUPS 100
@@ -83,6 +87,7 @@ struct block_tp {
 	unsigned id;
 	unsigned dev_off, dev_size;
 	long page;
+	unsigned ring_pages;
 	struct ring *rings;
 	size_t nrings;
 	int active;            /* the enabled slot, or -1 */
@@ -358,7 +363,7 @@ static void drain_ring(struct block_tp *tp, struct ring *rg)
 {
 	struct perf_event_mmap_page *mp = rg->map;
 	unsigned char *data = (unsigned char *)rg->map + tp->page;
-	uint64_t size = (uint64_t)RING_PAGES * (uint64_t)tp->page;
+	uint64_t size = (uint64_t)tp->ring_pages * (uint64_t)tp->page;
 	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = mp->data_tail;
 
@@ -622,13 +627,20 @@ static void ring_close(struct ring *rg)
 		close(rg->dfd);
 }
 
+static void rings_close(struct block_tp *tp)
+{
+	for (size_t i = 0; i < tp->nrings; i++)
+		ring_close(&tp->rings[i]);
+	free(tp->rings);
+	tp->rings = NULL;
+	tp->nrings = 0;
+}
+
 void block_tp_close(struct block_tp *tp)
 {
 	if (!tp)
 		return;
-	for (size_t i = 0; i < tp->nrings; i++)
-		ring_close(&tp->rings[i]);
-	free(tp->rings);
+	rings_close(tp);
 	if (tp->poll_ev)
 		event_free(tp->poll_ev);
 	free(tp->filter);
@@ -638,7 +650,10 @@ void block_tp_close(struct block_tp *tp)
 }
 
 /* A ring per online CPU, owned by a dummy event. */
-static bool rings_open(struct block_tp *tp, char *err, size_t errlen)
+/* A ring per online CPU, owned by a dummy event, of tp->ring_pages. 0; -1 with the reason
+ * in err; 1 if a ring could not be mapped for the locked-memory limit (a smaller size may
+ * do). */
+static int rings_try(struct block_tp *tp, char *err, size_t errlen)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	int first_errno = 0;
@@ -662,19 +677,20 @@ static bool rings_open(struct block_tp *tp, char *err, size_t errlen)
 		rg->dfd = fd;
 		rg->cpu = cpu;
 		rg->fd[WAKE_EACH] = rg->fd[WAKE_HALF] = -1;
-		rg->map_len = (size_t)(RING_PAGES + 1) * (size_t)tp->page;
 		tp->nrings++;
+		rg->map_len = (size_t)(tp->ring_pages + 1) * (size_t)tp->page;
 		rg->map = mmap(NULL, rg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		if (rg->map == MAP_FAILED) {
 			rg->map = NULL;
-			snprintf(err, errlen, "mmap of the perf ring for CPU %u failed: %s", cpu,
+			snprintf(err, errlen, "mmap of a %u KiB perf ring for CPU %u failed: %s",
+				 (unsigned)(tp->ring_pages * (unsigned long)tp->page / 1024), cpu,
 				 strerror(errno));
-			return false;
+			return errno == EPERM || errno == ENOMEM ? 1 : -1;
 		}
 		rg->ev = event_new(tp->base, fd, EV_READ | EV_PERSIST, ring_cb, rg);
 		if (!rg->ev || event_add(rg->ev, NULL) < 0) {
 			snprintf(err, errlen, "cannot register the perf ring with the event loop");
-			return false;
+			return -1;
 		}
 	}
 	if (!tp->nrings) {
@@ -684,9 +700,28 @@ static bool rings_open(struct block_tp *tp, char *err, size_t errlen)
 				 ? " (needs CAP_PERFMON or CAP_SYS_ADMIN, or a lower "
 				   "kernel.perf_event_paranoid)"
 				 : "");
-		return false;
+		return -1;
 	}
-	return true;
+	return 0;
+}
+
+/* The rings, as large as the locked-memory limit (perf_event_mlock_kb, then RLIMIT_MEMLOCK
+ * without CAP_IPC_LOCK) lets them be. */
+static bool rings_open(struct block_tp *tp, char *err, size_t errlen)
+{
+	int r;
+
+	for (tp->ring_pages = RING_PAGES;; tp->ring_pages /= 2) {
+		r = rings_try(tp, err, errlen);
+		if (r <= 0 || tp->ring_pages <= RING_PAGES_MIN)
+			break;
+		rings_close(tp);
+	}
+	if (r == 0 && tp->ring_pages < RING_PAGES)
+		log_notice("block: the locked-memory limit allows perf rings of %u KiB only: a "
+			   "busy disk may overrun them (raise LimitMEMLOCK= or grant CAP_IPC_LOCK)",
+			   (unsigned)(tp->ring_pages * (unsigned long)tp->page / 1024));
+	return r == 0;
 }
 
 struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, void *ctx,
@@ -707,6 +742,7 @@ struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, vo
 	}
 	tp->st.cpus = (unsigned)tp->nrings;
 	tp->st.id = tp->id;
+	tp->st.ring_kib = (unsigned)(tp->ring_pages * (unsigned long)tp->page / 1024);
 	return tp;
 }
 

@@ -15,6 +15,7 @@ struct block_tp;
 struct block_tp_stats {
 	unsigned cpus;       /* rings open */
 	unsigned id;         /* the tracepoint's id */
+	unsigned ring_kib;   /* size of each ring */
 	bool kernel_filter;  /* the kernel filters by device; else only we do */
 	uint64_t samples;    /* completions of wanted devices handed on */
 	uint64_t foreign;    /* completions of other devices (no kernel filter) */

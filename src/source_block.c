@@ -259,8 +259,8 @@ static bool tp_open(struct block_state *st)
 		return false;
 	block_tp_get_stats(st->tp, &s);
 	log_notice("block: backend tracepoint%s: block:block_rq_complete (id %u) on %u CPUs, "
-		   "CLOCK_MONOTONIC",
-		   st->configured == BACKEND_AUTO ? " (auto)" : "", s.id, s.cpus);
+		   "CLOCK_MONOTONIC, %u KiB rings",
+		   st->configured == BACKEND_AUTO ? " (auto)" : "", s.id, s.cpus, s.ring_kib);
 	return true;
 }
 

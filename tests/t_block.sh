@@ -108,7 +108,7 @@ conf "$T/tp.conf" tracepoint "$N"
 start_ns "$NO_DEBUGFS $NO_TRACEFS" -vv --dry-run -f "$T/tp.conf"
 grep -q "block: tracefs was not mounted; mounted it at /sys/kernel/tracing" "$T/log" ||
 	fail "tracefs mount not said"
-grep -qE "block: backend tracepoint: block:block_rq_complete \(id [0-9]+\) on [0-9]+ CPUs, CLOCK_MONOTONIC" "$T/log" ||
+grep -qE "block: backend tracepoint: block:block_rq_complete \(id [0-9]+\) on [0-9]+ CPUs, CLOCK_MONOTONIC, [0-9]+ KiB rings" "$T/log" ||
 	fail "backend not logged"
 wait_for 5 grep -q "block/$N: attached (virtual), policy trusted" "$T/log" || fail "$N not attached"
 before=$(requests "$L")
