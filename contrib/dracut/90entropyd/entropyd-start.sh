@@ -2,6 +2,7 @@
 # dracut pre-trigger hook (initramfs without systemd): start entropyd; it watches for input
 # devices and disks as udev brings them up. Stopped by entropyd-stop.sh before the pivot.
 [ -x /usr/sbin/entropyd ] || return 0
+modprobe -q evdev || :
 mkdir -p /run/initramfs
 if [ -f /etc/entropyd.conf ]; then
 	/usr/sbin/entropyd --foreground -f /etc/entropyd.conf > /run/initramfs/entropyd.log 2>&1 &

@@ -8,8 +8,18 @@
 # add_dracutmodules+=" entropyd " to a file in /etc/dracut.conf.d/).
 # shellcheck disable=SC2154 # initdir, moddir, systemdsystemunitdir: set by dracut
 
+# Where make install (prefix /usr or /usr/local) or a package put PROGRAM; dracut's PATH
+# has no /usr/local.
+find_prog() {
+	local dir
+	for dir in /usr/sbin /usr/bin /usr/local/sbin /usr/local/bin /sbin /bin; do
+		[[ -x $dir/$1 ]] && echo "$dir/$1" && return 0
+	done
+	return 1
+}
+
 check() {
-	require_binaries entropyd || return 1
+	find_prog entropyd > /dev/null || return 1
 	# Only when asked for (add_dracutmodules), or when entropyd is installed and enabled.
 	return 255
 }
@@ -20,23 +30,29 @@ depends() {
 
 install() {
 	local entropyd conf
-	entropyd=$(command -v entropyd)
+	entropyd=$(find_prog entropyd) || return 1
 	inst_binary "$entropyd" /usr/sbin/entropyd
 	# The configuration in effect, wherever it was installed (else the built-in defaults).
 	conf=$("$entropyd" -p 2> /dev/null | sed -n 's/^# entropyd configuration in effect.*; from //p')
 	if [[ $conf == /* ]] && "$entropyd" -n -f "$conf" > /dev/null 2>&1; then
 		inst_simple "$conf" /etc/entropyd.conf
 	fi
+	# Input devices get their /dev/input/event* nodes from evdev: without it a passphrase
+	# typed at the prompt is not seen.
+	instmods evdev
 	if grep -q '^entropyd:' /etc/group; then
 		grep '^entropyd:' /etc/group | cut -d: -f1-3 | sed 's/$/:/' >> "$initdir/etc/group"
 	fi
 
 	if dracut_module_included "systemd"; then
-		local unit="$systemdsystemunitdir/entropyd.service" ctl
-		[[ -f /etc/systemd/system/entropyd.service ]] && unit=/etc/systemd/system/entropyd.service
-		[[ -f $unit ]] || unit=$(systemctl show -P FragmentPath entropyd.service 2> /dev/null)
+		local unit dir ctl
+		for dir in /etc/systemd/system /usr/local/lib/systemd/system "$systemdsystemunitdir" \
+			/usr/lib/systemd/system /lib/systemd/system; do
+			unit=$dir/entropyd.service
+			[[ -f $unit ]] && break
+		done
 		if [[ -f $unit ]]; then
-			ctl=$(command -v entropyctl) && inst_binary "$ctl" /usr/bin/entropyctl
+			ctl=$(find_prog entropyctl) && inst_binary "$ctl" /usr/bin/entropyctl
 			# The unit names the programs where the host has them, and the configuration
 			# at its installed path: use the initramfs's instead, and stop before the switch
 			# to the real root.
