@@ -49,6 +49,7 @@ struct est {
 
 /* The kernel's own rule (Δ, Δ², Δ³), at the instance's quantum. */
 extern const struct est_ops est_kernel_ops;
+extern const struct est_ops est_sp90b_ops;
 
 const struct est_ops *est_find(const char *name);
 void est_init(struct est *e, const struct est_ops *ops, const struct est_params *p);

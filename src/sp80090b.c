@@ -14,6 +14,8 @@
 #define Z_ALPHA 2.5758293035489008
 /* NIST's binary search for P_local: at most this many halvings (enough to reach any double). */
 #define PLOCAL_ITER_MAX 1076
+/* Lag: expected repeats per symbol above which the bit-sliced count is the faster. */
+#define LAG_SLICED_ABOVE 4
 
 const char *sp90b_name(enum sp90b_estimator e)
 {
@@ -85,11 +87,12 @@ int sp90b_mcv(const uint8_t *sym, size_t n, unsigned k, struct sp90b_mcv *out)
 static double run_probability_log(long double p, long r, long n)
 {
 	long double q = 1.0L - p, x = 1.0L, xlast = 0.0L, lr = (long double)r;
+	long double qpr = q * powl(p, lr); /* (q p^r) x^(r+1), grouped as NIST's is */
 	int i;
 
 	for (i = 0; i <= 65 && (x - xlast) > LDBL_EPSILON * x; i++) {
 		xlast = x;
-		x = 1.0L + q * powl(p, lr) * powl(x, lr + 1.0L);
+		x = 1.0L + qpr * powl(x, lr + 1.0L);
 	}
 	return (double)(logl(1.0L - p * x) - logl((lr + 1.0L - lr * x) * q) -
 			((long double)n + 1.0L) * logl(x));
@@ -218,26 +221,43 @@ void sp90b_pred_finish(uint64_t c, uint64_t n, uint64_t max_run, unsigned k,
  * MultiMCW, §6.3.7: four predictors, each guessing the most common symbol of the last w
  * symbols (w = 63, 255, 1023, 4095; ties go to the symbol seen most recently), and a
  * scoreboard choosing whose guess counts. Window counts are kept incrementally; the mode is
- * searched for again only when a symbol equal to it leaves the window, as NIST does.
+ * searched for again only when a symbol equal to it leaves the window, as NIST does. With
+ * many symbols we also count how many have each count: when the new top count is held by
+ * one symbol only, and that is the one that came or the one that left (the usual case
+ * where one symbol dominates), no search is needed. With few, searching costs less than
+ * that bookkeeping.
  */
+#define MCW_SEARCH_MAX_K 16
 int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
 {
 	enum { NW = 4 };
 	static const long w[NW] = {63, 255, 1023, 4095};
 	long cnt[NW][256], pos[NW][256], max_cnt[NW] = {0};
+	uint16_t *nat[NW], *nat_all; /* nat[j][c]: symbols with count c in window j */
 	uint64_t score[NW] = {0}, c = 0, run = 0, max_run = 0;
 	uint8_t freq[NW] = {0};
 	unsigned winner = 0, j, s;
 	long i, len = (long)n;
+	bool hist = k > MCW_SEARCH_MAX_K;
+	size_t off = 0;
 
 	if (!args_ok(sym, n, k, SP90B_MCW_MIN_SAMPLES))
 		return -1;
 	memset(cnt, 0, sizeof(cnt));
 	memset(pos, 0, sizeof(pos));
+	nat_all = xcalloc(64 + 256 + 1024 + 4096, sizeof(*nat_all));
+	for (j = 0; j < NW; j++) {
+		nat[j] = nat_all + off;
+		off += (size_t)w[j] + 1;
+	}
 	for (i = 0; i < w[NW - 1]; i++) {
 		for (j = 0; j < NW; j++) {
 			if (i >= w[j])
 				continue;
+			if (hist) {
+				nat[j][cnt[j][sym[i]]]--;
+				nat[j][cnt[j][sym[i]] + 1]++;
+			}
 			if (max_cnt[j] <= ++cnt[j][sym[i]]) {
 				max_cnt[j] = cnt[j][sym[i]];
 				freq[j] = sym[i];
@@ -262,17 +282,35 @@ int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred 
 
 		for (j = 0; j < NW; j++) {
 			uint8_t old;
+			long top;
 
 			if (i < w[j])
 				continue;
 			old = sym[i - w[j]];
+			if (hist && old != x) {
+				nat[j][cnt[j][old]]--;
+				nat[j][cnt[j][old] - 1]++;
+				nat[j][cnt[j][x]]--;
+				nat[j][cnt[j][x] + 1]++;
+			}
 			cnt[j][old]--;
 			cnt[j][x]++;
 			pos[j][x] = i;
 			if (old != freq[j] && max_cnt[j] <= cnt[j][x]) {
 				max_cnt[j] = cnt[j][x];
 				freq[j] = x;
-			} else if (old == freq[j]) {
+				continue;
+			}
+			if (old != freq[j])
+				continue;
+			/* One came and one left: the top count is within one of the old. */
+			top = max_cnt[j] + 1;
+			if (hist && (top > w[j] || !nat[j][top]))
+				top = nat[j][max_cnt[j]] ? max_cnt[j] : max_cnt[j] - 1;
+			if (hist && nat[j][top] == 1 && (cnt[j][x] == top || cnt[j][old] == top)) {
+				max_cnt[j] = top;
+				freq[j] = cnt[j][x] == top ? x : old;
+			} else {
 				long max_pos = i - w[j];
 
 				max_cnt[j]--;
@@ -287,6 +325,7 @@ int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred 
 			}
 		}
 	}
+	free(nat_all);
 	sp90b_pred_finish(c, (uint64_t)(len - w[0]), max_run, k, out);
 	return 0;
 }
@@ -294,20 +333,21 @@ int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred 
 /*
  * Lag, §6.3.8: 128 predictors, predictor d guessing the symbol d+1 back; the one with the
  * best score (ties: the one that most recently reached it) makes the counted guess. Only
- * the lags at which the new symbol repeats gain a point, so we walk a chain of earlier
- * occurrences of the same symbol (nearest first, as NIST's ring buffers do) instead of
- * testing all 128 lags.
+ * the lags at which the new symbol repeats gain a point. Where repeats are rare (many
+ * symbols, evenly spread) we walk a chain of earlier occurrences of the same symbol
+ * (nearest first, as NIST's ring buffers do) instead of testing all 128 lags; where they
+ * are common, all 128 scores are counted at once, bit-sliced (lag_sliced).
  */
-int sp90b_lag(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
+enum { LAG_D = 128 };
+
+/* Lag by walking, for each symbol, its earlier occurrences within reach. */
+static void lag_chained(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max_run)
 {
-	enum { D = 128 };
-	long last[256], prev[D];
-	uint64_t score[D] = {0}, high = 0, c = 0, run = 0, max_run = 0;
+	long last[256], prev[LAG_D];
+	uint64_t score[LAG_D] = {0}, high = 0, run = 0;
 	long i, p, len = (long)n;
 	unsigned winner = 0;
 
-	if (!args_ok(sym, n, k, 3))
-		return -1;
 	for (i = 0; i < 256; i++)
 		last[i] = -1;
 	last[sym[0]] = 0;
@@ -317,14 +357,14 @@ int sp90b_lag(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
 		uint8_t x = sym[i];
 
 		if (x == sym[i - (long)winner - 1]) {
-			c++;
-			if (++run > max_run)
-				max_run = run;
+			++*c;
+			if (++run > *max_run)
+				*max_run = run;
 		} else {
 			run = 0;
 		}
 		/* prev[] is a ring: slot p % D still describes p as long as i - p <= D. */
-		for (p = last[x]; p >= 0 && i - p <= D; p = prev[p % D]) {
+		for (p = last[x]; p >= 0 && i - p <= LAG_D; p = prev[p % LAG_D]) {
 			unsigned off = (unsigned)(i - p - 1);
 
 			if (++score[off] >= high) {
@@ -332,10 +372,111 @@ int sp90b_lag(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
 				high = score[off];
 			}
 		}
-		prev[i % D] = last[x];
+		prev[i % LAG_D] = last[x];
 		last[x] = i;
 	}
-	sp90b_pred_finish(c, (uint64_t)(len - 1), max_run, k, out);
+}
+
+/*
+ * The same, with the 128 scores as bit planes: plane b holds bit b of every score, lag d in
+ * bit d. Where the symbol at i appears in the last 128 comes from a 128-bit ring per
+ * symbol (slot -p mod 128 for position p, so that a rotation lines it up with the lags).
+ * Adding one to the lags that hit is a ripple-carry over the planes. Ascending d, NIST's
+ * winner is the last lag whose new score reaches the running high: the largest d among
+ * those hit that now hold the greatest score, if that is at least the old high.
+ */
+static void lag_sliced(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max_run)
+{
+	uint64_t ring[256][2] = {{0}}, plane[32][2] = {{0}}, high = 0, run = 0;
+	unsigned winner = 0, top = 0, b;
+	size_t i;
+
+	ring[sym[0]][0] = 1; /* position 0: slot 0 */
+	for (i = 1; i < n; i++) {
+		uint8_t x = sym[i];
+		unsigned r = (unsigned)(1 - i) & (LAG_D - 1), slot = (unsigned)(-i) & (LAG_D - 1);
+		uint64_t lo = ring[x][0], hi = ring[x][1], clo, chi;
+
+		if (x == sym[i - winner - 1]) {
+			++*c;
+			if (++run > *max_run)
+				*max_run = run;
+		} else {
+			run = 0;
+		}
+		/* The lags that hit: rotate the ring right by r (slot of position i - 1). */
+		if (r & 64) {
+			uint64_t t = lo;
+
+			lo = hi;
+			hi = t;
+		}
+		if (r & 63) {
+			uint64_t t = lo;
+
+			lo = (lo >> (r & 63)) | (hi << (64 - (r & 63)));
+			hi = (hi >> (r & 63)) | (t << (64 - (r & 63)));
+		}
+		/* Position i takes the slot of position i - 128. */
+		if (i >= LAG_D)
+			ring[sym[i - LAG_D]][slot >> 6] &= ~(UINT64_C(1) << (slot & 63));
+		ring[x][slot >> 6] |= UINT64_C(1) << (slot & 63);
+		if (!(lo | hi))
+			continue;
+
+		clo = lo;
+		chi = hi;
+		for (b = 0; clo | chi; b++) {
+			uint64_t tlo = plane[b][0] & clo, thi = plane[b][1] & chi;
+
+			plane[b][0] ^= clo;
+			plane[b][1] ^= chi;
+			clo = tlo;
+			chi = thi;
+		}
+		if (b > top)
+			top = b;
+		/* The greatest score among the lags hit, and which lags hold it. */
+		{
+			uint64_t s = 0;
+
+			for (b = top; b-- > 0;) {
+				uint64_t tlo = lo & plane[b][0], thi = hi & plane[b][1];
+				uint64_t keep = -(uint64_t)((tlo | thi) != 0);
+
+				/* Branch-free: whether a plane narrows the lags is data. */
+				lo = (tlo & keep) | (lo & ~keep);
+				hi = (thi & keep) | (hi & ~keep);
+				s |= keep & (UINT64_C(1) << b);
+			}
+			if (s >= high) {
+				high = s;
+				winner = hi ? 127 - (unsigned)__builtin_clzll(hi)
+					    : 63 - (unsigned)__builtin_clzll(lo);
+			}
+		}
+	}
+}
+
+int sp90b_lag(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
+{
+	uint64_t count[256] = {0}, sq = 0, c = 0, max_run = 0;
+	size_t i;
+
+	if (!args_ok(sym, n, k, 3))
+		return -1;
+	/* Expected repeats per symbol within 128 back, for independent symbols: 128 sum p^2.
+	 * The chain walk costs a step per repeat; the bit-sliced count is the faster from
+	 * about LAG_SLICED_ABOVE repeats (measured on 4096-symbol blocks). */
+	for (i = 0; i < n; i++)
+		count[sym[i]]++;
+	for (i = 0; i < 256; i++)
+		sq += count[i] * count[i];
+	if ((double)sq * LAG_D > LAG_SLICED_ABOVE * (double)n * (double)n)
+		lag_sliced(sym, n, &c, &max_run);
+	else
+		lag_chained(sym, n, &c, &max_run);
+	sp90b_pred_finish(c, (uint64_t)(n - 1), max_run, k, out);
 	return 0;
 }
 

@@ -14,7 +14,8 @@
  * 0..k-1 in order of value, k being the number of distinct symbols present, and k (not
  * 2^bits) is the alphabet size the predictors use.
  *
- * The functions are pure: no globals, no logging, nothing kept between calls.
+ * The functions are pure: no globals, no logging, no results kept between calls (a work
+ * area only keeps its allocations).
  */
 
 /* Counters are 32-bit inside the predictors' dictionaries. */
@@ -81,6 +82,20 @@ int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred 
 int sp90b_lag(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
 int sp90b_multi_mmc(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
 int sp90b_lz78y(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
+
+/*
+ * MultiMMC and LZ78Y keep their dictionaries (about 60 bytes per sample) in a work area,
+ * which repeated runs (an online estimator's blocks) can reuse instead of allocating it each
+ * time. One work area serves one call at a time. sp90b_dict_predictors() runs both, or the
+ * one whose result pointer is not NULL, sharing most of the work; results are those of
+ * sp90b_multi_mmc() and sp90b_lz78y(). Returns 0, or -1 (and computes nothing) if n or k is
+ * out of range for one asked for.
+ */
+struct sp90b_work;
+struct sp90b_work *sp90b_work_new(void);
+void sp90b_work_free(struct sp90b_work *w); /* NULL is fine */
+int sp90b_dict_predictors(struct sp90b_work *w, const uint8_t *sym, size_t n, unsigned k,
+			  struct sp90b_pred *mmc, struct sp90b_pred *lz78y);
 
 /*
  * Everything, from raw samples (one per byte, low `bits` bits used). Returns 0, or -1 if

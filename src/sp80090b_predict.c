@@ -1,10 +1,9 @@
-/* sp80090b_predict: the MultiMMC and LZ78Y predictors, over hashed context dictionaries. */
+/* sp80090b_predict: the MultiMMC and LZ78Y predictors, over classes of equal contexts. */
 #include "autoconf.h"
 
 #include "sp80090b.h"
 #include "util.h"
 
-#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,251 +11,549 @@
 /*
  * Both predictors keep, for every context x of length 1..16 (the symbols just before the
  * one to predict), how often each symbol y followed it; the guess is the y seen most often
- * (ties: the larger y). NIST's tool keeps these in std::map; here every context length has
- * an open-addressing hash table of contexts, and one table maps (context, y) to its count.
- * A context is stored as the position of one of its occurrences, so comparing two is a
- * memcmp of the symbol array. Dictionary limits and the order of updates are NIST's,
- * because they change the results once a dictionary is full.
+ * (ties: the larger y). NIST's tool keeps these in std::map. Here nothing is ever looked up,
+ * because which contexts are equal is worked out in advance, one length at a time:
+ *
+ *  - Contexts of length l ending at p are sorted into classes of equal strings; length l+1
+ *    splits each class by the symbol one further back (a linear pass, no hashing, so no
+ *    input can make it slow). A class is named by its first position, so a dictionary entry
+ *    is an array slot indexed by position, set up when the pass reaches that first position:
+ *    nothing to clear between runs. (context, y) is the context of length l+1 ending at y,
+ *    so successor counts are array slots too.
+ *  - A context that occurs once in the whole input can never be found again. Such
+ *    singletons (nearly every context longer than two in random data) are only counted,
+ *    not stored, and a length whose contexts are all singletons is not visited at all.
+ *  - Each predictor then runs one length at a time over the whole input. The order-l model
+ *    of MultiMMC, or the length-l part of LZ78Y's dictionary, sees exactly the updates
+ *    NIST's sees, in the same order; what couples the lengths is kept per position
+ *    (MultiMMC: which orders found their context and which guessed right; LZ78Y: the best
+ *    guess so far and which lengths added a context) for a last pass that keeps score.
+ *
+ * Dictionary limits are NIST's, because they change the results once a dictionary is full.
+ * MultiMMC's are per order and are counted as they fill. LZ78Y's is global: if a first run
+ * added more contexts than it holds, a second run stops adding where NIST's does.
+ * Memory is about 60 bytes per sample, in a work area that can be kept between runs.
  */
 
 #define CTX_MAX_LEN 16
 #define MMC_MAX_ENTRIES 100000    /* NIST: (x, y) pairs per context length in MultiMMC */
 #define LZ78Y_MAX_CONTEXTS 65536  /* NIST: contexts in the whole LZ78Y dictionary */
-#define NO_CTX UINT32_MAX
-/* (context, y) is packed as context * 256 + y in 32 bits, plus one to keep 0 for "empty". */
-#define MAX_CONTEXTS ((UINT32_C(1) << 24) - 1)
+#define LZ_FIRST CTX_MAX_LEN      /* LZ78Y's first step: it trains on position 16 */
 
-struct ctx {
-	uint32_t pos;  /* start of one occurrence in the symbol array */
-	uint32_t hash;
-	uint32_t best; /* count of the most frequent successor */
-	uint8_t pred;  /* that successor */
-	bool multi;    /* has had two different successors: counts are in the successor table */
+/* The contexts of one length that occur more than once, grouped by class. */
+struct classes {
+	uint32_t *id;     /* class of the context ending at p (where act) */
+	uint64_t *act;    /* bit p: p's class has another member */
+	uint32_t *member; /* the classes' members, class after class, each in increasing order */
+	uint32_t *start, *size; /* class c is member[start[c] .. start[c] + size[c]) */
+	uint32_t nclasses;
 };
 
-/* Contexts of one length. slot[] holds context index + 1, 0 if empty. */
-struct ctx_table {
-	uint32_t *slot;
-	uint32_t mask;
-	uint32_t used;
+/* One predictor's dictionary, at the current length. */
+struct model {
+	/* Per context class: count << 8 | y of its most frequent successor y, so that "higher
+	 * count, then larger y" is one comparison. 0: the context is not in the dictionary. */
+	uint64_t *best;
+	uint32_t *pair; /* per (context, y) class: its count, 0 if not in the dictionary */
 };
 
-struct dict {
-	const uint8_t *sym;
-	struct ctx *ctx;
-	uint32_t nctx, ctx_cap;
-	struct ctx_table tab[CTX_MAX_LEN]; /* tab[l - 1]: contexts of length l */
-	uint64_t *succ;                    /* (key + 1) << 32 | count; 0 if empty */
-	uint32_t succ_mask, succ_used;
+struct sp90b_work {
+	size_t cap;                /* positions the arrays hold */
+	struct classes cls[2];     /* lengths l and l + 1, alternately */
+	uint8_t *top;              /* greatest length at which p's class has other members */
+	uint8_t *key;              /* scratch: the symbol each member's class splits on */
+	struct model mmc, lz;
+	uint16_t *found, *right;   /* MultiMMC: bit d at i: order d+1 found its context, guessed i */
+	uint32_t *guess_count;     /* LZ78Y at i: count behind the best guess so far (0: none) */
+	uint8_t *guess;
+	uint16_t *added;           /* LZ78Y at i: bit j-1: length j added a context */
 };
 
-/* Hashing is only for speed (contents are always compared), but it must mix well: context
- * symbols come from timing that an outsider may influence. */
-static uint64_t mix64(uint64_t h)
+struct sp90b_work *sp90b_work_new(void)
 {
-	h ^= h >> 33;
-	h *= UINT64_C(0xff51afd7ed558ccd);
-	h ^= h >> 33;
-	h *= UINT64_C(0xc4ceb9fe1a85ec53);
-	h ^= h >> 33;
-	return h;
+	return xcalloc(1, sizeof(struct sp90b_work));
 }
 
-/* A context's hash is built from its last symbol backwards, so all the contexts ending at one
- * place come out of a single pass. */
-#define HASH_SEED UINT64_C(0x243f6a8885a308d3)
-static uint64_t hash_step(uint64_t h, uint8_t s)
+static void work_release(struct sp90b_work *w)
 {
-	return mix64(h + s + 1);
-}
-
-static uint32_t *slots_new(uint32_t n)
-{
-	return xcalloc(n, sizeof(uint32_t));
-}
-
-static void dict_init(struct dict *d, const uint8_t *sym)
-{
-	unsigned l;
-
-	memset(d, 0, sizeof(*d));
-	d->sym = sym;
-	d->ctx_cap = 1024;
-	d->ctx = xreallocarray(NULL, d->ctx_cap, sizeof(*d->ctx));
-	for (l = 0; l < CTX_MAX_LEN; l++) {
-		d->tab[l].mask = 63;
-		d->tab[l].slot = slots_new(64);
+	/* Symbols (timing) live on in these; the rest is positions and counts. */
+	if (w->cap) {
+		wipe(w->key, w->cap);
+		wipe(w->guess, w->cap);
+		wipe(w->mmc.best, w->cap * sizeof(*w->mmc.best));
+		wipe(w->lz.best, w->cap * sizeof(*w->lz.best));
 	}
-	d->succ_mask = 1023;
-	d->succ = xcalloc(1024, sizeof(*d->succ));
-}
-
-static void dict_fini(struct dict *d)
-{
-	unsigned l;
-
-	for (l = 0; l < CTX_MAX_LEN; l++)
-		free(d->tab[l].slot);
-	free(d->ctx);
-	free(d->succ);
-	memset(d, 0, sizeof(*d));
-}
-
-static uint32_t ctx_find(const struct dict *d, unsigned len, uint32_t pos, uint32_t hash)
-{
-	const struct ctx_table *t = &d->tab[len - 1];
-	uint32_t i, s;
-
-	for (i = hash & t->mask; (s = t->slot[i]) != 0; i = (i + 1) & t->mask) {
-		const struct ctx *c = &d->ctx[s - 1];
-
-		if (c->hash == hash && memcmp(d->sym + c->pos, d->sym + pos, len) == 0)
-			return s - 1;
+	for (unsigned b = 0; b < 2; b++) {
+		free(w->cls[b].id);
+		free(w->cls[b].act);
+		free(w->cls[b].member);
+		free(w->cls[b].start);
+		free(w->cls[b].size);
 	}
-	return NO_CTX;
+	free(w->top);
+	free(w->key);
+	free(w->mmc.best);
+	free(w->mmc.pair);
+	free(w->lz.best);
+	free(w->lz.pair);
+	free(w->found);
+	free(w->right);
+	free(w->guess_count);
+	free(w->guess);
+	free(w->added);
+	memset(w, 0, sizeof(*w));
 }
 
-static void table_grow(struct dict *d, struct ctx_table *t)
+void sp90b_work_free(struct sp90b_work *w)
 {
-	uint32_t *old = t->slot, old_n = t->mask + 1, i, j;
+	if (!w)
+		return;
+	work_release(w);
+	free(w);
+}
 
-	t->mask = old_n * 2 - 1;
-	t->slot = slots_new(old_n * 2);
-	for (i = 0; i < old_n; i++) {
-		if (!old[i])
+static void model_alloc(struct model *m, size_t n)
+{
+	m->best = xreallocarray(NULL, n, sizeof(*m->best));
+	m->pair = xreallocarray(NULL, n, sizeof(*m->pair));
+}
+
+static void work_reserve(struct sp90b_work *w, size_t n)
+{
+	if (n <= w->cap)
+		return;
+	work_release(w);
+	for (unsigned b = 0; b < 2; b++) {
+		w->cls[b].id = xreallocarray(NULL, n, sizeof(uint32_t));
+		w->cls[b].act = xreallocarray(NULL, n / 64 + 1, sizeof(uint64_t));
+		w->cls[b].member = xreallocarray(NULL, n, sizeof(uint32_t));
+		w->cls[b].start = xreallocarray(NULL, n / 2 + 1, sizeof(uint32_t));
+		w->cls[b].size = xreallocarray(NULL, n / 2 + 1, sizeof(uint32_t));
+	}
+	w->top = xmalloc(n);
+	w->key = xmalloc(n);
+	model_alloc(&w->mmc, n);
+	model_alloc(&w->lz, n);
+	w->found = xreallocarray(NULL, n, sizeof(*w->found));
+	w->right = xreallocarray(NULL, n, sizeof(*w->right));
+	w->guess_count = xreallocarray(NULL, n, sizeof(*w->guess_count));
+	w->guess = xmalloc(n);
+	w->added = xreallocarray(NULL, n, sizeof(*w->added));
+	w->cap = n;
+}
+
+static inline bool is_act(const struct classes *c, size_t p)
+{
+	return (c->act[p >> 6] >> (p & 63)) & 1;
+}
+
+static inline void set_act(struct classes *c, size_t p)
+{
+	c->act[p >> 6] |= UINT64_C(1) << (p & 63);
+}
+
+/* The class of the context ending at p: a singleton is its own. */
+static inline uint32_t class_of(const struct classes *c, size_t p)
+{
+	return is_act(c, p) ? c->id[p] : (uint32_t)p;
+}
+
+/* A new class of `size` members: room for them in member[] from *used. */
+static uint32_t class_new(struct classes *c, uint32_t *used, uint32_t size)
+{
+	uint32_t at = *used;
+
+	c->start[c->nclasses] = at;
+	c->size[c->nclasses++] = size;
+	*used += size;
+	return at;
+}
+
+/* Length 1: classes by symbol. */
+static void classes_first(struct sp90b_work *w, const uint8_t *sym, size_t n, struct classes *c)
+{
+	uint32_t first[256], count[256] = {0}, at[256], used = 0;
+
+	memset(c->act, 0, (n / 64 + 1) * sizeof(*c->act));
+	c->nclasses = 0;
+	for (size_t p = 0; p < n; p++)
+		if (count[sym[p]]++ == 0)
+			first[sym[p]] = (uint32_t)p;
+	for (unsigned s = 0; s < 256; s++)
+		if (count[s] >= 2)
+			at[s] = class_new(c, &used, count[s]);
+	for (size_t p = 0; p < n; p++) {
+		uint8_t s = sym[p];
+
+		w->top[p] = 0;
+		if (count[s] < 2)
 			continue;
-		for (j = d->ctx[old[i] - 1].hash & t->mask; t->slot[j]; j = (j + 1) & t->mask)
-			;
-		t->slot[j] = old[i];
+		c->id[p] = first[s];
+		c->member[at[s]++] = (uint32_t)p;
+		set_act(c, p);
+		w->top[p] = 1;
 	}
-	free(old);
-}
-
-/* Add a context known to be absent; returns its index. */
-static uint32_t ctx_add(struct dict *d, unsigned len, uint32_t pos, uint32_t hash)
-{
-	struct ctx_table *t = &d->tab[len - 1];
-	uint32_t i;
-
-	assert(d->nctx < MAX_CONTEXTS);
-	if ((t->used + 1) * 2 > t->mask + 1)
-		table_grow(d, t);
-	if (d->nctx == d->ctx_cap) {
-		d->ctx_cap *= 2;
-		d->ctx = xreallocarray(d->ctx, d->ctx_cap, sizeof(*d->ctx));
-	}
-	d->ctx[d->nctx] = (struct ctx){.pos = pos, .hash = hash};
-	for (i = hash & t->mask; t->slot[i]; i = (i + 1) & t->mask)
-		;
-	t->slot[i] = ++d->nctx;
-	t->used++;
-	return d->nctx - 1;
-}
-
-static uint32_t ctx_find_or_add(struct dict *d, unsigned len, uint32_t pos, uint32_t hash)
-{
-	uint32_t c = ctx_find(d, len, pos, hash);
-
-	return c != NO_CTX ? c : ctx_add(d, len, pos, hash);
-}
-
-static uint32_t succ_slot(uint32_t key, uint32_t mask)
-{
-	return (uint32_t)mix64(key) & mask;
-}
-
-static void succ_grow(struct dict *d)
-{
-	uint64_t *old = d->succ;
-	uint32_t old_n = d->succ_mask + 1, i, j;
-
-	d->succ_mask = old_n * 2 - 1;
-	d->succ = xcalloc((size_t)old_n * 2, sizeof(*d->succ));
-	for (i = 0; i < old_n; i++) {
-		if (!old[i])
-			continue;
-		for (j = succ_slot((uint32_t)(old[i] >> 32) - 1, d->succ_mask); d->succ[j];
-		     j = (j + 1) & d->succ_mask)
-			;
-		d->succ[j] = old[i];
-	}
-	free(old);
-}
-
-static uint64_t *succ_find(struct dict *d, uint32_t key)
-{
-	uint32_t i;
-
-	for (i = succ_slot(key, d->succ_mask); d->succ[i]; i = (i + 1) & d->succ_mask)
-		if ((uint32_t)(d->succ[i] >> 32) == key + 1)
-			break;
-	return &d->succ[i];
-}
-
-static uint64_t *succ_insert(struct dict *d, uint32_t key, uint32_t count)
-{
-	uint64_t *e;
-
-	if ((d->succ_used + 1) * 2 > d->succ_mask + 1)
-		succ_grow(d);
-	e = succ_find(d, key);
-	*e = (uint64_t)(key + 1) << 32 | count;
-	d->succ_used++;
-	return e;
 }
 
 /*
- * Count y after context c (NIST's PostfixDictionary::incrementPostfix): an existing pair is
- * always counted; a new one only if make_new. Returns true if a new pair was made.
- * Most contexts are only ever followed by one symbol, whose count is then `best`: they
- * stay out of the successor table until a second symbol follows them.
+ * Length l + 1 from length l (in from): split each class by the symbol l further back,
+ * keeping the members' order. Positions below l have no context of length l + 1.
  */
-static bool succ_count(struct dict *d, uint32_t c, uint8_t y, bool make_new)
+static void classes_next(struct sp90b_work *w, const uint8_t *sym, size_t n, unsigned l,
+			 const struct classes *from, struct classes *to)
 {
-	struct ctx *x = &d->ctx[c];
-	uint32_t key = c * 256U + y, count;
-	bool fresh = false;
-	uint64_t *e;
+	uint32_t stamp[256] = {0}, first[256], count[256], at[256], used = 0;
+	uint8_t seen[256];
 
-	if (!x->multi) {
-		if (x->best > 0 && y == x->pred) {
-			x->best++;
-			return false;
+	memset(to->act, 0, (n / 64 + 1) * sizeof(*to->act));
+	to->nclasses = 0;
+	for (uint32_t c = 0; c < from->nclasses; c++) {
+		const uint32_t *mem = from->member + from->start[c];
+		uint8_t *key = w->key + from->start[c];
+		uint32_t size = from->size[c], t;
+		unsigned nseen = 0;
+
+		for (t = 0; t < size; t++) {
+			uint32_t m = mem[t];
+			uint8_t s;
+
+			if (m < l)
+				continue;
+			s = key[t] = sym[m - l];
+			if (stamp[s] != c + 1) {
+				stamp[s] = c + 1;
+				count[s] = 0;
+				first[s] = m;
+				seen[nseen++] = s;
+			}
+			count[s]++;
 		}
-		if (!make_new)
-			return false;
-		if (x->best == 0) {
-			x->best = 1;
-			x->pred = y;
-			return true;
+		for (unsigned i = 0; i < nseen; i++)
+			if (count[seen[i]] >= 2)
+				at[seen[i]] = class_new(to, &used, count[seen[i]]);
+		for (t = 0; t < size; t++) {
+			uint32_t m = mem[t];
+			uint8_t s = key[t];
+
+			if (m < l || count[s] < 2)
+				continue;
+			to->id[m] = first[s];
+			to->member[at[s]++] = m;
+			set_act(to, m);
+			w->top[m] = (uint8_t)(l + 1);
 		}
-		succ_insert(d, c * 256U + x->pred, x->best);
-		x->multi = true;
 	}
-	e = succ_find(d, key);
-	if (*e) {
-		*e += 1;
-	} else {
-		if (!make_new)
-			return false;
-		e = succ_insert(d, key, 1);
-		fresh = true;
-	}
-	count = (uint32_t)*e;
-	if (count > x->best || (count == x->best && y > x->pred)) {
-		x->best = count;
-		x->pred = y;
-	}
-	return fresh;
 }
 
-static uint32_t ctx_hash(const uint8_t *sym, uint32_t pos, unsigned len)
+/*
+ * Count y after context class x, (x, y) being class xy (NIST's
+ * PostfixDictionary::incrementPostfix): an existing pair is always counted, a new one only
+ * if make_new. Returns true if a new pair was made.
+ */
+static inline bool model_count(struct model *m, uint32_t x, uint32_t xy, uint8_t y,
+			       bool make_new)
 {
-	uint64_t h = HASH_SEED;
+	uint32_t v = m->pair[xy];
+	uint64_t b;
 
-	while (len--)
-		h = hash_step(h, sym[pos + len]);
-	return (uint32_t)h;
+	if (v == 0 && !make_new)
+		return false;
+	m->pair[xy] = ++v;
+	b = (uint64_t)v << 8 | y;
+	if (b > m->best[x])
+		m->best[x] = b;
+	return v == 1;
+}
+
+/* The positions p in [lo, hi] whose class has other members, in increasing order. */
+struct act_iter {
+	const uint64_t *act;
+	size_t word, last, hi;
+	uint64_t bits;
+};
+
+static inline void act_begin(struct act_iter *it, const struct classes *c, size_t lo, size_t hi)
+{
+	it->act = c->act;
+	it->hi = hi;
+	it->word = it->last = lo >> 6;
+	it->bits = 0;
+	if (lo <= hi) {
+		it->last = hi >> 6;
+		it->bits = c->act[it->word] & (~UINT64_C(0) << (lo & 63));
+	}
+}
+
+static inline bool act_next(struct act_iter *it, size_t *p)
+{
+	while (!it->bits) {
+		if (it->word >= it->last)
+			return false;
+		it->bits = it->act[++it->word];
+	}
+	*p = it->word * 64 + (size_t)__builtin_ctzll(it->bits);
+	it->bits &= it->bits - 1;
+	return *p <= it->hi;
+}
+
+/*
+ * MultiMMC's order l model: trained first on the context ending at l - 1, then at every
+ * step i > l it is consulted if all lower orders found their context (a "looked" order
+ * that misses stops the higher ones), and learns (x, sym[i]) within its entry limit.
+ * Singleton contexts are never found; each only takes an entry, counted in the gaps.
+ */
+struct mmc_pass {
+	uint16_t bit, below; /* this order's bit in found/right, and the one below's */
+	uint32_t entries;
+	size_t last_i;
+};
+
+static inline void mmc_step(struct sp90b_work *w, struct mmc_pass *st, size_t p, size_t i,
+			    uint32_t x, uint32_t xy, uint8_t y)
+{
+	struct model *m = &w->mmc;
+	size_t gap = i - st->last_i - 1;
+	bool looked = !st->below || (w->found[i] & st->below);
+
+	if (p == x)
+		m->best[x] = 0;
+	if (i == xy)
+		m->pair[xy] = 0;
+	st->entries = gap >= MMC_MAX_ENTRIES - st->entries ? MMC_MAX_ENTRIES
+							   : st->entries + (uint32_t)gap;
+	st->last_i = i;
+	if (looked && m->best[x]) {
+		w->found[i] |= st->bit;
+		if ((uint8_t)m->best[x] == y)
+			w->right[i] |= st->bit;
+		if (model_count(m, x, xy, y, st->entries < MMC_MAX_ENTRIES))
+			st->entries++;
+	} else if (st->entries < MMC_MAX_ENTRIES) {
+		/* NIST counts an entry here even if the pair existed: a context skipped as
+		 * unlooked can be present once a lower order is full. */
+		model_count(m, x, xy, y, true);
+		st->entries++;
+	}
+}
+
+/* The scoreboard: at each step the orders that found their context guess in turn. */
+static void mmc_score(const struct sp90b_work *w, size_t n, unsigned k, struct sp90b_pred *out)
+{
+	uint64_t score[CTX_MAX_LEN] = {0}, c = 0, run = 0, max_run = 0;
+	unsigned winner = 0;
+
+	for (size_t i = 2; i < n; i++) {
+		unsigned cur = winner;
+		uint16_t f = w->found[i];
+		uint64_t high = score[winner];
+
+		for (; f; f &= (uint16_t)(f - 1)) {
+			unsigned d = (unsigned)__builtin_ctz(f);
+
+			if (w->right[i] & (1U << d)) {
+				uint64_t v = ++score[d];
+
+				/* score[winner], kept in a register */
+				if (v >= high || d == winner) {
+					winner = d;
+					high = v;
+				}
+				if (d == cur) {
+					c++;
+					if (++run > max_run)
+						max_run = run;
+				}
+			} else if (d == cur) {
+				run = 0;
+			}
+		}
+	}
+	sp90b_pred_finish(c, n - 2, max_run, k, out);
+}
+
+/* Where LZ78Y's dictionary fills up: additions are allowed before step cut_i, and at cut_i
+ * for the lengths in cut_mask. */
+struct lz_cut {
+	size_t cut_i;
+	uint16_t cut_mask;
+};
+
+/*
+ * LZ78Y's length-j contexts: from step 16 on (training only at 16), a context found offers
+ * its best successor as a guess (the longest context wins ties: lengths come in increasing
+ * order here, NIST's in decreasing with a strict comparison) and counts sym[i]; one not
+ * found is added while the dictionary has room.
+ */
+static inline void lz_step(struct sp90b_work *w, uint16_t bit, const struct lz_cut *cut,
+			   size_t p, size_t i, uint32_t x, uint32_t xy, uint8_t y)
+{
+	struct model *m = &w->lz;
+	uint64_t b;
+
+	if (p == x)
+		m->best[x] = 0;
+	if (i == xy)
+		m->pair[xy] = 0;
+	b = m->best[x];
+	if (b) {
+		if (i > LZ_FIRST && b >> 8 >= w->guess_count[i]) {
+			w->guess_count[i] = (uint32_t)(b >> 8);
+			w->guess[i] = (uint8_t)b;
+		}
+	} else if (!cut || i < cut->cut_i || (i == cut->cut_i && (cut->cut_mask & bit))) {
+		w->added[i] |= bit;
+	} else {
+		return;
+	}
+	model_count(m, x, xy, y, true);
+}
+
+/* Length l of both predictors, over the steps whose context recurs. */
+static void level_pass(struct sp90b_work *w, const uint8_t *sym, size_t n, unsigned l,
+		       const struct classes *ctx, const struct classes *pairs, bool mmc,
+		       bool lz, const struct lz_cut *cut)
+{
+	uint16_t bit = (uint16_t)(1U << (l - 1));
+	struct mmc_pass st = {.bit = bit, .below = bit >> 1, .last_i = l - 1};
+	struct act_iter it;
+	size_t p;
+
+	if (lz) {
+		/* Classes that begin before LZ78Y's first step are met first at a later one. */
+		memset(w->lz.best, 0, LZ_FIRST * sizeof(*w->lz.best));
+		memset(w->lz.pair, 0, (LZ_FIRST + 1) * sizeof(*w->lz.pair));
+	}
+	act_begin(&it, ctx, mmc ? l - 1 : LZ_FIRST - 1, n - 2);
+	while (act_next(&it, &p)) {
+		size_t i = p + 1;
+		uint32_t x = ctx->id[p], xy = class_of(pairs, i);
+		uint8_t y = sym[i];
+
+		if (mmc)
+			mmc_step(w, &st, p, i, x, xy, y);
+		if (lz && p >= LZ_FIRST - 1)
+			lz_step(w, bit, cut, p, i, x, xy, y);
+	}
+}
+
+static void lz_score(const struct sp90b_work *w, const uint8_t *sym, size_t n, unsigned k,
+		     struct sp90b_pred *out)
+{
+	uint64_t c = 0, run = 0, max_run = 0;
+
+	for (size_t i = LZ_FIRST + 1; i < n; i++) {
+		if (w->guess_count[i] && w->guess[i] == sym[i]) {
+			c++;
+			if (++run > max_run)
+				max_run = run;
+		} else {
+			run = 0;
+		}
+	}
+	sp90b_pred_finish(c, n - LZ_FIRST - 1, max_run, k, out);
+}
+
+/*
+ * Contexts that occur once were added without being stored: count them in (lengths above
+ * top[p]), then find where NIST's dictionary would have filled up, if it did.
+ */
+static bool lz_find_cut(struct sp90b_work *w, size_t n, struct lz_cut *cut)
+{
+	uint64_t total = 0;
+
+	for (size_t i = LZ_FIRST; i < n; i++) {
+		unsigned t = w->top[i - 1] < CTX_MAX_LEN ? w->top[i - 1] : CTX_MAX_LEN;
+		uint16_t a = (uint16_t)(w->added[i] | (0xffffU << t));
+		unsigned here = (unsigned)__builtin_popcount(a);
+
+		if (total + here > LZ78Y_MAX_CONTEXTS) {
+			/* Within a step NIST goes from the longest context down. */
+			unsigned room = (unsigned)(LZ78Y_MAX_CONTEXTS - total);
+
+			cut->cut_i = i;
+			cut->cut_mask = 0;
+			for (unsigned j = CTX_MAX_LEN; j > 0 && room; j--)
+				if (a & (1U << (j - 1))) {
+					cut->cut_mask |= (uint16_t)(1U << (j - 1));
+					room--;
+				}
+			return true;
+		}
+		total += here;
+	}
+	return false;
+}
+
+/* Run MultiMMC (if mmc) and LZ78Y (if lz) over sym[0..n), n already checked. */
+static void run_predictors(struct sp90b_work *w, const uint8_t *sym, size_t n, unsigned k,
+			   struct sp90b_pred *mmc, struct sp90b_pred *lz, const struct lz_cut *cut)
+{
+	unsigned levels = CTX_MAX_LEN, l;
+
+	work_reserve(w, n);
+	if (mmc) {
+		memset(w->found, 0, n * sizeof(*w->found));
+		memset(w->right, 0, n * sizeof(*w->right));
+		if (n - 2 < levels)
+			levels = (unsigned)(n - 2);
+	}
+	if (lz) {
+		memset(w->guess_count, 0, n * sizeof(*w->guess_count));
+		memset(w->added, 0, n * sizeof(*w->added));
+		levels = CTX_MAX_LEN;
+	}
+	classes_first(w, sym, n, &w->cls[1]);
+	for (l = 1; l <= levels && w->cls[l & 1].nclasses; l++) {
+		const struct classes *ctx = &w->cls[l & 1];
+		struct classes *pairs = &w->cls[(l + 1) & 1];
+
+		classes_next(w, sym, n, l, ctx, pairs);
+		level_pass(w, sym, n, l, ctx, pairs, mmc && l <= n - 2, lz, cut);
+	}
+	/* Lengths with no recurring context changed nothing but the entry counts. */
+	if (mmc)
+		mmc_score(w, n, k, mmc);
+	if (lz) {
+		struct lz_cut full;
+
+		if (!cut && lz_find_cut(w, n, &full)) {
+			run_predictors(w, sym, n, k, NULL, lz, &full);
+			return;
+		}
+		lz_score(w, sym, n, k, lz);
+	}
+}
+
+static bool mmc_args_ok(const uint8_t *sym, size_t n, unsigned k)
+{
+	return sym && k >= 2 && k <= 256 && n >= (k == 2 ? 4U : 3U) && n <= SP90B_MAX_SAMPLES;
+}
+
+static bool lz_args_ok(const uint8_t *sym, size_t n, unsigned k)
+{
+	/* NIST's binary variant asserts one more sample than its general one needs. */
+	return sym && k >= 2 && k <= 256 && n >= SP90B_LZ78Y_MIN_SAMPLES + (k == 2) &&
+	       n <= SP90B_MAX_SAMPLES;
+}
+
+int sp90b_dict_predictors(struct sp90b_work *w, const uint8_t *sym, size_t n, unsigned k,
+			  struct sp90b_pred *mmc, struct sp90b_pred *lz78y)
+{
+	if ((!mmc && !lz78y) || (mmc && !mmc_args_ok(sym, n, k)) ||
+	    (lz78y && !lz_args_ok(sym, n, k)))
+		return -1;
+	run_predictors(w, sym, n, k, mmc, lz78y, NULL);
+	return 0;
+}
+
+static int once(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *mmc,
+		struct sp90b_pred *lz78y)
+{
+	struct sp90b_work *w = sp90b_work_new();
+	int rc = sp90b_dict_predictors(w, sym, n, k, mmc, lz78y);
+
+	sp90b_work_free(w);
+	return rc;
 }
 
 /*
@@ -267,63 +564,7 @@ static uint32_t ctx_hash(const uint8_t *sym, uint32_t pos, unsigned len)
  */
 int sp90b_multi_mmc(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
 {
-	uint64_t score[CTX_MAX_LEN] = {0}, c = 0, run = 0, max_run = 0;
-	uint32_t entries[CTX_MAX_LEN] = {0};
-	unsigned winner = 0, d;
-	struct dict dict;
-	uint32_t i;
-
-	if (!sym || k < 2 || k > 256 || n < (k == 2 ? 4U : 3U) || n > SP90B_MAX_SAMPLES)
-		return -1;
-	dict_init(&dict, sym);
-	for (d = 0; d < CTX_MAX_LEN && d < n - 2; d++) {
-		uint32_t x = ctx_find_or_add(&dict, d + 1, 0, ctx_hash(sym, 0, d + 1));
-
-		succ_count(&dict, x, sym[d + 1], true);
-		entries[d] = 1;
-	}
-
-	for (i = 2; i < n; i++) {
-		unsigned cur_winner = winner;
-		uint64_t h = HASH_SEED;
-		bool found = false;
-
-		for (d = 0; d < CTX_MAX_LEN && d + 2 <= i; d++) {
-			uint32_t pos = i - d - 1, x = NO_CTX;
-			bool looked = d == 0 || found;
-
-			h = hash_step(h, sym[pos]);
-			if (looked) {
-				x = ctx_find(&dict, d + 1, pos, (uint32_t)h);
-				found = x != NO_CTX;
-			}
-			if (found) {
-				if (dict.ctx[x].pred == sym[i]) {
-					if (++score[d] >= score[winner])
-						winner = d;
-					if (d == cur_winner) {
-						c++;
-						if (++run > max_run)
-							max_run = run;
-					}
-				} else if (d == cur_winner) {
-					run = 0;
-				}
-				if (succ_count(&dict, x, sym[i], entries[d] < MMC_MAX_ENTRIES))
-					entries[d]++;
-			} else if (entries[d] < MMC_MAX_ENTRIES) {
-				/* NIST counts an entry here even if the pair existed: a context
-				 * skipped above can be present once a lower order is full. */
-				x = looked ? ctx_add(&dict, d + 1, pos, (uint32_t)h)
-					   : ctx_find_or_add(&dict, d + 1, pos, (uint32_t)h);
-				succ_count(&dict, x, sym[i], true);
-				entries[d]++;
-			}
-		}
-	}
-	dict_fini(&dict);
-	sp90b_pred_finish(c, n - 2, max_run, k, out);
-	return 0;
+	return once(sym, n, k, out, NULL);
 }
 
 /*
@@ -333,59 +574,5 @@ int sp90b_multi_mmc(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred 
  */
 int sp90b_lz78y(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
 {
-	uint64_t c = 0, run = 0, max_run = 0;
-	uint32_t hash[CTX_MAX_LEN + 1];
-	uint32_t dict_size = 0, i;
-	struct dict dict;
-	unsigned j;
-
-	/* NIST's binary variant asserts one more sample than its general one needs. */
-	if (!sym || k < 2 || k > 256 || n < SP90B_LZ78Y_MIN_SAMPLES + (k == 2) ||
-	    n > SP90B_MAX_SAMPLES)
-		return -1;
-	dict_init(&dict, sym);
-	for (j = 1; j <= CTX_MAX_LEN; j++) {
-		uint32_t pos = CTX_MAX_LEN - j;
-		uint32_t x = ctx_add(&dict, j, pos, ctx_hash(sym, pos, j));
-
-		succ_count(&dict, x, sym[CTX_MAX_LEN], true);
-		dict_size++;
-	}
-
-	for (i = CTX_MAX_LEN + 1; i < n; i++) {
-		uint64_t h = HASH_SEED, max_count = 0;
-		bool have = false;
-		uint8_t guess = 0;
-
-		for (j = 1; j <= CTX_MAX_LEN; j++) {
-			h = hash_step(h, sym[i - j]);
-			hash[j] = (uint32_t)h;
-		}
-		for (j = CTX_MAX_LEN; j > 0; j--) {
-			uint32_t x = ctx_find(&dict, j, i - j, hash[j]);
-
-			if (x != NO_CTX) {
-				if (dict.ctx[x].best > max_count) {
-					max_count = dict.ctx[x].best;
-					guess = dict.ctx[x].pred;
-					have = true;
-				}
-				succ_count(&dict, x, sym[i], true);
-			} else if (dict_size < LZ78Y_MAX_CONTEXTS) {
-				x = ctx_add(&dict, j, i - j, hash[j]);
-				succ_count(&dict, x, sym[i], true);
-				dict_size++;
-			}
-		}
-		if (have && guess == sym[i]) {
-			c++;
-			if (++run > max_run)
-				max_run = run;
-		} else {
-			run = 0;
-		}
-	}
-	dict_fini(&dict);
-	sp90b_pred_finish(c, n - CTX_MAX_LEN - 1, max_run, k, out);
-	return 0;
+	return once(sym, n, k, NULL, out);
 }

@@ -1,0 +1,466 @@
+/* check_est_sp90b: unit tests for est_sp90b.c, the online SP 800-90B estimator. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "est.h"
+#include "sp80090b.h"
+#include "util.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+
+#define BLOCK 4096 /* as in est_sp90b.c */
+
+/* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
+static uint64_t rng_state, seed;
+
+static void rng_seed(void)
+{
+	const char *e = getenv("ENTROPYD_TEST_SEED");
+
+	seed = e ? strtoull(e, NULL, 0) : 0x5b90b5b9u;
+	rng_state = seed;
+}
+
+static uint64_t rng_next(void) /* splitmix64 */
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void sp90b_est(struct est *e, uint64_t quantum_ns, double cap_bits, uint64_t jiffy_ns)
+{
+	struct est_params p = {.quantum_ns = quantum_ns, .cap_bits = cap_bits,
+			       .jiffy_ns = jiffy_ns};
+
+	est_init(e, &est_sp90b_ops, &p);
+}
+
+static struct est_report report(struct est *e)
+{
+	struct est_report r;
+
+	e->ops->report(e->state, &r);
+	return r;
+}
+
+/* A stream of events, with the symbols they produced. */
+struct stream {
+	uint64_t t;
+	uint8_t *sym;
+	size_t nsym, cap;
+};
+
+static void stream_init(struct stream *s, uint64_t t0)
+{
+	memset(s, 0, sizeof(*s));
+	s->t = t0;
+}
+
+static void add(struct est *e, struct stream *s, struct est_out *out)
+{
+	est_add(e, s->t, out);
+	if (!out->have_symbol)
+		return;
+	if (s->nsym == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 4096;
+		s->sym = xreallocarray(s->sym, s->cap, 1);
+	}
+	s->sym[s->nsym++] = out->symbol;
+}
+
+START_TEST(test_registry)
+{
+	ck_assert_str_eq(est_sp90b_ops.name, "sp800-90b");
+	ck_assert_ptr_nonnull(est_sp90b_ops.report);
+	ck_assert_ptr_eq(est_find("kernel"), &est_kernel_ops);
+}
+END_TEST
+
+START_TEST(test_no_credit_before_first_estimate)
+{
+	struct est e;
+	struct est_out out;
+	struct est_report r;
+	uint64_t t = 7 * SEC;
+
+	rng_seed();
+	sp90b_est(&e, 1000, 8, 0);
+	r = report(&e);
+	ck_assert(!r.have_estimate);
+	ck_assert_uint_eq(r.symbols, 0);
+	for (int i = 1; i <= 1024; i++) {
+		est_add(&e, t, &out);
+		/* The first event has no delta, hence no symbol. */
+		ck_assert_msg(out.have_symbol == (i > 1), "event %d: have_symbol %d", i,
+			      out.have_symbol);
+		ck_assert_msg(out.bits == 0, "event %d (symbol %d): %g bits before any estimate "
+			      "(seed %#llx)", i, i - 1, out.bits, (unsigned long long)seed);
+		t += (rng_next() % 65536) * US;
+	}
+	r = report(&e);
+	ck_assert(!r.have_estimate);
+	ck_assert_uint_eq(r.symbols, 1023);
+	ck_assert_double_eq(r.h, 0);
+	/* The 1024th symbol completes the first estimate, and its event is credited. */
+	est_add(&e, t, &out);
+	r = report(&e);
+	ck_assert(r.have_estimate);
+	ck_assert_uint_eq(r.symbols, 1024);
+	ck_assert_msg(r.h > 4.5 && out.bits > 0, "h %g, bits %g (seed %#llx)", r.h, out.bits,
+		      (unsigned long long)seed);
+	est_fini(&e);
+}
+END_TEST
+
+START_TEST(test_constant_interval_zero)
+{
+	struct est e;
+	struct est_out out;
+	struct est_report r;
+	uint64_t t;
+
+	rng_seed();
+	t = SEC + rng_next() % (1000 * SEC);
+	sp90b_est(&e, 1000, 11, 0);
+	for (int i = 1; i <= 3 * BLOCK; i++) {
+		est_add(&e, t, &out);
+		ck_assert_msg(out.bits == 0, "event %d: %g bits from a regular source (seed %#llx)",
+			      i, out.bits, (unsigned long long)seed);
+		t += 1 * MS;
+	}
+	r = report(&e);
+	ck_assert(r.have_estimate);
+	ck_assert_double_eq(r.h, 0);
+	ck_assert_str_eq(r.min_by, "single symbol");
+	est_fini(&e);
+}
+END_TEST
+
+START_TEST(test_alternating_intervals_zero)
+{
+	/* 1000/1100 µs: the kernel's rule credits 6 bits per event for ever, but the stream is
+	 * perfectly predictable, which Lag and MultiMMC see. */
+	struct est e, k;
+	struct est_out out, kout;
+	struct est_params kp = {.quantum_ns = 1000, .cap_bits = 11};
+	struct est_report r;
+	uint64_t t = 2 * SEC;
+
+	sp90b_est(&e, 1000, 11, 0);
+	est_init(&k, &est_kernel_ops, &kp);
+	for (int i = 1; i <= 2 * BLOCK + 100; i++) {
+		est_add(&e, t, &out);
+		est_add(&k, t, &kout);
+		if (i > 3)
+			ck_assert_msg(kout.bits == 6, "event %d: kernel rule %g bits", i, kout.bits);
+		ck_assert_msg(out.bits <= 0.01, "event %d: %g bits from a period-2 source", i,
+			      out.bits);
+		t += (i % 2) ? 1000 * US : 1100 * US;
+	}
+	r = report(&e);
+	ck_assert(r.have_estimate);
+	ck_assert_double_le(r.h, 0.01);
+	ck_assert(r.valid[SP90B_LAG] && r.h_each[SP90B_LAG] <= 0.01);
+	ck_assert(r.valid[SP90B_MULTI_MMC] && r.h_each[SP90B_MULTI_MMC] <= 0.01);
+	/* MCV alone would have allowed a bit per symbol. */
+	ck_assert_double_gt(r.h_each[SP90B_MCV], 0.9);
+	est_fini(&k);
+	est_fini(&e);
+}
+END_TEST
+
+START_TEST(test_replay_falls_to_zero)
+{
+	/* 512 random intervals played over and over: new-looking at first, then a replay
+	 * longer than Lag's reach, which only the dictionary predictors can see. */
+	uint64_t loop[512];
+	struct est e;
+	struct est_out out;
+	struct est_report r;
+	uint64_t t = 5 * SEC;
+
+	rng_seed();
+	for (size_t i = 0; i < ARRAY_SIZE(loop); i++)
+		loop[i] = (rng_next() % 65536) * US + rng_next() % US;
+	sp90b_est(&e, 1000, 8, 0);
+	for (int i = 0; i < 6 * BLOCK; i++) {
+		est_add(&e, t, &out);
+		/* From the first estimate on (two loops seen), credit is near zero. */
+		if (i > 1024)
+			ck_assert_msg(out.bits <= 0.1, "event %d: %g bits from a replay (seed %#llx)",
+				      i, out.bits, (unsigned long long)seed);
+		t += loop[i % 512];
+	}
+	r = report(&e);
+	ck_assert_double_le(r.h, 0.1);
+	ck_assert(r.min_by && (strcmp(r.min_by, "MultiMMC") == 0 || strcmp(r.min_by, "LZ78Y") == 0));
+	/* The estimators without a long memory do not see it. */
+	ck_assert_double_gt(r.h_each[SP90B_MCV], 4);
+	ck_assert_double_gt(r.h_each[SP90B_LAG], 4);
+	est_fini(&e);
+}
+END_TEST
+
+START_TEST(test_random_near_8_bits_and_capped)
+{
+	/* Intervals uniform over 0..65535 µs: low bytes at 1 µs are uniform, 8 bits per
+	 * symbol, of which 4096 symbols can show only about 6.6 (MCV's 99% bound on the mode's
+	 * probability, 256 values seen ~16 times each). The credit is min(kernel rule,
+	 * estimate, cap) exactly. */
+	static const double caps[] = {11, 8, 4, 0.5};
+	struct est e[ARRAY_SIZE(caps)], k;
+	struct est_params kp = {.quantum_ns = 1000, .cap_bits = 64};
+	uint64_t t = 9 * SEC;
+
+	rng_seed();
+	for (size_t c = 0; c < ARRAY_SIZE(caps); c++)
+		sp90b_est(&e[c], 1000, caps[c], 0);
+	est_init(&k, &est_kernel_ops, &kp);
+	for (int i = 0; i < 3 * BLOCK; i++) {
+		struct est_out kout;
+
+		est_add(&k, t, &kout);
+		for (size_t c = 0; c < ARRAY_SIZE(caps); c++) {
+			struct est_out out;
+			struct est_report r;
+			double want;
+
+			est_add(&e[c], t, &out);
+			r = report(&e[c]);
+			want = r.have_estimate ? fmin(fmin(kout.bits, r.h), caps[c]) : 0;
+			ck_assert_msg(out.bits == want, "event %d cap %g: %g bits, want %g "
+				      "(seed %#llx)", i, caps[c], out.bits, want,
+				      (unsigned long long)seed);
+		}
+		t += (rng_next() % 65536) * US + rng_next() % US;
+	}
+	for (size_t c = 0; c < ARRAY_SIZE(caps); c++) {
+		struct est_report r = report(&e[c]);
+
+		ck_assert_msg(r.h > 6.2 && r.h < 8, "h = %g (seed %#llx)", r.h,
+			      (unsigned long long)seed);
+		for (int x = 0; x < SP90B_N_ESTIMATORS; x++)
+			ck_assert(r.valid[x] && r.h_each[x] >= r.h && r.h_each[x] <= 8);
+		est_fini(&e[c]);
+	}
+	est_fini(&k);
+}
+END_TEST
+
+/* Check the instance's view against sp90b_literal over sym[0..n): all five estimators. */
+static void expect_literal(const struct est_report *r, const uint8_t *sym, size_t n,
+			   const char *when)
+{
+	struct sp90b_literal l;
+
+	ck_assert_int_eq(sp90b_literal(sym, n, 8, &l), 0);
+	ck_assert_msg(r->h == l.h, "%s: h %.17g, sp90b_literal %.17g (seed %#llx)", when, r->h,
+		      l.h, (unsigned long long)seed);
+	ck_assert_str_eq(r->min_by, sp90b_name(l.min_by));
+	for (int x = 0; x < SP90B_N_ESTIMATORS; x++) {
+		const double lh[] = {l.mcv.h, l.mcw.h, l.lag.h, l.mmc.h, l.lz78y.h};
+
+		ck_assert_msg(r->valid[x] == l.valid[x], "%s: %s valid %d", when, sp90b_name(x),
+			      r->valid[x]);
+		if (l.valid[x])
+			ck_assert_msg(r->h_each[x] == lh[x], "%s: %s %.17g, literal %.17g", when,
+				      sp90b_name(x), r->h_each[x], lh[x]);
+	}
+}
+
+/* Intervals mostly 100 µs, a quarter anything up to 300 µs: skewed, so the estimators
+ * disagree. */
+static uint64_t skewed_interval(void)
+{
+	return (rng_next() % 4 == 0) ? (rng_next() % 300) * US : 100 * US + rng_next() % US;
+}
+
+/* Block 1: MCV, MultiMCW and Lag from it, MultiMMC and LZ78Y still from block 0. */
+static void expect_mixed(const struct est_report *r, const uint8_t *sym)
+{
+	struct sp90b_literal l0, l1;
+
+	ck_assert_int_eq(sp90b_literal(sym, BLOCK, 8, &l0), 0);
+	ck_assert_int_eq(sp90b_literal(sym + BLOCK, BLOCK, 8, &l1), 0);
+	ck_assert(r->h_each[SP90B_MCV] == l1.mcv.h);
+	ck_assert(r->h_each[SP90B_MULTI_MCW] == l1.mcw.h);
+	ck_assert(r->h_each[SP90B_LAG] == l1.lag.h);
+	ck_assert(r->h_each[SP90B_MULTI_MMC] == l0.mmc.h);
+	ck_assert(r->h_each[SP90B_LZ78Y] == l0.lz78y.h);
+	ck_assert(r->h == fmin(fmin(fmin(l1.mcv.h, l1.mcw.h), fmin(l1.lag.h, l0.mmc.h)),
+			       l0.lz78y.h));
+}
+
+START_TEST(test_block_estimate_is_literal)
+{
+	struct est e;
+	struct est_out out;
+	struct stream s;
+
+	rng_seed();
+	sp90b_est(&e, 1000, 8, 0);
+	stream_init(&s, 11 * SEC);
+	while (s.nsym < 9 * BLOCK) {
+		size_t before = s.nsym;
+		struct est_report r;
+
+		add(&e, &s, &out);
+		s.t += skewed_interval();
+		if (s.nsym == before)
+			continue;
+		r = report(&e);
+		switch (s.nsym) {
+		case 1024:
+		case 2048:
+		case BLOCK:
+			expect_literal(&r, s.sym, s.nsym, "first block");
+			ck_assert_double_lt(r.h, 6);
+			break;
+		case 2 * BLOCK:
+			expect_mixed(&r, s.sym);
+			break;
+		case 9 * BLOCK:
+			/* MultiMMC and LZ78Y run again on block 8. */
+			expect_literal(&r, s.sym + 8 * BLOCK, BLOCK, "block 8");
+			break;
+		default:
+			break;
+		}
+	}
+	ck_assert_uint_eq(report(&e).symbols, 9 * BLOCK);
+	free(s.sym);
+	est_fini(&e);
+}
+END_TEST
+
+START_TEST(test_sub_jiffy_symbols)
+{
+	static const uint64_t jiffies[] = {4 * MS, 1 * MS, 10 * MS};
+	static const uint64_t quanta[] = {1000, 1, 3000};
+
+	rng_seed();
+	for (size_t j = 0; j < ARRAY_SIZE(jiffies); j++) {
+		struct est e;
+		uint64_t t = 3 * SEC + rng_next() % SEC;
+
+		sp90b_est(&e, quanta[j], 8, jiffies[j]);
+		for (int i = 0; i < 2 * BLOCK; i++) {
+			struct est_out out;
+			struct est_report r;
+			uint8_t want = (uint8_t)(t % jiffies[j] / quanta[j]);
+
+			est_add(&e, t, &out);
+			/* Every event has a phase, the first one too. */
+			ck_assert(out.have_symbol);
+			ck_assert_msg(out.symbol == want, "jiffy %llu quantum %llu, t %llu: symbol %u, "
+				      "want %u", (unsigned long long)jiffies[j],
+				      (unsigned long long)quanta[j], (unsigned long long)t,
+				      out.symbol, want);
+			/* The kernel's rule is not applied: the kernel counts that part. */
+			r = report(&e);
+			ck_assert(out.bits == (r.have_estimate ? fmin(r.h, 8) : 0));
+			ck_assert_uint_eq(r.symbols, (uint64_t)i + 1);
+			t += rng_next() % (3 * jiffies[j]);
+		}
+		est_fini(&e);
+	}
+}
+END_TEST
+
+START_TEST(test_never_above_cap)
+{
+	static const double caps[] = {0, 0.25, 3, 8, 11};
+
+	rng_seed();
+	for (size_t c = 0; c < ARRAY_SIZE(caps); c++) {
+		for (int kind = 0; kind < 4; kind++) {
+			struct est e;
+			uint64_t t = 4 * SEC;
+
+			sp90b_est(&e, kind == 3 ? 1 : 1000, caps[c], kind == 2 ? 4 * MS : 0);
+			for (int i = 0; i < BLOCK + 2048; i++) {
+				struct est_out out;
+
+				est_add(&e, t, &out);
+				ck_assert_msg(out.bits >= 0 && out.bits <= caps[c],
+					      "kind %d cap %g event %d: %g bits (seed %#llx)", kind,
+					      caps[c], i, out.bits, (unsigned long long)seed);
+				/* A clock stepping back now and then must not upset anything. */
+				if (rng_next() % 1000 == 0)
+					t -= rng_next() % MS;
+				else
+					t += rng_next() % (kind == 1 ? 300 * US : 70 * MS);
+			}
+			est_fini(&e);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_instances_independent)
+{
+	/* Scratch is shared; each instance's estimate must still be its own. */
+	struct est a, b, c;
+	struct est_out out;
+	uint64_t ta = SEC, tb = SEC, tc = SEC;
+
+	rng_seed();
+	sp90b_est(&a, 1000, 8, 0);
+	sp90b_est(&b, 1000, 8, 0);
+	for (int i = 0; i < BLOCK + 1; i++) {
+		est_add(&a, ta, &out);
+		est_add(&b, tb, &out);
+		ta += (rng_next() % 65536) * US;
+		tb += 1 * MS;
+		if (i == 2000) {
+			/* One comes and goes midway. */
+			sp90b_est(&c, 1000, 8, 0);
+			est_add(&c, tc, &out);
+			est_fini(&c);
+		}
+	}
+	ck_assert_double_gt(report(&a).h, 6);
+	ck_assert_double_eq(report(&b).h, 0);
+	est_fini(&b);
+	est_fini(&a);
+}
+END_TEST
+
+static Suite *est_sp90b_suite(void)
+{
+	Suite *s = suite_create("est_sp90b");
+	TCase *tc = tcase_create("sp800-90b");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_registry);
+	tcase_add_test(tc, test_no_credit_before_first_estimate);
+	tcase_add_test(tc, test_constant_interval_zero);
+	tcase_add_test(tc, test_alternating_intervals_zero);
+	tcase_add_test(tc, test_replay_falls_to_zero);
+	tcase_add_test(tc, test_random_near_8_bits_and_capped);
+	tcase_add_test(tc, test_block_estimate_is_literal);
+	tcase_add_test(tc, test_sub_jiffy_symbols);
+	tcase_add_test(tc, test_never_above_cap);
+	tcase_add_test(tc, test_instances_independent);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(est_sp90b_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
