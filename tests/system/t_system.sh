@@ -163,7 +163,6 @@ mkdir -p "$W/upper" "$W/work" "$MERGED"
 if ! mount -t overlay overlay -o "lowerdir=$TREE,upperdir=$W/upper,workdir=$W/work" "$MERGED" \
 	2> /dev/null; then
 	say "no overlayfs here: copying the tree"
-	MERGED_COPY=1
 	rmdir "$MERGED"
 	cp -a "$TREE" "$MERGED" || fail "cannot copy $TREE"
 	MERGED=
