@@ -32,8 +32,9 @@ void est_add(struct est *e, uint64_t t_ns, struct est_out *out)
 	out->have_symbol = false;
 	out->symbol = 0;
 	e->ops->add(e->state, t_ns, out);
-	/* The class cap is the last word, whatever an estimator says. */
-	if (!(out->bits > 0))
+	/* The class cap is the last word, whatever an estimator says; and an estimate too small
+	 * to tell from zero is zero. */
+	if (!(out->bits >= EST_MIN_BITS))
 		out->bits = 0;
 	out->bits = fmin(out->bits, e->params.cap_bits);
 }

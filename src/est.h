@@ -8,6 +8,12 @@
 
 #include "util.h"
 
+/* The least estimate credited, in bits per event. A source whose timing is replayed or
+ * nearly periodic estimates at a few hundredths of a bit: what an estimator cannot yet
+ * predict in each block (the first pass of a replayed loop), not fresh entropy. Below a
+ * tenth of a bit the estimate is that residue, and it counts as zero. */
+#define EST_MIN_BITS 0.1
+
 struct est_params {
 	uint64_t quantum_ns; /* timing resolution that symbols are taken at */
 	double cap_bits;     /* the class's physical cap, bits per event */

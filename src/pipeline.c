@@ -152,7 +152,8 @@ void pipeline_reconfigure(const struct config *cfg)
 
 		i->rule = policy_resolve(cfg, i->cls, i->name);
 		p = est_params_for(i);
-		if (p.quantum_ns != i->est.params.quantum_ns) {
+		if (p.quantum_ns != i->est.params.quantum_ns ||
+		    p.jiffy_ns != i->est.params.jiffy_ns) {
 			/* Symbols at another resolution are another stream: start afresh. */
 			const struct est_ops *ops = i->est.ops;
 
