@@ -5,6 +5,7 @@
 #include "feed.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "log.h"
 
@@ -120,13 +121,12 @@ void feed_poke(void *arg)
 void feed_init(struct feed *f, struct event_base *base, const struct config *cfg,
 	       struct pool *pool, struct sink *sink)
 {
+	memset(f, 0, sizeof(*f));
 	f->cfg = cfg;
 	f->pool = pool;
 	f->sink = sink;
 	f->timer = evtimer_new(base, timer_cb, f);
-	f->timer_armed = false;
 	f->start_ns = mono_ns();
-	f->ready_after_ns = 0;
 	kernel_probe(&f->ks);
 	f->saw_not_ready = !f->ks.crng_ready;
 	f->phase = feed_choose(cfg->feed.mode, &f->ks);
