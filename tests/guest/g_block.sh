@@ -44,10 +44,21 @@ events() { last_summary "block/$name" | sed -n 's/.* \([0-9]*\) events, .*/\1/p'
 # still says exactly COUNT.
 expect() {
 	summary "block/$name: kind [a-z]*, state [^,]*, .* $1 events, " 30 ||
-		fail "block/$name: want $1 events; last summary: $(last_summary "block/$name")"
+		miscount "want $1 events; last summary: $(last_summary "block/$name")"
 	sleep 1
 	summary "block/$name: " 5
-	[ "$(events)" = "$1" ] || fail "block/$name: $1 events, then $(events)"
+	[ "$(events)" = "$1" ] || miscount "$1 events, then $(events)"
+}
+
+# A wrong count: stop the daemon first, so that the log ends with what it read from the
+# relay files ("blktrace read N completions, ... bytes of garbage ..."), and the kernel's
+# count of records it dropped.
+miscount() {
+	echo "block/$name: the kernel dropped $(cat "/sys/kernel/debug/block/$name/dropped" 2>/dev/null || echo "?") records"
+	kill -TERM "$DPID" 2> /dev/null
+	wait "$DPID" 2> /dev/null
+	DPID=
+	fail "block/$name: $*"
 }
 
 traced() { [ "$(cat "/sys/block/$name/trace/enable")" = 1 ]; }
