@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,9 +88,21 @@ static const struct setting policy_tab[] = {
 	 .set_bit = RULE_SET_CAP_SECOND, .min = 0, .max = 1000000, .def_num = (def_second),   \
 	 .unit = "bits/s", .help = "the most one instance can be credited per second"}
 
+/* The first key of each element of a list of instances. */
+#define NAME_KEY(elem)                                                                         \
+	{.key = "name", .type = SET_STRING, .offset = offsetof(elem, name),                     \
+	 .flags = SF_NONEMPTY | SF_REQUIRED,                                                    \
+	 .help = "instance name or fnmatch(3) glob; the first match wins"}
+
+static const struct setting override_tab[] = {
+	NAME_KEY(struct policy_override),
+	RULE_KEYS(offsetof(struct policy_override, rule), 0, 0, 0),
+	{0},
+};
+
 #define CLASS_KEYS(def_mode, def_event, def_second)                                            \
 	RULE_KEYS(offsetof(struct class_policy, rule), def_mode, def_event, def_second),          \
-	{.key = "instances", .type = SET_GROUPLIST,                                            \
+	{.key = "instances", .type = SET_GROUPLIST, .sub = override_tab,                       \
 	 .help = "per-instance overrides: ( { name = \"GLOB\"; mode = ...; }, ... )"},          \
 	{0}
 
@@ -100,14 +113,6 @@ static const struct setting class_tab[CLASS_COUNT][6] = {
 	[CLASS_INPUT] = {CLASS_KEYS(MODE_TRUSTED, 2.0, 64)},
 	[CLASS_BLOCK] = {CLASS_KEYS(MODE_TRUSTED, 1.0, 128)},
 	[CLASS_NETWORK] = {CLASS_KEYS(MODE_REDUCED, 0.5, 32)},
-};
-
-static const struct setting override_tab[] = {
-	{.key = "name", .type = SET_STRING, .offset = offsetof(struct policy_override, name),
-	 .flags = SF_NONEMPTY | SF_REQUIRED,
-	 .help = "instance name or fnmatch(3) glob; the first match wins"},
-	RULE_KEYS(offsetof(struct policy_override, rule), 0, 0, 0),
-	{0},
 };
 
 static const struct setting sources_tab[] = {
@@ -144,16 +149,32 @@ static const struct setting src_block_tab[] = {
 	{0},
 };
 
+/* How an interface is captured: for the class (sources.network) and for one entry of its
+ * instances, which inherits what it does not give. */
+#define CAPTURE_KEYS(off)                                                                      \
+	{.key = "direction", .type = SET_ENUM,                                                 \
+	 .offset = (off) + offsetof(struct net_capture, direction),                            \
+	 .set_bit = NET_SET_DIRECTION, .names = direction_names, .def_num = DIR_IN,            \
+	 .help = "which packets are timed"},                                                   \
+	{.key = "filter", .type = SET_STRING,                                                  \
+	 .offset = (off) + offsetof(struct net_capture, filter), .set_bit = NET_SET_FILTER,    \
+	 .def_str = "", .help = "BPF filter expression (empty: none)"},                        \
+	{.key = "snaplen", .type = SET_INT,                                                    \
+	 .offset = (off) + offsetof(struct net_capture, snaplen), .set_bit = NET_SET_SNAPLEN,  \
+	 .min = 16, .max = 65535, .def_num = 64, .unit = "bytes",                              \
+	 .help = "bytes captured per packet"}
+
+static const struct setting net_override_tab[] = {
+	NAME_KEY(struct net_override),
+	CAPTURE_KEYS(offsetof(struct net_override, cap)),
+	{0},
+};
+
 static const struct setting src_network_tab[] = {
 	{.key = "interfaces", .type = SET_STRLIST, .offset = CFG(network.interfaces),
 	 .flags = SF_NONEMPTY | SF_AUTO, .def_list = list_auto,
 	 .help = "interface names or globs; auto: every interface that is up, not loopback"},
-	{.key = "direction", .type = SET_ENUM, .offset = CFG(network.direction),
-	 .names = direction_names, .def_num = DIR_IN, .help = "which packets are timed"},
-	{.key = "filter", .type = SET_STRING, .offset = CFG(network.filter), .def_str = "",
-	 .help = "BPF filter expression (empty: none)"},
-	{.key = "snaplen", .type = SET_INT, .offset = CFG(network.snaplen), .min = 16,
-	 .max = 65535, .def_num = 64, .unit = "bytes", .help = "bytes captured per packet"},
+	CAPTURE_KEYS(CFG(network.capture)),
 	{.key = "file", .type = SET_STRING, .offset = CFG(network.file), .def_str = "",
 	 .help = "pcap savefile to replay (empty: live capture)"},
 	QUANTUM_KEY(network.quantum_ns),
@@ -161,6 +182,8 @@ static const struct setting src_network_tab[] = {
 	 .offset = CFG(network.max_events_per_second), .min = 1, .max = 100000000,
 	 .def_num = 10000, .unit = "packets/s",
 	 .help = "packets timed per interface per second; the rest are only counted"},
+	{.key = "instances", .type = SET_GROUPLIST, .sub = net_override_tab,
+	 .help = "per-interface capture: ( { name = \"GLOB\"; filter = ...; }, ... )"},
 	{0},
 };
 
@@ -230,6 +253,202 @@ const char *policy_mode_name(enum policy_mode m)
 	return name_of(policy_mode_names, ARRAY_SIZE(policy_mode_names) - 1, (int)m);
 }
 
+/* ---- lists of instances ----
+ * policy.CLASS.instances and sources.network.instances are both lists of groups
+ * ( { name = "GLOB"; ... }, ... ) whose first match by name wins and whose elements inherit
+ * from their class what they do not give. One set of functions parses, checks, matches,
+ * prints and frees both; a kind says what differs. */
+
+struct inst_kind {
+	const struct setting *tab; /* tab[0] is "name" */
+	size_t size;               /* of one element */
+	size_t set_off;            /* of its `unsigned set`: the set_bit of every key given */
+	const char *what;          /* for -p's comment */
+	const char *shape;         /* what an element looks like, for messages */
+	/* Fill an element with what it inherits from `parent`, before its own keys. */
+	void (*inherit)(void *el, const void *parent);
+	/* Checks across keys, once its own are in; NULL if none. */
+	void (*check)(struct settings_ctx *ctx, const config_setting_t *grp, const void *el,
+		      const char *path);
+};
+
+/* A mode was given in grp but was wrong: that is reported, and rules on it would be noise. */
+static bool mode_was_wrong(const config_setting_t *grp, unsigned given)
+{
+	return !(given & RULE_SET_MODE) && config_setting_get_member(grp, "mode");
+}
+
+/* The cross-field rule: scale only where the mode in effect is reduced. */
+static void check_scale(struct settings_ctx *ctx, const config_setting_t *grp, unsigned given,
+			enum policy_mode mode, const char *prefix)
+{
+	char *path;
+
+	if (!(given & RULE_SET_SCALE) || mode == MODE_REDUCED)
+		return;
+	path = xasprintf("%s.scale", prefix);
+	settings_err(ctx, config_setting_get_member(grp, "scale"), path,
+		     "remove scale, or set mode = \"reduced\"",
+		     "scale applies only to mode = \"reduced\" (the mode here is \"%s\")",
+		     policy_mode_name(mode));
+	free(path);
+}
+
+static void inherit_rule(void *el, const void *parent)
+{
+	((struct policy_override *)el)->rule = *(const struct policy_rule *)parent;
+}
+
+static void check_override(struct settings_ctx *ctx, const config_setting_t *grp,
+			   const void *el, const char *path)
+{
+	const struct policy_override *ov = el;
+
+	if (!mode_was_wrong(grp, ov->set))
+		check_scale(ctx, grp, ov->set, ov->rule.mode, path);
+}
+
+static void inherit_capture(void *el, const void *parent)
+{
+	struct net_capture *cap = &((struct net_override *)el)->cap;
+
+	*cap = *(const struct net_capture *)parent;
+	cap->filter = xstrdup(cap->filter);
+}
+
+static const struct inst_kind policy_kind = {
+	.tab = override_tab,
+	.size = sizeof(struct policy_override),
+	.set_off = offsetof(struct policy_override, set),
+	.what = "per-instance overrides",
+	.shape = "a group { name = \"NAME\"; mode = ...; }",
+	.inherit = inherit_rule,
+	.check = check_override,
+};
+
+static const struct inst_kind net_kind = {
+	.tab = net_override_tab,
+	.size = sizeof(struct net_override),
+	.set_off = offsetof(struct net_override, set),
+	.what = "per-interface capture settings",
+	.shape = "a group { name = \"NAME\"; filter = ...; }",
+	.inherit = inherit_capture,
+};
+
+/* Element i of the array v. */
+static const char *inst_at(const struct inst_kind *k, const void *v, size_t i)
+{
+	return (const char *)v + i * k->size;
+}
+
+static const char *inst_name(const struct inst_kind *k, const void *v, size_t i)
+{
+	return *(char *const *)(inst_at(k, v, i) + k->tab[0].offset);
+}
+
+static void check_duplicate(struct settings_ctx *ctx, const struct inst_kind *k, const void *v,
+			    const config_setting_t *list, size_t i, const char *prefix)
+{
+	const char *name = inst_name(k, v, i);
+	size_t j;
+
+	for (j = 0; name && j < i; j++) {
+		const config_setting_t *first, *dup;
+		char *path;
+
+		if (!inst_name(k, v, j) || strcmp(inst_name(k, v, j), name) != 0)
+			continue;
+		first = config_setting_get_member(config_setting_get_elem(list, (unsigned)j), "name");
+		dup = config_setting_get_member(config_setting_get_elem(list, (unsigned)i), "name");
+		path = xasprintf("%s.instances[%zu].name", prefix, i);
+		settings_err(ctx, dup, path, "each name once in a list",
+			     "duplicate instance \"%s\" (first at line %u)", name,
+			     config_setting_source_line(first));
+		free(path);
+		return;
+	}
+}
+
+/* The elements of grp's "instances" (none if it is missing or not a list); *n is their
+ * number, the same whatever was wrong with them, for free_instances. */
+static void *parse_instances(struct settings_ctx *ctx, const config_setting_t *grp,
+			     const char *prefix, const struct inst_kind *k, const void *parent,
+			     size_t *n)
+{
+	const config_setting_t *list = settings_member(grp, "instances", SET_GROUPLIST);
+	char *v;
+	size_t i;
+
+	*n = list ? (size_t)config_setting_length(list) : 0;
+	v = *n ? xcalloc(*n, k->size) : NULL;
+	for (i = 0; i < *n; i++) {
+		const config_setting_t *el = config_setting_get_elem(list, (unsigned)i);
+		char *path = xasprintf("%s.instances[%zu]", prefix, i), *e = v + i * k->size;
+
+		k->inherit(e, parent);
+		if (config_setting_type(el) != CONFIG_TYPE_GROUP) {
+			settings_err(ctx, el, path, k->shape, "wrong type (%s)",
+				     settings_type_name(el));
+		} else {
+			*(unsigned *)(e + k->set_off) = settings_apply(ctx, k->tab, el, path, e);
+			if (k->check)
+				k->check(ctx, el, e, path);
+			check_duplicate(ctx, k, v, list, i, prefix);
+		}
+		free(path);
+	}
+	return v;
+}
+
+/* The first element whose name matches `name`, or NULL. */
+static const void *match_instance(const struct inst_kind *k, const void *v, size_t n,
+				  const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (fnmatch(inst_name(k, v, i), name, 0) == 0)
+			return inst_at(k, v, i);
+	return NULL;
+}
+
+static void print_instances(FILE *out, const struct inst_kind *k, const void *v, size_t n,
+			    int indent)
+{
+	size_t i;
+
+	if (!n) {
+		fprintf(out, "%*sinstances = ();  # %s\n", indent, "", k->what);
+		return;
+	}
+	fprintf(out, "%*sinstances = (  # %s; the first match wins\n", indent, "", k->what);
+	for (i = 0; i < n; i++) {
+		const char *e = inst_at(k, v, i);
+
+		fprintf(out, "%*s{\n", indent + 2, "");
+		settings_print(k->tab, e, *(const unsigned *)(e + k->set_off), indent + 4, out);
+		fprintf(out, "%*s}%s\n", indent + 2, "", i + 1 < n ? "," : "");
+	}
+	fprintf(out, "%*s);\n", indent, "");
+}
+
+static void free_instances(const struct inst_kind *k, void *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		settings_free(k->tab, (char *)v + i * k->size);
+	free(v);
+}
+
+const struct net_capture *config_net_capture(const struct config *cfg, const char *name)
+{
+	const struct net_override *o =
+		match_instance(&net_kind, cfg->network.instances, cfg->network.n_instances, name);
+
+	return o ? &o->cap : &cfg->network.capture;
+}
+
 /* ---- defaults and freeing ---- */
 
 struct config *config_defaults(void)
@@ -254,13 +473,9 @@ void config_free(struct config *cfg)
 		return;
 	for (i = 0; i < ARRAY_SIZE(plain_groups); i++)
 		settings_free(plain_groups[i].tab, cfg);
-	for (c = 0; c < CLASS_COUNT; c++) {
-		struct class_policy *cp = &cfg->policy[c];
-
-		for (i = 0; i < cp->n_overrides; i++)
-			settings_free(override_tab, &cp->overrides[i]);
-		free(cp->overrides);
-	}
+	for (c = 0; c < CLASS_COUNT; c++)
+		free_instances(&policy_kind, cfg->policy[c].overrides, cfg->policy[c].n_overrides);
+	free_instances(&net_kind, cfg->network.instances, cfg->network.n_instances);
 	free(cfg->path);
 	free(cfg);
 }
@@ -450,78 +665,6 @@ static void int_scans_free(struct int_scans *scans)
 
 /* ---- parsing ---- */
 
-/* A mode was given in grp but was wrong: that is reported, and rules on it would be noise. */
-static bool mode_was_wrong(const config_setting_t *grp, unsigned given)
-{
-	return !(given & RULE_SET_MODE) && config_setting_get_member(grp, "mode");
-}
-
-/* The cross-field rule: scale only where the mode in effect is reduced. */
-static void check_scale(struct settings_ctx *ctx, const config_setting_t *grp, unsigned given,
-			enum policy_mode mode, const char *prefix)
-{
-	char *path;
-
-	if (!(given & RULE_SET_SCALE) || mode == MODE_REDUCED)
-		return;
-	path = xasprintf("%s.scale", prefix);
-	settings_err(ctx, config_setting_get_member(grp, "scale"), path,
-		     "remove scale, or set mode = \"reduced\"",
-		     "scale applies only to mode = \"reduced\" (the mode here is \"%s\")",
-		     policy_mode_name(mode));
-	free(path);
-}
-
-static void check_duplicate(struct settings_ctx *ctx, const struct class_policy *cp,
-			    const config_setting_t *list, size_t i, const char *prefix)
-{
-	const struct policy_override *ov = &cp->overrides[i];
-	size_t j;
-
-	for (j = 0; ov->name && j < i; j++) {
-		const config_setting_t *first, *dup;
-		char *path;
-
-		if (!cp->overrides[j].name || strcmp(cp->overrides[j].name, ov->name) != 0)
-			continue;
-		first = config_setting_get_member(config_setting_get_elem(list, (unsigned)j), "name");
-		dup = config_setting_get_member(config_setting_get_elem(list, (unsigned)i), "name");
-		path = xasprintf("%s.instances[%zu].name", prefix, i);
-		settings_err(ctx, dup, path, "each name once per class",
-			     "duplicate instance \"%s\" (first at line %u)", ov->name,
-			     config_setting_source_line(first));
-		free(path);
-		return;
-	}
-}
-
-static void parse_overrides(struct settings_ctx *ctx, const config_setting_t *list,
-			    const char *prefix, struct class_policy *cp)
-{
-	unsigned n = list ? (unsigned)config_setting_length(list) : 0, i;
-
-	cp->overrides = n ? xcalloc(n, sizeof(*cp->overrides)) : NULL;
-	for (i = 0; i < n; i++) {
-		const config_setting_t *el = config_setting_get_elem(list, i);
-		struct policy_override *ov = &cp->overrides[i];
-		char *path = xasprintf("%s.instances[%u]", prefix, i);
-
-		cp->n_overrides++;
-		ov->rule = cp->rule;
-		if (config_setting_type(el) != CONFIG_TYPE_GROUP) {
-			settings_err(ctx, el, path, "a group { name = \"NAME\"; mode = ...; }",
-				     "wrong type (%s)", settings_type_name(el));
-			free(path);
-			continue;
-		}
-		ov->set = settings_apply(ctx, override_tab, el, path, ov);
-		if (!mode_was_wrong(el, ov->set))
-			check_scale(ctx, el, ov->set, ov->rule.mode, path);
-		check_duplicate(ctx, cp, list, i, prefix);
-		free(path);
-	}
-}
-
 static void parse_class(struct settings_ctx *ctx, const config_setting_t *grp, int c,
 			struct class_policy *cp)
 {
@@ -530,7 +673,8 @@ static void parse_class(struct settings_ctx *ctx, const config_setting_t *grp, i
 
 	if (grp && !mode_was_wrong(grp, given))
 		check_scale(ctx, grp, given, cp->rule.mode, prefix);
-	parse_overrides(ctx, settings_member(grp, "instances", SET_GROUPLIST), prefix, cp);
+	cp->overrides =
+		parse_instances(ctx, grp, prefix, &policy_kind, &cp->rule, &cp->n_overrides);
 	free(prefix);
 }
 
@@ -574,6 +718,9 @@ static void parse_root(struct settings_ctx *ctx, const config_setting_t *root,
 	for (c = 0; c < CLASS_COUNT; c++)
 		parse_class(ctx, settings_member(policy, class_names[c], SET_GROUP), c,
 			    &cfg->policy[c]);
+	cfg->network.instances = parse_instances(ctx, group_at(root, "sources.network"),
+						 "sources.network", &net_kind,
+						 &cfg->network.capture, &cfg->network.n_instances);
 	check_record_dir(ctx, group_at(root, "record"), cfg);
 }
 
@@ -655,35 +802,27 @@ struct config *config_load(const char *path, struct config_errors *errs)
 
 /* ---- printing ---- */
 
+/* A group's keys; and its list of instances where kind is not NULL. */
 static void print_group(FILE *out, const char *key, const struct setting *tab,
-			const void *base, unsigned only, int indent, bool blank_after)
+			const void *base, unsigned only, int indent, bool blank_after,
+			const struct inst_kind *kind, const void *v, size_t n)
 {
 	fprintf(out, "%*s%s = {\n", indent, "", key);
 	settings_print(tab, base, only, indent + 2, out);
+	if (kind)
+		print_instances(out, kind, v, n, indent + 2);
 	fprintf(out, "%*s};\n%s", indent, "", blank_after ? "\n" : "");
 }
 
 static void print_class(FILE *out, int c, const struct class_policy *cp)
 {
 	unsigned only = ~(unsigned)RULE_SET_SCALE;
-	size_t i;
 
 	/* scale is printed only where it is allowed, so the output reads back */
 	if (cp->rule.mode == MODE_REDUCED)
 		only |= RULE_SET_SCALE;
-	fprintf(out, "  %s = {\n", class_names[c]);
-	settings_print(class_tab[c], cp, only, 4, out);
-	if (!cp->n_overrides) {
-		fputs("    instances = ();  # per-instance overrides\n  };\n", out);
-		return;
-	}
-	fputs("    instances = (  # per-instance overrides; the first match wins\n", out);
-	for (i = 0; i < cp->n_overrides; i++) {
-		fputs("      {\n", out);
-		settings_print(override_tab, &cp->overrides[i], cp->overrides[i].set, 8, out);
-		fprintf(out, "      }%s\n", i + 1 < cp->n_overrides ? "," : "");
-	}
-	fputs("    );\n  };\n", out);
+	print_group(out, class_names[c], class_tab[c], cp, only, 2, false, &policy_kind,
+		    cp->overrides, cp->n_overrides);
 }
 
 void config_print(const struct config *cfg, FILE *out)
@@ -695,17 +834,18 @@ void config_print(const struct config *cfg, FILE *out)
 	for (p = cfg->path ? cfg->path : "built-in defaults"; *p; p++)
 		fputc((unsigned char)*p < 0x20 ? '?' : *p, out);
 	fputs("\n\n", out);
-	print_group(out, "feed", feed_tab, cfg, ~0u, 0, true);
+	print_group(out, "feed", feed_tab, cfg, ~0u, 0, true, NULL, NULL, 0);
 	fputs("policy = {\n", out);
 	for (c = 0; c < CLASS_COUNT; c++)
 		print_class(out, c, &cfg->policy[c]);
 	fputs("};\n\nsources = {\n", out);
-	print_group(out, "input", src_input_tab, cfg, ~0u, 2, false);
-	print_group(out, "block", src_block_tab, cfg, ~0u, 2, false);
-	print_group(out, "network", src_network_tab, cfg, ~0u, 2, false);
+	print_group(out, "input", src_input_tab, cfg, ~0u, 2, false, NULL, NULL, 0);
+	print_group(out, "block", src_block_tab, cfg, ~0u, 2, false, NULL, NULL, 0);
+	print_group(out, "network", src_network_tab, cfg, ~0u, 2, false, &net_kind,
+		    cfg->network.instances, cfg->network.n_instances);
 	fputs("};\n\n", out);
-	print_group(out, "control", control_tab, cfg, ~0u, 0, true);
-	print_group(out, "record", record_tab, cfg, ~0u, 0, false);
+	print_group(out, "control", control_tab, cfg, ~0u, 0, true, NULL, NULL, 0);
+	print_group(out, "record", record_tab, cfg, ~0u, 0, false, NULL, NULL, 0);
 }
 
 void config_print_keys(FILE *out)
@@ -716,12 +856,9 @@ void config_print_keys(FILE *out)
 	settings_print_keys(feed_tab, "feed", out);
 	for (c = 0; c < CLASS_COUNT; c++) {
 		char *prefix = xasprintf("policy.%s", class_names[c]);
-		char *inst = xasprintf("%s.instances[]", prefix);
 
 		settings_print_keys(class_tab[c], prefix, out);
-		settings_print_keys(override_tab, inst, out);
 		free(prefix);
-		free(inst);
 	}
 	/* plain_groups[0] is feed, listed first to follow the file's order */
 	for (i = 1; i < ARRAY_SIZE(plain_groups); i++)

@@ -53,6 +53,26 @@ struct class_policy {
 	size_t n_overrides;
 };
 
+/* How one interface is captured. */
+struct net_capture {
+	enum net_direction direction;
+	char *filter; /* BPF expression; "" = none */
+	int snaplen;
+};
+
+/* A per-interface entry of sources.network.instances: like a policy override, the fields
+ * flagged in `set` were given, the others are inherited from sources.network. */
+enum {
+	NET_SET_DIRECTION = 1 << 0,
+	NET_SET_FILTER = 1 << 1,
+	NET_SET_SNAPLEN = 1 << 2,
+};
+struct net_override {
+	char *name; /* interface name, or an fnmatch(3) glob; the first match wins */
+	unsigned set;
+	struct net_capture cap; /* complete: what is not given is the class's */
+};
+
 struct config {
 	char *path; /* the file it came from, or NULL for built-in defaults */
 
@@ -84,12 +104,12 @@ struct config {
 
 	struct {
 		struct strlist interfaces;
-		enum net_direction direction;
-		char *filter;
-		int snaplen;
+		struct net_capture capture; /* for interfaces no entry of instances matches */
 		char *file;
 		long quantum_ns;
 		int max_events_per_second; /* per interface; the rest are counted as skipped */
+		struct net_override *instances;
+		size_t n_instances;
 	} network;
 
 	struct {
@@ -120,8 +140,13 @@ struct config *config_load(const char *path, struct config_errors *errs);
  * accepts again. */
 void config_print(const struct config *cfg, FILE *out);
 
-/* Every key the file accepts, as a full path, one per line; per-instance override keys as
- * policy.CLASS.instances[].KEY. The man page is checked against this list. */
+/* The capture settings of interface (or savefile) `name`: those of the first entry of
+ * sources.network.instances whose name matches, else sources.network's own. */
+const struct net_capture *config_net_capture(const struct config *cfg, const char *name);
+
+/* Every key the file accepts, as a full path, one per line; the keys of the elements of a
+ * list of instances as, for example, policy.CLASS.instances[].KEY. The man page is checked
+ * against this list. */
 void config_print_keys(FILE *out);
 
 void config_free(struct config *cfg);

@@ -670,7 +670,14 @@ void settings_print_keys(const struct setting *tab, const char *prefix, FILE *ou
 {
 	const struct setting *s;
 
-	for (s = tab; s->key; s++)
+	for (s = tab; s->key; s++) {
 		if (s->type != SET_GROUP)
 			fprintf(out, "%s.%s\n", prefix, s->key);
+		if (s->type == SET_GROUPLIST && s->sub) {
+			char *sub = xasprintf("%s.%s[]", prefix, s->key);
+
+			settings_print_keys(s->sub, sub, out);
+			free(sub);
+		}
+	}
 }

@@ -42,6 +42,7 @@ struct setting {
 	const char *def_str;
 	const char *const *def_list;  /* NULL-terminated */
 	const char *const *names;     /* enum: NULL-terminated, indexed by value */
+	const struct setting *sub;    /* grouplist: the keys of each group, for the key list */
 	const char *unit;             /* NULL when the value has none */
 	const char *help;             /* one line */
 };
@@ -98,7 +99,8 @@ void settings_free(const struct setting *tab, void *base);
 void settings_print(const struct setting *tab, const void *base, unsigned only, int indent,
 		    FILE *out);
 
-/* "prefix.key" for every key but SET_GROUP ones (the caller descends into those). */
+/* "prefix.key" for every key but SET_GROUP ones (the caller descends into those); after a
+ * SET_GROUPLIST key with a `sub` table, "prefix.key[].subkey" for each of its keys. */
 void settings_print_keys(const struct setting *tab, const char *prefix, FILE *out);
 
 #endif

@@ -3,7 +3,8 @@
  *
  * Each interface is captured with a small snaplen, nanosecond timestamps (the NIC's own
  * where it offers them and no one else has set its timestamping up), direction and BPF
- * filter; its selectable fd sits in the event loop and pcap_dispatch runs on readiness.
+ * filter (snaplen, direction and filter its own where sources.network.instances gives
+ * them); its selectable fd sits in the event loop and pcap_dispatch runs on readiness.
  * Interfaces come and go: rtnetlink (source_pcap_link.c) says when one appears, goes up or
  * down, is enslaved or disappears; where rtnetlink is not available, the list is rescanned on
  * a timer. None of that is ever fatal: it shows as the instance's state. */
@@ -96,6 +97,35 @@ static bool filter_compiles(const char *filter, char *err, size_t size)
 	return ok;
 }
 
+static bool filter_ok(const struct config *cfg, const char *key, const char *filter,
+		      const char *then)
+{
+	char msg[PCAP_ERRBUF_SIZE];
+
+	if (filter_compiles(filter, msg, sizeof(msg)))
+		return true;
+	log_err("%s: %s: \"%s\" does not compile: %s; %s", cfg->path ? cfg->path : "configuration",
+		key, filter, msg, then);
+	return false;
+}
+
+/* Does every filter of cfg compile? Each one that does not is logged, with its key and
+ * `then`: what follows. */
+static bool filters_compile(const struct config *cfg, const char *then)
+{
+	bool ok = filter_ok(cfg, "sources.network.filter", cfg->network.capture.filter, then);
+
+	for (size_t i = 0; i < cfg->network.n_instances; i++) {
+		const struct net_override *o = &cfg->network.instances[i];
+		char key[64];
+
+		snprintf(key, sizeof(key), "sources.network.instances[%zu].filter", i);
+		if (o->set & NET_SET_FILTER)
+			ok = filter_ok(cfg, key, o->cap.filter, then) && ok;
+	}
+	return ok;
+}
+
 /* ---- live capture: interfaces ---- */
 
 enum match { M_NONE, M_AUTO, M_GLOB, M_EXACT };
@@ -122,7 +152,11 @@ struct iface {
 	enum if_status status;
 	pcap_t *p;
 	struct event *ev;
-	int snaplen; /* what the open capture was made with */
+	/* What the capture was last opened with (config_net_capture), to tell at a reload
+	 * whether it has to be opened afresh. */
+	int snaplen;
+	enum net_direction direction;
+	char *filter;
 	unsigned retry_s;
 	uint64_t retry_ns;
 	struct capture cap;
@@ -202,6 +236,7 @@ static void if_forget(struct pcap_state *st, struct iface *f)
 			break;
 		}
 	}
+	free(f->filter);
 	wipe(f, sizeof(*f));
 	free(f);
 }
@@ -313,7 +348,6 @@ static bool hwtstamp_left_alone(const char *ifname)
  * failed, errbuf saying why); *tstamp names the timestamps asked for. */
 static int activate(struct iface *f, bool hw, const char **tstamp, bool *nano, char *errbuf)
 {
-	const struct config *cfg = f->st->src->cfg;
 	int type = -1;
 
 	*tstamp = "host";
@@ -321,7 +355,7 @@ static int activate(struct iface *f, bool hw, const char **tstamp, bool *nano, c
 	f->p = pcap_create(f->name, errbuf);
 	if (!f->p)
 		return PCAP_ERROR;
-	pcap_set_snaplen(f->p, cfg->network.snaplen);
+	pcap_set_snaplen(f->p, f->snaplen);
 	pcap_set_promisc(f->p, 0); /* our own traffic is enough; never change the NIC's mode */
 	pcap_set_timeout(f->p, BUFFER_TIMEOUT_MS);
 	pcap_set_buffer_size(f->p, BUFFER_BYTES);
@@ -337,12 +371,17 @@ static void if_open(struct iface *f)
 {
 	struct pcap_state *st = f->st;
 	const struct config *cfg = st->src->cfg;
+	const struct net_capture *want = config_net_capture(cfg, f->name);
 	char errbuf[PCAP_ERRBUF_SIZE] = "", msg[PCAP_ERRBUF_SIZE + 128];
 	const char *tstamp, *state;
 	int rc;
 	bool nano, hw = !f->no_hw;
 
 	if_close(f);
+	f->snaplen = want->snaplen;
+	f->direction = want->direction;
+	free(f->filter);
+	f->filter = xstrdup(want->filter);
 	if (hw && hwtstamp_left_alone(f->name)) {
 		log_info("network/%s: the card's timestamping is set up by another program (a PTP "
 			 "daemon?) and is left alone; using the kernel's timestamps",
@@ -388,14 +427,14 @@ static void if_open(struct iface *f)
 	else if (rc > 0)
 		log_limited(&rl_open, LOG_NOTICE, "network/%s: %s", f->name, pcap_geterr(f->p));
 	nano = nano && pcap_get_tstamp_precision(f->p) == PCAP_TSTAMP_PRECISION_NANO;
-	if (pcap_setdirection(f->p, pcap_direction(st->direction)) < 0) {
+	if (pcap_setdirection(f->p, pcap_direction(f->direction)) < 0) {
 		log_limited(&rl_open, LOG_WARNING,
 			    "network/%s: cannot capture only direction \"%s\": %s; not captured",
-			    f->name, direction_name(st->direction), pcap_geterr(f->p));
+			    f->name, direction_name(f->direction), pcap_geterr(f->p));
 		if_failed(f, "error");
 		return;
 	}
-	if (capture_set_filter(f->p, st->filter, msg, sizeof(msg)) < 0) {
+	if (capture_set_filter(f->p, f->filter, msg, sizeof(msg)) < 0) {
 		log_limited(&rl_open, LOG_ERR, "network/%s: %s; not captured", f->name, msg);
 		if_failed(f, "filter error");
 		return;
@@ -415,15 +454,14 @@ static void if_open(struct iface *f)
 		return;
 	}
 	capture_begin(&f->cap, pcap_datalink(f->p), nano, capture_max_eps(cfg));
-	f->snaplen = cfg->network.snaplen;
 	f->status = IF_OPEN;
 	f->retry_s = 0;
 	f->logged = NULL;
 	capture_set_state(&f->cap, "open");
 	log_info("network/%s: capturing (snaplen %d, direction %s, %s timestamps, %s precision%s%s%s)",
-		 f->name, f->snaplen, direction_name(st->direction), tstamp,
-		 nano ? "nanosecond" : "microsecond", st->filter[0] ? ", filter \"" : "",
-		 st->filter, st->filter[0] ? "\"" : "");
+		 f->name, f->snaplen, direction_name(f->direction), tstamp,
+		 nano ? "nanosecond" : "microsecond", f->filter[0] ? ", filter \"" : "",
+		 f->filter, f->filter[0] ? "\"" : "");
 }
 
 /* Bring one interface in line with its link state, the config and the policy. */
@@ -654,48 +692,26 @@ static void live_stop(struct pcap_state *st)
 	st->rescan_ev = st->retry_ev = NULL;
 }
 
-/* A new filter from a reload, if it compiles; else the old one stays. True if it changed. */
-static bool update_filter(struct pcap_state *st)
+/* A reload: an interface whose capture settings (config_net_capture) changed is captured
+ * afresh, unless its new filter does not compile (filters_compile said so): then it keeps
+ * the capture it has. The others keep theirs, and every instance its state. A new direction
+ * needs a new capture anyway: libpcap leaves the kernel's PACKET_IGNORE_OUTGOING set once
+ * "in" was asked for. */
+static void live_reload(struct pcap_state *st)
 {
 	const struct config *cfg = st->src->cfg;
-	const char *filter = cfg->network.filter ? cfg->network.filter : "";
 	char msg[PCAP_ERRBUF_SIZE];
 
-	if (strcmp(filter, st->filter) == 0)
-		return false;
-	if (!filter_compiles(filter, msg, sizeof(msg))) {
-		log_err("%s: sources.network.filter \"%s\" does not compile (%s); the filter \"%s\" "
-			"stays",
-			cfg->path ? cfg->path : "configuration", filter, msg, st->filter);
-		return false;
-	}
-	free(st->filter);
-	st->filter = xstrdup(filter);
-	return true;
-}
-
-/* A reload: new filter and direction in place, a new snaplen by reopening; instances that
- * stay keep their state. */
-static void live_reload(struct pcap_state *st, bool new_filter)
-{
-	const struct config *cfg = st->src->cfg;
-	char msg[PCAP_ERRBUF_SIZE + 128];
-	bool new_dir = cfg->network.direction != st->direction;
-
-	st->direction = cfg->network.direction;
 	for (struct iface *f = st->ifs, *next; f; f = next) {
+		const struct net_capture *want = config_net_capture(cfg, f->name);
+
 		next = f->next;
 		if (f->status == IF_OPEN) {
 			f->cap.max_eps = capture_max_eps(cfg);
-			/* A new snaplen or direction needs a new capture: libpcap leaves the
-			 * kernel's PACKET_IGNORE_OUTGOING set once "in" was asked for. */
-			if (f->snaplen != cfg->network.snaplen || new_dir) {
+			if ((f->snaplen != want->snaplen || f->direction != want->direction ||
+			     strcmp(f->filter, want->filter) != 0) &&
+			    filter_compiles(want->filter, msg, sizeof(msg)))
 				if_close(f);
-			} else if (new_filter && capture_set_filter(f->p, st->filter, msg, sizeof(msg)) < 0) {
-				log_limited(&rl_open, LOG_WARNING, "network/%s: %s; reopening", f->name,
-					    msg);
-				if_close(f);
-			}
 		} else if (f->status == IF_FAILED) {
 			f->status = IF_IDLE; /* a new config may fix it: try again now */
 			f->retry_s = 0;
@@ -724,7 +740,6 @@ static void state_start(struct pcap_state *st)
 	const struct config *cfg = st->src->cfg;
 
 	st->offline = offline(cfg);
-	st->direction = cfg->network.direction;
 	if (st->offline)
 		net_replay_start(st);
 	else
@@ -742,18 +757,12 @@ static void state_stop(struct pcap_state *st)
 static int pcap_src_start(struct source *src)
 {
 	struct pcap_state *st;
-	const char *filter = src->cfg->network.filter ? src->cfg->network.filter : "";
-	char msg[PCAP_ERRBUF_SIZE];
 
-	if (!filter_compiles(filter, msg, sizeof(msg))) {
-		log_err("%s: sources.network.filter: \"%s\" does not compile: %s; see pcap-filter(7)",
-			src->cfg->path ? src->cfg->path : "configuration", filter, msg);
+	if (!filters_compile(src->cfg, "see pcap-filter(7)"))
 		return -1;
-	}
 	st = xcalloc(1, sizeof(*st));
 	st->src = src;
 	st->nl_fd = -1;
-	st->filter = xstrdup(filter);
 	src->priv = st;
 	state_start(st);
 	return 0;
@@ -763,8 +772,8 @@ static void pcap_src_reload(struct source *src)
 {
 	struct pcap_state *st = src->priv;
 	const struct config *cfg = src->cfg;
-	bool new_filter = update_filter(st);
 
+	filters_compile(cfg, "the interfaces it applies to keep the capture they have");
 	if (offline(cfg) != st->offline ||
 	    (st->offline && strcmp(cfg->network.file, net_replay_path(st)) != 0)) {
 		log_info("network: now %s", offline(cfg) ? "replaying a savefile" : "capturing live");
@@ -776,7 +785,7 @@ static void pcap_src_reload(struct source *src)
 		net_replay_reload(st);
 		return;
 	}
-	live_reload(st, new_filter);
+	live_reload(st);
 }
 
 static void pcap_src_stop(struct source *src)
@@ -786,7 +795,6 @@ static void pcap_src_stop(struct source *src)
 	if (!st)
 		return;
 	state_stop(st);
-	free(st->filter);
 	wipe(st, sizeof(*st));
 	free(st);
 	src->priv = NULL;

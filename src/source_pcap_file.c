@@ -119,7 +119,8 @@ static void replay_cb(evutil_socket_t fd, short what, void *arg)
 			refuse(rp, msg);
 			return;
 		}
-		if (capture_set_filter(rp->p, rp->st->filter, msg, sizeof(msg)) < 0) {
+		if (capture_set_filter(rp->p, config_net_capture(cfg, rp->name)->filter, msg,
+				       sizeof(msg)) < 0) {
 			log_err("network/%s: %s", rp->name, msg);
 			replay_end(rp, "filter error");
 			return;

@@ -59,8 +59,6 @@ struct pcap_state {
 	struct event *nl_ev;
 	struct event *rescan_ev; /* a rescan soon (after ENOBUFS, an error) or periodically */
 	struct event *retry_ev;
-	char *filter; /* the filter in use (a reload with a bad one keeps it) */
-	enum net_direction direction;
 	uint32_t seq;
 	/* offline */
 	struct replay *rp;

@@ -95,6 +95,29 @@ static bool policy_eq(const struct class_policy *a, const struct class_policy *b
 	return true;
 }
 
+static bool capture_eq(const struct net_capture *a, const struct net_capture *b)
+{
+	return a->direction == b->direction && strcmp(a->filter, b->filter) == 0 &&
+	       a->snaplen == b->snaplen;
+}
+
+static bool net_instances_eq(const struct config *a, const struct config *b)
+{
+	size_t i;
+
+	if (a->network.n_instances != b->network.n_instances)
+		return false;
+	for (i = 0; i < a->network.n_instances; i++) {
+		const struct net_override *x = &a->network.instances[i];
+		const struct net_override *y = &b->network.instances[i];
+
+		if (strcmp(x->name, y->name) != 0 || x->set != y->set ||
+		    !capture_eq(&x->cap, &y->cap))
+			return false;
+	}
+	return true;
+}
+
 /* Written field by field, not from the module's tables, so a key the tables forget shows. */
 static bool config_eq(const struct config *a, const struct config *b)
 {
@@ -120,10 +143,11 @@ static bool config_eq(const struct config *a, const struct config *b)
 	    a->block.quantum_ns != b->block.quantum_ns)
 		return false;
 	if (!strlist_eq(&a->network.interfaces, &b->network.interfaces) ||
-	    a->network.direction != b->network.direction ||
-	    strcmp(a->network.filter, b->network.filter) != 0 ||
-	    a->network.snaplen != b->network.snaplen || strcmp(a->network.file, b->network.file) != 0 ||
-	    a->network.quantum_ns != b->network.quantum_ns)
+	    !capture_eq(&a->network.capture, &b->network.capture) ||
+	    strcmp(a->network.file, b->network.file) != 0 ||
+	    a->network.quantum_ns != b->network.quantum_ns ||
+	    a->network.max_events_per_second != b->network.max_events_per_second ||
+	    !net_instances_eq(a, b))
 		return false;
 	return strcmp(a->control.socket, b->control.socket) == 0 &&
 	       strcmp(a->control.group, b->control.group) == 0 &&
@@ -224,11 +248,13 @@ static void assert_defaults(const struct config *cfg)
 	ck_assert_int_eq(cfg->block.quantum_ns, 1000);
 	ck_assert_uint_eq(cfg->network.interfaces.n, 1);
 	ck_assert_str_eq(cfg->network.interfaces.v[0], "auto");
-	ck_assert_int_eq(cfg->network.direction, DIR_IN);
-	ck_assert_str_eq(cfg->network.filter, "");
-	ck_assert_int_eq(cfg->network.snaplen, 64);
+	ck_assert_int_eq(cfg->network.capture.direction, DIR_IN);
+	ck_assert_str_eq(cfg->network.capture.filter, "");
+	ck_assert_int_eq(cfg->network.capture.snaplen, 64);
 	ck_assert_str_eq(cfg->network.file, "");
 	ck_assert_int_eq(cfg->network.quantum_ns, 1000);
+	ck_assert_uint_eq(cfg->network.n_instances, 0);
+	ck_assert_ptr_eq(config_net_capture(cfg, "eth0"), &cfg->network.capture);
 	ck_assert_str_eq(cfg->control.socket, "/run/entropyd/io.entropyd");
 	ck_assert_str_eq(cfg->control.group, "entropyd");
 	ck_assert_double_eq(cfg->control.timeout, 10.0);
@@ -341,10 +367,12 @@ START_TEST(test_wrong_shape)
 	const char *f = FIXTURE("wrong-shape.conf");
 	struct config_errors errs = {0};
 
-	load_bad(f, 3, &errs);
+	load_bad(f, 4, &errs);
 	assert_msg(errs.msg[0], f, 2, "feed", "wrong type (an integer)", "a group");
 	assert_msg(errs.msg[1], f, 4, "policy.input", "wrong type (a string)", "a group");
 	assert_msg(errs.msg[2], f, 7, "control.socket", "wrong type (a group)", "absolute path");
+	assert_msg(errs.msg[3], f, 10, "sources.network.instances", "wrong type (a group)",
+		   "a list of groups");
 	config_errors_free(&errs);
 }
 END_TEST
@@ -420,7 +448,7 @@ START_TEST(test_duplicate_instance)
 
 	load_bad(f, 1, &errs);
 	assert_msg(errs.msg[0], f, 6, "policy.network.instances[2].name",
-		   "duplicate instance \"eth1\" (first at line 4)", "each name once per class");
+		   "duplicate instance \"eth1\" (first at line 4)", "each name once in a list");
 	config_errors_free(&errs);
 }
 END_TEST
@@ -562,9 +590,104 @@ START_TEST(test_overrides)
 	ck_assert_str_eq(cfg->input.exclude.v[0], "*Consumer Control*");
 	ck_assert_int_eq(cfg->block.backend, BACKEND_BLKTRACE);
 	ck_assert_str_eq(cfg->block.devices.v[1], "nvme*n1");
-	ck_assert_int_eq(cfg->network.direction, DIR_BOTH);
+	ck_assert_int_eq(cfg->network.capture.direction, DIR_BOTH);
 	ck_assert_str_eq(cfg->network.file, "trace \"one\".pcap");
 	ck_assert_str_eq(cfg->control.group, "wheel");
+	config_free(cfg);
+}
+END_TEST
+
+/* ---- per-interface capture settings ---- */
+
+START_TEST(test_net_instances)
+{
+	struct config *cfg = load_ok(FIXTURE("net-instances.conf"));
+	const struct net_override *o = cfg->network.instances;
+	const struct net_capture *cls = &cfg->network.capture;
+
+	ck_assert_int_eq(cls->direction, DIR_OUT);
+	ck_assert_str_eq(cls->filter, "udp");
+	ck_assert_int_eq(cls->snaplen, 128);
+	ck_assert_uint_eq(cfg->network.n_instances, 4);
+	ck_assert_str_eq(o[0].name, "eth1");
+	ck_assert_uint_eq(o[0].set, NET_SET_DIRECTION | NET_SET_FILTER | NET_SET_SNAPLEN);
+	ck_assert_int_eq(o[0].cap.direction, DIR_BOTH);
+	ck_assert_str_eq(o[0].cap.filter, "tcp port 22");
+	ck_assert_int_eq(o[0].cap.snaplen, 96);
+	/* what an entry does not give is the class's */
+	ck_assert_str_eq(o[1].name, "eth*");
+	ck_assert_uint_eq(o[1].set, NET_SET_FILTER);
+	ck_assert_str_eq(o[1].cap.filter, "");
+	ck_assert_int_eq(o[1].cap.direction, DIR_OUT);
+	ck_assert_int_eq(o[1].cap.snaplen, 128);
+	ck_assert_uint_eq(o[2].set, NET_SET_SNAPLEN);
+	ck_assert_int_eq(o[2].cap.snaplen, 16);
+	ck_assert_str_eq(o[2].cap.filter, "udp");
+	ck_assert_uint_eq(o[3].set, NET_SET_DIRECTION);
+	ck_assert_int_eq(o[3].cap.direction, DIR_IN);
+
+	/* the first match wins: eth1 is before eth*; no match is the class */
+	ck_assert_ptr_eq(config_net_capture(cfg, "eth1"), &o[0].cap);
+	ck_assert_ptr_eq(config_net_capture(cfg, "eth0"), &o[1].cap);
+	ck_assert_ptr_eq(config_net_capture(cfg, "eth10"), &o[1].cap);
+	ck_assert_ptr_eq(config_net_capture(cfg, "wlan0"), &o[2].cap);
+	ck_assert_ptr_eq(config_net_capture(cfg, "trace.pcap"), &o[3].cap);
+	ck_assert_ptr_eq(config_net_capture(cfg, "wlan1"), cls);
+	ck_assert_ptr_eq(config_net_capture(cfg, "lo"), cls);
+	config_free(cfg);
+}
+END_TEST
+
+/* Each line of the fixture from line 5 on has one error, of the entry on that line. */
+START_TEST(test_net_instances_bad)
+{
+	static const struct {
+		const char *key, *problem, *allowed;
+	} want[] = {
+		{"[0].direction", "unknown value \"sideways\"", "\"in\", \"out\", \"both\""},
+		{"[1].snaplen", "8 is out of range", "an integer from 16 to 65535 bytes"},
+		{"[2].filter", "wrong type (an integer)", "a string"},
+		{"[3].mode", "unknown key", "name, direction, filter, snaplen"},
+		/* the line is where the entry's group opens */
+		{"[4].name", "missing required key", "a non-empty string"},
+		{"[5]", "wrong type (a string)", "a group { name = \"NAME\"; filter = ...; }"},
+		{"[6].name", "the value is empty", "a non-empty string"},
+		{"[7].name", "duplicate instance \"eth0\" (first at line 5)", "each name once in a list"},
+	};
+	const char *f = FIXTURE("net-instances-bad.conf");
+	struct config_errors errs = {0};
+
+	load_bad(f, ARRAY_SIZE(want), &errs);
+	for (unsigned i = 0; i < ARRAY_SIZE(want); i++) {
+		char *key = xasprintf("sources.network.instances%s", want[i].key);
+
+		assert_msg(errs.msg[i], f, 5 + i, key, want[i].problem, want[i].allowed);
+		free(key);
+	}
+	config_errors_free(&errs);
+}
+END_TEST
+
+/* An entry prints only what it gives: what it inherits follows the class after a change. */
+START_TEST(test_net_instances_print)
+{
+	struct config *cfg = load_ok(FIXTURE("net-instances.conf"));
+	char *text = NULL, *entry, *end;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	config_print(cfg, f);
+	fclose(f);
+	entry = strstr(text, "name = \"eth*\";");
+	ck_assert_ptr_nonnull(entry);
+	end = strchr(entry, '}');
+	ck_assert_ptr_nonnull(end);
+	*end = '\0';
+	ck_assert_ptr_nonnull(strstr(entry, "filter = \"\";"));
+	ck_assert_ptr_null(strstr(entry, "direction ="));
+	ck_assert_ptr_null(strstr(entry, "snaplen ="));
+	free(text);
 	config_free(cfg);
 }
 END_TEST
@@ -573,7 +696,8 @@ END_TEST
 
 START_TEST(test_print_round_trip)
 {
-	const char *files[] = {SHIPPED, FIXTURE("overrides.conf"), FIXTURE("empty.conf")};
+	const char *files[] = {SHIPPED, FIXTURE("overrides.conf"), FIXTURE("empty.conf"),
+			       FIXTURE("net-instances.conf")};
 	struct config *cfg;
 	size_t i;
 
@@ -617,7 +741,10 @@ START_TEST(test_print_keys)
 		"sources.block.devices", "sources.block.quantum_ns", "sources.network.interfaces",
 		"sources.network.direction", "sources.network.filter", "sources.network.snaplen",
 		"sources.network.file", "sources.network.quantum_ns",
-		"sources.network.max_events_per_second", "control.socket",
+		"sources.network.max_events_per_second", "sources.network.instances",
+		"sources.network.instances[].name", "sources.network.instances[].direction",
+		"sources.network.instances[].filter", "sources.network.instances[].snaplen",
+		"control.socket",
 		"control.group", "control.timeout", "record.dir", "record.max_bytes",
 	};
 	static const char *const rule[] = {"mode", "scale", "cap_bits_per_event",
@@ -693,10 +820,13 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_many_errors);
 	tcase_add_test(tc, test_overrides);
+	tcase_add_test(tc, test_net_instances);
+	tcase_add_test(tc, test_net_instances_bad);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(tp, test_print_round_trip);
 	tcase_add_test(tp, test_print_scale_only_when_reduced);
+	tcase_add_test(tp, test_net_instances_print);
 	tcase_add_test(tp, test_print_keys);
 	tcase_add_test(tp, test_manpage_has_every_key);
 	suite_add_tcase(s, tp);

@@ -762,8 +762,8 @@ START_TEST(test_filter_and_reload)
 	p = schedule(4000, gap_random, four, 4);
 	write_savefile("f.pcap", p, 4000, false); /* microseconds, for once */
 	free(p);
-	free(cfg->network.filter);
-	cfg->network.filter = xstrdup("src host 10.0.0.2 or src host 10.0.0.3");
+	free(cfg->network.capture.filter);
+	cfg->network.capture.filter = xstrdup("src host 10.0.0.2 or src host 10.0.0.3");
 	replay("f.pcap");
 	in = info("f.pcap");
 	ck_assert_uint_eq(in.c.events, 2000);
@@ -801,8 +801,49 @@ START_TEST(test_bad_filter_is_fatal_at_start)
 	write_file("x.pcap", 10, gap_random, four, 4);
 	free(cfg->network.file);
 	cfg->network.file = xstrdup(path_of("x.pcap"));
-	free(cfg->network.filter);
-	cfg->network.filter = xstrdup("udp port banana");
+	free(cfg->network.capture.filter);
+	cfg->network.capture.filter = xstrdup("udp port banana");
+	ck_assert_int_eq(source_pcap_ops.start(&src), -1);
+	ck_assert_ptr_null(src.priv);
+}
+END_TEST
+
+/* An entry of sources.network.instances giving a filter, as config_load makes it. */
+static void add_instance(const char *name, const char *filter)
+{
+	struct net_override *o;
+
+	cfg->network.instances = xreallocarray(cfg->network.instances,
+					       cfg->network.n_instances + 1, sizeof(*o));
+	o = &cfg->network.instances[cfg->network.n_instances++];
+	o->name = xstrdup(name);
+	o->set = NET_SET_FILTER;
+	o->cap = cfg->network.capture;
+	o->cap.filter = xstrdup(filter);
+}
+
+/* A savefile's instance is matched by the file's name; the first match wins. */
+START_TEST(test_instance_filter)
+{
+	write_file("g.pcap", 4000, gap_random, four, 4);
+	free(cfg->network.capture.filter);
+	cfg->network.capture.filter = xstrdup("src host 10.0.0.1");
+	add_instance("h.pcap", "src host 10.0.0.4");
+	add_instance("g.*", "src host 10.0.0.2 or src host 10.0.0.3");
+	add_instance("g.pcap", "udp");
+	replay("g.pcap");
+	ck_assert_uint_eq(info("g.pcap").c.events, 2000);
+}
+END_TEST
+
+/* Every filter is checked at start, also one for an interface that is not there. */
+START_TEST(test_bad_instance_filter_is_fatal_at_start)
+{
+	write_file("x.pcap", 10, gap_random, four, 4);
+	free(cfg->network.file);
+	cfg->network.file = xstrdup(path_of("x.pcap"));
+	add_instance("eth9", "udp");
+	add_instance("eth*", "udp port banana");
 	ck_assert_int_eq(source_pcap_ops.start(&src), -1);
 	ck_assert_ptr_null(src.priv);
 }
@@ -835,6 +876,8 @@ static Suite *pcap_suite(void)
 	tcase_add_test(to, test_missing_file);
 	tcase_add_test(to, test_filter_and_reload);
 	tcase_add_test(to, test_bad_filter_is_fatal_at_start);
+	tcase_add_test(to, test_instance_filter);
+	tcase_add_test(to, test_bad_instance_filter_is_fatal_at_start);
 	suite_add_tcase(s, to);
 	return s;
 }

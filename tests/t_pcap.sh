@@ -2,8 +2,9 @@
 # t_pcap: the network source for real. Two network namespaces made here and joined by a veth
 # pair (no traffic leaves them); tests/udpgen sends in one, entropyd --dry-run captures in the
 # other. Exact packet counts from the SIGUSR1 summaries; nanosecond timestamps; an interface
-# that goes down, is removed and comes back; lo; no CAP_NET_RAW; the policies; the event
-# cap; savefiles. Needs root.
+# that goes down, is removed and comes back; lo; per-interface filter, direction and snaplen,
+# and a reload changing one interface's; no CAP_NET_RAW; the policies; the event cap;
+# savefiles. Needs root.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, packet capture)"
@@ -68,6 +69,16 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b + 1e-9) }'; }
 gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
 started_capturing() { wait_for 5 grep -q "network/$1: capturing" "$T/log" || fail "$1 not captured"; }
 captures() { [ "$(grep -c "network/$VB: capturing" "$T/log")" -ge "$1" ]; }
+# events NAME COUNT: the instance reaches exactly COUNT events, and is still at COUNT once
+# what the kernel holds (at most a second's buffer) has been handed over.
+events() {
+	wait_summary "network/$1: kind [^,]*, state open[^,]*, .* $2 events, 0 skipped" ||
+		fail "$1: want $2 events: $(line "$1")"
+	sleep 1.2
+	kill -USR1 "$DAEMON_PID"
+	sleep 0.3
+	line "$1" | grep -qE " $2 events, 0 skipped" || fail "$1: more than $2 events: $(line "$1")"
+}
 
 # ---- live capture: exact counts, the filter, nanoseconds, reduced credit ----
 conf "interfaces = [ \"$VB\" ]; filter = \"udp dst port 9999\"; quantum_ns = 1;"
@@ -157,6 +168,49 @@ send 500 100 127.0.0.1 9999 127.0.0.1 "$NB"
 wait_summary "network/lo: kind loopback, state open[^,]*, .* 500 events, 0 skipped" || fail "lo: $(line lo)"
 stop_daemon
 pass "direction out: 200 of 500; both (after a reload): 500 more; lo: 500 of 500"
+
+# ---- per-interface capture settings: an entry (a glob) for the veth, the class's on lo ----
+entry() { echo "instances = ( { name = \"edpb*\"; filter = \"$1\"; direction = \"both\"; snaplen = 96; } );"; }
+conf "interfaces = [ \"$VB\", \"lo\" ]; filter = \"udp dst port 9999\"; $(entry "udp dst port 9998")"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$VB"
+started_capturing lo
+grep -qE "network/$VB: capturing \(snaplen 96, direction both, .*, filter \"udp dst port 9998\"\)" "$T/log" ||
+	fail "the entry's settings not applied to $VB: $(grep "$VB: capturing" "$T/log")"
+grep -qE "network/lo: capturing \(snaplen 64, direction in, .*, filter \"udp dst port 9999\"\)" "$T/log" ||
+	fail "the class's settings not applied to lo: $(grep "lo: capturing" "$T/log")"
+send 300 100 "$SOURCES" 9999                     # veth in, 9999: neither
+send 70 100 127.0.0.1 9998 127.0.0.1 "$NB"       # lo, 9998: neither
+send 200 100 "$SOURCES" 9998                     # veth in, 9998: the veth
+send 100 100 0.0.0.0 9998 10.77.0.1 "$NB"        # veth out, 9998: the veth (both)
+send 50 100 127.0.0.1 9999 127.0.0.1 "$NB"       # lo, 9999: lo
+events "$VB" 300
+events lo 50
+pass "per interface: $VB (entry edpb*: port 9998, both, snaplen 96) 300 of 720; lo (class: port 9999, in) 50 of 720"
+
+# A reload that changes the veth's filter captures it afresh; lo's capture is left alone.
+conf "interfaces = [ \"$VB\", \"lo\" ]; filter = \"udp dst port 9999\"; $(entry "udp dst port 9999")"
+kill -HUP "$DAEMON_PID"
+wait_for 5 grep -q "network/$VB: capturing (snaplen 96, direction both, .*, filter \"udp dst port 9999\")" "$T/log" ||
+	fail "the new filter not applied to $VB"
+[ "$(grep -c "network/lo: capturing" "$T/log")" -eq 1 ] || fail "lo was captured afresh, its settings did not change"
+send 100 100 "$SOURCES" 9998                     # veth in, 9998: no longer
+send 150 100 "$SOURCES" 9999                     # veth in, 9999: the veth
+send 40 100 0.0.0.0 9999 10.77.0.1 "$NB"         # veth out, 9999: the veth
+send 20 100 127.0.0.1 9999 127.0.0.1 "$NB"       # lo, 9999: lo
+events "$VB" 490
+events lo 70
+# A filter that does not compile: said with its key, and the capture in use stays.
+conf "interfaces = [ \"$VB\", \"lo\" ]; filter = \"udp dst port 9999\"; $(entry "udp port banana")"
+kill -HUP "$DAEMON_PID"
+wait_for 5 grep -q "sources.network.instances\[0\].filter: \"udp port banana\" does not compile" "$T/log" ||
+	fail "a bad filter in an entry not reported"
+send 30 100 "$SOURCES" 9999
+events "$VB" 520
+[ "$(grep -c "network/$VB: capturing" "$T/log")" -eq 2 ] || fail "$VB captured afresh with a bad filter"
+[ "$(grep -c "network/lo: capturing" "$T/log")" -eq 1 ] || fail "lo captured afresh"
+stop_daemon
+pass "reload: $VB's filter changed (reopened, 190 more), lo untouched (20 more); a bad filter keeps the capture"
 
 # ---- auto, and the policies: mix-only credits nothing; disabled is never opened ----
 conf "interfaces = [ \"auto\" ]; filter = \"udp dst port 9999\";" 'mode = "mix-only";'
