@@ -52,7 +52,7 @@ show_results() {
 		checks=$((checks + ${1:-0})); failures=$((failures + ${2:-0})); errors=$((errors + ${3:-0}))
 	done
 	for log in tests/t_*.log; do
-		[ -f "$log" ] && grep -E '^(PASS|FAIL|SKIP)' "$log" | sed "s|^|${log%.log}: |"
+		[ -f "$log" ] && grep -E '^(PASS|FAIL|SKIP):' "$log" | sed "s|^|${log%.log}: |"
 	done
 	[ -f test-suite.log ] && grep -E '^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):' test-suite.log
 	local pct=100
