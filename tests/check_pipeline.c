@@ -122,34 +122,86 @@ static struct config *second_config(void)
 	return cfg2;
 }
 
-/* An event stream and, beside it, the estimator the instance should be running. */
+/* An event stream and, beside it, a reference: the estimator the pipeline runs
+ * (est_find("sp800-90b")), created with the instance's own params (quantum, class cap,
+ * jiffy_ns) and fed the same timestamps, and the credit the design derives from it: the
+ * policy (trusted: the estimate; reduced: scale times it; mix-only: 0), held back until
+ * the health tests' start-up has passed HEALTH_STARTUP_SYMBOLS symbols, then capped per
+ * second. It assumes the health tests never fail on its streams: tests that compare credit
+ * with it check that too. Sums are added in the pipeline's order, so they compare exactly. */
 struct stream {
 	uint64_t t;
 	struct est est;
-	double est_sum, last;
+	uint64_t symbols; /* symbols the estimator produced: what the health tests saw */
+	double est_sum, last, max;
+	double scale;      /* the policy: 1 trusted, the scale if reduced, 0 mix-only */
+	double per_second; /* the rule's cap_bits_per_second */
+	struct rate_cap rc;
+	double cred_sum;
 };
+
+static void ref_init(struct est *e, uint64_t quantum_ns, double cap_bits, uint64_t jiffy_ns)
+{
+	const struct est_ops *ops = est_find("sp800-90b");
+	struct est_params p = {.quantum_ns = quantum_ns, .cap_bits = cap_bits,
+			       .jiffy_ns = jiffy_ns};
+
+	ck_assert_ptr_nonnull(ops);
+	est_init(e, ops, &p);
+}
+
+/* For an instance attached with INST_KERNEL_CREDITS iff jiffy_ns != 0. */
+static void stream_init_jiffy(struct stream *s, double cap_bits, uint64_t jiffy_ns)
+{
+	s->t = 10 * SEC + rng_next() % SEC;
+	s->symbols = 0;
+	s->est_sum = s->last = s->max = 0;
+	s->scale = 1;
+	s->per_second = 1e9; /* known_rules() */
+	memset(&s->rc, 0, sizeof(s->rc));
+	s->cred_sum = 0;
+	ref_init(&s->est, QUANTUM, cap_bits, jiffy_ns);
+}
 
 static void stream_init(struct stream *s, double cap_bits)
 {
-	struct est_params p = {.quantum_ns = QUANTUM, .cap_bits = cap_bits};
-
-	s->t = 10 * SEC + rng_next() % SEC;
-	s->est_sum = s->last = 0;
-	est_init(&s->est, &est_kernel_ops, &p);
+	stream_init_jiffy(s, cap_bits, 0);
 }
 
-/* n events 0.5..2.5 ms apart, given to inst and to the shadow estimator. */
+/* The instance's estimator was restarted with new params: so is the reference. Its sums
+ * and the symbol count (the health tests keep theirs) carry on. */
+static void stream_restart(struct stream *s, uint64_t quantum_ns, double cap_bits)
+{
+	struct est_params p = s->est.params;
+
+	est_fini(&s->est);
+	ref_init(&s->est, quantum_ns, cap_bits, p.jiffy_ns);
+}
+
+/* One event `gap` ns after the last, given to inst and to the reference; its estimate. */
+static double stream_step(struct stream *s, struct instance *inst, uint64_t gap)
+{
+	struct est_out out;
+	double want;
+
+	s->t += gap;
+	est_add(&s->est, s->t, &out);
+	if (out.have_symbol)
+		s->symbols++;
+	s->est_sum += out.bits;
+	s->last = out.bits;
+	s->max = fmax(s->max, out.bits);
+	want = s->symbols >= HEALTH_STARTUP_SYMBOLS ? s->scale * out.bits : 0;
+	s->cred_sum += rate_cap_take(&s->rc, s->per_second, want, s->t);
+	pipeline_sample(inst, s->t);
+	return out.bits;
+}
+
+/* n events 0.5..2.5 ms apart. */
 static void stream_run(struct stream *s, struct instance *inst, int n)
 {
-	for (int i = 0; i < n; i++) {
-		struct est_out out;
-
-		s->t += MS / 2 + rng_next() % (2 * MS);
-		est_add(&s->est, s->t, &out);
-		s->est_sum += out.bits;
-		s->last = out.bits;
-		pipeline_sample(inst, s->t);
-	}
+	for (int i = 0; i < n; i++)
+		stream_step(s, inst, MS / 2 + rng_next() % (2 * MS));
 }
 
 static struct inst_info info_of(size_t i)
@@ -186,7 +238,7 @@ START_TEST(test_attach_and_info)
 	ck_assert_str_eq(in.name, "kbd0");
 	ck_assert_str_eq(in.kind, "keyboard");
 	ck_assert_str_eq(in.state, "open");
-	ck_assert_str_eq(in.estimator, "kernel");
+	ck_assert_str_eq(in.estimator, "sp800-90b");
 	ck_assert(in.kernel_credits);
 	ck_assert_int_eq(in.rule.mode, MODE_TRUSTED);
 	ck_assert_uint_eq(in.c.events, 0);
@@ -208,9 +260,29 @@ START_TEST(test_attach_and_info)
 }
 END_TEST
 
-/* Health tests (DESIGN §5.2) may hold credit back over an instance's first symbols, so the
- * ratio of credit to estimate is checked on a window of events after this many. */
+/* The estimator has no estimate before its first 1024 symbols, and the health tests hold
+ * credit back over the first HEALTH_STARTUP_SYMBOLS: ratios of credit to estimate are
+ * checked on a window of events after this many. */
 #define WARM 1500
+/* Counter tests run WARM + this many events: past the first full 4096-symbol block, whose
+ * estimate is the first with all five SP 800-90B estimators. */
+#define RUN 5000
+
+/* The pipeline's counters against the reference, exactly: same values, same order. */
+static void estimate_matches(const struct inst_counters *c, const struct stream *s)
+{
+	ck_assert_msg(c->estimated_bits == s->est_sum,
+		      "estimated %.17g, the reference estimator says %.17g" SEEDFMT,
+		      c->estimated_bits, s->est_sum, SEEDARG);
+}
+
+static void counters_match(const struct inst_counters *c, const struct stream *s)
+{
+	estimate_matches(c, s);
+	ck_assert_msg(c->credited_bits == s->cred_sum,
+		      "credited %.17g, the reference says %.17g" SEEDFMT, c->credited_bits,
+		      s->cred_sum, SEEDARG);
+}
 
 struct window {
 	struct inst_counters before, after;
@@ -231,32 +303,36 @@ static void run_window(struct stream *s, struct instance *inst, size_t idx, int 
 
 START_TEST(test_counters_trusted)
 {
-	const int n = 3000;
+	const int n = RUN;
 	struct stream s;
 	struct instance *inst;
 	struct window w;
+	struct inst_info in;
 	double d_est, d_cred;
 
 	rng_seed();
 	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
 	run_window(&s, inst, 0, n, &w);
+	in = info_of(0);
 
 	ck_assert_uint_eq(w.after.events, WARM + n);
 	ck_assert_uint_eq(w.after.skipped, 0);
 	ck_assert_uint_eq(w.after.mixed_bytes, 8 * (uint64_t)(WARM + n));
-	ck_assert_msg(fabs(w.after.estimated_bits - s.est_sum) < TOL,
-		      "estimated %g, estimator says %g" SEEDFMT, w.after.estimated_bits, s.est_sum,
-		      SEEDARG);
+	ck_assert_msg(in.health_failures == 0 && strcmp(in.health, "ok") == 0,
+		      "health %s, %llu failures on a random stream" SEEDFMT, in.health,
+		      (unsigned long long)in.health_failures, SEEDARG);
+	counters_match(&w.after, &s);
 	d_est = w.after.estimated_bits - w.before.estimated_bits;
 	d_cred = w.after.credited_bits - w.before.credited_bits;
-	ck_assert_msg(d_est > n, "stream too regular to test credit" SEEDFMT, SEEDARG);
+	ck_assert_msg(d_est > 3.0 * n, "stream too regular to test credit: %g bits" SEEDFMT, d_est,
+		      SEEDARG);
 	ck_assert_msg(fabs(d_cred - d_est) < TOL, "trusted: credited %g of estimated %g" SEEDFMT,
 		      d_cred, d_est, SEEDARG);
 	ck_assert_msg(w.after.credited_bits <= w.after.estimated_bits + TOL,
 		      "credited %g > estimated %g" SEEDFMT, w.after.credited_bits,
 		      w.after.estimated_bits, SEEDARG);
-	ck_assert(info_of(0).last_estimate == s.last);
+	ck_assert(in.last_estimate == s.last);
 	/* Every event reached the pool, 8 bytes each. */
 	ck_assert_uint_eq(drained.events + pool.events, WARM + n);
 	ck_assert_uint_eq(drained.bytes + pool.len, 8 * (uint64_t)(WARM + n));
@@ -264,10 +340,44 @@ START_TEST(test_counters_trusted)
 }
 END_TEST
 
+START_TEST(test_counters_kernel_credited)
+{
+	/* Events the kernel credits itself: the estimator takes symbols from the phase inside
+	 * the kernel's jiffy (every event has one, the first included) and the kernel's Δ rule
+	 * no longer bounds the estimate. The reference runs with the jiffy the pipeline should
+	 * pass; a cap of 8 lets the literal estimate show through. */
+	const int n = WARM + RUN;
+	const char *from;
+	uint64_t jiffy = NS_PER_SEC / kernel_hz(&from);
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+
+	rng_seed();
+	cfg->policy[CLASS_INPUT].rule.cap_bits_per_event = 8;
+	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", INST_KERNEL_CREDITS);
+	stream_init_jiffy(&s, 8, jiffy);
+	stream_run(&s, inst, n);
+	in = info_of(0);
+
+	ck_assert_uint_eq(in.jiffy_ns, jiffy);
+	ck_assert_uint_eq(s.symbols, n);
+	ck_assert_uint_eq(in.c.events, n);
+	ck_assert_msg(in.health_failures == 0, "%llu health failures" SEEDFMT,
+		      (unsigned long long)in.health_failures, SEEDARG);
+	counters_match(&in.c, &s);
+	ck_assert_msg(in.c.estimated_bits > 4.0 * (n - HEALTH_STARTUP_SYMBOLS),
+		      "estimated %g over %d events" SEEDFMT, in.c.estimated_bits, n, SEEDARG);
+	ck_assert_msg(s.max < 8, "the literal estimate reached the cap: %g" SEEDFMT, s.max,
+		      SEEDARG);
+	est_fini(&s.est);
+}
+END_TEST
+
 START_TEST(test_counters_estimate_capped)
 {
 	/* The class cap per event bounds the estimate counter too. */
-	const int n = 2000;
+	const int n = WARM + RUN;
 	struct stream s;
 	struct instance *inst;
 	struct inst_info in;
@@ -278,14 +388,16 @@ START_TEST(test_counters_estimate_capped)
 	stream_init(&s, 1.5);
 	stream_run(&s, inst, n);
 	in = info_of(0);
-	ck_assert_msg(fabs(in.c.estimated_bits - s.est_sum) < TOL,
-		      "estimated %g, estimator says %g" SEEDFMT, in.c.estimated_bits, s.est_sum,
-		      SEEDARG);
+	counters_match(&in.c, &s);
+	/* The estimator would give more: it is the cap that bounds every event. */
+	ck_assert_msg(s.max == 1.5, "largest estimate %g, cap 1.5" SEEDFMT, s.max, SEEDARG);
 	ck_assert_msg(in.c.estimated_bits <= 1.5 * n + TOL, "estimated %g over %d events" SEEDFMT,
 		      in.c.estimated_bits, n, SEEDARG);
 	ck_assert_msg(in.c.estimated_bits > 1.0 * n, "estimated %g over %d events" SEEDFMT,
 		      in.c.estimated_bits, n, SEEDARG);
 	ck_assert_msg(in.c.credited_bits <= 1.5 * n + TOL, "credited %g over %d events" SEEDFMT,
+		      in.c.credited_bits, n, SEEDARG);
+	ck_assert_msg(in.c.credited_bits > 1.0 * n, "credited %g over %d events" SEEDFMT,
 		      in.c.credited_bits, n, SEEDARG);
 	est_fini(&s.est);
 }
@@ -293,7 +405,7 @@ END_TEST
 
 START_TEST(test_counters_reduced)
 {
-	const int n = 3000;
+	const int n = RUN;
 	struct stream s;
 	struct instance *inst;
 	struct window w;
@@ -304,15 +416,16 @@ START_TEST(test_counters_reduced)
 	cfg->policy[CLASS_NETWORK].rule.scale = 0.25;
 	inst = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
 	stream_init(&s, cfg->policy[CLASS_NETWORK].rule.cap_bits_per_event);
+	s.scale = 0.25;
 	run_window(&s, inst, 0, n, &w);
 
 	ck_assert_int_eq(info_of(0).rule.mode, MODE_REDUCED);
 	ck_assert_uint_eq(w.after.mixed_bytes, 8 * (uint64_t)(WARM + n));
-	ck_assert_msg(fabs(w.after.estimated_bits - s.est_sum) < TOL,
-		      "estimated %g, want %g" SEEDFMT, w.after.estimated_bits, s.est_sum, SEEDARG);
+	ck_assert_uint_eq(info_of(0).health_failures, 0);
+	counters_match(&w.after, &s);
 	d_est = w.after.estimated_bits - w.before.estimated_bits;
 	d_cred = w.after.credited_bits - w.before.credited_bits;
-	ck_assert_msg(d_est > n, "stream too regular" SEEDFMT, SEEDARG);
+	ck_assert_msg(d_est > 3.0 * n, "stream too regular: %g bits" SEEDFMT, d_est, SEEDARG);
 	ck_assert_msg(fabs(d_cred - 0.25 * d_est) < TOL, "reduced 0.25: credited %g of %g" SEEDFMT,
 		      d_cred, d_est, SEEDARG);
 	ck_assert_msg(w.after.credited_bits <= 0.25 * w.after.estimated_bits + TOL,
@@ -363,14 +476,17 @@ START_TEST(test_per_second_cap)
 	cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = cap;
 	inst = pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
+	s.per_second = cap;
 	t0 = s.t;
-	run_window(&s, inst, 0, 5000, &w); /* about 10 s of event time, ~4 bits an event */
+	run_window(&s, inst, 0, RUN, &w); /* about 10 s of event time, ~4 bits an event */
 	elapsed = (double)(s.t - t0) / 1e9;
 	window = (double)(s.t - w.t_before) / 1e9;
 	d_cred = w.after.credited_bits - w.before.credited_bits;
 
-	ck_assert_msg(fabs(w.after.estimated_bits - s.est_sum) < TOL,
-		      "the cap must not change the estimate" SEEDFMT, SEEDARG);
+	estimate_matches(&w.after, &s); /* the cap must not change the estimate */
+	ck_assert_uint_eq(info_of(0).health_failures, 0);
+	/* Credit is the estimate through a token bucket of cap bits a second, by event time. */
+	counters_match(&w.after, &s);
 	ck_assert_msg(w.after.credited_bits <= cap * elapsed + cap + TOL,
 		      "credited %g over %g s at %g/s" SEEDFMT, w.after.credited_bits, elapsed, cap,
 		      SEEDARG);
@@ -470,17 +586,22 @@ START_TEST(test_reconfigure_changes_policy_keeps_state)
 	stream_run(&s, inst, WARM);
 	before = info_of(0).c;
 	ck_assert(before.credited_bits > 0);
+	counters_match(&before, &s);
 
 	c2 = second_config();
 	c2->policy[CLASS_NETWORK].rule.mode = MODE_REDUCED;
 	c2->policy[CLASS_NETWORK].rule.scale = 0.5;
 	pipeline_reconfigure(c2);
+	s.scale = 0.5;
 	in = info_of(0);
 	ck_assert_int_eq(in.rule.mode, MODE_REDUCED);
 	ck_assert(in.rule.scale == 0.5);
+	ck_assert_str_eq(in.health, "ok");
 	counters_eq(&in.c, &before, "reconfigure");
 
-	/* The estimator kept its history: the very next events earn credit, at the new weight. */
+	/* The estimator kept its history (a fresh one would estimate nothing for its first
+	 * 1024 symbols) and the health tests theirs: the very next events earn credit, at the
+	 * new weight. */
 	est0 = in.c.estimated_bits;
 	cred0 = in.c.credited_bits;
 	stream_run(&s, inst, 3);
@@ -488,8 +609,7 @@ START_TEST(test_reconfigure_changes_policy_keeps_state)
 	ck_assert_uint_eq(in.c.events, before.events + 3);
 	ck_assert_msg(in.c.estimated_bits > est0, "estimator state lost on reconfigure" SEEDFMT,
 		      SEEDARG);
-	ck_assert_msg(fabs(in.c.estimated_bits - s.est_sum) < TOL, "estimate diverged" SEEDFMT,
-		      SEEDARG);
+	counters_match(&in.c, &s);
 	ck_assert_msg(fabs((in.c.credited_bits - cred0) - 0.5 * (in.c.estimated_bits - est0)) < TOL,
 		      "new weight not applied" SEEDFMT, SEEDARG);
 	est_fini(&s.est);
@@ -536,22 +656,34 @@ START_TEST(test_reconfigure_new_quantum_restarts_estimator)
 	struct stream s;
 	struct instance *inst;
 	struct config *c2;
+	struct inst_info in;
 	double est0;
 
 	rng_seed();
 	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
 	stream_init(&s, 4);
-	stream_run(&s, inst, 100);
-	est0 = info_of(0).c.estimated_bits;
+	stream_run(&s, inst, WARM);
+	in = info_of(0);
+	est0 = in.c.estimated_bits;
 	ck_assert(est0 > 0);
+	estimate_matches(&in.c, &s);
 
 	c2 = second_config();
 	c2->block.quantum_ns = 10 * QUANTUM;
 	pipeline_reconfigure(c2);
-	/* Symbols at another resolution are another stream: three events of warm-up again. */
-	stream_run(&s, inst, 3);
+	stream_restart(&s, 10 * QUANTUM, 4);
+	/* Symbols at another resolution are another stream: the first event gives no delta,
+	 * the next 1023 symbols no estimate yet. */
+	stream_run(&s, inst, HEALTH_STARTUP_SYMBOLS);
 	ck_assert_msg(info_of(0).c.estimated_bits == est0, "estimate %g after a new quantum, was %g"
 		      SEEDFMT, info_of(0).c.estimated_bits, est0, SEEDARG);
+	/* Then it estimates again, as an estimator started afresh at the new quantum does. */
+	stream_run(&s, inst, WARM);
+	in = info_of(0);
+	ck_assert_msg(in.c.estimated_bits > est0 + WARM, "estimate %g, was %g before" SEEDFMT,
+		      in.c.estimated_bits, est0, SEEDARG);
+	ck_assert_uint_eq(in.health_failures, 0);
+	counters_match(&in.c, &s);
 	est_fini(&s.est);
 }
 END_TEST
@@ -630,7 +762,10 @@ START_TEST(test_health_startup_holds_credit)
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
 
 	/* A stream as random as timing gets: not one bit is credited while its first 1024
-	 * symbols are tested. The first event gives no symbol (there is no delta yet). */
+	 * symbols are tested. The first event gives no symbol (there is no delta yet). The
+	 * estimator has no estimate over these symbols either: its first comes with the
+	 * 1024th, the very symbol that ends start-up, so here both hold the credit at 0 and
+	 * what this part checks is that the health tests stay in start-up throughout. */
 	stream_run(&s, inst, 1);
 	while (symbols < HEALTH_STARTUP_SYMBOLS - 1) {
 		stream_run(&s, inst, 1);
@@ -641,22 +776,25 @@ START_TEST(test_health_startup_holds_credit)
 		ck_assert_msg(strcmp(in.health, "startup") == 0, "health %s after %llu symbols"
 			      SEEDFMT, in.health, (unsigned long long)symbols, SEEDARG);
 	}
-	/* It was the start-up test that held the credit back, not the estimate. */
-	ck_assert_msg(in.c.estimated_bits > HEALTH_STARTUP_SYMBOLS,
-		      "estimated only %g bits" SEEDFMT, in.c.estimated_bits, SEEDARG);
+	ck_assert_uint_eq(s.symbols, HEALTH_STARTUP_SYMBOLS - 1);
+	estimate_matches(&in.c, &s);
 	ck_assert_uint_eq(drained.credit, 0);
 	ck_assert(pool.credit == 0);
 
-	/* The 1024th passing symbol ends start-up; from then on the stream earns credit. */
+	/* The 1024th passing symbol ends start-up; from then on the stream earns credit, all
+	 * of the estimate (trusted). */
 	stream_run(&s, inst, 1);
-	ck_assert_msg(strcmp(info_of(0).health, "ok") == 0, "health %s after %d symbols" SEEDFMT,
-		      info_of(0).health, HEALTH_STARTUP_SYMBOLS, SEEDARG);
+	in = info_of(0);
+	ck_assert_msg(strcmp(in.health, "ok") == 0, "health %s after %d symbols" SEEDFMT,
+		      in.health, HEALTH_STARTUP_SYMBOLS, SEEDARG);
+	counters_match(&in.c, &s);
 	stream_run(&s, inst, 500);
 	in = info_of(0);
 	ck_assert_str_eq(in.health, "ok");
 	ck_assert_uint_eq(in.health_failures, 0);
 	ck_assert_msg(in.c.credited_bits > 500, "credited only %g after start-up" SEEDFMT,
 		      in.c.credited_bits, SEEDARG);
+	counters_match(&in.c, &s);
 	est_fini(&s.est);
 }
 END_TEST
@@ -667,41 +805,53 @@ static bool health_failed(const struct inst_info *in)
 	return strncmp(in->health, "failed", 6) == 0 || strcmp(in->health, "permanent") == 0;
 }
 
-/* Events `step` ns apart, or alternately step and step + alt ns apart. Returns the events
- * fed before the instance's health first read "failed*" (n if it never did), and what
- * pipeline_info said right then in *at_fail. */
-static int stuck_run(struct stream *s, struct instance *inst, int n, uint64_t step, uint64_t alt,
-		     struct inst_info *at_fail)
-{
-	int failed_at = n;
+/* The health-failure tests run this many random events first: past the first full block
+ * (4096 symbols), so the estimator's H is a full SP 800-90B estimate of random timing and
+ * the stuck stretch that follows lies inside the next block. */
+#define PRE_BLOCK 4200
 
+struct stuck {
+	int failed_at;            /* events fed before health first read failed* (n if never) */
+	struct inst_info at_fail; /* what pipeline_info said right then */
+	double min_after;         /* the reference's least estimate after that event */
+};
+
+/* Events `step` ns apart, or alternately step and step + alt ns apart, given to inst and to
+ * the reference. */
+static void stuck_run(struct stream *s, struct instance *inst, int n, uint64_t step,
+		      uint64_t alt, struct stuck *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->failed_at = n;
+	r->min_after = INFINITY;
 	for (int i = 0; i < n; i++) {
-		s->t += step + (i % 2 ? alt : 0);
-		pipeline_sample(inst, s->t);
-		if (failed_at == n) {
+		double bits = stream_step(s, inst, step + (i % 2 ? alt : 0));
+
+		if (r->failed_at < n) {
+			r->min_after = fmin(r->min_after, bits);
+		} else {
 			struct inst_info in = info_of(0);
 
 			if (health_failed(&in)) {
-				failed_at = i;
-				if (at_fail)
-					*at_fail = in;
+				r->failed_at = i;
+				r->at_fail = in;
 			}
 		}
 	}
-	return failed_at;
 }
 
 START_TEST(test_health_stuck_stream_fails)
 {
 	struct stream s;
 	struct instance *inst;
-	struct inst_info in, at_fail;
-	int failed_at;
+	struct inst_info in;
+	struct stuck st;
+	double est_tail;
 
 	rng_seed();
 	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
-	stream_run(&s, inst, WARM);
+	stream_run(&s, inst, PRE_BLOCK);
 	in = info_of(0);
 	ck_assert_str_eq(in.health, "ok");
 	ck_assert_msg(in.c.credited_bits > 0, "no credit before the stream got stuck" SEEDFMT,
@@ -709,61 +859,81 @@ START_TEST(test_health_stuck_stream_fails)
 
 	/* Exactly 1 ms between events, every time: one symbol over and over. The run of
 	 * repeats trips the repetition count test first (later the APT window fails too). */
-	failed_at = stuck_run(&s, inst, 1000, MS, 0, &at_fail);
-	ck_assert_msg(failed_at < 64, "a stuck stream still passes after %d events" SEEDFMT,
-		      failed_at, SEEDARG);
-	ck_assert_str_eq(at_fail.health_last, "repetition-count");
-	ck_assert_uint_ge(at_fail.health_failures, 1);
+	stuck_run(&s, inst, 1000, MS, 0, &st);
+	ck_assert_msg(st.failed_at < 64, "a stuck stream still passes after %d events" SEEDFMT,
+		      st.failed_at, SEEDARG);
+	ck_assert_str_eq(st.at_fail.health_last, "repetition-count");
+	ck_assert_uint_ge(st.at_fail.health_failures, 1);
 	in = info_of(0);
 	ck_assert_msg(health_failed(&in), "health %s" SEEDFMT, in.health, SEEDARG);
-	ck_assert_msg(in.c.credited_bits == at_fail.c.credited_bits,
+	ck_assert_msg(in.c.credited_bits == st.at_fail.c.credited_bits,
 		      "a stuck stream was credited %g bits after failing" SEEDFMT,
-		      in.c.credited_bits - at_fail.c.credited_bits, SEEDARG);
-	at_fail = in;
+		      in.c.credited_bits - st.at_fail.c.credited_bits, SEEDARG);
+	estimate_matches(&in.c, &s);
 
 	/* From then on, nothing: not even when the timing turns random again (a source that
-	 * stuck this long failed at the permanent cutoff, and stays off until restarted). */
-	stream_run(&s, inst, 3000);
+	 * stuck this long failed at the permanent cutoff, and stays off until restarted). The
+	 * random stretch runs past two more block estimates: the block holding the stuck run
+	 * (low H) and one of random timing only, after which the estimator values the stream
+	 * as it did before. */
+	stream_run(&s, inst, 9000 - 1000);
+	est_tail = s.est_sum;
+	stream_run(&s, inst, 1000);
+	est_tail = s.est_sum - est_tail;
 	in = info_of(0);
 	ck_assert_msg(health_failed(&in), "health %s after recovering timing" SEEDFMT, in.health,
 		      SEEDARG);
-	ck_assert_msg(in.c.estimated_bits - at_fail.c.estimated_bits > 3000,
+	estimate_matches(&in.c, &s);
+	ck_assert_msg(est_tail > 3.0 * 1000,
+		      "the estimator never recovered: %g bits over the last 1000 events" SEEDFMT,
+		      est_tail, SEEDARG);
+	ck_assert_msg(in.c.estimated_bits - st.at_fail.c.estimated_bits > 9000,
 		      "the estimator saw too little to prove anything" SEEDFMT, SEEDARG);
-	ck_assert_msg(in.c.credited_bits == at_fail.c.credited_bits,
+	ck_assert_msg(in.c.credited_bits == st.at_fail.c.credited_bits,
 		      "credited %g more bits after the failure" SEEDFMT,
-		      in.c.credited_bits - at_fail.c.credited_bits, SEEDARG);
-	ck_assert_uint_eq(in.c.events, at_fail.c.events + 3000);
+		      in.c.credited_bits - st.at_fail.c.credited_bits, SEEDARG);
+	ck_assert_uint_eq(in.c.events, st.at_fail.c.events + (1000 - 1 - st.failed_at) + 9000);
 	est_fini(&s.est);
 }
 END_TEST
 
 START_TEST(test_health_catches_what_estimator_credits)
 {
-	/* Gaps of 1000 and 1256 us alternate: the estimator's differences are large (it gives
-	 * every event the full 4-bit cap), but the symbol, the gap modulo 256 quanta, never
-	 * changes. The health tests must catch what the estimator does not. */
+	/* Gaps of 1000 and 1256 us alternate: the symbol, the gap modulo 256 quanta, never
+	 * changes, yet the estimator gives every event the full 4-bit cap. Its kernel-rule
+	 * bound sees differences of 256 quanta (8 bits), and its SP 800-90B bound is the H of
+	 * the last full block of symbols, here random timing: a block's H only changes when
+	 * the block is complete, up to 4096 symbols later (the start of the stuck run lies
+	 * inside a block, well before its end). The health tests look at every symbol and must
+	 * catch what the estimator does not yet see. */
+	const double cap = cfg->policy[CLASS_INPUT].rule.cap_bits_per_event;
 	struct stream s;
 	struct instance *inst;
-	struct inst_info in, at_fail;
-	int failed_at;
+	struct inst_info in;
+	struct stuck st;
 
 	rng_seed();
 	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
-	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
-	stream_run(&s, inst, WARM);
+	stream_init(&s, cap);
+	stream_run(&s, inst, PRE_BLOCK);
 	ck_assert_str_eq(info_of(0).health, "ok");
+	ck_assert(info_of(0).c.credited_bits > 0);
 
-	failed_at = stuck_run(&s, inst, 1000, 1000 * QUANTUM, 256 * QUANTUM, &at_fail);
-	ck_assert_msg(failed_at < 20, "stuck symbols pass for %d events" SEEDFMT, failed_at,
+	stuck_run(&s, inst, 1000, 1000 * QUANTUM, 256 * QUANTUM, &st);
+	ck_assert_msg(st.failed_at < 20, "stuck symbols pass for %d events" SEEDFMT, st.failed_at,
 		      SEEDARG);
-	ck_assert_str_eq(at_fail.health_last, "repetition-count");
+	ck_assert_str_eq(st.at_fail.health_last, "repetition-count");
 	in = info_of(0);
-	ck_assert_msg(in.c.estimated_bits - at_fail.c.estimated_bits >= 4.0 * 900 - TOL,
-		      "the estimator should credit this stream fully: %g bits" SEEDFMT,
-		      in.c.estimated_bits - at_fail.c.estimated_bits, SEEDARG);
-	ck_assert_msg(in.c.credited_bits == at_fail.c.credited_bits,
+	estimate_matches(&in.c, &s);
+	ck_assert_msg(st.min_after == cap,
+		      "the estimator should credit this stream fully: %g bits at least" SEEDFMT,
+		      st.min_after, SEEDARG);
+	ck_assert_msg(in.c.estimated_bits - st.at_fail.c.estimated_bits >= cap * 980 - TOL,
+		      "estimated only %g bits of the stuck stream" SEEDFMT,
+		      in.c.estimated_bits - st.at_fail.c.estimated_bits, SEEDARG);
+	ck_assert_msg(in.c.credited_bits == st.at_fail.c.credited_bits,
 		      "credited %g bits of a stuck stream" SEEDFMT,
-		      in.c.credited_bits - at_fail.c.credited_bits, SEEDARG);
+		      in.c.credited_bits - st.at_fail.c.credited_bits, SEEDARG);
 	ck_assert(health_failed(&in));
 	est_fini(&s.est);
 }
@@ -777,6 +947,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_attach_and_info);
 	tcase_add_test(tc, test_counters_trusted);
+	tcase_add_test(tc, test_counters_kernel_credited);
 	tcase_add_test(tc, test_counters_estimate_capped);
 	tcase_add_test(tc, test_counters_reduced);
 	tcase_add_test(tc, test_counters_mix_only);
