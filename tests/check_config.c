@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "testutil.h"
 #include "util.h"
 
 #ifndef SRCDIR
@@ -835,11 +836,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(config_suite());
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ctl_proto.h"
+#include "testutil.h"
 #include "util.h"
 
 /* ---- framing ---- */
@@ -671,11 +672,5 @@ static Suite *ctl_proto_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(ctl_proto_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(ctl_proto_suite());
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "est.h"
+#include "testutil.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
@@ -352,11 +353,5 @@ static Suite *est_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(est_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(est_suite());
 }

@@ -7,6 +7,7 @@
 
 #include "est.h"
 #include "sp80090b.h"
+#include "testutil.h"
 #include "util.h"
 
 #define US 1000ULL
@@ -456,11 +457,5 @@ static Suite *est_sp90b_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(est_sp90b_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(est_sp90b_suite());
 }

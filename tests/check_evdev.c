@@ -20,6 +20,7 @@
 #include "pool.h"
 #include "source.h"
 #include "source_evdev.h"
+#include "testutil.h"
 #include "util.h"
 
 #define REC sizeof(struct input_event)
@@ -831,11 +832,5 @@ static Suite *evdev_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(evdev_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(evdev_suite());
 }

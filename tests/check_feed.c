@@ -12,6 +12,7 @@
 #include "kernel.h"
 #include "pool.h"
 #include "sink.h"
+#include "testutil.h"
 #include "util.h"
 
 /* ---- feed_choose: every mode against every kind of kernel ---- */
@@ -362,11 +363,5 @@ static Suite *feed_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(feed_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(feed_suite());
 }

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include "health.h"
+#include "testutil.h"
 #include "util.h"
 
 #include <check.h>
@@ -339,11 +340,5 @@ static Suite *health_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(health_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(health_suite());
 }

@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "kernel.h"
+#include "testutil.h"
 #include "util.h"
 
 /* kernel.c asks uname(3) for the release. This definition takes the place of libc's in this
@@ -553,11 +554,5 @@ static Suite *kernel_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(kernel_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(kernel_suite());
 }

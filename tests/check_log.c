@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "testutil.h"
 
 static char captured[65536];
 
@@ -114,21 +115,20 @@ START_TEST(rate_limit_holds_back_and_reports)
 }
 END_TEST
 
-int main(void)
+static Suite *log_suite(void)
 {
 	Suite *s = suite_create("log");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, verbosity_filters_levels);
 	tcase_add_test(tc, errno_is_appended_and_kept);
 	tcase_add_test(tc, journal_stream_gets_priority_prefix);
 	tcase_add_test(tc, rate_limit_holds_back_and_reports);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(log_suite());
 }

@@ -23,6 +23,7 @@
 #include "pool.h"
 #include "source.h"
 #include "source_pcap.h"
+#include "testutil.h"
 #include "util.h"
 
 #define SEED 0x9cab5eedu
@@ -884,11 +885,5 @@ static Suite *pcap_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(pcap_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(pcap_suite());
 }

@@ -13,6 +13,7 @@
 #include "pipeline.h"
 #include "policy.h"
 #include "pool.h"
+#include "testutil.h"
 
 #define MS 1000000ULL
 #define SEC 1000000000ULL
@@ -971,11 +972,5 @@ static Suite *pipeline_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(pipeline_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(pipeline_suite());
 }

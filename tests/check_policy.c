@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "testutil.h"
 
 #define EPS 1e-9
 
@@ -421,11 +422,5 @@ static Suite *policy_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(policy_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(policy_suite());
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pool.h"
+#include "testutil.h"
 
 /* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
 static uint64_t rng_state, seed;
@@ -362,11 +363,5 @@ static Suite *pool_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(pool_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(pool_suite());
 }

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "log.h"
 #include "record.h"
+#include "testutil.h"
 #include "util.h"
 
 #include <check.h>
@@ -559,11 +560,5 @@ static Suite *record_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(record_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(record_suite());
 }

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "pool.h"
 #include "sink.h"
+#include "testutil.h"
 #include "util.h"
 
 #define RANDOM_DEV "/dev/random"
@@ -469,11 +470,5 @@ static Suite *sink_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sink_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(sink_suite());
 }

@@ -19,6 +19,7 @@
 #include "pool.h"
 #include "source.h"
 #include "source_evdev.h"
+#include "testutil.h"
 #include "util.h"
 
 static char topdir[64];  /* one per run, removed at the end even if a test failed */
@@ -488,11 +489,5 @@ static Suite *source_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(source_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(source_suite());
 }

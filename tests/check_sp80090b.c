@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include "sp80090b.h"
+#include "testutil.h"
 #include "util.h"
 
 #include <check.h>
@@ -272,11 +273,5 @@ static Suite *sp80090b_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sp80090b_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(sp80090b_suite());
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "testutil.h"
 #include "util.h"
 
 START_TEST(test_xasprintf_formats)
@@ -245,11 +246,5 @@ static Suite *util_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(util_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run_suite(util_suite());
 }
