@@ -9,35 +9,20 @@
 #include "log.h"
 #include "testutil.h"
 
-static char captured[65536];
+static char *captured;
 
-/* Run fn with stderr sent to a temporary file, then read what it wrote. */
+/* Run fn with stderr captured; what it wrote is then in captured. */
 static void capture(void (*fn)(void))
 {
-	FILE *tmp = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	size_t n;
-
-	ck_assert_ptr_nonnull(tmp);
-	fflush(stderr);
-	dup2(fileno(tmp), STDERR_FILENO);
+	tu_capture_begin();
 	fn();
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(tmp);
-	n = fread(captured, 1, sizeof(captured) - 1, tmp);
-	captured[n] = '\0';
-	fclose(tmp);
+	free(captured);
+	captured = tu_capture_end();
 }
 
-static unsigned count(const char *needle)
+static size_t count(const char *needle)
 {
-	unsigned c = 0;
-
-	for (const char *p = captured; (p = strstr(p, needle)); p++)
-		c++;
-	return c;
+	return tu_count(captured, needle);
 }
 
 static void levels(void)

@@ -47,8 +47,6 @@ static uint8_t *random_symbols(size_t n)
 /* ---- a private directory per test, and what the log said ---- */
 
 static char *dir;
-static char *logpath;
-static int saved_stderr = -1;
 
 static void setup(void)
 {
@@ -56,7 +54,6 @@ static void setup(void)
 
 	dir = xasprintf("%s/check_record.XXXXXX", tmp);
 	ck_assert_ptr_nonnull(mkdtemp(dir));
-	logpath = xasprintf("%s.log", dir);
 	log_open(true, 1);
 }
 
@@ -73,62 +70,7 @@ static void teardown(void)
 {
 	record_fini();
 	rm_tree(dir);
-	unlink(logpath);
 	free(dir);
-	free(logpath);
-}
-
-/* Log lines go to stderr: catch them in a file between capture() and captured(). */
-static void capture(void)
-{
-	int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-	ck_assert_int_ge(fd, 0);
-	fflush(stderr);
-	saved_stderr = dup(2);
-	ck_assert_int_ge(saved_stderr, 0);
-	ck_assert_int_eq(dup2(fd, 2), 2);
-	close(fd);
-}
-
-/* The whole file, NUL-terminated; its length in *n if n is not NULL. */
-static char *read_file(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long len;
-
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	ck_assert_int_ge(len, 0);
-	rewind(f);
-	buf = xmalloc((size_t)len + 1);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-	buf[len] = '\0';
-	fclose(f);
-	if (n)
-		*n = (size_t)len;
-	return buf;
-}
-
-/* What was logged since capture(); the caller frees it. */
-static char *captured(void)
-{
-	fflush(stderr);
-	ck_assert_int_eq(dup2(saved_stderr, 2), 2);
-	close(saved_stderr);
-	saved_stderr = -1;
-	return read_file(logpath, NULL);
-}
-
-static size_t count(const char *text, const char *needle)
-{
-	size_t n = 0;
-
-	for (const char *p = text; (p = strstr(p, needle)); p++)
-		n++;
-	return n;
 }
 
 static char *path_of(const char *cls, const char *name)
@@ -149,7 +91,7 @@ static void assert_file(const char *path, const uint8_t *want, size_t n)
 	ck_assert_msg(S_ISREG(st.st_mode), "%s is not a regular file", path);
 	ck_assert_msg((st.st_mode & 07777) == 0600, "%s has mode %o", path,
 		      (unsigned)(st.st_mode & 07777));
-	got = read_file(path, &got_n);
+	got = tu_read_file(path, &got_n);
 	ck_assert_uint_eq(got_n, n);
 	ck_assert_msg(memcmp(got, want, n) == 0, "%s: bytes differ (seed %#llx)", path,
 		      (unsigned long long)SEED);
@@ -285,7 +227,7 @@ START_TEST(test_bound)
 	struct recorder *r;
 	size_t i;
 
-	capture();
+	tu_capture_begin();
 	r = record_open(dir, "network", "eth0", max);
 	ck_assert_ptr_nonnull(r);
 	for (i = 0; i < n; i++)
@@ -295,9 +237,9 @@ START_TEST(test_bound)
 	record_close(r);
 	/* stopped for this run: a new attach does not start again */
 	ck_assert_ptr_null(record_open(dir, "network", "eth0", max));
-	log = captured();
+	log = tu_capture_end();
 	assert_file(path, sym, max);
-	ck_assert_msg(count(log, "reached record.max_bytes") == 1, "log: %s", log);
+	ck_assert_msg(tu_count(log, "reached record.max_bytes") == 1, "log: %s", log);
 	ck_assert_msg(strstr(log, "network/eth0") != NULL, "log: %s", log);
 	free(log);
 	free(path);
@@ -340,12 +282,12 @@ START_TEST(test_symlink_refused)
 
 	write_file(target, "precious", 0644);
 	ck_assert_int_eq(symlink(target, path), 0);
-	capture();
+	tu_capture_begin();
 	ck_assert_ptr_null(record_open(dir, "input", "kbd", 4096));
-	log = captured();
+	log = tu_capture_end();
 	ck_assert_msg(strstr(log, "symbolic link") != NULL, "log: %s", log);
 	free(log);
-	free(read_file(target, &n));
+	free(tu_read_file(target, &n));
 	ck_assert_uint_eq(n, strlen("precious"));
 	ck_assert_int_eq(lstat(path, &st), 0);
 	ck_assert(S_ISLNK(st.st_mode));
@@ -378,7 +320,7 @@ START_TEST(test_other_files_refused)
 	write_file(other, "precious", 0600);
 	ck_assert_int_eq(link(other, path), 0);
 	ck_assert_ptr_null(record_open(dir, "input", "kbd", 4096));
-	free(read_file(other, &n));
+	free(tu_read_file(other, &n));
 	ck_assert_uint_eq(n, strlen("precious"));
 	free(other);
 	free(path);
@@ -406,7 +348,7 @@ START_TEST(test_off_and_bad_dir)
 	/* off */
 	ck_assert_ptr_null(record_open(NULL, "input", "kbd", 4096));
 	ck_assert_ptr_null(record_open("", "input", "kbd", 4096));
-	capture();
+	tu_capture_begin();
 	ck_assert_ptr_null(record_open("relative/dir", "input", "kbd", 4096));
 	write_file(file, "x", 0600);
 	ck_assert_ptr_null(record_open(under, "input", "kbd", 4096));
@@ -420,7 +362,7 @@ START_TEST(test_off_and_bad_dir)
 		chmod(ro, 0700);
 		free(ro);
 	}
-	log = captured();
+	log = tu_capture_end();
 	ck_assert_msg(strstr(log, "not an absolute path") != NULL, "log: %s", log);
 	ck_assert_msg(strstr(log, under) != NULL, "log: %s", log);
 	ck_assert_msg(strstr(log, "/sys/input-kbd.bin") != NULL, "log: %s", log);
@@ -463,17 +405,17 @@ START_TEST(test_write_error)
 
 	signal(SIGXFSZ, SIG_IGN);
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
-	capture();
+	tu_capture_begin();
 	r = record_open(dir, "input", "kbd", 1 << 20);
 	ck_assert_ptr_nonnull(r);
 	for (i = 0; i < n; i++)
 		record_symbol(r, sym[i]);
 	ck_assert(!record_active(r));
 	record_close(r);
-	log = captured();
-	ck_assert_msg(count(log, "recording of input/kbd stopped") == 1, "log: %s", log);
+	log = tu_capture_end();
+	ck_assert_msg(tu_count(log, "recording of input/kbd stopped") == 1, "log: %s", log);
 	ck_assert_msg(strstr(log, "File too large") != NULL, "log: %s", log);
-	free(read_file(path, &got));
+	free(tu_read_file(path, &got));
 	ck_assert_uint_le(got, 8192);
 	free(log);
 	free(path);

@@ -87,40 +87,6 @@ static bool need_root(const char *test)
 	return false;
 }
 
-/* stderr goes to a temporary file between capture_begin and capture_end. */
-static FILE *cap_tmp;
-static int cap_saved = -1;
-
-static void capture_begin(void)
-{
-	cap_tmp = tmpfile();
-	ck_assert_ptr_nonnull(cap_tmp);
-	fflush(stderr);
-	cap_saved = dup(STDERR_FILENO);
-	ck_assert_int_ge(cap_saved, 0);
-	ck_assert_int_ge(dup2(fileno(cap_tmp), STDERR_FILENO), 0);
-}
-
-/* Returns what was written (malloc'd, NUL-terminated). */
-static char *capture_end(void)
-{
-	char *text;
-	long len;
-
-	fflush(stderr);
-	ck_assert_int_ge(dup2(cap_saved, STDERR_FILENO), 0);
-	close(cap_saved);
-	cap_saved = -1;
-	len = ftell(cap_tmp);
-	ck_assert_int_ge(len, 0);
-	text = xcalloc(1, (size_t)len + 1);
-	rewind(cap_tmp);
-	ck_assert_uint_eq(fread(text, 1, (size_t)len, cap_tmp), (size_t)len);
-	fclose(cap_tmp);
-	cap_tmp = NULL;
-	return text;
-}
-
 static void setup(void)
 {
 	log_open(true, 1);
@@ -169,9 +135,9 @@ START_TEST(test_dry_run_logs_counts_only)
 	/* The log line carries the counts of a batch, and never its bytes. */
 	ck_assert_int_eq(sink_open(&s, SINK_DRY_RUN, RANDOM_DEV), 0);
 	memset(a.data, 'Q', a.len);
-	capture_begin();
+	tu_capture_begin();
 	ck_assert_int_eq(sink_feed(&s, &a), 0);
-	out = capture_end();
+	out = tu_capture_end();
 	ck_assert_msg(strstr(out, "would feed 40 bytes from 5 events, crediting 7 bits"),
 		      "dry-run log: %s", out);
 	ck_assert_msg(!strstr(out, "QQQQ"), "batch data in the log: %s", out);
@@ -204,9 +170,9 @@ START_TEST(test_zero_length_is_noop)
 
 	ck_assert_int_eq(sink_open(&s, SINK_DRY_RUN, RANDOM_DEV), 0);
 	ck_assert_int_eq(sink_feed(&s, &a), 0);
-	capture_begin();
+	tu_capture_begin();
 	assert_zero_len_noop(&s);
-	out = capture_end();
+	out = tu_capture_end();
 	ck_assert_msg(out[0] == '\0', "an empty batch was logged: %s", out);
 	free(out);
 	ck_assert_uint_eq(s.feeds, 1);
@@ -304,9 +270,9 @@ START_TEST(test_kernel_sink_not_random_device)
 
 	/* /dev/null opens for writing, but RNDADDENTROPY on it is ENOTTY: the probe fails,
 	 * the fd is closed again, and the message says what failed and why. */
-	capture_begin();
+	tu_capture_begin();
 	ck_assert_int_eq(sink_open(&s, SINK_KERNEL, "/dev/null"), -1);
-	out = capture_end();
+	out = tu_capture_end();
 	ck_assert_int_eq(s.fd, -1);
 	ck_assert_int_eq(count_fds(), fds);
 	snprintf(want, sizeof(want), "RNDADDENTROPY on /dev/null failed: %s", strerror(ENOTTY));
@@ -319,9 +285,9 @@ START_TEST(test_kernel_sink_not_random_device)
 	ck_assert_int_eq(count_fds(), fds);
 
 	/* A path that does not exist: open fails, nothing is left open. */
-	capture_begin();
+	tu_capture_begin();
 	ck_assert_int_eq(sink_open(&s, SINK_KERNEL, "/nonexistent/random"), -1);
-	out = capture_end();
+	out = tu_capture_end();
 	ck_assert_int_eq(s.fd, -1);
 	ck_assert_int_eq(count_fds(), fds);
 	snprintf(want, sizeof(want), "cannot open /nonexistent/random: %s", strerror(ENOENT));
@@ -408,7 +374,6 @@ START_TEST(test_kernel_sink_eperm)
 {
 	FILE *tmp = tmpfile();
 	char *out;
-	long len;
 	pid_t pid;
 	int status;
 
@@ -426,13 +391,7 @@ START_TEST(test_kernel_sink_eperm)
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status), "child died (status %#x)", status);
-
-	len = ftell(tmp);
-	ck_assert_int_ge(len, 0);
-	out = xcalloc(1, (size_t)len + 1);
-	rewind(tmp);
-	ck_assert_uint_eq(fread(out, 1, (size_t)len, tmp), (size_t)len);
-	fclose(tmp);
+	out = tu_read_tmpfile(tmp);
 
 	ck_assert_msg(WEXITSTATUS(status) == EP_OK,
 		      "child without CAP_SYS_ADMIN: step %d failed (see enum); log: %s",

@@ -101,46 +101,13 @@ static void add_override(struct config *c, enum src_class cls, const char *glob,
 	ov->rule.mode = mode;
 }
 
-/* stderr goes to a temporary file between capture_begin and capture_end. */
-static FILE *cap_tmp;
-static int cap_saved = -1;
-
-static void capture_begin(void)
-{
-	cap_tmp = tmpfile();
-	ck_assert_ptr_nonnull(cap_tmp);
-	fflush(stderr);
-	cap_saved = dup(STDERR_FILENO);
-	ck_assert_int_ge(cap_saved, 0);
-	ck_assert_int_ge(dup2(fileno(cap_tmp), STDERR_FILENO), 0);
-}
-
-static char *capture_end(void)
-{
-	char *text;
-	long len;
-
-	fflush(stderr);
-	ck_assert_int_ge(dup2(cap_saved, STDERR_FILENO), 0);
-	close(cap_saved);
-	cap_saved = -1;
-	len = ftell(cap_tmp);
-	ck_assert_int_ge(len, 0);
-	text = xcalloc(1, (size_t)len + 1);
-	rewind(cap_tmp);
-	ck_assert_uint_eq(fread(text, 1, (size_t)len, cap_tmp), (size_t)len);
-	fclose(cap_tmp);
-	cap_tmp = NULL;
-	return text;
-}
-
 /* Start with stderr captured; returns the log. */
 static char *start_logged(int *rc)
 {
-	capture_begin();
+	tu_capture_begin();
 	*rc = sources_start(srcs, base, cfg);
 	started = true;
-	return capture_end();
+	return tu_capture_end();
 }
 
 /* The daemon's reload order: the pipeline learns the new config, then the sources do. */

@@ -36,24 +36,6 @@ static const char *const files[] = {
 };
 #define N_SHORT 3
 
-static uint8_t *read_all(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long len;
-
-	ck_assert_msg(f != NULL, "cannot open %s", path);
-	ck_assert(fseek(f, 0, SEEK_END) == 0);
-	len = ftell(f);
-	ck_assert(len > 0);
-	rewind(f);
-	buf = xmalloc((size_t)len);
-	ck_assert(fread(buf, 1, (size_t)len, f) == (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
-	return buf;
-}
-
 static int estimator_by_name(const char *name, size_t len)
 {
 	static const char suffix[] = " Prediction";
@@ -154,7 +136,8 @@ START_TEST(test_reference)
 	size_t n;
 
 	parse_res(res, &x);
-	data = read_all(bin, &n);
+	data = (uint8_t *)tu_read_file(bin, &n);
+	ck_assert(n > 0);
 	ck_assert_uint_eq(n, (size_t)x.samples);
 	ck_assert_int_eq(sp90b_literal(data, n, (unsigned)x.bits, &l), 0);
 	ck_assert_uint_eq(l.k, (unsigned)x.k);

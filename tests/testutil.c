@@ -2,9 +2,13 @@
 #include "autoconf.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "testutil.h"
+#include "util.h"
 
 /* ---- the runner ---- */
 
@@ -17,4 +21,74 @@ int tu_run_suite(Suite *s)
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* ---- stderr, files, text ---- */
+
+static FILE *cap_tmp;
+static int cap_saved = -1;
+
+void tu_capture_begin(void)
+{
+	cap_tmp = tmpfile();
+	ck_assert_ptr_nonnull(cap_tmp);
+	fflush(stderr);
+	cap_saved = dup(STDERR_FILENO);
+	ck_assert_int_ge(cap_saved, 0);
+	ck_assert_int_ge(dup2(fileno(cap_tmp), STDERR_FILENO), 0);
+}
+
+char *tu_capture_end(void)
+{
+	char *text;
+
+	fflush(stderr);
+	ck_assert_int_ge(dup2(cap_saved, STDERR_FILENO), 0);
+	close(cap_saved);
+	cap_saved = -1;
+	text = tu_read_tmpfile(cap_tmp);
+	cap_tmp = NULL;
+	return text;
+}
+
+char *tu_read_tmpfile(FILE *f)
+{
+	char *text;
+	long len = ftell(f);
+
+	ck_assert_int_ge(len, 0);
+	text = xcalloc(1, (size_t)len + 1);
+	rewind(f);
+	ck_assert_uint_eq(fread(text, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	return text;
+}
+
+char *tu_read_file(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long len;
+
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	len = ftell(f);
+	ck_assert_int_ge(len, 0);
+	rewind(f);
+	buf = xmalloc((size_t)len + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+	buf[len] = '\0';
+	fclose(f);
+	if (n)
+		*n = (size_t)len;
+	return buf;
+}
+
+size_t tu_count(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
 }

@@ -3,11 +3,32 @@
 #define ENTROPYD_TESTUTIL_H
 
 #include <check.h>
+#include <stddef.h>
+#include <stdio.h>
 
 /* ---- the runner ---- */
 
 /* Runs every test of s (CK_NORMAL) and frees the runner. EXIT_SUCCESS if none failed, else
  * EXIT_FAILURE: what main() returns. */
 int tu_run_suite(Suite *s);
+
+/* ---- stderr, files, text ---- */
+
+/* From here to tu_capture_end(), stderr goes to a temporary file. */
+void tu_capture_begin(void);
+
+/* Puts stderr back; returns what was written to it since tu_capture_begin() (malloc'd,
+ * NUL-terminated). */
+char *tu_capture_end(void);
+
+/* What was written into the temporary file f through its descriptor (by this process or a
+ * child), up to the file offset: malloc'd, NUL-terminated. Closes f. */
+char *tu_read_tmpfile(FILE *f);
+
+/* The whole file at path (malloc'd, NUL-terminated); its length in *n if n is not NULL. */
+char *tu_read_file(const char *path, size_t *n);
+
+/* How many times needle occurs in text, overlapping occurrences included. */
+size_t tu_count(const char *text, const char *needle);
 
 #endif
