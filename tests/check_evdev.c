@@ -3,7 +3,6 @@
 #include "autoconf.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
@@ -148,19 +147,6 @@ static void make_frames_file(const char *name, unsigned n, bool rename_in)
 	free(f);
 }
 
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	return remove(path);
@@ -303,7 +289,7 @@ static void setup(void)
 	src.base = base;
 	src.cfg = cfg;
 	started = false;
-	fds_at_setup = count_fds();
+	fds_at_setup = tu_count_fds();
 }
 
 static void teardown(void)
@@ -311,7 +297,7 @@ static void teardown(void)
 	if (started)
 		source_evdev_ops.stop(&src);
 	ck_assert_ptr_null(src.priv);
-	ck_assert_int_eq(count_fds(), fds_at_setup); /* every node and inotify closed */
+	ck_assert_int_eq(tu_count_fds(), fds_at_setup); /* every node and inotify closed */
 	pipeline_fini();
 	config_free(cfg);
 	event_free(tick);

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -319,15 +318,6 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 	return remove(path);
 }
 
-static bool have_sys_admin(void)
-{
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct data[2];
-
-	return syscall(SYS_capget, &hdr, data) == 0 &&
-	       (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) != 0;
-}
-
 /* Run fn in a child with private mounts. False if the test must be skipped (said why). */
 static bool run_shadowed(const char *test, int (*fn)(struct shadow_result *),
 			 struct shadow_result *out)
@@ -336,7 +326,7 @@ static bool run_shadowed(const char *test, int (*fn)(struct shadow_result *),
 	pid_t pid;
 	int status;
 
-	if (geteuid() != 0 || !have_sys_admin()) {
+	if (geteuid() != 0 || !tu_have_sys_admin()) {
 		printf("%s: skipped: shadowing system files in a private mount namespace needs "
 		       "root with CAP_SYS_ADMIN\n",
 		       test);

@@ -3,7 +3,6 @@
 #include "autoconf.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -27,19 +26,6 @@
 
 /* ---- helpers ---- */
 
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 /* Anything credited to the real kernel is real randomness (getrandom), never a pattern. */
 static void fill_random(void *buf, size_t len)
 {
@@ -59,27 +45,10 @@ static struct batch make_batch(size_t len, int credit_bits)
 	return b;
 }
 
-#define CAP_BIT(c) (1u << ((c) & 31))
-
-static int caps_get(struct __user_cap_data_struct data[2])
-{
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-
-	return (int)syscall(SYS_capget, &hdr, data);
-}
-
-static bool have_sys_admin(void)
-{
-	struct __user_cap_data_struct data[2];
-
-	return caps_get(data) == 0 &&
-	       (data[CAP_SYS_ADMIN / 32].effective & CAP_BIT(CAP_SYS_ADMIN)) != 0;
-}
-
 /* The kernel sink needs CAP_SYS_ADMIN; CI runs as root, so these paths do run there. */
 static bool need_root(const char *test)
 {
-	if (geteuid() == 0 && have_sys_admin())
+	if (geteuid() == 0 && tu_have_sys_admin())
 		return true;
 	printf("%s: skipped: RNDADDENTROPY and RNDRESEEDCRNG need CAP_SYS_ADMIN, which this "
 	       "process lacks (%s)\n",
@@ -98,7 +67,7 @@ START_TEST(test_dry_run_counts_never_opens)
 {
 	struct sink s;
 	struct batch a = make_batch(64, 100), b = make_batch(POOL_BYTES, 4000);
-	int fds = count_fds();
+	int fds = tu_count_fds();
 
 	/* A path that could not be opened: the dry run does not need it. */
 	ck_assert_int_eq(sink_open(&s, SINK_DRY_RUN, "/nonexistent/random"), 0);
@@ -109,7 +78,7 @@ START_TEST(test_dry_run_counts_never_opens)
 	ck_assert_int_eq(s.kind, SINK_DRY_RUN);
 	ck_assert_int_eq(s.fd, -1);
 	ck_assert_str_eq(sink_name(&s), "dry-run");
-	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_int_eq(tu_count_fds(), fds);
 
 	ck_assert_int_eq(sink_feed(&s, &a), 0);
 	ck_assert_int_eq(sink_feed(&s, &b), 0);
@@ -120,9 +89,9 @@ START_TEST(test_dry_run_counts_never_opens)
 	ck_assert_uint_eq(s.reseeds, 1);
 	ck_assert_uint_eq(s.errors, 0);
 	ck_assert_int_eq(s.fd, -1);
-	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_int_eq(tu_count_fds(), fds);
 	sink_close(&s);
-	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_int_eq(tu_count_fds(), fds);
 }
 END_TEST
 
@@ -197,7 +166,7 @@ START_TEST(test_kernel_sink_root)
 {
 	struct sink s;
 	struct batch b = make_batch(256, 64);
-	int fds = count_fds();
+	int fds = tu_count_fds();
 
 	if (!need_root("test_kernel_sink_root"))
 		return;
@@ -206,7 +175,7 @@ START_TEST(test_kernel_sink_root)
 	ck_assert_int_ge(s.fd, 0);
 	ck_assert_str_eq(s.device, RANDOM_DEV);
 	ck_assert_str_eq(sink_name(&s), "kernel");
-	ck_assert_int_eq(count_fds(), fds + 1);
+	ck_assert_int_eq(tu_count_fds(), fds + 1);
 	ck_assert_uint_eq(s.feeds, 0);
 	ck_assert_uint_eq(s.errors, 0);
 
@@ -231,7 +200,7 @@ START_TEST(test_kernel_sink_root)
 	sink_close(&s);
 	ck_assert_int_eq(s.fd, -1);
 	ck_assert_ptr_null(s.device);
-	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_int_eq(tu_count_fds(), fds);
 }
 END_TEST
 
@@ -265,7 +234,7 @@ START_TEST(test_kernel_sink_not_random_device)
 {
 	struct sink s;
 	char *out;
-	int fds = count_fds();
+	int fds = tu_count_fds();
 	char want[128];
 
 	/* /dev/null opens for writing, but RNDADDENTROPY on it is ENOTTY: the probe fails,
@@ -274,7 +243,7 @@ START_TEST(test_kernel_sink_not_random_device)
 	ck_assert_int_eq(sink_open(&s, SINK_KERNEL, "/dev/null"), -1);
 	out = tu_capture_end();
 	ck_assert_int_eq(s.fd, -1);
-	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_int_eq(tu_count_fds(), fds);
 	snprintf(want, sizeof(want), "RNDADDENTROPY on /dev/null failed: %s", strerror(ENOTTY));
 	ck_assert_msg(strstr(out, want), "want \"%s\" in: %s", want, out);
 	ck_assert_msg(!strstr(out, "not permitted"), "ENOTTY reported as EPERM: %s", out);
@@ -282,14 +251,14 @@ START_TEST(test_kernel_sink_not_random_device)
 	ck_assert_uint_eq(s.feeds, 0);
 	ck_assert_uint_eq(s.errors, 0);
 	sink_close(&s); /* frees the device name: the daemon does the same after a failure */
-	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_int_eq(tu_count_fds(), fds);
 
 	/* A path that does not exist: open fails, nothing is left open. */
 	tu_capture_begin();
 	ck_assert_int_eq(sink_open(&s, SINK_KERNEL, "/nonexistent/random"), -1);
 	out = tu_capture_end();
 	ck_assert_int_eq(s.fd, -1);
-	ck_assert_int_eq(count_fds(), fds);
+	ck_assert_int_eq(tu_count_fds(), fds);
 	snprintf(want, sizeof(want), "cannot open /nonexistent/random: %s", strerror(ENOENT));
 	ck_assert_msg(strstr(out, want), "want \"%s\" in: %s", want, out);
 	free(out);
@@ -299,32 +268,20 @@ END_TEST
 
 /* ---- without CAP_SYS_ADMIN ---- */
 
+#define CAP_BIT(c) (1u << ((c) & 31))
+
 /* Clear CAP_SYS_ADMIN from this process's effective and permitted sets (no libcap here). */
 static int drop_sys_admin(void)
 {
 	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
 	struct __user_cap_data_struct data[2];
 
-	if (caps_get(data) < 0)
+	if (syscall(SYS_capget, &hdr, data) < 0)
 		return -1;
 	data[CAP_SYS_ADMIN / 32].effective &= ~CAP_BIT(CAP_SYS_ADMIN);
 	data[CAP_SYS_ADMIN / 32].permitted &= ~CAP_BIT(CAP_SYS_ADMIN);
 	data[CAP_SYS_ADMIN / 32].inheritable &= ~CAP_BIT(CAP_SYS_ADMIN);
 	return (int)syscall(SYS_capset, &hdr, data);
-}
-
-static int count_fds_plain(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
 }
 
 /* Exit codes of the child in test_kernel_sink_eperm. */
@@ -349,7 +306,7 @@ static int eperm_child(void)
 
 	if (drop_sys_admin() < 0)
 		return EP_CAPSET;
-	if (have_sys_admin())
+	if (tu_have_sys_admin())
 		return EP_STILL_CAP;
 	/* The precondition, independently of sink.c: the kernel now says EPERM. */
 	fill_random(req.buf, sizeof(req.buf));
@@ -359,12 +316,12 @@ static int eperm_child(void)
 		return EP_PRECOND;
 	close(fd);
 
-	fds = count_fds_plain();
+	fds = tu_open_fds();
 	if (sink_open(&s, SINK_KERNEL, RANDOM_DEV) != -1)
 		return EP_OPENED;
 	if (s.fd != -1)
 		return EP_FD;
-	if (count_fds_plain() != fds)
+	if (tu_open_fds() != fds)
 		return EP_LEAK;
 	sink_close(&s);
 	return EP_OK;

@@ -3,7 +3,6 @@
 #include "autoconf.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <event2/event.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -32,19 +31,6 @@ static bool started;
 static int fds_at_setup;
 
 /* ---- helpers ---- */
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -152,7 +138,7 @@ static void setup(void)
 	pipeline_init(cfg, &pool);
 	memset(srcs, 0, sizeof(srcs));
 	started = false;
-	fds_at_setup = count_fds();
+	fds_at_setup = tu_count_fds();
 }
 
 static void teardown(void)
@@ -226,7 +212,7 @@ START_TEST(test_start_input_not_stubs)
 	ck_assert_ptr_eq(srcs[CLASS_INPUT].cfg, cfg);
 	ck_assert(attached("event0"));
 	/* inotify plus the FIFO. */
-	ck_assert_int_eq(count_fds(), fds_at_setup + 2);
+	ck_assert_int_eq(tu_count_fds(), fds_at_setup + 2);
 
 	for (int c = CLASS_BLOCK; c <= CLASS_NETWORK; c++) {
 		const struct source_ops *stub = source_driver((enum src_class)c);
@@ -263,7 +249,7 @@ START_TEST(test_class_disabled_not_started)
 	ck_assert(!srcs[CLASS_INPUT].running);
 	ck_assert_ptr_null(srcs[CLASS_INPUT].priv);
 	ck_assert_uint_eq(pipeline_count(), 0);
-	ck_assert_int_eq(count_fds(), fds_at_setup);
+	ck_assert_int_eq(tu_count_fds(), fds_at_setup);
 	ck_assert(!srcs[CLASS_BLOCK].running);
 	ck_assert(!srcs[CLASS_NETWORK].running); /* disabled in new_config() */
 	free(out);
@@ -290,7 +276,7 @@ START_TEST(test_class_disabled_override_enables)
 	ck_assert(attached("event1"));
 	ck_assert(!attached("event0"));
 	ck_assert_uint_eq(pipeline_count(), 1);
-	ck_assert_int_eq(count_fds(), fds_at_setup + 2);
+	ck_assert_int_eq(tu_count_fds(), fds_at_setup + 2);
 }
 END_TEST
 
@@ -316,14 +302,14 @@ START_TEST(test_reload_disables_input)
 	ck_assert_ptr_null(srcs[CLASS_INPUT].priv);
 	ck_assert_ptr_eq(srcs[CLASS_INPUT].cfg, next);
 	ck_assert_uint_eq(pipeline_count(), 0);
-	ck_assert_int_eq(count_fds(), fds_at_setup);
+	ck_assert_int_eq(tu_count_fds(), fds_at_setup);
 
 	/* And back: a reload that enables the class starts it again. */
 	next = new_config();
 	reload(next);
 	ck_assert(srcs[CLASS_INPUT].running);
 	ck_assert(attached("event0"));
-	ck_assert_int_eq(count_fds(), fds_at_setup + 2);
+	ck_assert_int_eq(tu_count_fds(), fds_at_setup + 2);
 	/* The stubs stay stubs. */
 	ck_assert(!srcs[CLASS_BLOCK].running);
 	ck_assert(!srcs[CLASS_NETWORK].running);
@@ -401,7 +387,7 @@ START_TEST(test_reload_keeps_running_instance)
 	ck_assert_str_eq(in.name, "event0");
 	ck_assert_int_eq(in.rule.mode, MODE_REDUCED);
 	ck_assert_int_eq(events_of("event0"), 10);
-	ck_assert_int_eq(count_fds(), fds_at_setup + 2);
+	ck_assert_int_eq(tu_count_fds(), fds_at_setup + 2);
 	feed_reports("event0", 5);
 }
 END_TEST
@@ -418,7 +404,7 @@ START_TEST(test_stop_closes_everything)
 	free(out);
 	ck_assert_int_eq(rc, 0);
 	ck_assert_uint_eq(pipeline_count(), 3);
-	ck_assert_int_eq(count_fds(), fds_at_setup + 4);
+	ck_assert_int_eq(tu_count_fds(), fds_at_setup + 4);
 
 	sources_stop(srcs);
 	for (int c = 0; c < CLASS_COUNT; c++) {
@@ -426,13 +412,13 @@ START_TEST(test_stop_closes_everything)
 		ck_assert_ptr_null(srcs[c].priv);
 	}
 	ck_assert_uint_eq(pipeline_count(), 0);
-	ck_assert_int_eq(count_fds(), fds_at_setup);
+	ck_assert_int_eq(tu_count_fds(), fds_at_setup);
 	/* Nothing is left registered on the loop. */
 	ck_assert_int_eq(event_base_get_num_events(base, EVENT_BASE_COUNT_ADDED), 0);
 
 	/* Stopping twice is harmless. */
 	sources_stop(srcs);
-	ck_assert_int_eq(count_fds(), fds_at_setup);
+	ck_assert_int_eq(tu_count_fds(), fds_at_setup);
 }
 END_TEST
 

@@ -2,9 +2,12 @@
 #include "autoconf.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -91,4 +94,37 @@ size_t tu_count(const char *text, const char *needle)
 	for (const char *p = text; (p = strstr(p, needle)); p++)
 		n++;
 	return n;
+}
+
+/* ---- descriptors and privilege ---- */
+
+int tu_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+int tu_count_fds(void)
+{
+	int n = tu_open_fds();
+
+	ck_assert_msg(n >= 0, "cannot read /proc/self/fd");
+	return n;
+}
+
+bool tu_have_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[2];
+
+	return syscall(SYS_capget, &hdr, data) == 0 &&
+	       (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) != 0;
 }

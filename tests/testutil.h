@@ -3,6 +3,7 @@
 #define ENTROPYD_TESTUTIL_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -30,5 +31,17 @@ char *tu_read_file(const char *path, size_t *n);
 
 /* How many times needle occurs in text, overlapping occurrences included. */
 size_t tu_count(const char *text, const char *needle);
+
+/* ---- descriptors and privilege ---- */
+
+/* How many descriptors this process has open, from /proc/self/fd; -1 if that cannot be read.
+ * For a child, which must not fail a test itself. */
+int tu_open_fds(void);
+
+/* The same, failing the test if /proc/self/fd cannot be read. */
+int tu_count_fds(void);
+
+/* Whether CAP_SYS_ADMIN is in this thread's effective set. */
+bool tu_have_sys_admin(void);
 
 #endif
