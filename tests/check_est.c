@@ -13,24 +13,7 @@
 #define SEC 1000000000ULL
 
 /* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
-static uint64_t rng_state, seed;
-
-static void rng_seed(void)
-{
-	const char *e = getenv("ENTROPYD_TEST_SEED");
-
-	seed = e ? strtoull(e, NULL, 0) : 0x20261203u;
-	rng_state = seed;
-}
-
-static uint64_t rng_next(void) /* splitmix64 */
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#define SEED 0x20261203u
 
 static void kernel_est(struct est *e, uint64_t quantum_ns, double cap_bits)
 {
@@ -91,16 +74,16 @@ START_TEST(test_constant_interval_zero)
 	struct est_out out;
 	uint64_t t;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	/* Any start, not aligned to the quantum; a constant interval that is. */
-	t = SEC + rng_next() % (1000 * SEC);
+	t = SEC + tu_rng_next() % (1000 * SEC);
 	kernel_est(&e, 1000, 11);
 	for (int i = 1; i <= 1000; i++) {
 		est_add(&e, t, &out);
 		if (i > 3)
 			ck_assert_msg(out.bits == 0,
 				      "event %d: %g bits from a regular source (seed %#llx)", i,
-				      out.bits, (unsigned long long)seed);
+				      out.bits, (unsigned long long)tu_seed);
 		t += 1 * MS;
 	}
 	est_fini(&e);
@@ -198,8 +181,8 @@ START_TEST(test_symbols_and_bits_match_rule)
 	uint64_t t;
 	int64_t prev_q = 0, d1 = 0, d2 = 0;
 
-	rng_seed();
-	t = SEC + rng_next() % SEC;
+	tu_rng_seed(SEED);
+	t = SEC + tu_rng_next() % SEC;
 	kernel_est(&e, q, cap);
 	for (int i = 1; i <= 20000; i++) {
 		int64_t tq = (int64_t)(t / q);
@@ -215,17 +198,17 @@ START_TEST(test_symbols_and_bits_match_rule)
 
 		est_add(&e, t, &out);
 		ck_assert_msg(out.bits == want, "event %d: %g bits, rule says %g (seed %#llx)", i,
-			      out.bits, want, (unsigned long long)seed);
+			      out.bits, want, (unsigned long long)tu_seed);
 		if (i > 1) {
 			ck_assert_msg(out.have_symbol, "event %d: no symbol", i);
 			ck_assert_msg(out.symbol == (uint8_t)(dd & 0xff),
 				      "event %d: symbol %u, want low byte of %lld (seed %#llx)", i,
-				      out.symbol, (long long)dd, (unsigned long long)seed);
+				      out.symbol, (long long)dd, (unsigned long long)tu_seed);
 		}
 		prev_q = tq;
 		d1 = dd;
 		d2 = dd2;
-		t += 1 + rng_next() % (1ULL << (10 + rng_next() % 20));
+		t += 1 + tu_rng_next() % (1ULL << (10 + tu_rng_next() % 20));
 	}
 	est_fini(&e);
 }
@@ -253,7 +236,7 @@ START_TEST(test_est_add_never_above_cap)
 {
 	static const double caps[] = {0, 0.5, 1, 3, 6.5, 11, 20};
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	for (size_t c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
 		struct est e;
 		struct est_out out;
@@ -264,8 +247,8 @@ START_TEST(test_est_add_never_above_cap)
 			est_add(&e, t, &out);
 			ck_assert_msg(out.bits >= 0 && out.bits <= caps[c],
 				      "cap %g: %g bits (seed %#llx)", caps[c], out.bits,
-				      (unsigned long long)seed);
-			t += rng_next() % (1ULL << (rng_next() % 40));
+				      (unsigned long long)tu_seed);
+			t += tu_rng_next() % (1ULL << (tu_rng_next() % 40));
 		}
 		est_fini(&e);
 	}

@@ -17,24 +17,7 @@
 #define BLOCK 4096 /* as in est_sp90b.c */
 
 /* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
-static uint64_t rng_state, seed;
-
-static void rng_seed(void)
-{
-	const char *e = getenv("ENTROPYD_TEST_SEED");
-
-	seed = e ? strtoull(e, NULL, 0) : 0x5b90b5b9u;
-	rng_state = seed;
-}
-
-static uint64_t rng_next(void) /* splitmix64 */
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#define SEED 0x5b90b5b9u
 
 static void sp90b_est(struct est *e, uint64_t quantum_ns, double cap_bits, uint64_t jiffy_ns)
 {
@@ -92,7 +75,7 @@ START_TEST(test_no_credit_before_first_estimate)
 	struct est_report r;
 	uint64_t t = 7 * SEC;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	sp90b_est(&e, 1000, 8, 0);
 	r = report(&e);
 	ck_assert(!r.have_estimate);
@@ -103,8 +86,8 @@ START_TEST(test_no_credit_before_first_estimate)
 		ck_assert_msg(out.have_symbol == (i > 1), "event %d: have_symbol %d", i,
 			      out.have_symbol);
 		ck_assert_msg(out.bits == 0, "event %d (symbol %d): %g bits before any estimate "
-			      "(seed %#llx)", i, i - 1, out.bits, (unsigned long long)seed);
-		t += (rng_next() % 65536) * US;
+			      "(seed %#llx)", i, i - 1, out.bits, (unsigned long long)tu_seed);
+		t += (tu_rng_next() % 65536) * US;
 	}
 	r = report(&e);
 	ck_assert(!r.have_estimate);
@@ -116,7 +99,7 @@ START_TEST(test_no_credit_before_first_estimate)
 	ck_assert(r.have_estimate);
 	ck_assert_uint_eq(r.symbols, 1024);
 	ck_assert_msg(r.h > 4.5 && out.bits > 0, "h %g, bits %g (seed %#llx)", r.h, out.bits,
-		      (unsigned long long)seed);
+		      (unsigned long long)tu_seed);
 	est_fini(&e);
 }
 END_TEST
@@ -128,13 +111,13 @@ START_TEST(test_constant_interval_zero)
 	struct est_report r;
 	uint64_t t;
 
-	rng_seed();
-	t = SEC + rng_next() % (1000 * SEC);
+	tu_rng_seed(SEED);
+	t = SEC + tu_rng_next() % (1000 * SEC);
 	sp90b_est(&e, 1000, 11, 0);
 	for (int i = 1; i <= 3 * BLOCK; i++) {
 		est_add(&e, t, &out);
 		ck_assert_msg(out.bits == 0, "event %d: %g bits from a regular source (seed %#llx)",
-			      i, out.bits, (unsigned long long)seed);
+			      i, out.bits, (unsigned long long)tu_seed);
 		t += 1 * MS;
 	}
 	r = report(&e);
@@ -188,16 +171,16 @@ START_TEST(test_replay_falls_to_zero)
 	struct est_report r;
 	uint64_t t = 5 * SEC;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	for (size_t i = 0; i < ARRAY_SIZE(loop); i++)
-		loop[i] = (rng_next() % 65536) * US + rng_next() % US;
+		loop[i] = (tu_rng_next() % 65536) * US + tu_rng_next() % US;
 	sp90b_est(&e, 1000, 8, 0);
 	for (int i = 0; i < 6 * BLOCK; i++) {
 		est_add(&e, t, &out);
 		/* From the first estimate on (two loops seen), credit is near zero. */
 		if (i > 1024)
 			ck_assert_msg(out.bits <= 0.1, "event %d: %g bits from a replay (seed %#llx)",
-				      i, out.bits, (unsigned long long)seed);
+				      i, out.bits, (unsigned long long)tu_seed);
 		t += loop[i % 512];
 	}
 	r = report(&e);
@@ -221,7 +204,7 @@ START_TEST(test_random_near_8_bits_and_capped)
 	struct est_params kp = {.quantum_ns = 1000, .cap_bits = 64};
 	uint64_t t = 9 * SEC;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	for (size_t c = 0; c < ARRAY_SIZE(caps); c++)
 		sp90b_est(&e[c], 1000, caps[c], 0);
 	est_init(&k, &est_kernel_ops, &kp);
@@ -239,15 +222,15 @@ START_TEST(test_random_near_8_bits_and_capped)
 			want = r.have_estimate ? fmin(fmin(kout.bits, r.h), caps[c]) : 0;
 			ck_assert_msg(out.bits == want, "event %d cap %g: %g bits, want %g "
 				      "(seed %#llx)", i, caps[c], out.bits, want,
-				      (unsigned long long)seed);
+				      (unsigned long long)tu_seed);
 		}
-		t += (rng_next() % 65536) * US + rng_next() % US;
+		t += (tu_rng_next() % 65536) * US + tu_rng_next() % US;
 	}
 	for (size_t c = 0; c < ARRAY_SIZE(caps); c++) {
 		struct est_report r = report(&e[c]);
 
 		ck_assert_msg(r.h > 6.2 && r.h < 8, "h = %g (seed %#llx)", r.h,
-			      (unsigned long long)seed);
+			      (unsigned long long)tu_seed);
 		for (int x = 0; x < SP90B_N_ESTIMATORS; x++)
 			ck_assert(r.valid[x] && r.h_each[x] >= r.h && r.h_each[x] <= 8);
 		est_fini(&e[c]);
@@ -264,7 +247,7 @@ static void expect_literal(const struct est_report *r, const uint8_t *sym, size_
 
 	ck_assert_int_eq(sp90b_literal(sym, n, 8, &l), 0);
 	ck_assert_msg(r->h == l.h, "%s: h %.17g, sp90b_literal %.17g (seed %#llx)", when, r->h,
-		      l.h, (unsigned long long)seed);
+		      l.h, (unsigned long long)tu_seed);
 	ck_assert_str_eq(r->min_by, sp90b_name(l.min_by));
 	for (int x = 0; x < SP90B_N_ESTIMATORS; x++) {
 		const double lh[] = {l.mcv.h, l.mcw.h, l.lag.h, l.mmc.h, l.lz78y.h};
@@ -281,7 +264,7 @@ static void expect_literal(const struct est_report *r, const uint8_t *sym, size_
  * disagree. */
 static uint64_t skewed_interval(void)
 {
-	return (rng_next() % 4 == 0) ? (rng_next() % 300) * US : 100 * US + rng_next() % US;
+	return (tu_rng_next() % 4 == 0) ? (tu_rng_next() % 300) * US : 100 * US + tu_rng_next() % US;
 }
 
 /* Block 1: MCV, MultiMCW and Lag from it, MultiMMC and LZ78Y still from block 0. */
@@ -306,7 +289,7 @@ START_TEST(test_block_estimate_is_literal)
 	struct est_out out;
 	struct stream s;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	sp90b_est(&e, 1000, 8, 0);
 	stream_init(&s, 11 * SEC);
 	while (s.nsym < 9 * BLOCK) {
@@ -347,10 +330,10 @@ START_TEST(test_sub_jiffy_symbols)
 	static const uint64_t jiffies[] = {4 * MS, 1 * MS, 10 * MS};
 	static const uint64_t quanta[] = {1000, 1, 3000};
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	for (size_t j = 0; j < ARRAY_SIZE(jiffies); j++) {
 		struct est e;
-		uint64_t t = 3 * SEC + rng_next() % SEC;
+		uint64_t t = 3 * SEC + tu_rng_next() % SEC;
 
 		sp90b_est(&e, quanta[j], 8, jiffies[j]);
 		for (int i = 0; i < 2 * BLOCK; i++) {
@@ -369,7 +352,7 @@ START_TEST(test_sub_jiffy_symbols)
 			r = report(&e);
 			ck_assert(out.bits == (r.have_estimate ? fmin(r.h, 8) : 0));
 			ck_assert_uint_eq(r.symbols, (uint64_t)i + 1);
-			t += rng_next() % (3 * jiffies[j]);
+			t += tu_rng_next() % (3 * jiffies[j]);
 		}
 		est_fini(&e);
 	}
@@ -380,7 +363,7 @@ START_TEST(test_never_above_cap)
 {
 	static const double caps[] = {0, 0.25, 3, 8, 11};
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	for (size_t c = 0; c < ARRAY_SIZE(caps); c++) {
 		for (int kind = 0; kind < 4; kind++) {
 			struct est e;
@@ -393,12 +376,12 @@ START_TEST(test_never_above_cap)
 				est_add(&e, t, &out);
 				ck_assert_msg(out.bits >= 0 && out.bits <= caps[c],
 					      "kind %d cap %g event %d: %g bits (seed %#llx)", kind,
-					      caps[c], i, out.bits, (unsigned long long)seed);
+					      caps[c], i, out.bits, (unsigned long long)tu_seed);
 				/* A clock stepping back now and then must not upset anything. */
-				if (rng_next() % 1000 == 0)
-					t -= rng_next() % MS;
+				if (tu_rng_next() % 1000 == 0)
+					t -= tu_rng_next() % MS;
 				else
-					t += rng_next() % (kind == 1 ? 300 * US : 70 * MS);
+					t += tu_rng_next() % (kind == 1 ? 300 * US : 70 * MS);
 			}
 			est_fini(&e);
 		}
@@ -413,13 +396,13 @@ START_TEST(test_instances_independent)
 	struct est_out out;
 	uint64_t ta = SEC, tb = SEC, tc = SEC;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	sp90b_est(&a, 1000, 8, 0);
 	sp90b_est(&b, 1000, 8, 0);
 	for (int i = 0; i < BLOCK + 1; i++) {
 		est_add(&a, ta, &out);
 		est_add(&b, tb, &out);
-		ta += (rng_next() % 65536) * US;
+		ta += (tu_rng_next() % 65536) * US;
 		tb += 1 * MS;
 		if (i == 2000) {
 			/* One comes and goes midway. */

@@ -24,11 +24,7 @@ static uint64_t rng_state;
 
 static uint8_t rnd(void)
 {
-	uint64_t z = (rng_state += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return (uint8_t)((z ^ (z >> 31)) >> 56);
+	return (uint8_t)(tu_splitmix64(&rng_state) >> 56);
 }
 
 static void init_h(struct health *h, double h_claimed)

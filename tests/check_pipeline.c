@@ -21,27 +21,9 @@
 #define TOL 1e-6
 
 /* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
-static uint64_t rng_state, seed;
-
-static void rng_seed(void)
-{
-	const char *e = getenv("ENTROPYD_TEST_SEED");
-
-	seed = e ? strtoull(e, NULL, 0) : 0x20261203u;
-	rng_state = seed;
-}
-
-static uint64_t rng_next(void) /* splitmix64 */
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
+#define SEED 0x20261203u
 #define SEEDFMT " (seed %#llx)"
-#define SEEDARG ((unsigned long long)seed)
+#define SEEDARG ((unsigned long long)tu_seed)
 
 /* The fixture: a config from config_defaults() with known rules, a pool drained when full. */
 static struct config *cfg, *cfg2;
@@ -154,7 +136,7 @@ static void ref_init(struct est *e, uint64_t quantum_ns, double cap_bits, uint64
 /* For an instance attached with INST_KERNEL_CREDITS iff jiffy_ns != 0. */
 static void stream_init_jiffy(struct stream *s, double cap_bits, uint64_t jiffy_ns)
 {
-	s->t = 10 * SEC + rng_next() % SEC;
+	s->t = 10 * SEC + tu_rng_next() % SEC;
 	s->symbols = 0;
 	s->est_sum = s->last = s->max = 0;
 	s->scale = 1;
@@ -202,7 +184,7 @@ static double stream_step(struct stream *s, struct instance *inst, uint64_t gap)
 static void stream_run(struct stream *s, struct instance *inst, int n)
 {
 	for (int i = 0; i < n; i++)
-		stream_step(s, inst, MS / 2 + rng_next() % (2 * MS));
+		stream_step(s, inst, MS / 2 + tu_rng_next() % (2 * MS));
 }
 
 static struct inst_info info_of(size_t i)
@@ -311,7 +293,7 @@ START_TEST(test_counters_trusted)
 	struct inst_info in;
 	double d_est, d_cred;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
 	run_window(&s, inst, 0, n, &w);
@@ -354,7 +336,7 @@ START_TEST(test_counters_kernel_credited)
 	struct instance *inst;
 	struct inst_info in;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	cfg->policy[CLASS_INPUT].rule.cap_bits_per_event = 8;
 	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", INST_KERNEL_CREDITS);
 	stream_init_jiffy(&s, 8, jiffy);
@@ -383,7 +365,7 @@ START_TEST(test_counters_estimate_capped)
 	struct instance *inst;
 	struct inst_info in;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1.5;
 	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
 	stream_init(&s, 1.5);
@@ -412,7 +394,7 @@ START_TEST(test_counters_reduced)
 	struct window w;
 	double d_est, d_cred;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	cfg->policy[CLASS_NETWORK].rule.mode = MODE_REDUCED;
 	cfg->policy[CLASS_NETWORK].rule.scale = 0.25;
 	inst = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
@@ -443,7 +425,7 @@ START_TEST(test_counters_mix_only)
 	struct instance *inst;
 	struct inst_info in;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	cfg->policy[CLASS_NETWORK].rule.mode = MODE_MIX_ONLY;
 	inst = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
 	stream_init(&s, cfg->policy[CLASS_NETWORK].rule.cap_bits_per_event);
@@ -473,7 +455,7 @@ START_TEST(test_per_second_cap)
 	uint64_t t0;
 	double elapsed, window, d_cred;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = cap;
 	inst = pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
@@ -533,7 +515,7 @@ START_TEST(test_detach_keeps_totals)
 	struct instance *a, *b;
 	struct inst_counters ca, cb, want, tot;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	cfg->policy[CLASS_NETWORK].rule.mode = MODE_REDUCED;
 	a = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	b = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
@@ -581,7 +563,7 @@ START_TEST(test_reconfigure_changes_policy_keeps_state)
 	struct config *c2;
 	double est0, cred0;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	inst = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
 	stream_init(&s, 4);
 	stream_run(&s, inst, WARM);
@@ -628,7 +610,7 @@ START_TEST(test_reconfigure_to_disabled)
 	struct inst_info in;
 	struct config *c2;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	inst = pipeline_attach(CLASS_NETWORK, "wlan0", NULL, 0);
 	stream_init(&s, 4);
 	stream_run(&s, inst, 100);
@@ -660,7 +642,7 @@ START_TEST(test_reconfigure_new_quantum_restarts_estimator)
 	struct inst_info in;
 	double est0;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
 	stream_init(&s, 4);
 	stream_run(&s, inst, WARM);
@@ -754,7 +736,7 @@ START_TEST(test_health_startup_holds_credit)
 	struct inst_info in;
 	uint64_t symbols = 0;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	in = info_of(0);
 	ck_assert_str_eq(in.health, "startup");
@@ -849,7 +831,7 @@ START_TEST(test_health_stuck_stream_fails)
 	struct stuck st;
 	double est_tail;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
 	stream_run(&s, inst, PRE_BLOCK);
@@ -913,7 +895,7 @@ START_TEST(test_health_catches_what_estimator_credits)
 	struct inst_info in;
 	struct stuck st;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	stream_init(&s, cap);
 	stream_run(&s, inst, PRE_BLOCK);

@@ -12,29 +12,7 @@
 #define EPS 1e-9
 
 /* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
-static uint64_t rng_state, seed;
-
-static void rng_seed(void)
-{
-	const char *e = getenv("ENTROPYD_TEST_SEED");
-
-	seed = e ? strtoull(e, NULL, 0) : 0x20261203u;
-	rng_state = seed;
-}
-
-static uint64_t rng_next(void) /* splitmix64 */
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double rng_unit(void) /* [0, 1) */
-{
-	return (double)(rng_next() >> 11) / 9007199254740992.0;
-}
+#define SEED 0x20261203u
 
 static const struct policy_rule class_rule = {
 	.mode = MODE_TRUSTED,
@@ -355,14 +333,14 @@ START_TEST(test_rate_long_run_bound)
 	uint64_t t = 7 * SEC, t_first = t, t_max = t;
 	double total = 0, wanted = 0;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	memset(&rc, 0, sizeof(rc));
 	for (int i = 0; i < 200000; i++) {
-		double want = rng_unit() * 20, got;
-		uint64_t step = rng_next() % (20 * 1000 * 1000); /* up to 20 ms */
+		double want = tu_rng_unit() * 20, got;
+		uint64_t step = tu_rng_next() % (20 * 1000 * 1000); /* up to 20 ms */
 
 		/* One step in a hundred goes back in time. */
-		if (rng_next() % 100 == 0 && t > step)
+		if (tu_rng_next() % 100 == 0 && t > step)
 			t -= step;
 		else
 			t += step;
@@ -371,7 +349,7 @@ START_TEST(test_rate_long_run_bound)
 		got = rate_cap_take(&rc, cap, want, t);
 		ck_assert_msg(got >= 0 && got <= want + EPS,
 			      "event %d: got %g of %g (seed %#llx)", i, got, want,
-			      (unsigned long long)seed);
+			      (unsigned long long)tu_seed);
 		total += got;
 		wanted += want;
 	}
@@ -381,13 +359,13 @@ START_TEST(test_rate_long_run_bound)
 
 		ck_assert_msg(total <= bound + 1e-6,
 			      "credited %g over %g s, bound %g (seed %#llx)", total, elapsed,
-			      bound, (unsigned long long)seed);
+			      bound, (unsigned long long)tu_seed);
 		/* Demand is about ten times the cap, so the bucket must actually refill. */
 		ck_assert_msg(wanted > 2 * bound, "demand %g too low for the test (seed %#llx)",
-			      wanted, (unsigned long long)seed);
+			      wanted, (unsigned long long)tu_seed);
 		ck_assert_msg(total >= 0.95 * cap * elapsed,
 			      "credited only %g over %g s at cap %g (seed %#llx)", total, elapsed,
-			      cap, (unsigned long long)seed);
+			      cap, (unsigned long long)tu_seed);
 	}
 }
 END_TEST

@@ -10,29 +10,7 @@
 #include "testutil.h"
 
 /* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
-static uint64_t rng_state, seed;
-
-static void rng_seed(void)
-{
-	const char *e = getenv("ENTROPYD_TEST_SEED");
-
-	seed = e ? strtoull(e, NULL, 0) : 0x20261203u;
-	rng_state = seed;
-}
-
-static uint64_t rng_next(void) /* splitmix64 */
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static double rng_unit(void) /* [0, 1) */
-{
-	return (double)(rng_next() >> 11) / 9007199254740992.0;
-}
+#define SEED 0x20261203u
 
 static void fill(uint8_t *b, size_t n, uint8_t start)
 {
@@ -110,16 +88,16 @@ START_TEST(test_credit_random_batches)
 	struct batch b;
 	uint8_t d[64];
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	pool_init(&p, NULL, NULL);
 	for (int round = 0; round < 500; round++) {
-		int n = 1 + (int)(rng_next() % 120);
+		int n = 1 + (int)(tu_rng_next() % 120);
 		size_t bytes = 0;
 		double sum = 0;
 
 		for (int i = 0; i < n; i++) {
-			size_t len = rng_next() % sizeof(d);
-			double c = rng_unit() * 12;
+			size_t len = tu_rng_next() % sizeof(d);
+			double c = tu_rng_unit() * 12;
 
 			memset(d, round, len);
 			pool_add(&p, d, len, c);
@@ -132,14 +110,14 @@ START_TEST(test_credit_random_batches)
 			int want = (int)floor(fmin(sum, 8.0 * (double)carried));
 
 			ck_assert_msg(b.len == carried, "round %d: len %zu, want %zu (seed %#llx)",
-				      round, b.len, carried, (unsigned long long)seed);
+				      round, b.len, carried, (unsigned long long)tu_seed);
 			ck_assert_msg(b.credit_bits == want,
 				      "round %d: %d bits, want %d of %g in %zu bytes (seed %#llx)",
 				      round, b.credit_bits, want, sum, carried,
-				      (unsigned long long)seed);
+				      (unsigned long long)tu_seed);
 			ck_assert_msg((size_t)b.credit_bits <= 8 * b.len,
 				      "round %d: %d bits in %zu bytes (seed %#llx)", round,
-				      b.credit_bits, b.len, (unsigned long long)seed);
+				      b.credit_bits, b.len, (unsigned long long)tu_seed);
 			ck_assert_uint_eq(b.events, (uint64_t)n);
 		}
 	}
@@ -225,13 +203,13 @@ START_TEST(test_full_random_model)
 	struct pool p;
 	struct batch b;
 
-	rng_seed();
+	tu_rng_seed(SEED);
 	pool_init(&p, NULL, NULL);
 	while (total < 5 * POOL_BYTES) {
-		size_t len = rng_next() % sizeof(d);
+		size_t len = tu_rng_next() % sizeof(d);
 
 		for (size_t i = 0; i < len; i++)
-			d[i] = (uint8_t)rng_next();
+			d[i] = (uint8_t)tu_rng_next();
 		pool_add(&p, d, len, 0);
 		for (size_t i = 0; i < len; i++) {
 			if (mlen < POOL_BYTES) {
@@ -243,11 +221,11 @@ START_TEST(test_full_random_model)
 		}
 		total += len;
 		ck_assert_msg(p.len == mlen, "len %zu, want %zu (seed %#llx)", p.len, mlen,
-			      (unsigned long long)seed);
+			      (unsigned long long)tu_seed);
 	}
 	pool_take(&p, &b);
 	ck_assert_msg(memcmp(b.data, model, sizeof(model)) == 0, "pool differs (seed %#llx)",
-		      (unsigned long long)seed);
+		      (unsigned long long)tu_seed);
 }
 END_TEST
 

@@ -128,3 +128,35 @@ bool tu_have_sys_admin(void)
 	return syscall(SYS_capget, &hdr, data) == 0 &&
 	       (data[CAP_SYS_ADMIN / 32].effective & (1u << (CAP_SYS_ADMIN % 32))) != 0;
 }
+
+/* ---- seeded random numbers ---- */
+
+uint64_t tu_seed;
+static uint64_t rng_state;
+
+uint64_t tu_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void tu_rng_seed(uint64_t default_seed)
+{
+	const char *e = getenv("ENTROPYD_TEST_SEED");
+
+	tu_seed = e ? strtoull(e, NULL, 0) : default_seed;
+	rng_state = tu_seed;
+}
+
+uint64_t tu_rng_next(void)
+{
+	return tu_splitmix64(&rng_state);
+}
+
+double tu_rng_unit(void)
+{
+	return (double)(tu_rng_next() >> 11) / 9007199254740992.0;
+}

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* ---- the runner ---- */
@@ -43,5 +44,22 @@ int tu_count_fds(void);
 
 /* Whether CAP_SYS_ADMIN is in this thread's effective set. */
 bool tu_have_sys_admin(void);
+
+/* ---- seeded random numbers ---- */
+
+/* splitmix64: advances *state and returns the next number. */
+uint64_t tu_splitmix64(uint64_t *state);
+
+/* The seed tu_rng_seed() last started the run's generator at, for failure messages:
+ * "(seed %#llx)", (unsigned long long)tu_seed. */
+extern uint64_t tu_seed;
+
+/* Starts the run's generator (splitmix64) at ENTROPYD_TEST_SEED if that is set, else at
+ * default_seed; a failing test prints tu_seed, and the variable replays it. */
+void tu_rng_seed(uint64_t default_seed);
+
+/* The run's generator: the next number, and one in [0, 1) from its top 53 bits. */
+uint64_t tu_rng_next(void);
+double tu_rng_unit(void);
 
 #endif
