@@ -6,16 +6,19 @@
  * is enabled at a time. While completions are few we are woken per completion and hand each
  * on at once (what matters at boot). A wakeup costs the completing CPU an interrupt (an IPI,
  * and a VM exit in a guest), which on a busy fast disk costs its I/O more than the tracing
- * itself (bench/block.sh measured twice the time per I/O): past BUSY_WAKEUPS in
+ * itself (bench/block.sh measured twice the time per I/O): past BUSY_RECORDS completions in
  * BUSY_WINDOW_MS the other instance takes over and the rings are drained every POLL_MS,
- * until IDLE_POLLS drains in a row find fewer than IDLE_RECORDS records each.
+ * until IDLE_POLLS drains in a row find fewer than IDLE_RECORDS records each. Completions
+ * are counted, not wakeups: the interrupt is the kernel's per completion, however few times
+ * a loaded machine lets us run.
  *
  * A switch must neither lose nor double a completion: the new instance is enabled before
  * the old is disabled, and a completion that both recorded in between gives two adjacent
  * records in the ring, with the same raw entry, from different instances, microseconds
  * apart: the second is dropped. The same mechanism changes the device filter (a perf event
  * takes a filter only once): the idle instance is reopened with the new filter and switched
- * to.
+ * to. (A record is matched against the few before it, within a millisecond: a nested
+ * completion may come between the two, a preempted vCPU may delay the second.)
  *
  * Timestamps are CLOCK_MONOTONIC (use_clockid). The raw entry's "dev" field (offset and size
  * read from tracefs, not assumed) says which disk completed. A readable ring drains every
@@ -53,11 +56,14 @@
 #define RING_PAGES_MIN 8
 #define BATCH 1024    /* samples sorted and handed on at once */
 #define BUSY_WINDOW_MS 100
-#define BUSY_WAKEUPS 100
+#define BUSY_RECORDS 20
 #define POLL_MS 10
 #define IDLE_POLLS 20
 #define IDLE_RECORDS 2
-#define TWIN_NS 10000  /* the two records of one completion are this close, at most */
+/* The two records of one completion are this close in time (microseconds; a preempted vCPU
+ * may stretch that), and at most PENDING_MAX records apart. */
+#define TWIN_NS 1000000
+#define PENDING_MAX 8
 #define RAW_MAX 128    /* raw entries compared for twins up to this size */
 #define MAX_CPUS 4096
 
@@ -73,11 +79,13 @@ struct ring {
 	struct event *ev;
 	int fd[NSLOTS];
 	uint64_t id[NSLOTS];
-	/* The record before this one, while a switch may have doubled completions. */
-	bool have_prev;
-	uint64_t prev_id, prev_t;
-	uint32_t prev_len;
-	unsigned char prev_raw[RAW_MAX];
+	/* Records not yet matched, while a switch may have doubled completions. */
+	struct pending {
+		uint64_t id, t;
+		uint32_t len;
+		unsigned char raw[RAW_MAX];
+	} pending[PENDING_MAX];
+	size_t npending;
 };
 
 struct block_tp {
@@ -99,10 +107,15 @@ struct block_tp {
 	uint32_t *want;
 	size_t nwant;
 	struct block_tp_stats st;
+	uint64_t records;        /* sample records read from the rings */
+	uint64_t counted_closed; /* what closed instances had counted */
+	uint64_t unsampled_said; /* unsampled completions already warned about */
+	size_t read_len;         /* 16 with PERF_FORMAT_LOST, else 8 */
 	bool busy;             /* drained by poll_ev, the half-full instance enabled */
 	struct event *poll_ev;
+	struct event *tail_ev; /* one drain after a switch */
 	uint64_t window_start; /* wakeups counted since */
-	unsigned window_wakeups;
+	uint64_t window_records;
 	unsigned quiet_polls;
 	size_t nbatch;
 	struct block_sample batch[BATCH];
@@ -297,23 +310,33 @@ static bool wanted(const struct block_tp *tp, uint32_t kdev)
 static bool twin(struct block_tp *tp, struct ring *rg, uint64_t id, uint64_t t,
 		 const unsigned char *raw, uint32_t len)
 {
+	struct pending *p;
+
 	if (!tp->twin_to || t < tp->twin_from || t > tp->twin_to || len > RAW_MAX) {
-		rg->have_prev = false;
+		rg->npending = 0;
 		return false;
 	}
-	if (rg->have_prev && rg->prev_id != id && rg->prev_len == len &&
-	    (t > rg->prev_t ? t - rg->prev_t : rg->prev_t - t) <= TWIN_NS &&
-	    memcmp(rg->prev_raw, raw, len) == 0) {
-		/* A pair is complete: the next record starts afresh. */
-		rg->have_prev = false;
-		tp->st.twins++;
-		return true;
+	for (size_t i = 0; i < rg->npending; i++) {
+		p = &rg->pending[i];
+		if (p->id != id && p->len == len &&
+		    (t > p->t ? t - p->t : p->t - t) <= TWIN_NS && memcmp(p->raw, raw, len) == 0) {
+			/* The other half of a pair: both are done with. */
+			*p = rg->pending[--rg->npending];
+			tp->st.twins++;
+			return true;
+		}
 	}
-	rg->have_prev = true;
-	rg->prev_id = id;
-	rg->prev_t = t;
-	rg->prev_len = len;
-	memcpy(rg->prev_raw, raw, len);
+	/* Unmatched so far: its twin may follow (usually next, later if a nested completion
+	 * came in between). The oldest goes when full. */
+	if (rg->npending == PENDING_MAX) {
+		memmove(rg->pending, rg->pending + 1, (PENDING_MAX - 1) * sizeof(*rg->pending));
+		rg->npending--;
+	}
+	p = &rg->pending[rg->npending++];
+	p->id = id;
+	p->t = t;
+	p->len = len;
+	memcpy(p->raw, raw, len);
 	return false;
 }
 
@@ -326,6 +349,7 @@ static void take_sample(struct block_tp *tp, struct ring *rg, const unsigned cha
 	uint32_t raw, kdev;
 	const unsigned char *entry = r + 28;
 
+	tp->records++;
 	if (len < 28) {
 		tp->st.bad++;
 		return;
@@ -450,6 +474,8 @@ static int perf_open(const struct block_tp *tp, unsigned cpu, int slot)
 	a.disabled = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
+	if (tp->read_len == 16)
+		a.read_format = PERF_FORMAT_LOST;
 	if (slot < 0) {
 		/* The ring's owner: never fires; the ring wakes us when half full. */
 		a.type = PERF_TYPE_SOFTWARE;
@@ -463,15 +489,53 @@ static int perf_open(const struct block_tp *tp, unsigned cpu, int slot)
 	return (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* How many completions an instance has counted: every one it should have written. */
+static uint64_t count_of(const struct block_tp *tp, int fd)
+{
+	uint64_t v[2] = {0, 0};
+
+	if (fd < 0 || read(fd, v, tp->read_len) != (ssize_t)tp->read_len)
+		return 0;
+	return v[0];
+}
+
 static void slot_close(struct block_tp *tp, int slot)
 {
 	for (size_t i = 0; i < tp->nrings; i++) {
 		struct ring *rg = &tp->rings[i];
 
-		if (rg->fd[slot] >= 0)
+		if (rg->fd[slot] >= 0) {
+			tp->counted_closed += count_of(tp, rg->fd[slot]);
 			close(rg->fd[slot]);
+		}
 		rg->fd[slot] = -1;
 	}
+}
+
+/* Completions perf counted but never wrote to a ring: a loss inside the kernel, which
+ * reports it nowhere else (no PERF_RECORD_LOST, no lost_samples). Seen on a loaded VM. */
+static uint64_t unsampled(struct block_tp *tp)
+{
+	uint64_t counted = tp->counted_closed;
+
+	drain_all(tp);
+	for (size_t i = 0; i < tp->nrings; i++)
+		for (int slot = 0; slot < NSLOTS; slot++)
+			counted += count_of(tp, tp->rings[i].fd[slot]);
+	tp->st.counted = counted;
+	return counted > tp->records ? counted - tp->records : 0;
+}
+
+static void say_unsampled(struct block_tp *tp)
+{
+	uint64_t n = unsampled(tp);
+
+	if (n > tp->unsampled_said)
+		log_limited(&rl_lost, LOG_WARNING,
+			    "block: perf counted %llu completions it never wrote to a ring (of %llu "
+			    "in all; a loss inside the kernel): they are not sampled",
+			    (unsigned long long)n, (unsigned long long)tp->st.counted);
+	tp->unsampled_said = n;
 }
 
 /* (Re)open one instance on every ring, disabled, with the current filter. */
@@ -482,6 +546,11 @@ static bool slot_open(struct block_tp *tp, int slot, char *err, size_t errlen)
 		struct ring *rg = &tp->rings[i];
 		int fd = perf_open(tp, rg->cpu, slot);
 
+		if (fd < 0 && errno == EINVAL && tp->read_len == 16) {
+			/* Before Linux 6.0: no PERF_FORMAT_LOST. */
+			tp->read_len = 8;
+			fd = perf_open(tp, rg->cpu, slot);
+		}
 		if (fd < 0) {
 			snprintf(err, errlen, "perf_event_open on block:block_rq_complete, CPU %u: %s",
 				 rg->cpu, strerror(errno));
@@ -521,7 +590,9 @@ static void switch_to(struct block_tp *tp, int slot)
 
 	if (old == slot)
 		return;
-	tp->twin_from = mono_ns();
+	/* Two switches in a row (a filter change) make one longer window. */
+	if (!tp->twin_to)
+		tp->twin_from = mono_ns();
 	for (size_t i = 0; i < tp->nrings; i++) {
 		if (slot >= 0)
 			slot_enable(tp, slot, &tp->rings[i], true);
@@ -531,8 +602,15 @@ static void switch_to(struct block_tp *tp, int slot)
 	tp->active = slot;
 	if (old >= 0 && slot >= 0)
 		tp->twin_to = mono_ns() + TWIN_NS;
-	else
-		tp->twin_from = tp->twin_to = 0;
+	else if (!tp->twin_to)
+		tp->twin_from = 0;
+	/* What the old instance wrote last may not have woken us, and nothing may come after
+	 * it to do so: drain once, a little later, when the last of it is surely written. */
+	if (old >= 0) {
+		struct timeval tv = {.tv_sec = 0, .tv_usec = POLL_MS * 1000};
+
+		event_add(tp->tail_ev, &tv);
+	}
 }
 
 /* Bring the enabled instance in line with what is wanted: none without devices, else the
@@ -574,32 +652,45 @@ static void set_busy(struct block_tp *tp, bool busy)
 		return;
 	tp->busy = busy;
 	tp->quiet_polls = 0;
-	tp->window_wakeups = 0;
+	tp->window_records = 0;
 	tp->st.mode_switches++;
 	if (busy)
 		event_add(tp->poll_ev, &tv);
 	else
 		event_del(tp->poll_ev);
 	reconcile(tp);
-	log_debug("block: %s", busy ? "busy: woken when a ring is half full, drained every 10 ms"
-				    : "quiet again: woken per completion");
+	if (!busy)
+		say_unsampled(tp);
+	if (busy)
+		log_debug("block: busy: woken when a ring is half full, drained every 10 ms");
+	else
+		log_debug("block: quiet again: woken per completion (so far %llu completions taken, "
+			  "%llu lost, %llu recorded twice while switching)",
+			  (unsigned long long)tp->st.samples, (unsigned long long)tp->st.lost,
+			  (unsigned long long)tp->st.twins);
 }
 
 static void ring_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct block_tp *tp = ((struct ring *)arg)->tp;
-	uint64_t now;
+	uint64_t now, n;
 
-	drain_all(tp);
+	n = drain_all(tp);
 	if (tp->busy)
 		return;
 	now = mono_ns();
 	if (now - tp->window_start > BUSY_WINDOW_MS * 1000000ull) {
 		tp->window_start = now;
-		tp->window_wakeups = 0;
+		tp->window_records = 0;
 	}
-	if (++tp->window_wakeups > BUSY_WAKEUPS)
+	tp->window_records += n;
+	if (tp->window_records > BUSY_RECORDS)
 		set_busy(tp, true);
+}
+
+static void tail_cb(evutil_socket_t fd, short what, void *arg)
+{
+	drain_all(arg);
 }
 
 static void poll_cb(evutil_socket_t fd, short what, void *arg)
@@ -643,6 +734,8 @@ void block_tp_close(struct block_tp *tp)
 	rings_close(tp);
 	if (tp->poll_ev)
 		event_free(tp->poll_ev);
+	if (tp->tail_ev)
+		event_free(tp->tail_ev);
 	free(tp->filter);
 	free(tp->want);
 	wipe(tp, sizeof(*tp));
@@ -734,7 +827,9 @@ struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, vo
 	tp->ctx = ctx;
 	tp->active = -1;
 	tp->page = sysconf(_SC_PAGESIZE);
+	tp->read_len = 16;
 	tp->poll_ev = event_new(base, -1, EV_PERSIST, poll_cb, tp);
+	tp->tail_ev = evtimer_new(base, tail_cb, tp);
 	if (!read_tracepoint(tp, err, errlen) || !rings_open(tp, err, errlen) ||
 	    !slot_open(tp, WAKE_EACH, err, errlen) || !slot_open(tp, WAKE_HALF, err, errlen)) {
 		block_tp_close(tp);
@@ -776,8 +871,9 @@ void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n)
 	reconcile(tp);
 }
 
-void block_tp_get_stats(const struct block_tp *tp, struct block_tp_stats *out)
+void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out)
 {
+	tp->st.unsampled = unsampled(tp);
 	*out = tp->st;
 	out->kernel_filter = tp->filter != NULL && !tp->no_filter;
 }

@@ -20,6 +20,8 @@ struct block_tp_stats {
 	uint64_t samples;    /* completions of wanted devices handed on */
 	uint64_t foreign;    /* completions of other devices (no kernel filter) */
 	uint64_t lost;       /* completions the kernel dropped (ring full) */
+	uint64_t counted;    /* completions perf counted (both instances, all CPUs) */
+	uint64_t unsampled;  /* ... of which it never wrote a record (a silent kernel loss) */
 	uint64_t throttled;  /* times perf throttled the event */
 	uint64_t bad;        /* malformed records */
 	uint64_t twins;      /* completions recorded twice during a switch, taken once */
@@ -36,7 +38,8 @@ struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, vo
  * kernel where it takes a filter, and always here. n == 0 disables the events. */
 void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n);
 
-void block_tp_get_stats(const struct block_tp *tp, struct block_tp_stats *out);
+/* Drains the rings first, so that the figures add up. */
+void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out);
 void block_tp_close(struct block_tp *tp);
 
 /* From the text of a tracefs "format" file, the offset and size of the field NAME. */

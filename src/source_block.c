@@ -39,6 +39,7 @@
 #define RESCAN_S 30         /* without uevents, how often /sys/block is read again */
 #define RETRY_MIN_S 30      /* first retry of a disk the backend could not trace */
 #define RETRY_MAX_S 600
+#define CLOCK_SLACK_NS 10000000ull
 
 struct block_state;
 
@@ -220,8 +221,10 @@ static void on_samples(void *ctx, const struct block_sample *s, size_t n)
 		if (!d || !d->inst || !d->traced)
 			continue;
 		/* Read after it happened, on the same clock: a time ahead of ours is not
-		 * CLOCK_MONOTONIC. Counted and said, never shown. */
-		if (s[i].t_ns > now) {
+		 * CLOCK_MONOTONIC. (The kernel stamps with its NMI-safe reading of the clock,
+		 * which may run a hair ahead of clock_gettime's: hence the margin.) Counted and
+		 * said, never shown. */
+		if (s[i].t_ns > now + CLOCK_SLACK_NS) {
 			if (!d->ahead++)
 				log_limited(&rl_clock, LOG_WARNING,
 					    "block/%s: completion times ahead of CLOCK_MONOTONIC: "
@@ -354,11 +357,13 @@ static void backend_close(struct block_state *st)
 		untrace_disk(d);
 	if (st->tp) {
 		block_tp_get_stats(st->tp, &s);
-		log_info("block: tracepoint: %llu completions taken, %llu of other disks, %llu lost, "
-			 "%llu malformed; %llu busy periods, %llu completions recorded twice while "
-			 "switching and taken once",
+		log_info("block: tracepoint: %llu completions taken, %llu of other disks, %llu lost "
+			 "(ring full), %llu malformed; perf counted %llu, of which it never wrote "
+			 "%llu; %llu busy periods, %llu completions recorded twice while switching "
+			 "and taken once",
 			 (unsigned long long)s.samples, (unsigned long long)s.foreign,
 			 (unsigned long long)s.lost, (unsigned long long)s.bad,
+			 (unsigned long long)s.counted, (unsigned long long)s.unsampled,
 			 (unsigned long long)(s.mode_switches + 1) / 2,
 			 (unsigned long long)s.twins);
 	}
