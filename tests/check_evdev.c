@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,11 +146,6 @@ static void make_frames_file(const char *name, unsigned n, bool rename_in)
 	free(f);
 }
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 /* ---- the pipeline's view ---- */
 
 static bool find(const char *name, struct inst_info *out)
@@ -273,8 +267,7 @@ static struct config *new_config(const char *watch)
 static void setup(void)
 {
 	log_open(true, 1);
-	strcpy(tmpdir, "/tmp/check_evdev.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	tu_mkdtemp(tmpdir, sizeof(tmpdir), "/tmp/check_evdev.XXXXXX");
 	snprintf(watchdir, sizeof(watchdir), "%s/input", tmpdir);
 	ck_assert_int_eq(mkdir(watchdir, 0700), 0);
 	base = event_base_new();
@@ -303,7 +296,7 @@ static void teardown(void)
 	event_free(tick);
 	event_free(probe);
 	event_base_free(base);
-	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(tmpdir);
 }
 
 static void start(void)
@@ -708,7 +701,7 @@ END_TEST
 
 START_TEST(test_missing_then_appearing_dir)
 {
-	nftw(watchdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(watchdir);
 	start();
 	ck_assert_uint_eq(pipeline_count(), 0);
 	ck_assert(quiet_for(30)); /* waiting for the directory costs nothing */

@@ -4,7 +4,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -313,11 +312,6 @@ static bool shadow(const char *name, const char *target, bool again)
 	return mount(in_dir(name), target, "none", MS_BIND, NULL) == 0;
 }
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 /* Run fn in a child with private mounts. False if the test must be skipped (said why). */
 static bool run_shadowed(const char *test, int (*fn)(struct shadow_result *),
 			 struct shadow_result *out)
@@ -365,23 +359,18 @@ static bool run_shadowed(const char *test, int (*fn)(struct shadow_result *),
 /* Unchecked: runs in the runner itself, so the directory goes even when a test fails. */
 static void shadow_run_setup(void)
 {
-	strcpy(shadow_top, "/tmp/check_kernel.XXXXXX");
-	if (!mkdtemp(shadow_top)) {
-		perror("mkdtemp");
-		exit(EXIT_FAILURE);
-	}
+	tu_mkdtemp_or_exit(shadow_top, sizeof(shadow_top), "/tmp/check_kernel.XXXXXX");
 }
 
 static void shadow_run_teardown(void)
 {
-	nftw(shadow_top, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(shadow_top);
 }
 
 static void shadow_setup(void)
 {
 	fake_release = NULL;
-	snprintf(shadow_dir, sizeof(shadow_dir), "%s/t.XXXXXX", shadow_top);
-	ck_assert_ptr_nonnull(mkdtemp(shadow_dir));
+	tu_mkdtemp(shadow_dir, sizeof(shadow_dir), "%s/t.XXXXXX", shadow_top);
 	ck_assert_int_eq(mkdir(in_dir("boot"), 0700), 0);
 	ck_assert(write_plain(in_dir("empty"), ""));
 	ck_assert(write_gz(in_dir("config.gz"), "CONFIG_HZ_1000=y\nCONFIG_HZ=1000\n"));
@@ -392,7 +381,7 @@ static void shadow_setup(void)
 
 static void shadow_teardown(void)
 {
-	nftw(shadow_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(shadow_dir);
 }
 
 static void record(struct shadow_result *r, int i)

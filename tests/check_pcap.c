@@ -6,7 +6,6 @@
 #include <check.h>
 #include <event2/event.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/net_tstamp.h>
 #include <math.h>
 #include <pcap/pcap.h>
@@ -219,11 +218,6 @@ static bool done(const char *name)
 
 /* ---- fixture ---- */
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static void set_policy(struct config *c, enum policy_mode mode, double scale)
 {
 	struct policy_rule *r = &c->policy[CLASS_NETWORK].rule;
@@ -236,8 +230,7 @@ static void set_policy(struct config *c, enum policy_mode mode, double scale)
 static void setup(void)
 {
 	log_open(true, 0);
-	strcpy(tmpdir, "/tmp/check_pcap.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	tu_mkdtemp(tmpdir, sizeof(tmpdir), "/tmp/check_pcap.XXXXXX");
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
 	tick = evtimer_new(base, tick_cb, NULL);
@@ -268,7 +261,7 @@ static void teardown(void)
 	config_free(cfg);
 	event_free(tick);
 	event_base_free(base);
-	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(tmpdir);
 }
 
 static void replay(const char *name)

@@ -42,31 +42,21 @@ static uint8_t *random_symbols(size_t n)
 
 /* ---- a private directory per test, and what the log said ---- */
 
-static char *dir;
+static char dir[PATH_MAX];
 
 static void setup(void)
 {
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
-	dir = xasprintf("%s/check_record.XXXXXX", tmp);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tu_mkdtemp(dir, sizeof(dir), "%s/check_record.XXXXXX", tmp);
 	log_open(true, 1);
-}
-
-static void rm_tree(const char *path)
-{
-	char *cmd = xasprintf("rm -rf '%s'", path);
-
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", path);
-	free(cmd);
 }
 
 static void teardown(void)
 {
 	record_fini();
-	rm_tree(dir);
-	free(dir);
+	if (tu_rm_tree(dir) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
 }
 
 static char *path_of(const char *cls, const char *name)

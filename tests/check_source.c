@@ -5,7 +5,6 @@
 #include <check.h>
 #include <event2/event.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,11 +30,6 @@ static bool started;
 static int fds_at_setup;
 
 /* ---- helpers ---- */
-
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
 
 /* A FIFO in the watch directory: the input driver reads it as a record stream. */
 static void make_fifo(const char *name)
@@ -112,16 +106,12 @@ static void reload(struct config *next)
 /* Unchecked: runs in the runner itself, so the directory goes even when a test fails. */
 static void run_setup(void)
 {
-	strcpy(topdir, "/tmp/check_source.XXXXXX");
-	if (!mkdtemp(topdir)) {
-		perror("mkdtemp");
-		exit(EXIT_FAILURE);
-	}
+	tu_mkdtemp_or_exit(topdir, sizeof(topdir), "/tmp/check_source.XXXXXX");
 }
 
 static void run_teardown(void)
 {
-	nftw(topdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(topdir);
 }
 
 static void setup(void)
@@ -129,8 +119,7 @@ static void setup(void)
 	/* Plain "entropyd: warning: ..." lines, even when run under systemd. */
 	unsetenv("JOURNAL_STREAM");
 	log_open(true, 0);
-	snprintf(tmpdir, sizeof(tmpdir), "%s/watch.XXXXXX", topdir);
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	tu_mkdtemp(tmpdir, sizeof(tmpdir), "%s/watch.XXXXXX", topdir);
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
 	cfg = new_config();
@@ -148,7 +137,7 @@ static void teardown(void)
 	pipeline_fini();
 	config_free(cfg);
 	event_base_free(base);
-	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rm_tree(tmpdir);
 }
 
 /* ---- the table ---- */

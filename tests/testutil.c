@@ -3,7 +3,10 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
 #include <linux/capability.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,4 +162,56 @@ uint64_t tu_rng_next(void)
 double tu_rng_unit(void)
 {
 	return (double)(tu_rng_next() >> 11) / 9007199254740992.0;
+}
+
+/* ---- temporary directories ---- */
+
+/* The name from fmt and ap, then the directory: 0, or -1 with errno (ENAMETOOLONG). */
+static int make_dir(char *dir, size_t size, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static int make_dir(char *dir, size_t size, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(dir, size, fmt, ap);
+
+	if (n < 0 || (size_t)n >= size) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+void tu_mkdtemp(char *dir, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = make_dir(dir, size, fmt, ap);
+	va_end(ap);
+	ck_assert_msg(rc == 0, "mkdtemp %s: %s", dir, strerror(errno));
+}
+
+void tu_mkdtemp_or_exit(char *dir, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = make_dir(dir, size, fmt, ap);
+	va_end(ap);
+	if (rc < 0) {
+		perror("mkdtemp");
+		exit(EXIT_FAILURE);
+	}
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+int tu_rm_tree(const char *path)
+{
+	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }

@@ -62,4 +62,20 @@ void tu_rng_seed(uint64_t default_seed);
 uint64_t tu_rng_next(void);
 double tu_rng_unit(void);
 
+/* ---- temporary directories ---- */
+
+/* Makes a new directory named by fmt (a template ending in XXXXXX) in dir, a buffer of size
+ * bytes; fails the test if the name does not fit or mkdtemp(3) fails. */
+void tu_mkdtemp(char *dir, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The same for an unchecked fixture, which runs outside any test: on failure it says why on
+ * stderr and exits. */
+void tu_mkdtemp_or_exit(char *dir, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Removes path and everything below it, following no links. 0, or -1 (with errno) at the
+ * first entry that could not be removed. */
+int tu_rm_tree(const char *path);
+
 #endif
