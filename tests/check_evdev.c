@@ -33,7 +33,7 @@
 static char tmpdir[64];
 static char watchdir[128];
 static struct event_base *base;
-static struct event *tick, *probe;
+static struct event *probe;
 static bool probe_fired;
 static struct config *cfg;
 static struct pool pool;
@@ -181,32 +181,13 @@ static unsigned long long total_events(void)
 
 /* ---- driving the loop: every wait is bounded ---- */
 
-static void tick_cb(evutil_socket_t fd, short what, void *arg)
-{
-}
-
 static void probe_cb(evutil_socket_t fd, short what, void *arg)
 {
 	probe_fired = true;
 }
 
-/* One turn: returns once something happened, or after 10 ms at most. */
-static void turn(void)
-{
-	struct timeval tv = {0, 10000};
-
-	evtimer_add(tick, &tv);
-	event_base_loop(base, EVLOOP_ONCE);
-	evtimer_del(tick);
-}
-
 /* At most 500 turns (5 s when nothing at all happens). */
-#define PUMP_UNTIL(cond)                                                                  \
-	do {                                                                              \
-		for (int turns_ = 0; turns_ < 500 && !(cond); turns_++)                   \
-			turn();                                                           \
-		ck_assert_msg((cond), "timed out waiting for: %s", #cond);                \
-	} while (0)
+#define PUMP_UNTIL(cond) TU_PUMP_UNTIL(base, 500, cond)
 
 /* Run whatever is ready now. */
 static void settle(void)
@@ -272,7 +253,6 @@ static void setup(void)
 	ck_assert_int_eq(mkdir(watchdir, 0700), 0);
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
-	tick = evtimer_new(base, tick_cb, NULL);
 	probe = evtimer_new(base, probe_cb, NULL);
 	cfg = new_config(watchdir);
 	pool_init(&pool, NULL, NULL);
@@ -293,7 +273,6 @@ static void teardown(void)
 	ck_assert_int_eq(tu_count_fds(), fds_at_setup); /* every node and inotify closed */
 	pipeline_fini();
 	config_free(cfg);
-	event_free(tick);
 	event_free(probe);
 	event_base_free(base);
 	tu_rm_tree(tmpdir);

@@ -32,7 +32,6 @@
 
 static char tmpdir[64];
 static struct event_base *base;
-static struct event *tick;
 static struct config *cfg;
 static struct pool pool;
 static struct source src;
@@ -168,19 +167,6 @@ static void patch(const char *name, long off, const void *bytes, size_t len)
 
 /* ---- the loop and the pipeline's view ---- */
 
-static void tick_cb(evutil_socket_t fd, short what, void *arg)
-{
-}
-
-static void turn(void)
-{
-	struct timeval tv = {0, 10000};
-
-	evtimer_add(tick, &tv);
-	event_base_loop(base, EVLOOP_ONCE);
-	evtimer_del(tick);
-}
-
 static bool find(const char *name, struct inst_info *out)
 {
 	for (size_t i = 0; i < pipeline_count(); i++)
@@ -209,12 +195,8 @@ static bool done(const char *name)
 	return state_is(name, "ended") || state_is(name, "refused") || state_is(name, "error");
 }
 
-#define PUMP_UNTIL(cond)                                                                  \
-	do {                                                                              \
-		for (int turns_ = 0; turns_ < 3000 && !(cond); turns_++)                  \
-			turn();                                                           \
-		ck_assert_msg((cond), "timed out waiting for: %s", #cond);                \
-	} while (0)
+/* At most 3000 turns (30 s when nothing at all happens). */
+#define PUMP_UNTIL(cond) TU_PUMP_UNTIL(base, 3000, cond)
 
 /* ---- fixture ---- */
 
@@ -233,7 +215,6 @@ static void setup(void)
 	tu_mkdtemp(tmpdir, sizeof(tmpdir), "/tmp/check_pcap.XXXXXX");
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
-	tick = evtimer_new(base, tick_cb, NULL);
 	cfg = config_defaults();
 	set_policy(cfg, MODE_TRUSTED, 0.25);
 	cfg->network.max_events_per_second = 100000000;
@@ -259,7 +240,6 @@ static void teardown(void)
 	stop();
 	pipeline_fini();
 	config_free(cfg);
-	event_free(tick);
 	event_base_free(base);
 	tu_rm_tree(tmpdir);
 }
@@ -561,7 +541,7 @@ START_TEST(test_disabled_never_opened)
 	ck_assert_int_eq(source_pcap_ops.start(&src), 0);
 	started = true;
 	for (int i = 0; i < 10; i++)
-		turn();
+		tu_turn(base);
 	ck_assert_uint_eq(pipeline_count(), 0);
 }
 END_TEST
@@ -771,7 +751,7 @@ START_TEST(test_filter_and_reload)
 	pipeline_reconfigure(next);
 	source_pcap_ops.reload(&src);
 	for (int i = 0; i < 10; i++)
-		turn();
+		tu_turn(base);
 	ck_assert_uint_eq(info("f.pcap").c.events, 2000);
 	ck_assert_uint_eq(info("f.pcap").rule.mode, MODE_REDUCED);
 	/* ... disabling it closes it ... */

@@ -4,6 +4,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <event2/event.h>
 #include <ftw.h>
 #include <linux/capability.h>
 #include <stdarg.h>
@@ -214,4 +215,21 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 int tu_rm_tree(const char *path)
 {
 	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- the event loop ---- */
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+}
+
+void tu_turn(struct event_base *base)
+{
+	struct timeval tv = {0, 10000};
+	struct event *tick = evtimer_new(base, tick_cb, NULL);
+
+	ck_assert_ptr_nonnull(tick);
+	evtimer_add(tick, &tv);
+	event_base_loop(base, EVLOOP_ONCE);
+	event_free(tick);
 }

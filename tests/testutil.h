@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct event_base;
+
 /* ---- the runner ---- */
 
 /* Runs every test of s (CK_NORMAL) and frees the runner. EXIT_SUCCESS if none failed, else
@@ -77,5 +79,19 @@ void tu_mkdtemp_or_exit(char *dir, size_t size, const char *fmt, ...)
 /* Removes path and everything below it, following no links. 0, or -1 (with errno) at the
  * first entry that could not be removed. */
 int tu_rm_tree(const char *path);
+
+/* ---- the event loop ---- */
+
+/* One turn of base's loop: returns once something happened, or after 10 ms at most. */
+void tu_turn(struct event_base *base);
+
+/* Turns base's loop until cond holds, max_turns times at most (10 ms each when nothing at all
+ * happens), then fails the test, naming cond, if it still does not hold. */
+#define TU_PUMP_UNTIL(base, max_turns, cond)                                               \
+	do {                                                                               \
+		for (int tu_turns_ = 0; tu_turns_ < (max_turns) && !(cond); tu_turns_++)   \
+			tu_turn(base);                                                     \
+		ck_assert_msg((cond), "timed out waiting for: %s", #cond);                 \
+	} while (0)
 
 #endif
