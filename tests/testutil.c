@@ -167,44 +167,26 @@ double tu_rng_unit(void)
 
 /* ---- temporary directories ---- */
 
-/* The name from fmt and ap, then the directory: 0, or -1 with errno (ENAMETOOLONG). */
-static int make_dir(char *dir, size_t size, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
-
-static int make_dir(char *dir, size_t size, const char *fmt, va_list ap)
-{
-	int n = vsnprintf(dir, size, fmt, ap);
-
-	if (n < 0 || (size_t)n >= size) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return mkdtemp(dir) ? 0 : -1;
-}
-
 void tu_mkdtemp(char *dir, size_t size, const char *fmt, ...)
 {
 	va_list ap;
-	int rc;
+	int n;
 
 	va_start(ap, fmt);
-	rc = make_dir(dir, size, fmt, ap);
+	n = vsnprintf(dir, size, fmt, ap);
 	va_end(ap);
-	ck_assert_msg(rc == 0, "mkdtemp %s: %s", dir, strerror(errno));
+	ck_assert_msg(n >= 0 && (size_t)n < size, "directory name too long: %s", dir);
+	ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s: %s", dir, strerror(errno));
 }
 
-void tu_mkdtemp_or_exit(char *dir, size_t size, const char *fmt, ...)
+void tu_mkdtemp_or_exit(char *dir, size_t size, const char *template)
 {
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = make_dir(dir, size, fmt, ap);
-	va_end(ap);
-	if (rc < 0) {
-		perror("mkdtemp");
-		exit(EXIT_FAILURE);
-	}
+	if (!strlcopy(dir, template, size))
+		errno = ENAMETOOLONG;
+	else if (mkdtemp(dir))
+		return;
+	perror("mkdtemp");
+	exit(EXIT_FAILURE);
 }
 
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)

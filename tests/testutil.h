@@ -57,7 +57,7 @@ uint64_t tu_splitmix64(uint64_t *state);
 extern uint64_t tu_seed;
 
 /* Starts the run's generator (splitmix64) at ENTROPYD_TEST_SEED if that is set, else at
- * default_seed; a failing test prints tu_seed, and the variable replays it. */
+ * default_seed. A failing test prints tu_seed; that value in ENTROPYD_TEST_SEED replays it. */
 void tu_rng_seed(uint64_t default_seed);
 
 /* The run's generator: the next number, and one in [0, 1) from its top 53 bits. */
@@ -71,10 +71,9 @@ double tu_rng_unit(void);
 void tu_mkdtemp(char *dir, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The same for an unchecked fixture, which runs outside any test: on failure it says why on
- * stderr and exits. */
-void tu_mkdtemp_or_exit(char *dir, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* The same from a plain template, for an unchecked fixture, which runs outside any test: on
+ * failure it says why on stderr and exits. */
+void tu_mkdtemp_or_exit(char *dir, size_t size, const char *template);
 
 /* Removes path and everything below it, following no links. 0, or -1 (with errno) at the
  * first entry that could not be removed. */
