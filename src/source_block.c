@@ -246,11 +246,14 @@ static const char *backend_name(enum block_backend b)
 	return b == BACKEND_TRACEPOINT ? "tracepoint" : b == BACKEND_BLKTRACE ? "blktrace" : "auto";
 }
 
-static const char *rundir(void)
+/* systemd's RuntimeDirectory= (the first, if it names several), else /run/entropyd. */
+static char *rundir(void)
 {
 	const char *env = getenv("RUNTIME_DIRECTORY");
 
-	return env && env[0] == '/' ? env : DEFAULT_RUNDIR;
+	if (!env || env[0] != '/')
+		return xstrdup(DEFAULT_RUNDIR);
+	return xasprintf("%.*s", (int)strcspn(env, ":"), env);
 }
 
 static bool tp_open(struct block_state *st)
@@ -696,7 +699,7 @@ static int block_start(struct source *src)
 
 	st->src = src;
 	st->nlfd = -1;
-	st->rundir = xstrdup(rundir());
+	st->rundir = rundir();
 	st->configured = src->cfg->block.backend;
 	st->rescan_ev = evtimer_new(src->base, rescan_cb, st);
 	st->retry_ev = evtimer_new(src->base, retry_cb, st);
