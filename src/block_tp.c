@@ -60,8 +60,8 @@
 #define POLL_MS 10
 #define IDLE_POLLS 20
 #define IDLE_RECORDS 2
-/* The two records of one completion are this close in time (microseconds; a preempted vCPU
- * may stretch that), and at most PENDING_MAX records apart. */
+/* The two records of one completion are this close in time (microseconds, but a preempted
+ * vCPU may stretch that), and at most PENDING_MAX records apart. */
 #define TWIN_NS 1000000
 #define PENDING_MAX 8
 #define RAW_MAX 128    /* raw entries compared for twins up to this size */
@@ -114,7 +114,7 @@ struct block_tp {
 	bool busy;             /* drained by poll_ev, the half-full instance enabled */
 	struct event *poll_ev;
 	struct event *tail_ev; /* one drain after a switch */
-	uint64_t window_start; /* wakeups counted since */
+	uint64_t window_start; /* completions counted since */
 	uint64_t window_records;
 	unsigned quiet_polls;
 	size_t nbatch;
