@@ -64,6 +64,8 @@ without=()
 with=()
 ticks=0
 sched=0
+lost=0
+unsampled=0
 workload > /dev/null # warm up
 for r in $(seq "$rounds"); do
 	for which in $([ $((r % 2)) -eq 1 ] && echo "off on" || echo "on off"); do
@@ -83,8 +85,13 @@ for r in $(seq "$rounds"); do
 		events=$(grep -oE "block/$name: .*, [0-9]+ events" "$d/log" | tail -1 |
 			grep -oE '[0-9]+ events' | cut -d' ' -f1)
 		stop
+		# "N taken, F of other disks, L lost (ring full), B malformed; perf counted C, of
+		# which it never wrote U; ..."
+		set -- $(grep -o "block: tracepoint: .*" "$d/log" | grep -oE '[0-9]+')
+		lost=$((lost + ${3:-0}))
+		unsampled=$((unsampled + ${6:-0}))
 		[ "${events:-0}" -eq "$ios" ] ||
-			echo "bench/block: round $r: the daemon counted ${events:-0} completions of $ios" >&2
+			echo "bench/block: round $r: the daemon sampled ${events:-0} completions of $ios (ring overruns ${3:-?}, never written by perf ${6:-?})" >&2
 	done
 	echo "round $r: without $(secs "${without[-1]}") s, with $(secs "${with[-1]}") s"
 done
@@ -109,3 +116,4 @@ awk -v t="$ticks" -v hz="$hz" -v s="$sched" -v n="$((rounds * ios))" 'BEGIN {
 	if (s > 0) printf "; %.2f us by schedstat", s / n / 1e3
 	printf "\n"
 }'
+echo "block: of $((rounds * ios)) traced completions, $lost lost to full rings, $unsampled counted by perf but never written to a ring (the kernel's)"
