@@ -120,15 +120,23 @@ static bool take_header(struct blkt_parser *p, const unsigned char *b, blkt_samp
 	}
 	p->records++;
 	p->skip = r.pdu_len;
-	if (r.action & (BLKT_TC_NOTIFY << BLKT_TC_SHIFT)) {
+	if (r.action == 0) {
+		/* Half-written (no real action is 0: the category bits are set). */
+		p->half++;
+		if (!p->completions_only || r.time == 0 || r.time < p->last_time)
+			return true;
+		p->half_taken++;
+	} else if (r.action & (BLKT_TC_NOTIFY << BLKT_TC_SHIFT)) {
 		p->notify++;
-	} else if (is_completion(r.action)) {
-		p->completions++;
-		(*n)++;
-		fn(ctx, r.device, r.time);
-	} else {
+		return true;
+	} else if (!is_completion(r.action)) {
 		p->other++;
+		return true;
 	}
+	p->completions++;
+	p->last_time = r.time;
+	(*n)++;
+	fn(ctx, r.device, r.time);
 	return true;
 }
 

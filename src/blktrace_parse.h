@@ -42,6 +42,10 @@ struct blkt_rec {
 #define BLKT_PDU_MAX 4096
 
 struct blkt_parser {
+	/* Set by the reader when the trace's mask is completions only: then every record that
+	 * is not a notify is a completion, even one read before the kernel wrote its action. */
+	bool completions_only;
+	uint64_t last_time; /* of the last completion handed on */
 	/* A partial header waiting for its rest. */
 	size_t ncarry;
 	unsigned char carry[BLKT_REC_SIZE];
@@ -52,6 +56,8 @@ struct blkt_parser {
 	uint64_t completions; /* ... of which completions, each handed to the callback */
 	uint64_t notify;      /* ... notify records (process names, timestamps, messages) */
 	uint64_t other;       /* ... other actions (none with a completions-only mask) */
+	uint64_t half;        /* ... read half-written: magic set, action not yet (see below) */
+	uint64_t half_taken;  /* ... of which taken as completions all the same */
 	uint64_t bad_version; /* headers with the right magic but another version */
 	uint64_t garbage;     /* bytes skipped while looking for the next valid header */
 };
@@ -64,7 +70,13 @@ void blkt_parser_init(struct blkt_parser *p);
 /* Feed the next len bytes of one relay file's stream (one parser per file: each is its own
  * stream). Whole records are parsed at once; a partial one is kept until the rest arrives.
  * After bytes that are not a valid header, the parser looks for the next one byte by byte.
- * Returns the number of completions handed to fn. */
+ * Returns the number of completions handed to fn.
+ *
+ * read() of a relay file returns the current sub-buffer up to what the kernel has reserved,
+ * so the last record may be one it is still writing: magic, sequence and time come first,
+ * the action (0 in a fresh buffer) later. Such a record is read once and never again. With
+ * completions_only it is taken as the completion it must be if its time is plausible (not 0,
+ * not before the last one of this CPU's stream); otherwise it is counted in half and lost. */
 size_t blkt_parse(struct blkt_parser *p, const void *buf, size_t len, blkt_sample_fn *fn,
 		  void *ctx);
 

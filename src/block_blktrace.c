@@ -316,13 +316,17 @@ static void log_parser(const struct tdev *d)
 		sum.completions += p->completions;
 		sum.notify += p->notify;
 		sum.other += p->other;
+		sum.half += p->half;
+		sum.half_taken += p->half_taken;
 		sum.garbage += p->garbage;
 		sum.bad_version += p->bad_version;
 	}
 	log_info("block/%s: blktrace read %llu completions, %llu notify and %llu other records; "
-		 "%llu bytes of garbage, %llu headers of another version, %llu of another device",
+		 "%llu read half-written (%llu of them taken as completions); %llu bytes of "
+		 "garbage, %llu headers of another version, %llu of another device",
 		 d->name, (unsigned long long)sum.completions, (unsigned long long)sum.notify,
-		 (unsigned long long)sum.other, (unsigned long long)sum.garbage,
+		 (unsigned long long)sum.other, (unsigned long long)sum.half,
+		 (unsigned long long)sum.half_taken, (unsigned long long)sum.garbage,
 		 (unsigned long long)sum.bad_version, (unsigned long long)d->foreign);
 }
 
@@ -363,6 +367,7 @@ static void open_relays(struct blkt_backend *b, struct tdev *d, const char *dbg,
 		r->fd = fd;
 		r->cpu = cpu;
 		blkt_parser_init(&r->parser);
+		r->parser.completions_only = true;
 		r->ev = event_new(b->base, fd, EV_READ | EV_PERSIST, relay_cb, b);
 		d->nrelays++;
 		if (!r->ev || event_add(r->ev, NULL) < 0) {

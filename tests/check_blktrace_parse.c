@@ -394,6 +394,41 @@ START_TEST(test_random_splits)
 }
 END_TEST
 
+/* A record read while the kernel was writing it (action still 0): with a completions-only
+ * mask taken if its time is plausible, else counted and dropped; never taken otherwise. */
+START_TEST(test_half_written)
+{
+	struct stream s = {0};
+	struct blkt_parser p;
+	struct got g;
+
+	completion(&s, 1000, TC_READ);
+	record(&s, 0, 2000, DEV, NULL, 0); /* time written, action not yet */
+	expect(&s, 2000);
+	record(&s, 0, 0, DEV, NULL, 0);    /* not even the time */
+	record(&s, 0, 500, DEV, NULL, 0);  /* a stale time, before the last one */
+	completion(&s, 3000, TC_WRITE);
+	blkt_parser_init(&p);
+	p.completions_only = true;
+	memset(&g, 0, sizeof(g));
+	blkt_parse(&p, s.b, s.len, on_sample, &g);
+	assert_got_all(&s, &g);
+	ck_assert_uint_eq(p.half, 3);
+	ck_assert_uint_eq(p.half_taken, 1);
+	ck_assert_uint_eq(p.completions, 3);
+	ck_assert_uint_eq(p.other, 0);
+
+	/* Without the mask's promise, none is taken. */
+	blkt_parser_init(&p);
+	memset(&g, 0, sizeof(g));
+	blkt_parse(&p, s.b, s.len, on_sample, &g);
+	ck_assert_uint_eq(g.n, 2);
+	ck_assert_uint_eq(p.half, 3);
+	ck_assert_uint_eq(p.half_taken, 0);
+	stream_free(&s);
+}
+END_TEST
+
 /* Random bytes only: never a crash, never a carry or skip beyond its bound. */
 START_TEST(test_pure_garbage)
 {
@@ -428,6 +463,7 @@ static Suite *blktrace_parse_suite(void)
 	tcase_add_test(tc, test_truncation_every_offset);
 	tcase_add_test(tc, test_partial_header_waits);
 	tcase_add_test(tc, test_random_splits);
+	tcase_add_test(tc, test_half_written);
 	tcase_add_test(tc, test_pure_garbage);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
