@@ -51,7 +51,8 @@ write_config() {
 
 # start_daemon ARGS...: entropyd in the foreground, logging to $T/log.
 start_daemon() {
-	"$ENTROPYD" --foreground "$@" > "$T/log" 2>&1 &
+	: > "$T/log" # emptied before the daemon starts, so no earlier "started:" is read
+	"$ENTROPYD" --foreground "$@" >> "$T/log" 2>&1 &
 	DAEMON_PID=$!
 	wait_for 10 grep -q "started:" "$T/log" || fail "daemon did not start"
 }
