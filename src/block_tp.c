@@ -403,7 +403,8 @@ static void drain_ring(struct block_tp *tp, struct ring *rg)
 		}
 		/* Records are 8-byte aligned, so a header never wraps; its body may. */
 		memcpy(&h, data + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size > head - tail) {
+		if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > head - tail ||
+		    h.size > size) {
 			tp->st.bad++;
 			tail = head;
 			break;

@@ -120,6 +120,13 @@ void health_reset(struct health *h)
 	h->clean_needed = HEALTH_STARTUP_SYMBOLS;
 }
 
+void health_latch_permanent(struct health *h, enum health_test t)
+{
+	h->state = HEALTH_PERMANENT;
+	h->last_test = t;
+	h->last_permanent = true;
+}
+
 static void fail(struct health *h, enum health_test t, bool permanent)
 {
 	if (t == HEALTH_TEST_RCT)

@@ -71,6 +71,10 @@ void health_reconfigure(struct health *h, const struct health_cfg *cfg);
 /* Back to HEALTH_STARTUP, the only way out of HEALTH_PERMANENT; counters are kept. */
 void health_reset(struct health *h);
 
+/* Straight to HEALTH_PERMANENT: for an instance whose earlier incarnation (same class and
+ * name, before a detach) failed permanently; t is the test that failed then. */
+void health_latch_permanent(struct health *h, enum health_test t);
+
 /* Run both tests on the next symbol, O(1); returns the state after it. */
 enum health_state health_feed(struct health *h, uint8_t symbol);
 bool health_allows_credit(const struct health *h);

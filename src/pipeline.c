@@ -45,6 +45,51 @@ static struct {
 	const char *hz_from;
 } P;
 
+/* Instances that failed permanently, by class and name. A device unplugged and plugged in
+ * again, a node replaced, an interface that comes back or a reload that disables and
+ * re-enables a class makes a new instance; it must not get a fresh start-up from that.
+ * Only a restart of the daemon forgets. */
+struct failed {
+	struct failed *next;
+	enum src_class cls;
+	enum health_test test;
+	char name[];
+};
+static struct failed *failed_list;
+
+static struct failed *failed_find(enum src_class cls, const char *name)
+{
+	for (struct failed *f = failed_list; f; f = f->next)
+		if (f->cls == cls && strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+static void failed_remember(const struct instance *inst)
+{
+	size_t len = strlen(inst->name) + 1;
+	struct failed *f;
+
+	if (failed_find(inst->cls, inst->name))
+		return;
+	f = xmalloc(sizeof(*f) + len);
+	f->cls = inst->cls;
+	f->test = inst->health.last_test;
+	memcpy(f->name, inst->name, len);
+	f->next = failed_list;
+	failed_list = f;
+}
+
+static void failed_forget_all(void)
+{
+	while (failed_list) {
+		struct failed *f = failed_list;
+
+		failed_list = f->next;
+		free(f);
+	}
+}
+
 /* How often (in symbols) the health tests' claimed min-entropy follows the estimate. */
 #define HEALTH_CLAIM_EVERY 1024
 /* The least claim: below it the cutoffs no longer catch anything the estimate does not. */
@@ -141,6 +186,7 @@ void pipeline_fini(void)
 		free_instance(inst);
 	}
 	record_fini();
+	failed_forget_all();
 	memset(&P, 0, sizeof(P));
 }
 
@@ -159,6 +205,8 @@ void pipeline_reconfigure(const struct config *cfg)
 
 			est_fini(&i->est);
 			est_init(&i->est, ops, &p);
+			if (i->health.state != HEALTH_PERMANENT)
+				health_reset(&i->health);
 		}
 		i->est.params = p;
 		health_claim(i, false);
@@ -186,6 +234,15 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 	p = est_params_for(inst);
 	est_init(&inst->est, estimator(), &p);
 	health_claim(inst, true);
+	{
+		const struct failed *f = failed_find(cls, name);
+
+		if (f) {
+			health_latch_permanent(&inst->health, f->test);
+			log_warn("%s/%s: failed its health tests permanently before: no credit until "
+				 "restart", class_name(cls), name);
+		}
+	}
 	inst->health_was = inst->health.state;
 	inst->rec = record_open(P.cfg->record.dir, class_name(cls), name,
 				(uint64_t)P.cfg->record.max_bytes);
@@ -223,6 +280,8 @@ static void health_check(struct instance *inst, uint8_t symbol)
 		health_claim(inst, false);
 	if (now == inst->health_was)
 		return;
+	if (now == HEALTH_PERMANENT)
+		failed_remember(inst);
 	if (now == HEALTH_FAILED || now == HEALTH_PERMANENT)
 		log_limited(&rl, LOG_WARNING, "%s/%s: health test failed (%s, %s): no credit %s",
 			    class_name(inst->cls), inst->name,

@@ -18,6 +18,9 @@ void pool_init(struct pool *p, void (*notify)(void *arg), void *arg)
 void pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
 {
 	const uint8_t *d = data;
+	/* Once full, what is folded in lands on bytes that already carry credit: XOR cannot
+	 * add to what 512 bytes can hold, so such events are mixed, never credited. */
+	bool credit_ok = len > 0 && p->len + len <= POOL_BYTES;
 
 	for (size_t i = 0; i < len; i++) {
 		if (p->len < POOL_BYTES) {
@@ -29,7 +32,7 @@ void pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
 			p->pos = (p->pos + 1) % POOL_BYTES;
 		}
 	}
-	if (credit_bits > 0)
+	if (credit_ok && credit_bits > 0)
 		p->credit += credit_bits;
 	p->events++;
 	if (p->notify)

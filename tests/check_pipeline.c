@@ -880,6 +880,43 @@ START_TEST(test_health_stuck_stream_fails)
 }
 END_TEST
 
+/* A permanent failure outlives the instance: the same device unplugged and plugged in again
+ * (detach, attach under the same name) starts failed, and earns nothing on good timing. */
+START_TEST(test_health_permanent_survives_reattach)
+{
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+	struct stuck st;
+
+	tu_rng_seed(SEED);
+	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
+	stream_run(&s, inst, PRE_BLOCK);
+	stuck_run(&s, inst, 1000, MS, 0, &st);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "failed-permanent");
+	pipeline_detach(inst);
+	est_fini(&s.est);
+
+	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "failed-permanent");
+	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
+	stream_run(&s, inst, 6000);
+	in = info_of(0);
+	ck_assert_msg(in.c.estimated_bits > 1000, "the new stream was not valued" SEEDFMT, SEEDARG);
+	ck_assert_msg(in.c.credited_bits == 0, "a re-attached failed device earned %g bits" SEEDFMT,
+		      in.c.credited_bits, SEEDARG);
+
+	/* Another name is not touched. */
+	inst = pipeline_attach(CLASS_INPUT, "kbd1", "keyboard", 0);
+	in = info_of(1);
+	ck_assert_str_eq(in.health, "startup");
+	est_fini(&s.est);
+}
+END_TEST
+
 START_TEST(test_health_catches_what_estimator_credits)
 {
 	/* Gaps of 1000 and 1256 us alternate: the symbol, the gap modulo 256 quanta, never
@@ -948,6 +985,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(health, test_health_startup_holds_credit);
 	tcase_add_test(health, test_health_stuck_stream_fails);
 	tcase_add_test(health, test_health_catches_what_estimator_credits);
+	tcase_add_test(health, test_health_permanent_survives_reattach);
 	suite_add_tcase(s, health);
 	return s;
 }
