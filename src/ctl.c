@@ -585,7 +585,8 @@ static void set_group(const struct ctl *ctl)
 				 ctl->path);
 		return;
 	}
-	if (chown(ctl->path, (uid_t)-1, gr.gr_gid) < 0)
+	/* Not through a symlink someone swapped in for the socket. */
+	if (fchownat(AT_FDCWD, ctl->path, (uid_t)-1, gr.gr_gid, AT_SYMLINK_NOFOLLOW) < 0)
 		log_errno(LOG_WARNING, "control.group %s: cannot give %s to it", ctl->group,
 			  ctl->path);
 }
@@ -617,7 +618,8 @@ static int open_socket(struct ctl *ctl)
 		log_errno(LOG_ERR, "control.socket %s: cannot bind", ctl->path);
 		return -1;
 	}
-	if (chmod(ctl->path, 0660) < 0 || stat(ctl->path, &st) < 0) {
+	/* umask 0117 at bind made it 0660; lstat, so a symlink swapped in is refused. */
+	if (lstat(ctl->path, &st) < 0 || !S_ISSOCK(st.st_mode)) {
 		log_errno(LOG_ERR, "control.socket %s", ctl->path);
 		unlink(ctl->path);
 		return -1;

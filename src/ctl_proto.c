@@ -210,7 +210,7 @@ const struct ctl_method_desc ctl_methods[CTL_METHOD_COUNT] = {
 
 enum ctl_frame ctl_frame(const void *buf, size_t len, size_t limit, size_t *msg_len)
 {
-	const char *nul = memchr(buf, '\0', len < limit + 1 ? len : limit + 1);
+	const char *nul = len ? memchr(buf, '\0', len < limit + 1 ? len : limit + 1) : NULL;
 
 	if (nul) {
 		*msg_len = (size_t)(nul - (const char *)buf);

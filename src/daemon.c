@@ -4,6 +4,7 @@
 #include "daemon.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,19 +30,33 @@ struct daemon {
 	struct source srcs[CLASS_COUNT];
 	struct ctl *ctl;
 	uint64_t reloads, reload_failures;
+	uint64_t status_ns; /* when STATUS= was last sent */
 };
 
-static void update_status(void *arg)
+/* STATUS= is readable by every user (systemctl status): counts that change with each key
+ * press would tell keystroke timing, so after each flush it is refreshed at most every
+ * STATUS_EVERY_NS; at start and reload at once. */
+#define STATUS_EVERY_NS (10 * NS_PER_SEC)
+
+static void status_now(struct daemon *d)
 {
-	struct daemon *d = arg;
 	struct inst_counters t;
 
+	d->status_ns = mono_ns();
 	pipeline_totals(&t);
 	notify_status("%s: %zu sources, %llu events, %.0f bits credited, %llu bits fed; CRNG %s",
 		      feed_phase_name(d->feed.phase), pipeline_count(),
 		      (unsigned long long)t.events, t.credited_bits,
 		      (unsigned long long)d->sink.credited,
 		      d->feed.ks.crng_ready ? "ready" : "not ready");
+}
+
+static void update_status(void *arg)
+{
+	struct daemon *d = arg;
+
+	if (mono_ns() - d->status_ns >= STATUS_EVERY_NS)
+		status_now(d);
 }
 
 /* Counts only: never a timestamp of an individual event. */
@@ -106,7 +121,7 @@ int daemon_reload(struct daemon *d, struct config_errors *errs)
 		log_notice("configuration reloaded from %s", d->opts->config_path);
 	}
 	notify_ready();
-	update_status(d);
+	status_now(d);
 	return next ? 0 : -1;
 }
 
@@ -222,6 +237,9 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	d->opts = opts;
 	d->cfg = cfg;
 	d->sink.fd = -1; /* teardown closes it; never fd 0 */
+	/* No core dumps: memory holds pending pool data and recent symbols (timing). */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		log_errno(LOG_WARNING, "cannot turn off core dumps");
 	signal(SIGPIPE, SIG_IGN);
 	log_hook_libevent();
 	if (setup_events(d) < 0 ||
@@ -248,7 +266,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	}
 	notify_ready();
 	report_ready(opts, EXIT_OK);
-	update_status(d);
+	status_now(d);
 	log_notice("started: %zu sources open", pipeline_count());
 
 	event_base_dispatch(d->base);

@@ -175,7 +175,8 @@ void net_replay_start(struct pcap_state *st)
 	}
 	capture_attach(&rp->cap, rp->name, "savefile");
 	capture_set_state(&rp->cap, "checking");
-	rp->fd = open(rp->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO named here must not hang the event loop at open. */
+	rp->fd = open(rp->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (rp->fd < 0) {
 		log_errno(LOG_ERR, "network/%s: cannot open the savefile %s", rp->name, rp->path);
 		replay_end(rp, "error");
