@@ -312,7 +312,9 @@ void pipeline_sample(struct instance *inst, uint64_t t_ns)
 	inst->last_estimate = out.bits;
 	credit = health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out.bits) : 0;
 	credit *= inst->weight;
-	credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns);
+	if (credit > 0) /* the bucket refills lazily: events without credit need not read the clock */
+		credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
+				       mono_ns());
 	inst->c.estimated_bits += out.bits;
 	inst->c.credited_bits += credit;
 	inst->c.mixed_bytes += sizeof(t_ns);

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include "policy.h"
+#include "util.h"
 
 #include <fnmatch.h>
 #include <math.h>
@@ -51,19 +52,35 @@ double policy_credit(const struct policy_rule *rule, double estimate)
 	return 0;
 }
 
-double rate_cap_take(struct rate_cap *rc, double cap_per_second, double want, uint64_t t_ns)
+double rate_cap_take(struct rate_cap *rc, double cap_per_second, double want, uint64_t t_ns,
+		     uint64_t now_ns)
 {
+	uint64_t d;
 	double got;
 
 	if (!rc->started) {
 		rc->started = true;
 		rc->tokens = cap_per_second;
-		rc->last_ns = t_ns;
-	} else if (t_ns > rc->last_ns) {
-		/* Time that runs backwards (a replay, a clock step) refills nothing. */
-		rc->tokens += cap_per_second * (double)(t_ns - rc->last_ns) / 1e9;
-		rc->last_ns = t_ns;
+		rc->event_ns = t_ns;
+		rc->wall_ns = now_ns;
 	}
+	/* A clock that runs backwards (a replay starting over, a clock step) moves its reference
+	 * back: it earns nothing now, and the other clock still bounds what it earns later. */
+	if (t_ns < rc->event_ns)
+		rc->event_ns = t_ns;
+	if (now_ns < rc->wall_ns)
+		rc->wall_ns = now_ns;
+	/* Refill by the time both clocks agree has passed: events replayed faster than real time
+	 * are held to real time, events delivered late (a batch) to their own span. */
+	d = t_ns - rc->event_ns < now_ns - rc->wall_ns ? t_ns - rc->event_ns : now_ns - rc->wall_ns;
+	rc->tokens += cap_per_second * (double)d / 1e9;
+	rc->event_ns += d;
+	rc->wall_ns += d;
+	/* The bucket holds one second's worth: a lead of one clock beyond that buys nothing. */
+	if (t_ns - rc->event_ns > NS_PER_SEC)
+		rc->event_ns = t_ns - NS_PER_SEC;
+	if (now_ns - rc->wall_ns > NS_PER_SEC)
+		rc->wall_ns = now_ns - NS_PER_SEC;
 	if (rc->tokens > cap_per_second)
 		rc->tokens = cap_per_second;
 	got = want > 0 ? fmin(want, rc->tokens) : 0; /* NaN and negative wants get nothing */
