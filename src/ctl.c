@@ -40,6 +40,12 @@ struct client {
 	struct client *prev, *next;
 };
 
+/* A reply kept for users other than root: see public_view(). */
+struct snapshot {
+	json_t *v;
+	uint64_t at_ns;
+};
+
 struct ctl {
 	struct event_base *base;
 	struct daemon *d;
@@ -53,8 +59,12 @@ struct ctl {
 	struct client *clients;
 	size_t n_clients;
 	struct timeval timeout;
+	struct snapshot public_status, public_sources;
 	struct log_ratelimit rl_refused, rl_accept, rl_dropped;
 };
+
+/* Users other than root see the counters as they were at most this long ago. */
+#define PUBLIC_EVERY_NS (10 * NS_PER_SEC)
 
 static struct timeval seconds_tv(double s)
 {
@@ -185,6 +195,26 @@ static json_t *get_sources(struct ctl *ctl)
 	return json_pack("{s:o}", "sources", list);
 }
 
+/* The counters move with every event, and an input device's events are keystrokes: read
+ * live, they would time another user's typing to the millisecond. So members of
+ * control.group get a reply made at most PUBLIC_EVERY_NS ago (as STATUS= is paced); root
+ * gets it live. A new reference, or NULL. */
+static json_t *public_view(struct ctl *ctl, struct snapshot *snap, json_t *(*make)(struct ctl *))
+{
+	uint64_t now = mono_ns();
+
+	if (!snap->v || now - snap->at_ns >= PUBLIC_EVERY_NS) {
+		json_t *v = make(ctl);
+
+		if (!v)
+			return NULL;
+		json_decref(snap->v);
+		snap->v = v;
+		snap->at_ns = now;
+	}
+	return json_incref(snap->v);
+}
+
 /* ---- clients ---- */
 
 static void client_free(struct client *c)
@@ -275,10 +305,13 @@ static void handle(struct client *c, const char *msg, size_t len)
 				err = ctl_error_str(CTL_E_INTERFACE_NOT_FOUND, "interface", iface);
 			break;
 		case CTL_GET_STATUS:
-			params = get_status(c->ctl);
+			params = c->uid == 0 ? get_status(c->ctl)
+					     : public_view(c->ctl, &c->ctl->public_status, get_status);
 			break;
 		case CTL_GET_SOURCES:
-			params = get_sources(c->ctl);
+			params = c->uid == 0
+					 ? get_sources(c->ctl)
+					 : public_view(c->ctl, &c->ctl->public_sources, get_sources);
 			break;
 		case CTL_RELOAD:
 			err = do_reload(c);
@@ -701,6 +734,8 @@ void ctl_stop(struct ctl *ctl)
 	if (ctl->path[0] && lstat(ctl->path, &st) == 0 && st.st_dev == ctl->dev &&
 	    st.st_ino == ctl->ino)
 		unlink(ctl->path);
+	json_decref(ctl->public_status.v);
+	json_decref(ctl->public_sources.v);
 	free(ctl->path);
 	free(ctl->group);
 	free(ctl);
