@@ -141,7 +141,7 @@ static json_t *get_status(struct ctl *ctl)
 	return json_pack(
 		"{s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I},"
 		" s:{s:s, s:b, s:b, s:o, s:o, s:I, s:o},"
-		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:I, s:I}}",
+		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I}}",
 		"daemon", "version", PACKAGE_VERSION, "protocol", CTL_PROTO_VERSION, "pid",
 		(json_int_t)getpid(), "uptime_s", (json_int_t)(st.uptime_ns / NS_PER_SEC),
 		"feed_mode", jstr(st.feed_mode), "feed_phase", jstr(st.feed_phase), "sink",
@@ -153,7 +153,7 @@ static json_t *get_status(struct ctl *ctl)
 		"totals", "instances", (json_int_t)pipeline_count(), "events", (json_int_t)t.events,
 		"skipped", (json_int_t)t.skipped, "mixed_bytes", (json_int_t)t.mixed_bytes,
 		"estimated_bits", ctl_real(t.estimated_bits), "credited_bits",
-		ctl_real(t.credited_bits), "feeds", (json_int_t)st.feeds, "fed_bytes",
+		ctl_real(t.credited_bits), "held_bits", ctl_real(t.held_bits), "feeds", (json_int_t)st.feeds, "fed_bytes",
 		(json_int_t)st.fed_bytes, "fed_credit_bits", (json_int_t)st.fed_credit_bits,
 		"reseeds", (json_int_t)st.reseeds, "feed_errors", (json_int_t)st.feed_errors);
 }
@@ -162,7 +162,7 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 {
 	return json_pack(
 		"{s:o, s:o, s:o, s:o, s:s, s:{s:s, s:o, s:o, s:o}, s:o, s:o, s:b, s:s, s:I,"
-		" s:{s:o, s:o, s:I}, s:I, s:I, s:I, s:o, s:o}",
+		" s:{s:o, s:o, s:I}, s:I, s:I, s:I, s:o, s:o, s:o}",
 		"class", jstr(class_name(in->cls)), "name", jstr(in->name), "kind", jstr(in->kind),
 		"state", jstr(in->state), "backend", backend_name(ctl->cfg, in->cls),
 		"policy", "mode", policy_mode_name(in->rule.mode), "scale", ctl_real(in->rule.scale),
@@ -175,7 +175,8 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 		"failures", (json_int_t)in->health_failures,
 		"events", (json_int_t)in->c.events, "skipped", (json_int_t)in->c.skipped,
 		"mixed_bytes", (json_int_t)in->c.mixed_bytes, "estimated_bits",
-		ctl_real(in->c.estimated_bits), "credited_bits", ctl_real(in->c.credited_bits));
+		ctl_real(in->c.estimated_bits), "credited_bits", ctl_real(in->c.credited_bits),
+		"held_bits", ctl_real(in->c.held_bits));
 }
 
 static json_t *get_sources(struct ctl *ctl)

@@ -482,7 +482,8 @@ static void print_sources(const json_t *sources)
 		printf("  events      %lld (%lld skipped)\n", i_(s, "events"), i_(s, "skipped"));
 		printf("  mixed       %lld bytes\n", i_(s, "mixed_bytes"));
 		printf("  estimated   %.1f bits\n", f_(s, "estimated_bits"));
-		printf("  credited    %.1f bits\n", f_(s, "credited_bits"));
+		printf("  credited    %.1f bits (%.1f more waiting for the health tests)\n",
+		       f_(s, "credited_bits"), f_(s, "held_bits"));
 	}
 	if (json_array_size(sources) == 0)
 		printf("(no source instance is open)\n");

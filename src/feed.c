@@ -105,7 +105,7 @@ void feed_poke(void *arg)
 	switch (f->phase) {
 	case PHASE_BOOT:
 	case PHASE_ALWAYS:
-		now = pool_full(f->pool) || f->pool->credit >= f->cfg->feed.batch_bits;
+		now = pool_full(f->pool) || pool_credit(f->pool) >= f->cfg->feed.batch_bits;
 		break;
 	case PHASE_MIX:
 	case PHASE_WATERMARK:

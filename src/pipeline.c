@@ -31,8 +31,16 @@ struct instance {
 	struct recorder *rec; /* --record: the symbols this instance's estimator sees */
 	double last_estimate;
 	double weight; /* set by the source (pipeline_set_weight); 1 unless it says otherwise */
+	/* Credit earned but not yet vouched for by the health tests (see hold()): of the
+	 * current APT window before the current RCT run, and of that run. */
+	double held, run_held;
 	struct inst_counters c;
 };
+
+static void discard_held(struct instance *inst)
+{
+	inst->held = inst->run_held = 0;
+}
 
 static struct {
 	const struct config *cfg;
@@ -165,6 +173,7 @@ static void add_counters(struct inst_counters *to, const struct inst_counters *f
 	to->mixed_bytes += from->mixed_bytes;
 	to->estimated_bits += from->estimated_bits;
 	to->credited_bits += from->credited_bits;
+	to->held_bits += from->held_bits;
 }
 
 static void free_instance(struct instance *inst)
@@ -194,9 +203,16 @@ void pipeline_reconfigure(const struct config *cfg)
 {
 	P.cfg = cfg;
 	for (struct instance *i = P.head; i; i = i->next) {
+		struct policy_rule r = policy_resolve(cfg, i->cls, i->name);
 		struct est_params p;
 
-		i->rule = policy_resolve(cfg, i->cls, i->name);
+		/* Credit still waiting was earned under the old rule: the administrator's new
+		 * one (mix-only, say) decides from now on, so it is dropped. */
+		if (r.mode != i->rule.mode || r.scale != i->rule.scale ||
+		    r.cap_bits_per_event != i->rule.cap_bits_per_event ||
+		    r.cap_bits_per_second != i->rule.cap_bits_per_second)
+			discard_held(i);
+		i->rule = r;
 		p = est_params_for(i);
 		if (p.quantum_ns != i->est.params.quantum_ns ||
 		    p.jiffy_ns != i->est.params.jiffy_ns) {
@@ -207,6 +223,7 @@ void pipeline_reconfigure(const struct config *cfg)
 			est_init(&i->est, ops, &p);
 			if (i->health.state != HEALTH_PERMANENT)
 				health_reset(&i->health);
+			discard_held(i);
 		}
 		i->est.params = p;
 		health_claim(i, false);
@@ -294,6 +311,29 @@ static void health_check(struct instance *inst, uint8_t symbol)
 	inst->health_was = now;
 }
 
+/* Credit waits until the health tests have vouched for the symbols that earned it: the APT
+ * window they belong to has completed without a failure, and the RCT run they are part of
+ * has ended short of the cutoff. So the events just before a failure is detected (up to a
+ * window of them) are never credited. A failure discards what waits. */
+static void hold(struct instance *inst, double credit, bool have_symbol)
+{
+	const struct health *h = &inst->health;
+
+	if (h->state == HEALTH_FAILED || h->state == HEALTH_PERMANENT) {
+		discard_held(inst);
+		return;
+	}
+	if (have_symbol && h->rct_run == 1) { /* a new run: the one before ended in time */
+		inst->held += inst->run_held;
+		inst->run_held = 0;
+	}
+	inst->run_held += credit;
+	if (have_symbol && h->apt_seen == 0 && inst->held > 0) { /* a window passed */
+		inst->c.credited_bits += pool_vouch(P.pool, inst->held);
+		inst->held = 0;
+	}
+}
+
 void pipeline_sample(struct instance *inst, uint64_t t_ns)
 {
 	struct est_out out;
@@ -316,9 +356,12 @@ void pipeline_sample(struct instance *inst, uint64_t t_ns)
 		credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
 				       mono_ns());
 	inst->c.estimated_bits += out.bits;
-	inst->c.credited_bits += credit;
 	inst->c.mixed_bytes += sizeof(t_ns);
-	pool_add(P.pool, &t_ns, sizeof(t_ns), credit);
+	/* The data is mixed in now; its credit follows once vouched for. Data folded into a
+	 * full pool earns none. */
+	if (!pool_add(P.pool, &t_ns, sizeof(t_ns), 0))
+		credit = 0;
+	hold(inst, credit, out.have_symbol);
 }
 
 void pipeline_detach(struct instance *inst)
@@ -372,12 +415,15 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 	out->health_failures = i->health.count.rct_intermittent + i->health.count.apt_intermittent +
 			       i->health.count.rct_permanent + i->health.count.apt_permanent;
 	out->c = i->c;
+	out->c.held_bits = i->held + i->run_held;
 	return true;
 }
 
 void pipeline_totals(struct inst_counters *out)
 {
 	*out = P.gone;
-	for (struct instance *i = P.head; i; i = i->next)
+	for (struct instance *i = P.head; i; i = i->next) {
 		add_counters(out, &i->c);
+		out->held_bits += i->held + i->run_held;
+	}
 }

@@ -22,7 +22,9 @@ struct inst_counters {
 	uint64_t skipped;      /* not estimated: instance disabled by policy, or pipeline_skip */
 	uint64_t mixed_bytes;  /* bytes handed to the pool */
 	double estimated_bits; /* sum of per-event estimates (after the class cap) */
-	double credited_bits;  /* sum of per-event credit (after policy) */
+	double credited_bits;  /* sum of per-event credit (after policy), vouched for by the
+				* health tests (see pipeline.c: hold()) */
+	double held_bits;      /* credit earned that the health tests have yet to vouch for */
 };
 
 struct inst_info {

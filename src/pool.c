@@ -15,7 +15,7 @@ void pool_init(struct pool *p, void (*notify)(void *arg), void *arg)
 	p->notify_arg = arg;
 }
 
-void pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
+bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
 {
 	const uint8_t *d = data;
 	/* Once full, what is folded in lands on bytes that already carry credit: XOR cannot
@@ -37,6 +37,25 @@ void pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
 	p->events++;
 	if (p->notify)
 		p->notify(p->notify_arg);
+	return credit_ok;
+}
+
+double pool_vouch(struct pool *p, double credit_bits)
+{
+	double took;
+
+	if (!(credit_bits > 0)) /* NaN and negatives add nothing */
+		return 0;
+	took = fmin(credit_bits, POOL_DEFERRED_MAX - p->deferred);
+	p->deferred += took;
+	if (p->notify)
+		p->notify(p->notify_arg);
+	return took;
+}
+
+double pool_credit(const struct pool *p)
+{
+	return floor(fmin(p->credit + p->deferred, 8.0 * (double)p->len));
 }
 
 bool pool_empty(const struct pool *p)
@@ -53,11 +72,16 @@ void pool_take(struct pool *p, struct batch *b)
 {
 	double max_credit = 8.0 * (double)p->len;
 	double credit = fmin(p->credit, max_credit);
+	/* Deferred credit rides on the room this batch's own credit leaves; the rest waits. */
+	double vouched = fmin(p->deferred, max_credit - credit);
+
+	p->deferred -= vouched;
+	credit += vouched;
 
 	memcpy(b->data, p->buf, p->len);
 	b->len = p->len;
 	/* Fractions of a bit are dropped, not carried: a batch never credits more than the
-	 * events it carries earned. */
+	 * events it carries, and events vouched for since, earned. */
 	b->credit_bits = (int)floor(credit);
 	b->events = p->events;
 	p->len = p->pos = 0;

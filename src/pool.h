@@ -13,6 +13,9 @@ struct pool {
 	size_t len;    /* bytes in buf; once full, more input is folded in (XOR) */
 	size_t pos;    /* where the next byte is folded in */
 	double credit; /* pending credit in bits: the sum of the events' credits */
+	/* Credit for data handed in earlier (possibly already sent on without credit), released
+	 * once the health tests vouched for it; carried by the bytes of the next batches. */
+	double deferred;
 	uint64_t events;
 	/* Called after every pool_add, so the feeder can decide to flush. */
 	void (*notify)(void *arg);
@@ -27,7 +30,14 @@ struct batch {
 };
 
 void pool_init(struct pool *p, void (*notify)(void *arg), void *arg);
-void pool_add(struct pool *p, const void *data, size_t len, double credit_bits);
+/* False if the pool was full and the data was folded in: such data earns no credit. */
+bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits);
+/* Credit vouched for now, for data handed in before (see deferred). At most
+ * POOL_DEFERRED_MAX bits wait; more is dropped. Returns the bits taken. */
+#define POOL_DEFERRED_MAX (8.0 * POOL_BYTES)
+double pool_vouch(struct pool *p, double credit_bits);
+/* What the next batch would credit now: whole bits, at most 8 per byte it carries. */
+double pool_credit(const struct pool *p);
 bool pool_empty(const struct pool *p);
 bool pool_full(const struct pool *p);
 /* Move everything pending into *b and clear the pool (its memory is wiped). */

@@ -218,7 +218,7 @@ static void setup(void)
 	cfg = config_defaults();
 	set_policy(cfg, MODE_TRUSTED, 0.25);
 	cfg->network.max_events_per_second = 100000000;
-	pool_init(&pool, NULL, NULL);
+	pool_init(&pool, tu_pool_drain_full, &pool);
 	pipeline_init(cfg, &pool);
 	memset(&src, 0, sizeof(src));
 	src.ops = &source_pcap_ops;

@@ -121,6 +121,12 @@ struct stream {
 	double per_second; /* the rule's cap_bits_per_second */
 	struct rate_cap rc;
 	double cred_sum;
+	/* The health tests vouch for credit a window at a time: what waits, of the current
+	 * window before the current run of one symbol, and of that run. */
+	double held, run_held;
+	uint8_t run_symbol;
+	bool in_run;  /* run_symbol is set */
+	unsigned win; /* symbols of the current APT window seen */
 };
 
 static void ref_init(struct est *e, uint64_t quantum_ns, double cap_bits, uint64_t jiffy_ns)
@@ -142,7 +148,9 @@ static void stream_init_jiffy(struct stream *s, double cap_bits, uint64_t jiffy_
 	s->scale = 1;
 	s->per_second = 1e9; /* known_rules() */
 	memset(&s->rc, 0, sizeof(s->rc));
-	s->cred_sum = 0;
+	s->cred_sum = s->held = s->run_held = 0;
+	s->in_run = false;
+	s->win = 0;
 	ref_init(&s->est, QUANTUM, cap_bits, jiffy_ns);
 }
 
@@ -159,6 +167,10 @@ static void stream_restart(struct stream *s, uint64_t quantum_ns, double cap_bit
 
 	est_fini(&s->est);
 	ref_init(&s->est, quantum_ns, cap_bits, p.jiffy_ns);
+	/* So were the health tests: what waited for them is dropped, the windows start over. */
+	s->held = s->run_held = 0;
+	s->in_run = false;
+	s->win = 0;
 }
 
 /* One event `gap` ns after the last, given to inst and to the reference; its estimate. */
@@ -169,14 +181,26 @@ static double stream_step(struct stream *s, struct instance *inst, uint64_t gap)
 
 	s->t += gap;
 	est_add(&s->est, s->t, &out);
-	if (out.have_symbol)
+	if (out.have_symbol) {
 		s->symbols++;
+		if (!s->in_run || out.symbol != s->run_symbol) {
+			s->held += s->run_held; /* the run before ended: it passed the RCT */
+			s->run_held = 0;
+			s->run_symbol = out.symbol;
+			s->in_run = true;
+		}
+		s->win = (s->win + 1) % HEALTH_APT_WINDOW;
+	}
 	s->est_sum += out.bits;
 	s->last = out.bits;
 	s->max = fmax(s->max, out.bits);
 	want = s->symbols >= HEALTH_STARTUP_SYMBOLS ? s->scale * out.bits : 0;
 	if (want > 0)
-		s->cred_sum += rate_cap_take(&s->rc, s->per_second, want, s->t, mono_ns());
+		s->run_held += rate_cap_take(&s->rc, s->per_second, want, s->t, mono_ns());
+	if (out.have_symbol && s->win == 0 && s->held > 0) {
+		s->cred_sum += s->held; /* the window passed the APT */
+		s->held = 0;
+	}
 	pipeline_sample(inst, s->t);
 	return out.bits;
 }
@@ -260,12 +284,21 @@ static void estimate_matches(const struct inst_counters *c, const struct stream 
 		      c->estimated_bits, s->est_sum, SEEDARG);
 }
 
+/* Credit the instance earned: vouched for by the health tests, or waiting for them. */
+static double earned(const struct inst_counters *c)
+{
+	return c->credited_bits + c->held_bits;
+}
+
 static void counters_match(const struct inst_counters *c, const struct stream *s)
 {
 	estimate_matches(c, s);
 	ck_assert_msg(c->credited_bits == s->cred_sum,
 		      "credited %.17g, the reference says %.17g" SEEDFMT, c->credited_bits,
 		      s->cred_sum, SEEDARG);
+	ck_assert_msg(c->held_bits == s->held + s->run_held,
+		      "held %.17g, the reference says %.17g" SEEDFMT, c->held_bits,
+		      s->held + s->run_held, SEEDARG);
 }
 
 struct window {
@@ -308,13 +341,13 @@ START_TEST(test_counters_trusted)
 		      (unsigned long long)in.health_failures, SEEDARG);
 	counters_match(&w.after, &s);
 	d_est = w.after.estimated_bits - w.before.estimated_bits;
-	d_cred = w.after.credited_bits - w.before.credited_bits;
+	d_cred = earned(&w.after) - earned(&w.before);
 	ck_assert_msg(d_est > 3.0 * n, "stream too regular to test credit: %g bits" SEEDFMT, d_est,
 		      SEEDARG);
 	ck_assert_msg(fabs(d_cred - d_est) < TOL, "trusted: credited %g of estimated %g" SEEDFMT,
 		      d_cred, d_est, SEEDARG);
-	ck_assert_msg(w.after.credited_bits <= w.after.estimated_bits + TOL,
-		      "credited %g > estimated %g" SEEDFMT, w.after.credited_bits,
+	ck_assert_msg(earned(&w.after) <= w.after.estimated_bits + TOL,
+		      "credited %g > estimated %g" SEEDFMT, earned(&w.after),
 		      w.after.estimated_bits, SEEDARG);
 	ck_assert(in.last_estimate == s.last);
 	/* Every event reached the pool, 8 bytes each. */
@@ -408,12 +441,12 @@ START_TEST(test_counters_reduced)
 	ck_assert_uint_eq(info_of(0).health_failures, 0);
 	counters_match(&w.after, &s);
 	d_est = w.after.estimated_bits - w.before.estimated_bits;
-	d_cred = w.after.credited_bits - w.before.credited_bits;
+	d_cred = earned(&w.after) - earned(&w.before);
 	ck_assert_msg(d_est > 3.0 * n, "stream too regular: %g bits" SEEDFMT, d_est, SEEDARG);
 	ck_assert_msg(fabs(d_cred - 0.25 * d_est) < TOL, "reduced 0.25: credited %g of %g" SEEDFMT,
 		      d_cred, d_est, SEEDARG);
-	ck_assert_msg(w.after.credited_bits <= 0.25 * w.after.estimated_bits + TOL,
-		      "credited %g of %g in all" SEEDFMT, w.after.credited_bits,
+	ck_assert_msg(earned(&w.after) <= 0.25 * w.after.estimated_bits + TOL,
+		      "credited %g of %g in all" SEEDFMT, earned(&w.after),
 		      w.after.estimated_bits, SEEDARG);
 	est_fini(&s.est);
 }
@@ -570,7 +603,7 @@ START_TEST(test_reconfigure_changes_policy_keeps_state)
 	stream_init(&s, 4);
 	stream_run(&s, inst, WARM);
 	before = info_of(0).c;
-	ck_assert(before.credited_bits > 0);
+	ck_assert(earned(&before) > 0);
 	counters_match(&before, &s);
 
 	c2 = second_config();
@@ -578,6 +611,7 @@ START_TEST(test_reconfigure_changes_policy_keeps_state)
 	c2->policy[CLASS_NETWORK].rule.scale = 0.5;
 	pipeline_reconfigure(c2);
 	s.scale = 0.5;
+	s.held = s.run_held = 0; /* earned under the old rule: dropped */
 	in = info_of(0);
 	ck_assert_int_eq(in.rule.mode, MODE_REDUCED);
 	ck_assert(in.rule.scale == 0.5);
@@ -588,14 +622,14 @@ START_TEST(test_reconfigure_changes_policy_keeps_state)
 	 * 1024 symbols) and the health tests theirs: the very next events earn credit, at the
 	 * new weight. */
 	est0 = in.c.estimated_bits;
-	cred0 = in.c.credited_bits;
+	cred0 = earned(&in.c);
 	stream_run(&s, inst, 3);
 	in = info_of(0);
 	ck_assert_uint_eq(in.c.events, before.events + 3);
 	ck_assert_msg(in.c.estimated_bits > est0, "estimator state lost on reconfigure" SEEDFMT,
 		      SEEDARG);
 	counters_match(&in.c, &s);
-	ck_assert_msg(fabs((in.c.credited_bits - cred0) - 0.5 * (in.c.estimated_bits - est0)) < TOL,
+	ck_assert_msg(fabs((earned(&in.c) - cred0) - 0.5 * (in.c.estimated_bits - est0)) < TOL,
 		      "new weight not applied" SEEDFMT, SEEDARG);
 	est_fini(&s.est);
 }
@@ -773,6 +807,17 @@ START_TEST(test_health_startup_holds_credit)
 	ck_assert_msg(strcmp(in.health, "ok") == 0, "health %s after %d symbols" SEEDFMT,
 		      in.health, HEALTH_STARTUP_SYMBOLS, SEEDARG);
 	counters_match(&in.c, &s);
+	/* It is credited once the health tests have vouched for it: at the end of the APT
+	 * window (symbol 1536), not before. */
+	stream_run(&s, inst, 3 * HEALTH_APT_WINDOW - HEALTH_STARTUP_SYMBOLS - 1);
+	in = info_of(0);
+	ck_assert_msg(in.c.credited_bits == 0 && in.c.held_bits > 400,
+		      "%g credited, %g held before the window ended" SEEDFMT, in.c.credited_bits,
+		      in.c.held_bits, SEEDARG);
+	stream_run(&s, inst, 1);
+	in = info_of(0);
+	ck_assert_msg(in.c.credited_bits > 400, "%g credited, %g held once the window passed"
+		      SEEDFMT, in.c.credited_bits, in.c.held_bits, SEEDARG);
 	stream_run(&s, inst, 500);
 	in = info_of(0);
 	ck_assert_str_eq(in.health, "ok");
@@ -830,6 +875,7 @@ START_TEST(test_health_stuck_stream_fails)
 	struct stream s;
 	struct instance *inst;
 	struct inst_info in;
+	struct inst_counters pre;
 	struct stuck st;
 	double est_tail;
 
@@ -841,6 +887,9 @@ START_TEST(test_health_stuck_stream_fails)
 	ck_assert_str_eq(in.health, "ok");
 	ck_assert_msg(in.c.credited_bits > 0, "no credit before the stream got stuck" SEEDFMT,
 		      SEEDARG);
+	pre = in.c;
+	ck_assert_msg(pre.held_bits > 0 && s.win + 64 < HEALTH_APT_WINDOW,
+		      "the test needs credit waiting and room in the APT window" SEEDFMT, SEEDARG);
 
 	/* Exactly 1 ms between events, every time: one symbol over and over. The run of
 	 * repeats trips the repetition count test first (later the APT window fails too). */
@@ -849,6 +898,13 @@ START_TEST(test_health_stuck_stream_fails)
 		      st.failed_at, SEEDARG);
 	ck_assert_str_eq(st.at_fail.health_last, "repetition-count");
 	ck_assert_uint_ge(st.at_fail.health_failures, 1);
+	/* What the window earned before the failure was found, the start of the stuck run
+	 * included, is never credited: it waited for the tests, and they failed. */
+	ck_assert_msg(st.at_fail.c.credited_bits == pre.credited_bits &&
+			      st.at_fail.c.held_bits == 0,
+		      "credited %g more, %g still held, when the stream failed" SEEDFMT,
+		      st.at_fail.c.credited_bits - pre.credited_bits, st.at_fail.c.held_bits,
+		      SEEDARG);
 	in = info_of(0);
 	ck_assert_msg(health_failed(&in), "health %s" SEEDFMT, in.health, SEEDARG);
 	ck_assert_msg(in.c.credited_bits == st.at_fail.c.credited_bits,

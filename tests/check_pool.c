@@ -342,6 +342,59 @@ START_TEST(test_notify_once_per_add)
 }
 END_TEST
 
+START_TEST(test_vouched_credit_rides_on_later_bytes)
+{
+	struct pool p;
+	struct batch b;
+	uint64_t v = 7;
+
+	pool_init(&p, NULL, NULL);
+	/* Credit for data sent on earlier waits for bytes to carry it: none in an empty pool. */
+	ck_assert_double_eq_tol(pool_vouch(&p, 100.5), 100.5, 1e-9);
+	ck_assert(pool_empty(&p));
+	ck_assert(pool_credit(&p) == 0);
+
+	/* Eight bytes carry 64 bits; the rest waits for the next batch. */
+	ck_assert(pool_add(&p, &v, sizeof(v), 0));
+	ck_assert(pool_credit(&p) == 64);
+	pool_take(&p, &b);
+	ck_assert_int_eq(b.credit_bits, 64);
+	ck_assert_double_eq_tol(p.deferred, 36.5, 1e-9);
+
+	/* A batch's own credit comes first, vouched credit fills the room it leaves. */
+	ck_assert(pool_add(&p, &v, sizeof(v), 60));
+	ck_assert(pool_credit(&p) == 64);
+	pool_take(&p, &b);
+	ck_assert_int_eq(b.credit_bits, 64);
+	ck_assert_double_eq_tol(p.deferred, 32.5, 1e-9);
+	ck_assert(pool_add(&p, &v, sizeof(v), 0));
+	pool_take(&p, &b);
+	ck_assert_int_eq(b.credit_bits, 32); /* the half bit is dropped */
+	ck_assert(p.deferred == 0);
+}
+END_TEST
+
+START_TEST(test_vouched_credit_bounded)
+{
+	struct pool p;
+	struct batch b;
+	uint8_t d[POOL_BYTES] = {1};
+
+	pool_init(&p, NULL, NULL);
+	ck_assert(pool_vouch(&p, -5) == 0);
+	ck_assert(pool_vouch(&p, NAN) == 0);
+	ck_assert(pool_vouch(&p, INFINITY) == POOL_DEFERRED_MAX);
+	ck_assert(pool_vouch(&p, 1) == 0); /* no room: dropped, and said so */
+	ck_assert(p.deferred == POOL_DEFERRED_MAX);
+	/* A full pool carries it all at once, never more than 8 bits a byte. */
+	ck_assert(pool_add(&p, d, sizeof(d), 0));
+	ck_assert(!pool_add(&p, d, 1, 8)); /* folded in: no credit */
+	pool_take(&p, &b);
+	ck_assert_int_eq(b.credit_bits, 8 * POOL_BYTES);
+	ck_assert(p.deferred == 0);
+}
+END_TEST
+
 static Suite *pool_suite(void)
 {
 	Suite *s = suite_create("pool");
@@ -359,6 +412,8 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_take_empties_and_wipes);
 	tcase_add_test(tc, test_batch_wipe);
 	tcase_add_test(tc, test_notify_once_per_add);
+	tcase_add_test(tc, test_vouched_credit_rides_on_later_bytes);
+	tcase_add_test(tc, test_vouched_credit_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }

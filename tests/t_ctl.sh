@@ -95,6 +95,7 @@ jq -e --arg cred "$shown" '
 	.sources[0].policy.mode == "trusted" and .sources[0].policy.cap_bits_per_event == 2 and
 	.sources[0].health.state == "ok" and .sources[0].estimate_bits == 2 and
 	((.sources[0].credited_bits * 10 | round) / 10 | tostring) == ($cred | tonumber | tostring) and
+	.sources[0].held_bits > 0 and .totals.held_bits == .sources[0].held_bits and
 	(.kernel.crng_ready | type) == "boolean"' "$T/status.json" > /dev/null ||
 	fail "--json status does not match: $(cat "$T/status.json")"
 # Counts and estimates only: no field that could hold the time of an event.

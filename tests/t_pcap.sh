@@ -53,6 +53,7 @@ ENTROPYD=$T/in-ns
 conf() {
 	mkdir -p "$T/input"
 	cat > "$T/e.conf" <<-EOF
+	feed = { mode = "always"; };
 	sources = { input = { watch = "$T/input"; }; network = { $1 }; };
 	policy = { block = { mode = "disabled"; }; network = { ${2:-cap_bits_per_second = 100000.0;} }; };
 	control = { socket = "$CTL_SOCKET"; };

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "pool.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -214,4 +215,15 @@ void tu_turn(struct event_base *base)
 	evtimer_add(tick, &tv);
 	event_base_loop(base, EVLOOP_ONCE);
 	event_free(tick);
+}
+
+void tu_pool_drain_full(void *arg)
+{
+	struct pool *p = arg;
+	struct batch b;
+
+	if (!pool_full(p))
+		return;
+	pool_take(p, &b);
+	batch_wipe(&b);
 }

@@ -93,4 +93,10 @@ void tu_turn(struct event_base *base);
 		ck_assert_msg((cond), "timed out waiting for: %s", #cond);                 \
 	} while (0)
 
+/* ---- the pool ---- */
+
+/* A pool notify that, like the feeder, hands the pool on (to nowhere) once it is full, so
+ * that later events are carried, not folded in. arg: the struct pool. */
+void tu_pool_drain_full(void *arg);
+
 #endif
