@@ -76,6 +76,41 @@ struct event_cap {
 /* true: handle the event at t_ns; false: it is over the cap (count it as skipped). */
 bool event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns);
 
+/* ---- source_pcap_stack.c ---- */
+
+/* One interface as the rule that counts each arrival once sees it (see source_pcap_stack.c):
+ * its bridge/bond/team/VRF master and the device it is stacked on (VLAN, macvlan, ipvlan,
+ * macsec), as ifindexes, 0 for none. */
+struct stack_link {
+	int ifindex;
+	int master;
+	int lower;
+	bool up;
+	bool wanted; /* it would be captured but for this rule (matched, up, not disabled) */
+};
+
+enum stack_why {
+	STACK_NOT_WANTED,
+	STACK_CAPTURED,
+	STACK_PORT,   /* a port of `by`, which is captured */
+	STACK_ON,     /* stacked on `by`, which is captured */
+	STACK_SHARED, /* shares its arrivals with `by` otherwise (further up or down) */
+};
+
+struct stack_verdict {
+	enum stack_why why;
+	int by; /* ifindex of the captured interface that counts its arrivals */
+};
+
+/* A verdict for each of the n links. */
+void stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v);
+/* "port of", "stacked on", "counted on"; "" for the others. */
+const char *stack_why_text(enum stack_why why);
+
+/* Of the timestamp types a card offers (pcap_list_tstamp_types), the one asked for: the
+ * card's own clock, unsynced before synced; -1: none of them, the host's stamps. */
+int tstamp_pick(const int *types, int n);
+
 /* May libpcap switch a card's timestamping to "receive all, transmit off", given how it
  * is set now (struct hwtstamp_config's tx_type and rx_filter)? Only if no one else set it
  * up: transmit off and receive none, or already all. */

@@ -1,0 +1,168 @@
+/* source_pcap_stack: which of the wanted interfaces are captured, so that one packet arrival
+ * is counted once — a pure rule over the links' master and lower devices (rtnetlink's
+ * IFLA_MASTER and IFLA_LINK), and the choice of a timestamp type. No libpcap calls here.
+ *
+ * An arrival is seen again on every device above the one it came in on: on the bridge, bond,
+ * team or VRF the port belongs to (its master), and on the VLAN, macvlan or ipvlan stacked on
+ * it (whose lower device it is). Two wanted devices share arrivals when one is above the
+ * other along those edges; only one of them is captured. Wanted devices are taken in an
+ * order of preference, and each is captured unless it shares arrivals with one taken
+ * before it:
+ *  1. masters first, the topmost first: a bridge or bond is preferred to its ports (its
+ *     ports' arrivals for the host are all seen on it, and there is one of it);
+ *  2. then the others, the lowest first: a device is preferred to the VLANs and macvlans on
+ *     it (it sees their packets and the rest of its own);
+ *  3. ties by ifindex.
+ * Only devices that are up carry arrivals upward, and a down one is not wanted, so a port
+ * whose bridge is down is captured itself. */
+#include "autoconf.h"
+
+#include "source_pcap.h"
+
+#include <pcap/pcap.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static size_t find(const struct stack_link *l, size_t n, int ifindex)
+{
+	if (ifindex <= 0)
+		return n;
+	for (size_t i = 0; i < n; i++)
+		if (l[i].ifindex == ifindex)
+			return i;
+	return n;
+}
+
+/* Hops up through masters (depth of a master chain), or down through lower devices; bounded
+ * by n, so a loop in what the kernel said cannot hang us. */
+static unsigned depth(const struct stack_link *l, size_t n, size_t i, bool up)
+{
+	unsigned d = 0;
+
+	for (size_t j = find(l, n, up ? l[i].master : l[i].lower); j < n && d < n;
+	     j = find(l, n, up ? l[j].master : l[j].lower))
+		d++;
+	return d;
+}
+
+struct order {
+	size_t i;
+	bool master;
+	unsigned depth;
+	int ifindex;
+};
+
+static int order_cmp(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->master != y->master)
+		return x->master ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
+}
+
+/* Mark what shares arrivals with link k and is not decided yet (by[] == n) as counted on k:
+ * everything above k and everything below it, through devices that are up, including what
+ * lies beyond a device decided before. */
+static void cover(const struct stack_link *l, size_t n, size_t k, size_t *by, size_t *stack,
+		  bool *seen)
+{
+	for (int dir = 0; dir < 2; dir++) { /* 0: upward, 1: downward */
+		size_t top = 0;
+
+		memset(seen, 0, n * sizeof(*seen));
+		seen[k] = true;
+		stack[top++] = k;
+		while (top) {
+			size_t x = stack[--top];
+
+			for (size_t y = 0; y < n; y++) {
+				bool edge;
+
+				if (seen[y] || !l[y].up)
+					continue;
+				if (dir == 0) /* y is x's master, or stacked on x */
+					edge = l[x].master == l[y].ifindex || l[y].lower == l[x].ifindex;
+				else          /* y is a port of x, or x is stacked on y */
+					edge = l[y].master == l[x].ifindex || l[x].lower == l[y].ifindex;
+				if (!edge)
+					continue;
+				seen[y] = true;
+				stack[top++] = y;
+				if (by[y] == n)
+					by[y] = k;
+			}
+		}
+	}
+}
+
+void stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v)
+{
+	struct order *o = xcalloc(n ? n : 1, sizeof(*o));
+	size_t *by = xcalloc(n ? n : 1, sizeof(*by)), *stack = xcalloc(n ? n : 1, sizeof(*stack));
+	bool *seen = xcalloc(n ? n : 1, sizeof(*seen));
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		by[i] = n;
+		v[i].why = l[i].wanted ? STACK_CAPTURED : STACK_NOT_WANTED;
+		v[i].by = 0;
+		if (!l[i].wanted || !l[i].up)
+			continue;
+		o[m].i = i;
+		o[m].ifindex = l[i].ifindex;
+		o[m].master = false;
+		for (size_t j = 0; j < n && !o[m].master; j++)
+			o[m].master = l[j].master == l[i].ifindex && l[j].ifindex != l[i].ifindex;
+		o[m].depth = depth(l, n, i, o[m].master);
+		m++;
+	}
+	qsort(o, m, sizeof(*o), order_cmp);
+	for (size_t r = 0; r < m; r++) {
+		size_t i = o[r].i, k = by[i];
+
+		if (k == n) {
+			by[i] = i;
+			cover(l, n, i, by, stack, seen);
+			continue;
+		}
+		v[i].by = l[k].ifindex;
+		if (l[i].master == l[k].ifindex)
+			v[i].why = STACK_PORT;
+		else if (l[i].lower == l[k].ifindex)
+			v[i].why = STACK_ON;
+		else
+			v[i].why = STACK_SHARED;
+	}
+	free(o);
+	free(by);
+	free(stack);
+	free(seen);
+}
+
+const char *stack_why_text(enum stack_why why)
+{
+	switch (why) {
+	case STACK_PORT: return "port of";
+	case STACK_ON: return "stacked on";
+	case STACK_SHARED: return "counted on";
+	default: return "";
+	}
+}
+
+int tstamp_pick(const int *types, int n)
+{
+	/* The card's own clock, free-running before synchronised: the free-running one has no
+	 * steps from a servo. The host's stamps are what libpcap gives without asking. */
+	static const int prefer[] = {PCAP_TSTAMP_ADAPTER_UNSYNCED, PCAP_TSTAMP_ADAPTER};
+
+	for (size_t i = 0; i < ARRAY_SIZE(prefer); i++)
+		for (int j = 0; j < n; j++)
+			if (types[j] == prefer[i])
+				return prefer[i];
+	return -1;
+}

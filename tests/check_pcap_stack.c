@@ -1,0 +1,258 @@
+/* check_pcap_stack: the network source's rule that counts each packet arrival once (which of
+ * the wanted interfaces are captured, given masters and lower devices), and the choice of a
+ * timestamp type among those a card offers. */
+#include "autoconf.h"
+
+#include <check.h>
+#include <pcap/pcap.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "source_pcap.h"
+#include "testutil.h"
+
+#define SEED 0x57ac4edu
+
+/* A link: ifindex, master, lower, up, wanted. */
+#define L(ix, m, lo) {(ix), (m), (lo), true, true}
+
+static void resolve(const struct stack_link *l, size_t n, struct stack_verdict *v)
+{
+	stack_resolve(l, n, v);
+}
+
+static void want(const struct stack_verdict *v, size_t i, enum stack_why why, int by)
+{
+	ck_assert_msg(v[i].why == why, "link %zu: why %d, want %d", i, v[i].why, why);
+	if (why >= STACK_PORT)
+		ck_assert_msg(v[i].by == by, "link %zu: by %d, want %d", i, v[i].by, by);
+}
+
+START_TEST(test_vlan_and_macvlan_counted_on_the_device)
+{
+	/* 2 eth0; 3 eth0.10 (vlan); 4 mv0 (macvlan on eth0); 5 mv1 (macvlan on eth0.10) */
+	struct stack_link l[] = {L(2, 0, 0), L(3, 0, 2), L(4, 0, 2), L(5, 0, 3)};
+	struct stack_verdict v[4];
+
+	resolve(l, 4, v);
+	want(v, 0, STACK_CAPTURED, 0);
+	want(v, 1, STACK_ON, 2);
+	want(v, 2, STACK_ON, 2);
+	want(v, 3, STACK_SHARED, 2);
+	/* Without eth0 (not matched, or down), its uppers do not share with each other. */
+	l[0].wanted = false;
+	resolve(l, 4, v);
+	want(v, 0, STACK_NOT_WANTED, 0);
+	want(v, 1, STACK_CAPTURED, 0);
+	want(v, 2, STACK_CAPTURED, 0);
+	want(v, 3, STACK_ON, 3);
+}
+END_TEST
+
+START_TEST(test_bridge_kept_over_its_ports)
+{
+	/* 5 br0; 2 eth0 and 3 eth1 its ports; 4 eth2 on its own */
+	struct stack_link l[] = {L(2, 5, 0), L(3, 5, 0), L(4, 0, 0), L(5, 0, 0)};
+	struct stack_verdict v[4];
+
+	resolve(l, 4, v);
+	want(v, 0, STACK_PORT, 5);
+	want(v, 1, STACK_PORT, 5);
+	want(v, 2, STACK_CAPTURED, 0);
+	want(v, 3, STACK_CAPTURED, 0);
+	/* The bridge down (or not wanted): its ports are captured, each for itself. */
+	l[3].up = false;
+	l[3].wanted = false;
+	resolve(l, 4, v);
+	want(v, 0, STACK_CAPTURED, 0);
+	want(v, 1, STACK_CAPTURED, 0);
+	/* A port that is down is not wanted, and says nothing. */
+	l[3].up = l[3].wanted = true;
+	l[1].up = l[1].wanted = false;
+	resolve(l, 4, v);
+	want(v, 0, STACK_PORT, 5);
+	want(v, 1, STACK_NOT_WANTED, 0);
+	want(v, 3, STACK_CAPTURED, 0);
+}
+END_TEST
+
+START_TEST(test_bond_in_bridge_and_its_vlan)
+{
+	/* 2 eth0, 3 eth1: slaves of 4 bond0, itself a port of 5 br0; 6 bond0.10 on bond0 */
+	struct stack_link l[] = {L(2, 4, 0), L(3, 4, 0), L(4, 5, 0), L(5, 0, 0), L(6, 0, 4)};
+	struct stack_verdict v[5];
+
+	resolve(l, 5, v);
+	want(v, 3, STACK_CAPTURED, 0); /* the topmost master */
+	want(v, 2, STACK_PORT, 5);
+	want(v, 0, STACK_SHARED, 5);
+	want(v, 1, STACK_SHARED, 5);
+	/* Tagged frames go to the VLAN, not up to the bridge: it shares with neither. */
+	want(v, 4, STACK_CAPTURED, 0);
+}
+END_TEST
+
+START_TEST(test_vlan_enslaved_to_a_bridge)
+{
+	/* 2 eth0; 3 eth0.10 on it, a port of 5 br10; 4 eth1, another port of br10. The two
+	 * preferences meet: the bridge is kept, so eth0 (below it, through eth0.10) is not. */
+	struct stack_link l[] = {L(2, 0, 0), L(3, 5, 2), L(4, 5, 0), L(5, 0, 0)};
+	struct stack_verdict v[4];
+
+	resolve(l, 4, v);
+	want(v, 3, STACK_CAPTURED, 0);
+	want(v, 1, STACK_PORT, 5);
+	want(v, 2, STACK_PORT, 5);
+	want(v, 0, STACK_SHARED, 5);
+	/* Through a device that is not wanted itself (eth0.10 not matched) as well. */
+	l[1].wanted = false;
+	resolve(l, 4, v);
+	want(v, 0, STACK_SHARED, 5);
+	want(v, 1, STACK_NOT_WANTED, 0);
+	/* But not through one that is down: nothing goes up through it. */
+	l[1].up = false;
+	resolve(l, 4, v);
+	want(v, 0, STACK_CAPTURED, 0);
+	want(v, 3, STACK_CAPTURED, 0);
+}
+END_TEST
+
+START_TEST(test_loops_and_strangers)
+{
+	/* What the kernel never says, but must not hang us: a master loop, a device stacked on
+	 * itself, references to links we do not know. */
+	struct stack_link l[] = {L(2, 3, 0), L(3, 2, 0), L(4, 0, 4), L(5, 99, 98)};
+	struct stack_verdict v[4];
+	size_t captured = 0;
+
+	resolve(l, 4, v);
+	for (size_t i = 0; i < 4; i++)
+		captured += v[i].why == STACK_CAPTURED;
+	ck_assert_uint_eq(v[2].why, STACK_CAPTURED);
+	ck_assert_uint_eq(v[3].why, STACK_CAPTURED);
+	ck_assert_uint_eq(captured, 3); /* one of the loop */
+	resolve(l, 0, v);
+}
+END_TEST
+
+/* Does arrival flow from a up to b (b above a: a's master, or stacked on a, repeatedly),
+ * through devices that are up? */
+static bool above(const struct stack_link *l, size_t n, size_t a, size_t b, unsigned hops)
+{
+	if (hops > n)
+		return false;
+	for (size_t y = 0; y < n; y++) {
+		if (y == a || !l[y].up)
+			continue;
+		if (l[a].master != l[y].ifindex && l[y].lower != l[a].ifindex)
+			continue;
+		if (y == b || above(l, n, y, b, hops + 1))
+			return true;
+	}
+	return false;
+}
+
+static bool share(const struct stack_link *l, size_t n, size_t a, size_t b)
+{
+	return above(l, n, a, b, 0) || above(l, n, b, a, 0);
+}
+
+START_TEST(test_random_graphs_count_once)
+{
+	enum { N = 12, ROUNDS = 3000 };
+
+	tu_rng_seed(SEED);
+	for (int round = 0; round < ROUNDS; round++) {
+		struct stack_link l[N];
+		struct stack_verdict v[N];
+		size_t n = 1 + tu_rng_next() % N;
+
+		/* A forest as the kernel builds it: each link's master and lower are links
+		 * made before it (so no loops), some links down, some not wanted. */
+		for (size_t i = 0; i < n; i++) {
+			l[i].ifindex = (int)(i + 1);
+			l[i].master = l[i].lower = 0;
+			if (i && tu_rng_next() % 3 == 0)
+				l[i].lower = (int)(1 + tu_rng_next() % i);
+			l[i].up = tu_rng_next() % 8 != 0;
+			l[i].wanted = l[i].up && tu_rng_next() % 5 != 0;
+		}
+		for (size_t i = 0; i < n; i++) /* masters: later links, so no loops either */
+			if (i + 1 < n && tu_rng_next() % 3 == 0)
+				l[i].master = (int)(i + 2 + tu_rng_next() % (n - i - 1));
+		resolve(l, n, v);
+		for (size_t a = 0; a < n; a++) {
+			if (!l[a].wanted) {
+				ck_assert_uint_eq(v[a].why, STACK_NOT_WANTED);
+				continue;
+			}
+			if (v[a].why == STACK_CAPTURED) {
+				/* No two captured links see the same arrival. */
+				for (size_t b = 0; b < n; b++)
+					ck_assert_msg(b == a || v[b].why != STACK_CAPTURED ||
+						      !share(l, n, a, b),
+						      "links %zu and %zu both captured, sharing "
+						      "(seed %#llx, round %d)",
+						      a, b, (unsigned long long)tu_seed, round);
+				continue;
+			}
+			/* A link left out is left to a captured one it shares with. */
+			ck_assert_int_ge(v[a].by, 1);
+			ck_assert_uint_eq(v[(size_t)v[a].by - 1].why, STACK_CAPTURED);
+			ck_assert_msg(share(l, n, a, (size_t)v[a].by - 1),
+				      "link %zu left to %d, which does not share (seed %#llx)", a,
+				      v[a].by, (unsigned long long)tu_seed);
+		}
+	}
+}
+END_TEST
+
+START_TEST(test_stack_text)
+{
+	ck_assert_str_eq(stack_why_text(STACK_PORT), "port of");
+	ck_assert_str_eq(stack_why_text(STACK_ON), "stacked on");
+	ck_assert_str_eq(stack_why_text(STACK_SHARED), "counted on");
+	ck_assert_str_eq(stack_why_text(STACK_CAPTURED), "");
+}
+END_TEST
+
+START_TEST(test_tstamp_pick)
+{
+	int host[] = {PCAP_TSTAMP_HOST}, none[1] = {0};
+	int both[] = {PCAP_TSTAMP_HOST, PCAP_TSTAMP_ADAPTER, PCAP_TSTAMP_ADAPTER_UNSYNCED};
+	int synced[] = {PCAP_TSTAMP_HOST_HIPREC, PCAP_TSTAMP_ADAPTER};
+	int hosts[] = {PCAP_TSTAMP_HOST_LOWPREC, PCAP_TSTAMP_HOST_HIPREC, PCAP_TSTAMP_HOST};
+
+	/* veth, lo: the host's stamps only, or no list at all. */
+	ck_assert_int_eq(tstamp_pick(host, 1), -1);
+	ck_assert_int_eq(tstamp_pick(none, 0), -1);
+	ck_assert_int_eq(tstamp_pick(NULL, 0), -1);
+	ck_assert_int_eq(tstamp_pick(none, -1), -1); /* pcap_list_tstamp_types failed */
+	ck_assert_int_eq(tstamp_pick(hosts, 3), -1);
+	/* A card's clock: the free-running one before the synchronised one, in any order. */
+	ck_assert_int_eq(tstamp_pick(both, 3), PCAP_TSTAMP_ADAPTER_UNSYNCED);
+	ck_assert_int_eq(tstamp_pick(synced, 2), PCAP_TSTAMP_ADAPTER);
+}
+END_TEST
+
+static Suite *pcap_stack_suite(void)
+{
+	Suite *s = suite_create("pcap_stack");
+	TCase *tc = tcase_create("pure");
+
+	tcase_add_test(tc, test_vlan_and_macvlan_counted_on_the_device);
+	tcase_add_test(tc, test_bridge_kept_over_its_ports);
+	tcase_add_test(tc, test_bond_in_bridge_and_its_vlan);
+	tcase_add_test(tc, test_vlan_enslaved_to_a_bridge);
+	tcase_add_test(tc, test_loops_and_strangers);
+	tcase_add_test(tc, test_random_graphs_count_once);
+	tcase_add_test(tc, test_stack_text);
+	tcase_add_test(tc, test_tstamp_pick);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return tu_run_suite(pcap_stack_suite());
+}
