@@ -609,6 +609,7 @@ static void set_group(const struct ctl *ctl)
 	struct group gr, *found = NULL;
 	char buf[4096];
 	int err = getgrnam_r(ctl->group, &gr, buf, sizeof(buf), &found);
+	struct stat st;
 
 	if (!found) {
 		if (err)
@@ -619,6 +620,10 @@ static void set_group(const struct ctl *ctl)
 				 ctl->path);
 		return;
 	}
+	/* Under systemd the socket already has it (Group=), and the unit's system call filter
+	 * forbids chown: nothing to do. */
+	if (fstatat(AT_FDCWD, ctl->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_gid == gr.gr_gid)
+		return;
 	/* Not through a symlink someone swapped in for the socket. */
 	if (fchownat(AT_FDCWD, ctl->path, (uid_t)-1, gr.gr_gid, AT_SYMLINK_NOFOLLOW) < 0)
 		log_errno(LOG_WARNING, "control.group %s: cannot give %s to it", ctl->group,
