@@ -352,9 +352,11 @@ void pipeline_sample(struct instance *inst, uint64_t t_ns)
 	inst->last_estimate = out.bits;
 	credit = health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out.bits) : 0;
 	credit *= inst->weight;
-	if (credit > 0) /* the bucket refills lazily: events without credit need not read the clock */
+	/* The bucket refills lazily: events without credit need not read the clock, and a
+	 * tick's resolution is plenty for a per-second cap. */
+	if (credit > 0)
 		credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
-				       mono_ns());
+				       mono_coarse_ns());
 	inst->c.estimated_bits += out.bits;
 	inst->c.mixed_bytes += sizeof(t_ns);
 	/* The data is mixed in now; its credit follows once vouched for. Data folded into a

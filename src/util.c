@@ -75,6 +75,14 @@ uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t mono_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
 bool strlcopy(char *dst, const char *src, size_t size)
 {
 	size_t n = strlen(src);

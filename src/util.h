@@ -23,6 +23,8 @@ void wipe(void *p, size_t n);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t mono_ns(void);
+/* CLOCK_MONOTONIC_COARSE: a few ns to read, a tick (1-10 ms) fine. */
+uint64_t mono_coarse_ns(void);
 
 /* Copy at most size-1 bytes and terminate; returns false if src was truncated. */
 bool strlcopy(char *dst, const char *src, size_t size);
