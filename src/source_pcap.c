@@ -7,7 +7,9 @@
  * them); its selectable fd sits in the event loop and pcap_dispatch runs on readiness.
  * Interfaces come and go: rtnetlink (source_pcap_link.c) says when one appears, goes up or
  * down, is enslaved or disappears; where rtnetlink is not available, the list is rescanned on
- * a timer. None of that is ever fatal: it shows as the instance's state. */
+ * a timer. None of that is ever fatal: it shows as the instance's state. Of interfaces that
+ * see the same arrivals (a bridge and its ports, a device and the VLANs on it) only one is
+ * captured, by the rule in source_pcap_stack.c. */
 #include "autoconf.h"
 
 #include "source_pcap.h"
@@ -143,10 +145,15 @@ struct iface {
 	char kind[24];
 	int ifindex; /* 0: not present */
 	unsigned flags;
-	bool master, loopback, seen;
+	int master, lower; /* struct link_info's */
+	bool loopback, seen;
 	bool ever_present;
 	bool disabled;          /* by policy: never opened, said once */
 	bool no_hw;             /* the card's timestamps failed or are another's: the kernel's */
+	/* Not captured because another captured interface sees its arrivals (set by
+	 * net_links_settle): the state shown, e.g. "stacked on eth0"; "" when captured. */
+	char stacked[IFNAMSIZ + 16];
+	char stacked_logged[IFNAMSIZ + 16];
 	const char *logged;     /* the failure last logged, so a retry does not repeat it */
 	enum match match;
 	enum if_status status;
@@ -196,7 +203,7 @@ static enum match config_match(const struct config *cfg, const struct iface *f)
 	enum match m = M_NONE;
 
 	if (is_auto(l) || l->n == 0)
-		return f->ifindex && !f->loopback && !f->master ? M_AUTO : M_NONE;
+		return !f->loopback ? M_AUTO : M_NONE; /* absent: only ever for a moment */
 	for (size_t i = 0; i < l->n; i++) {
 		if (strcmp(l->v[i], f->name) == 0)
 			return M_EXACT;
@@ -310,14 +317,9 @@ static const char *activate_error(struct iface *f, int rc, char *msg, size_t siz
  * else -1. */
 static int tstamp_choice(pcap_t *p)
 {
-	static const int prefer[] = {PCAP_TSTAMP_ADAPTER_UNSYNCED, PCAP_TSTAMP_ADAPTER};
-	int *types = NULL, type = -1;
-	int n = pcap_list_tstamp_types(p, &types);
+	int *types = NULL;
+	int n = pcap_list_tstamp_types(p, &types), type = tstamp_pick(types, n);
 
-	for (size_t i = 0; i < ARRAY_SIZE(prefer) && type < 0; i++)
-		for (int j = 0; j < n; j++)
-			if (types[j] == prefer[i])
-				type = prefer[i];
 	if (types)
 		pcap_free_tstamp_types(types);
 	return type;
@@ -464,18 +466,23 @@ static void if_open(struct iface *f)
 		 f->filter, f->filter[0] ? "\"" : "");
 }
 
-/* Bring one interface in line with its link state, the config and the policy. */
+/* Bring one interface in line with its link state, the config, the policy and the stacking
+ * rule (f->match and f->stacked, as net_links_settle found them). Every link present keeps
+ * an entry, so that the rule sees the devices between two wanted ones. */
 static void if_sync(struct pcap_state *st, struct iface *f)
 {
-	const struct config *cfg = st->src->cfg;
 	bool up = f->ifindex && (f->flags & IFF_UP);
 
-	f->match = config_match(cfg, f);
 	if (f->match == M_NONE) {
 		if (f->cap.inst)
 			log_info("network/%s: closed: no longer matches sources.network.interfaces",
 				 f->name);
-		if_forget(st, f);
+		if_close(f);
+		capture_detach(&f->cap, f->name);
+		f->disabled = false;
+		f->stacked_logged[0] = '\0';
+		if (!f->ifindex)
+			if_forget(st, f);
 		return;
 	}
 	if (!pipeline_enabled(CLASS_NETWORK, f->name)) {
@@ -512,6 +519,30 @@ static void if_sync(struct pcap_state *st, struct iface *f)
 		}
 		return;
 	}
+	if (f->stacked[0]) {
+		/* Said once per reason; shown as the state where the interface was asked for by
+		 * name or glob (auto never promised it). */
+		if (strcmp(f->stacked, f->stacked_logged) != 0) {
+			if (f->cap.inst && f->status == IF_OPEN)
+				log_info("network/%s: closed: %s, whose capture counts its packets",
+					 f->name, f->stacked);
+			else if (f->match == M_AUTO)
+				log_debug("network/%s: not captured: %s, whose capture counts its "
+					  "packets", f->name, f->stacked);
+			else
+				log_info("network/%s: not captured: %s, whose capture counts its "
+					 "packets", f->name, f->stacked);
+			strlcopy(f->stacked_logged, f->stacked, sizeof(f->stacked_logged));
+		}
+		if_close(f);
+		f->retry_s = 0;
+		if (!f->cap.inst && f->match != M_AUTO)
+			capture_attach(&f->cap, f->name, f->kind);
+		if (f->cap.inst)
+			capture_set_state(&f->cap, f->stacked);
+		return;
+	}
+	f->stacked_logged[0] = '\0';
 	if (!f->cap.inst)
 		capture_attach(&f->cap, f->name, f->kind);
 	if (f->status == IF_IDLE)
@@ -530,7 +561,7 @@ static struct iface *if_new(struct pcap_state *st, const char *name)
 	return f;
 }
 
-/* A link is present (again), or changed. Returns the entry if it is of interest. */
+/* A link is present (again), or changed: every link gets an entry (see if_sync). */
 void net_link_update(struct pcap_state *st, const struct link_info *li)
 {
 	struct iface *f = if_find_index(st, li->ifindex);
@@ -539,8 +570,8 @@ void net_link_update(struct pcap_state *st, const struct link_info *li)
 	if (f && strcmp(f->name, li->name) != 0) {
 		/* Renamed: the old name is gone, the new one is a new interface. */
 		f->ifindex = 0;
+		f->flags = 0;
 		if_close(f);
-		if_sync(st, f);
 		f = NULL;
 	}
 	if (!f)
@@ -553,6 +584,7 @@ void net_link_update(struct pcap_state *st, const struct link_info *li)
 	f->ifindex = li->ifindex;
 	f->flags = li->flags;
 	f->master = li->master;
+	f->lower = li->lower;
 	f->loopback = li->loopback;
 	f->ever_present = true;
 	f->seen = true;
@@ -564,7 +596,6 @@ void net_link_update(struct pcap_state *st, const struct link_info *li)
 		log_limited(&rl_link, LOG_NOTICE, "network/%s: went down", f->name);
 	if (f->cap.inst && !was_up && (li->flags & IFF_UP))
 		log_limited(&rl_link, LOG_NOTICE, "network/%s: is up", f->name);
-	if_sync(st, f);
 }
 
 void net_link_gone(struct pcap_state *st, int ifindex)
@@ -579,7 +610,47 @@ void net_link_gone(struct pcap_state *st, int ifindex)
 	f->flags = 0;
 	if_close(f);
 	f->retry_s = 0;
-	if_sync(st, f);
+}
+
+/* Which interfaces are wanted, which of those the stacking rule leaves to another, then
+ * each one's capture: after every batch of link messages, a rescan, a retry, a reload. */
+void net_links_settle(struct pcap_state *st)
+{
+	const struct config *cfg = st->src->cfg;
+	struct stack_link *l;
+	struct stack_verdict *v;
+	size_t n = 0, i = 0;
+
+	for (struct iface *f = st->ifs; f; f = f->next)
+		n++;
+	l = xcalloc(n ? n : 1, sizeof(*l));
+	v = xcalloc(n ? n : 1, sizeof(*v));
+	for (struct iface *f = st->ifs; f; f = f->next, i++) {
+		f->match = config_match(cfg, f);
+		l[i].ifindex = f->ifindex;
+		l[i].master = f->master;
+		l[i].lower = f->lower;
+		l[i].up = f->ifindex && (f->flags & IFF_UP);
+		l[i].wanted = f->match != M_NONE && l[i].up &&
+			      pipeline_enabled(CLASS_NETWORK, f->name);
+	}
+	stack_resolve(l, n, v);
+	i = 0;
+	for (struct iface *f = st->ifs; f; f = f->next, i++) {
+		const struct iface *by = v[i].why >= STACK_PORT ? if_find_index(st, v[i].by) : NULL;
+
+		if (by)
+			snprintf(f->stacked, sizeof(f->stacked), "%s %s", stack_why_text(v[i].why),
+				 by->name);
+		else
+			f->stacked[0] = '\0';
+	}
+	free(l);
+	free(v);
+	for (struct iface *f = st->ifs, *next; f; f = next) {
+		next = f->next;
+		if_sync(st, f);
+	}
 }
 
 /* A full rescan: links not seen are gone. */
@@ -592,13 +663,10 @@ static void rescan(struct pcap_state *st)
 			    "network: cannot list interfaces (rtnetlink and /proc/net/dev)");
 		return;
 	}
-	for (struct iface *f = st->ifs, *next; f; f = next) {
-		next = f->next;
+	for (struct iface *f = st->ifs; f; f = f->next)
 		if (!f->seen && f->ifindex)
 			net_link_gone(st, f->ifindex);
-		else if (!f->seen && !f->ifindex)
-			if_sync(st, f); /* a named interface that was never there */
-	}
+	net_links_settle(st);
 }
 
 static void rescan_cb(evutil_socket_t fd, short what, void *arg)
@@ -628,13 +696,10 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 	struct pcap_state *st = arg;
 	uint64_t now = mono_ns();
 
-	for (struct iface *f = st->ifs, *next; f; f = next) {
-		next = f->next;
-		if (f->status == IF_FAILED && f->retry_ns <= now) {
+	for (struct iface *f = st->ifs; f; f = f->next)
+		if (f->status == IF_FAILED && f->retry_ns <= now)
 			f->status = IF_IDLE;
-			if_sync(st, f);
-		}
-	}
+	net_links_settle(st);
 	schedule_retry(st);
 }
 

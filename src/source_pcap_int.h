@@ -1,7 +1,7 @@
 /* source_pcap_int: what the network source's own files share; nothing else includes it.
  * source_pcap.c: the driver and live interfaces; source_pcap_capture.c: the per-packet path;
  * source_pcap_link.c: rtnetlink and the fallback scan; source_pcap_file.c: savefiles;
- * source_pcap_flow.c: the pure parts. */
+ * source_pcap_flow.c, source_pcap_stack.c: the pure parts. */
 #ifndef ENTROPYD_SOURCE_PCAP_INT_H
 #define ENTROPYD_SOURCE_PCAP_INT_H
 
@@ -68,14 +68,18 @@ struct pcap_state {
 struct link_info {
 	int ifindex;
 	unsigned flags;
-	bool master, loopback;
+	int master; /* the bridge, bond, team or VRF it is a port of; 0: none */
+	int lower;  /* the device it is stacked on (VLAN, macvlan, ...); 0: none */
+	bool loopback;
 	char name[IFNAMSIZ];
 	char kind[24];
 };
 
-/* source_pcap.c: a link is there (again) or changed; a link is gone; rescan soon. */
+/* source_pcap.c: a link is there (again) or changed; a link is gone; rescan soon. The
+ * captures follow at net_links_settle, once a batch of messages has been read. */
 void net_link_update(struct pcap_state *st, const struct link_info *li);
 void net_link_gone(struct pcap_state *st, int ifindex);
+void net_links_settle(struct pcap_state *st);
 void net_rescan_soon(struct pcap_state *st);
 
 /* source_pcap_link.c: every link, through net_link_update (-1 if neither rtnetlink nor

@@ -5,6 +5,7 @@
 
 #include "source_pcap_int.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -20,11 +21,23 @@
 
 #define NL_BUF 32768
 
+/* Kinds whose IFLA_LINK is a peer, not a device below them. */
+static bool link_is_peer(const char *kind)
+{
+	static const char *const peers[] = {"veth", "vxcan", "netkit"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(peers); i++)
+		if (strcmp(kind, peers[i]) == 0)
+			return true;
+	return false;
+}
+
 static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 {
 	const struct ifinfomsg *ifi = NLMSG_DATA(nh);
 	const struct rtattr *rta;
-	int len;
+	int len, link = 0;
+	bool other_netns = false;
 
 	if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
 		return false;
@@ -45,7 +58,14 @@ static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 			uint32_t m;
 
 			memcpy(&m, RTA_DATA(rta), 4);
-			li->master = m != 0;
+			li->master = m <= INT32_MAX ? (int)m : 0;
+		} else if (rta->rta_type == IFLA_LINK && plen >= 4) {
+			int32_t l;
+
+			memcpy(&l, RTA_DATA(rta), 4);
+			link = l;
+		} else if (rta->rta_type == IFLA_LINK_NETNSID) {
+			other_netns = true;
 		} else if (rta->rta_type == IFLA_LINKINFO) {
 			const struct rtattr *in = RTA_DATA(rta);
 			int ilen = (int)plen;
@@ -58,6 +78,10 @@ static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 			}
 		}
 	}
+	/* IFLA_LINK is the lower device of a VLAN, macvlan, ipvlan, macsec or tunnel bound to a
+	 * device; of a veth, the peer; in another namespace, nothing here. */
+	if (link > 0 && link != li->ifindex && !other_netns && !link_is_peer(li->kind))
+		li->lower = link;
 	return li->ifindex > 0 && li->name[0];
 }
 
@@ -124,6 +148,51 @@ static int nl_dump(struct pcap_state *st)
 	return r < 0 ? -1 : 0;
 }
 
+/* The ifindex of /sys/class/net/<name>/<rel> (a link to a device), 0 if there is none. */
+static int sys_ifindex(const char *name, const char *rel)
+{
+	char path[128], line[32];
+	FILE *f;
+	int ix = 0;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s/ifindex", name, rel);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f))
+		ix = atoi(line);
+	fclose(f);
+	return ix > 0 ? ix : 0;
+}
+
+/* Without rtnetlink, from sysfs: the master, and the device below (a lower_* link to a
+ * device that is not a port of this one: a bridge's lower devices are its ports). */
+static void sys_stacking(struct link_info *li)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+
+	li->master = sys_ifindex(li->name, "master");
+	snprintf(path, sizeof(path), "/sys/class/net/%s", li->name);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d)) && !li->lower) {
+		char rel[64];
+		int ix;
+
+		if (strncmp(e->d_name, "lower_", 6) != 0)
+			continue;
+		snprintf(rel, sizeof(rel), "%s", e->d_name);
+		ix = sys_ifindex(li->name, rel);
+		snprintf(rel, sizeof(rel), "%s/master", e->d_name);
+		if (ix && sys_ifindex(li->name, rel) != li->ifindex)
+			li->lower = ix;
+	}
+	closedir(d);
+}
+
 /* Without rtnetlink: the names in /proc/net/dev, flags and index by ioctl. */
 static int proc_scan(struct pcap_state *st)
 {
@@ -160,6 +229,7 @@ static int proc_scan(struct pcap_state *st)
 			continue;
 		li.flags = (unsigned short)ifr.ifr_flags;
 		li.loopback = li.flags & IFF_LOOPBACK;
+		sys_stacking(&li);
 		net_link_update(st, &li);
 	}
 	close(s);
@@ -187,6 +257,7 @@ static void nl_read_cb(evutil_socket_t fd, short what, void *arg)
 		nl_messages(st, buf, (size_t)n);
 	}
 	free(buf);
+	net_links_settle(st);
 }
 
 int net_links_monitor(struct pcap_state *st)

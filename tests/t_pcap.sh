@@ -233,6 +233,66 @@ grep -qE "network/$VB: (attached|capturing|kind)" "$T/log" && fail "a disabled i
 stop_daemon
 pass "auto skips lo; mix-only mixes 2000 events for 0 bits; disabled is never opened"
 
+# ---- one arrival counted once: devices stacked on the veth, a bridge over it ----
+# (This kernel has no 8021q or ipvlan; a VLAN's IFLA_LINK is handled as a macvlan's is, and
+# check_pcap_stack covers the rule itself.)
+MV=edpm$id BR=edpr$id
+# total: the events of every network instance, each from its last summary line.
+total() {
+	grep -E "notice: network/[^:]*: kind" "$T/log" | awk '{
+		for (i = 1; i < NF; i++) if ($(i + 1) ~ /^events,?$/) ev[$3] = $i
+	} END { for (k in ev) n += ev[k]; print n + 0 }'
+}
+ip -n "$NB" link add link "$VB" name "$MV" type macvlan mode bridge || fail "macvlan"
+ip -n "$NB" addr add 10.79.0.2/24 dev "$MV"
+ip -n "$NB" link set "$MV" up
+ip -n "$NA" addr add 10.79.0.1/24 dev "$VA"
+ip -n "$NA" neigh replace 10.79.0.2 lladdr "$(ip -n "$NB" -br link show "$MV" | awk '{print $3}')" \
+	dev "$VA" nud permanent
+for ifs in '"*"' '"auto"'; do
+	conf "interfaces = [ $ifs ]; filter = \"udp dst port 9999\";"
+	start_daemon -v --dry-run -f "$T/e.conf"
+	started_capturing "$VB"
+	send 300 50-500                                  # to the veth's address
+	send 200 50-500 10.79.0.1 9999 10.79.0.2         # to the macvlan's
+	events "$VB" 500
+	[ "$(total)" -eq 500 ] || fail "interfaces $ifs: $(total) events in all for 500 arrivals"
+	grep -qE "network/$MV: (attached|capturing)" "$T/log" && [ "$ifs" = '"auto"' ] &&
+		fail "auto shows the macvlan"
+	if [ "$ifs" = '"*"' ]; then
+		line "$MV" | grep -qE "state stacked on $VB, .* 0 events" ||
+			fail "the macvlan's state: $(line "$MV")"
+		grep -q "network/$MV: capturing" "$T/log" && fail "the macvlan was captured"
+	fi
+	stop_daemon
+done
+ip -n "$NB" link del "$MV"
+pass "a macvlan on the veth: 500 arrivals counted once, on $VB (\"*\" and auto); state \"stacked on $VB\""
+
+# The veth as a bridge port: the bridge is captured, the port is not; the bridge down, the port.
+ip -n "$NB" link add "$BR" type bridge forward_delay 0 || fail "bridge"
+ip -n "$NB" addr del 10.77.0.2/24 dev "$VB"
+ip -n "$NB" link set "$VB" master "$BR"
+ip -n "$NB" addr add 10.77.0.2/24 dev "$BR"
+ip -n "$NB" link set "$BR" up
+conf "interfaces = [ \"edp*\" ]; filter = \"udp dst port 9999\";"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$BR"
+wait_for 5 grep -q "network/$VB: not captured: port of $BR" "$T/log" || fail "the port not said"
+send 300 50-500
+events "$BR" 300
+line "$VB" | grep -qE "state port of $BR, .* 0 events" || fail "the port's state: $(line "$VB")"
+[ "$(total)" -eq 300 ] || fail "bridge: $(total) events in all for 300 arrivals"
+ip -n "$NB" link set "$BR" down
+wait_for 5 grep -q "network/$VB: capturing" "$T/log" || fail "the port not captured with the bridge down"
+send 100 50-500
+events "$VB" 100
+[ "$(total)" -eq 400 ] || fail "bridge down: $(total) events in all for 400 arrivals"
+stop_daemon
+ip -n "$NB" link del "$BR"
+ip -n "$NB" addr add 10.77.0.2/24 dev "$VB"
+pass "a bridge over the veth: 300 arrivals counted once, on $BR (port: \"port of $BR\"); bridge down: on $VB"
+
 # ---- without CAP_NET_RAW: a clear error, a state, and the daemon runs on ----
 conf "interfaces = [ \"$VB\" ];"
 SETPRIV=1 start_daemon --dry-run -f "$T/e.conf"
