@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <net/if_arp.h>
@@ -151,7 +152,7 @@ static int nl_dump(struct pcap_state *st)
 /* The ifindex of /sys/class/net/<name>/<rel> (a link to a device), 0 if there is none. */
 static int sys_ifindex(const char *name, const char *rel)
 {
-	char path[128], line[32];
+	char path[PATH_MAX], line[32];
 	FILE *f;
 	int ix = 0;
 
@@ -179,13 +180,12 @@ static void sys_stacking(struct link_info *li)
 	if (!d)
 		return;
 	while ((e = readdir(d)) && !li->lower) {
-		char rel[64];
+		char rel[sizeof(e->d_name) + 8];
 		int ix;
 
 		if (strncmp(e->d_name, "lower_", 6) != 0)
 			continue;
-		snprintf(rel, sizeof(rel), "%s", e->d_name);
-		ix = sys_ifindex(li->name, rel);
+		ix = sys_ifindex(li->name, e->d_name);
 		snprintf(rel, sizeof(rel), "%s/master", e->d_name);
 		if (ix && sys_ifindex(li->name, rel) != li->ifindex)
 			li->lower = ix;
