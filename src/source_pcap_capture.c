@@ -42,21 +42,15 @@ void capture_set_state(struct capture *c, const char *base)
 /* A new stream on an instance: counters start afresh, the instance keeps its own state. */
 void capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps)
 {
+	capture_flush(c);
 	c->dlt = dlt;
 	c->nano = nano;
 	c->max_eps = max_eps;
 	memset(&c->ecap, 0, sizeof(c->ecap));
 }
 
-void capture_flush(struct capture *c)
-{
-	if (c->skip_pending && c->inst)
-		pipeline_skip(c->inst, c->skip_pending);
-	c->skip_pending = 0;
-}
-
-/* The weight follows the busiest source's share packet by packet; the state shows it in
- * whole percent. */
+/* The weight follows the busiest source's share batch by batch (of at most CAPTURE_BATCH
+ * packets, a quarter of the counter's window); the state shows it in whole percent. */
 static void capture_weigh(struct capture *c)
 {
 	double s = flow_top_share(&c->top), w = flow_weight(s);
@@ -70,6 +64,24 @@ static void capture_weigh(struct capture *c)
 		c->share_pct = pct;
 		capture_state(c);
 	}
+}
+
+void capture_flush(struct capture *c)
+{
+	if (c->n_batch && c->inst) {
+		capture_weigh(c);
+		for (unsigned i = 0; i < c->n_batch; i++) {
+			/* For the tests' and the curious administrator's benefit (debug log,
+			 * counts only): how many stamps carry more than whole microseconds. */
+			c->sub_us += c->batch[i] % 1000 != 0;
+			pipeline_sample(c->inst, c->batch[i]);
+		}
+		wipe(c->batch, c->n_batch * sizeof(c->batch[0]));
+	}
+	c->n_batch = 0;
+	if (c->skip_pending && c->inst)
+		pipeline_skip(c->inst, c->skip_pending);
+	c->skip_pending = 0;
 }
 
 bool capture_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t)
@@ -102,11 +114,9 @@ void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *byt
 	}
 	flow_key_of(c->dlt, bytes, h->caplen, &k);
 	flow_top_add(&c->top, &k);
-	capture_weigh(c);
-	/* For the tests' and the curious administrator's benefit (debug log, counts only):
-	 * how many stamps carry more than whole microseconds. */
-	c->sub_us += t % 1000 != 0;
-	pipeline_sample(c->inst, t);
+	c->batch[c->n_batch++] = t;
+	if (c->n_batch == CAPTURE_BATCH)
+		capture_flush(c);
 }
 
 void capture_attach(struct capture *c, const char *name, const char *kind)

@@ -14,6 +14,9 @@
 #include "source.h"
 #include "source_pcap.h"
 
+/* Timestamps handed to the pipeline together, after their flows are counted. */
+#define CAPTURE_BATCH 256
+
 /* One stream of packets, live or replayed, feeding one pipeline instance. */
 struct capture {
 	struct instance *inst;
@@ -26,6 +29,8 @@ struct capture {
 	int share_pct; /* the dominant share shown in the state; 0 when none dominates */
 	const char *base_state;
 	uint64_t packets, skip_pending, bad_time, sub_us;
+	unsigned n_batch;
+	uint64_t batch[CAPTURE_BATCH];
 	char state[96];
 };
 
@@ -36,7 +41,8 @@ void capture_detach(struct capture *c, const char *name);
 void capture_set_state(struct capture *c, const char *base);
 /* A new stream on the instance (a new capture or a replay's second pass). */
 void capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps);
-/* Hand the packets counted over the event cap to the pipeline as skipped. */
+/* Hand what capture_packet gathered to the pipeline: the timed packets as samples, under the
+ * dominant-flow weight as it is after them, and those over the event cap as skipped. */
 void capture_flush(struct capture *c);
 /* The pcap_handler for every packet; user is the struct capture. */
 void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes);
