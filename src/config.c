@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "settings.h"
+#include "source_pcap.h"
 #include "util.h"
 
 static const char *const feed_mode_names[] = {"auto", "boot", "watermark", "always", NULL};
@@ -316,6 +317,29 @@ static void inherit_capture(void *el, const void *parent)
 	cap->filter = xstrdup(cap->filter);
 }
 
+/* A BPF filter that does not compile is an error here, with its line, not only when a capture
+ * opens. grp: the group that may give "filter". */
+static void check_filter(struct settings_ctx *ctx, const config_setting_t *grp,
+			 const struct net_capture *cap, const char *path)
+{
+	const config_setting_t *cs = grp ? config_setting_get_member(grp, "filter") : NULL;
+	char msg[512], *key;
+
+	if (!cs || config_setting_type(cs) != CONFIG_TYPE_STRING ||
+	    net_filter_compiles(cap->filter, cap->snaplen, msg, sizeof(msg)))
+		return;
+	key = xasprintf("%s.filter", path);
+	settings_err(ctx, cs, key, "an expression in the syntax of pcap-filter(7), or \"\"",
+		     "\"%s\" does not compile: %s", cap->filter, msg);
+	free(key);
+}
+
+static void check_capture(struct settings_ctx *ctx, const config_setting_t *grp,
+			  const void *el, const char *path)
+{
+	check_filter(ctx, grp, &((const struct net_override *)el)->cap, path);
+}
+
 static const struct inst_kind policy_kind = {
 	.tab = override_tab,
 	.size = sizeof(struct policy_override),
@@ -333,6 +357,7 @@ static const struct inst_kind net_kind = {
 	.what = "per-interface capture settings",
 	.shape = "a group { name = \"NAME\"; filter = ...; }",
 	.inherit = inherit_capture,
+	.check = check_capture,
 };
 
 /* Element i of the array v. */
@@ -718,6 +743,8 @@ static void parse_root(struct settings_ctx *ctx, const config_setting_t *root,
 	for (c = 0; c < CLASS_COUNT; c++)
 		parse_class(ctx, settings_member(policy, class_names[c], SET_GROUP), c,
 			    &cfg->policy[c]);
+	check_filter(ctx, group_at(root, "sources.network"), &cfg->network.capture,
+		     "sources.network");
 	cfg->network.instances = parse_instances(ctx, group_at(root, "sources.network"),
 						 "sources.network", &net_kind,
 						 &cfg->network.capture, &cfg->network.n_instances);

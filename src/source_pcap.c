@@ -88,7 +88,7 @@ static const char *direction_name(enum net_direction d)
 }
 
 /* A filter that does not compile for Ethernet is a configuration error. */
-static bool filter_compiles(const char *filter, char *err, size_t size)
+bool net_filter_compiles(const char *filter, int snaplen, char *err, size_t size)
 {
 	pcap_t *p;
 	struct bpf_program prog;
@@ -96,7 +96,7 @@ static bool filter_compiles(const char *filter, char *err, size_t size)
 
 	if (!filter || !filter[0])
 		return true;
-	p = pcap_open_dead(DLT_EN10MB, 65535);
+	p = pcap_open_dead(DLT_EN10MB, snaplen > 0 ? snaplen : 65535);
 	if (!p)
 		return true; /* cannot tell; each capture compiles it again */
 	ok = pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) == 0;
@@ -108,12 +108,13 @@ static bool filter_compiles(const char *filter, char *err, size_t size)
 	return ok;
 }
 
-static bool filter_ok(const struct config *cfg, const char *key, const char *filter,
+static bool filter_ok(const struct config *cfg, const char *key, const struct net_capture *cap,
 		      const char *then)
 {
 	char msg[PCAP_ERRBUF_SIZE];
+	const char *filter = cap->filter;
 
-	if (filter_compiles(filter, msg, sizeof(msg)))
+	if (net_filter_compiles(filter, cap->snaplen, msg, sizeof(msg)))
 		return true;
 	log_err("%s: %s: \"%s\" does not compile: %s; %s", cfg->path ? cfg->path : "configuration",
 		key, filter, msg, then);
@@ -124,7 +125,7 @@ static bool filter_ok(const struct config *cfg, const char *key, const char *fil
  * `then`: what follows. */
 static bool filters_compile(const struct config *cfg, const char *then)
 {
-	bool ok = filter_ok(cfg, "sources.network.filter", cfg->network.capture.filter, then);
+	bool ok = filter_ok(cfg, "sources.network.filter", &cfg->network.capture, then);
 
 	for (size_t i = 0; i < cfg->network.n_instances; i++) {
 		const struct net_override *o = &cfg->network.instances[i];
@@ -132,7 +133,7 @@ static bool filters_compile(const struct config *cfg, const char *then)
 
 		snprintf(key, sizeof(key), "sources.network.instances[%zu].filter", i);
 		if (o->set & NET_SET_FILTER)
-			ok = filter_ok(cfg, key, o->cap.filter, then) && ok;
+			ok = filter_ok(cfg, key, &o->cap, then) && ok;
 	}
 	return ok;
 }
@@ -836,7 +837,7 @@ static void live_reload(struct pcap_state *st)
 			f->cap.max_eps = capture_max_eps(cfg);
 			if ((f->snaplen != want->snaplen || f->direction != want->direction ||
 			     strcmp(f->filter, want->filter) != 0) &&
-			    filter_compiles(want->filter, msg, sizeof(msg)))
+			    net_filter_compiles(want->filter, want->snaplen, msg, sizeof(msg)))
 				if_close(f);
 		} else if (f->status == IF_FAILED) {
 			f->status = IF_IDLE; /* a new config may fix it: try again now */

@@ -201,17 +201,22 @@ send 40 100 0.0.0.0 9999 10.77.0.1 "$NB"         # veth out, 9999: the veth
 send 20 100 127.0.0.1 9999 127.0.0.1 "$NB"       # lo, 9999: lo
 events "$VB" 490
 events lo 70
-# A filter that does not compile: said with its key, and the capture in use stays.
+# A filter that does not compile: a configuration error with its file, line and key; the
+# reload is refused whole and the captures in use stay.
 conf "interfaces = [ \"$VB\", \"lo\" ]; filter = \"udp dst port 9999\"; $(entry "udp port banana")"
 kill -HUP "$DAEMON_PID"
-wait_for 5 grep -q "sources.network.instances\[0\].filter: \"udp port banana\" does not compile" "$T/log" ||
-	fail "a bad filter in an entry not reported"
+wait_for 5 grep -q "reload rejected" "$T/log" || fail "a reload with a bad filter not rejected"
+grep -qE "$T/e.conf:[0-9]+: sources.network.instances\[0\].filter: \"udp port banana\" does not compile" "$T/log" ||
+	fail "a bad filter in an entry not reported with file:line: $(grep -i filter "$T/log" | tail -2)"
 send 30 100 "$SOURCES" 9999
 events "$VB" 520
 [ "$(grep -c "network/$VB: capturing" "$T/log")" -eq 2 ] || fail "$VB captured afresh with a bad filter"
 [ "$(grep -c "network/lo: capturing" "$T/log")" -eq 1 ] || fail "lo captured afresh"
 stop_daemon
-pass "reload: $VB's filter changed (reopened, 190 more), lo untouched (20 more); a bad filter keeps the capture"
+out=$("$REAL_ENTROPYD" -n -f "$T/e.conf" 2>&1) && fail "entropyd -n accepted a bad filter"
+echo "$out" | grep -qE "^$T/e.conf:[0-9]+: sources.network.instances\[0\].filter: \"udp port banana\" does not compile: .*unknown port" ||
+	fail "entropyd -n on a bad filter: $out"
+pass "reload: $VB's filter changed (reopened, 190 more), lo untouched (20 more); a bad filter is a config error at file:line (reload refused, -n fails)"
 
 # ---- auto, and the policies: mix-only credits nothing; disabled is never opened ----
 conf "interfaces = [ \"auto\" ]; filter = \"udp dst port 9999\";" 'mode = "mix-only";'
