@@ -36,15 +36,16 @@
  * is no need to be woken for every packet: the ring is handed over when a block fills or
  * after this long. Fewer wakeups is what keeps the cost per packet below tcpdump's. */
 #define BUFFER_TIMEOUT_MS 1000
-#define BUFFER_BYTES (1024 * 1024) /* the ring: a fraction of a second of a flood */
+#define BUFFER_BYTES (2 * 1024 * 1024) /* the ring, as tcpdump's: a fraction of a second of a flood */
 /* Under a flood the ring is read on a timer instead of on readiness. libpcap's ring is 4
  * blocks of 256 KB, each handed over when full (2000 or so small packets) or after
  * BUFFER_TIMEOUT_MS: a wakeup per block, and each check for readiness (epoll, packet_poll)
  * takes the socket's receive-queue lock, which the kernel takes for every packet it adds.
  * Under a flood, waiting for that lock cost more than the packets themselves. So when blocks
- * come faster than one per DRAIN_MS, the ring (about 50 ms of a 150,000 packet/s flood) is
- * read every DRAIN_MS without asking, until a read finds nothing; at lower rates the wakeup
- * per block is the cheaper. */
+ * come faster than one per DRAIN_MS, the ring (8 blocks, about 100 ms of a 150,000 packet/s
+ * flood) is read every DRAIN_MS without asking, at once again if a read stopped at
+ * DISPATCH_ROUNDS, until a read finds nothing; at lower rates the wakeup per block is the
+ * cheaper. What the kernel had to drop for want of room is counted as skipped. */
 #define DRAIN_MS 20
 #define RETRY_MIN_S 5             /* a capture that failed to open is retried after this, */
 #define RETRY_MAX_S 300           /* doubling up to this */
@@ -171,6 +172,7 @@ struct iface {
 	struct event *ev;       /* the capture's descriptor is readable */
 	struct event *drain_ev; /* the timer that reads the ring under a flood */
 	uint64_t woken_ns;      /* when ev last fired */
+	unsigned drops;         /* the kernel's drops (pcap_stats) already counted */
 	/* What the capture was last opened with (config_net_capture), to tell at a reload
 	 * whether it has to be opened afresh. */
 	int snaplen;
@@ -284,6 +286,7 @@ static void if_failed(struct iface *f, const char *state)
 /* Read what the ring holds, up to DISPATCH_ROUNDS batches. The packets read, or -1. */
 static int if_drain(struct iface *f)
 {
+	struct pcap_stat ps;
 	int n = 0, total = 0;
 
 	for (int round = 0; round < DISPATCH_ROUNDS; round++) {
@@ -292,6 +295,11 @@ static int if_drain(struct iface *f)
 			total += n;
 		if (n < DISPATCH_BATCH)
 			break;
+	}
+	if (pcap_stats(f->p, &ps) == 0 && ps.ps_drop != f->drops) {
+		f->cap.dropped += (unsigned)(ps.ps_drop - f->drops);
+		f->cap.skip_pending += (unsigned)(ps.ps_drop - f->drops);
+		f->drops = ps.ps_drop;
 	}
 	capture_flush(&f->cap);
 	return n < 0 ? -1 : total;
@@ -340,9 +348,12 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct iface *f = arg;
 	int n = if_drain(f);
+	struct timeval now = {0, 0};
 
 	if (n < 0)
 		if_lost(f);
+	else if (n >= DISPATCH_ROUNDS * DISPATCH_BATCH)
+		evtimer_add(f->drain_ev, &now); /* more waiting: after the other events */
 	else
 		if_drain_next(f, n > 0);
 }
@@ -518,6 +529,8 @@ static void if_open(struct iface *f)
 		return;
 	}
 	capture_begin(&f->cap, pcap_datalink(f->p), nano, capture_max_eps(cfg));
+	f->drops = 0;
+	f->woken_ns = 0;
 	f->status = IF_OPEN;
 	f->retry_s = 0;
 	f->logged = NULL;

@@ -134,9 +134,9 @@ void capture_detach(struct capture *c, const char *name)
 		return;
 	capture_flush(c);
 	log_debug("network/%s: %llu packets, %llu with a timestamp finer than a microsecond, "
-		  "%llu with an invalid timestamp",
+		  "%llu with an invalid timestamp, %llu dropped by the kernel",
 		  name, (unsigned long long)c->packets, (unsigned long long)c->sub_us,
-		  (unsigned long long)c->bad_time);
+		  (unsigned long long)c->bad_time, (unsigned long long)c->dropped);
 	pipeline_detach(c->inst);
 	wipe(c, sizeof(*c));
 }

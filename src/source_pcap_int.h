@@ -29,6 +29,7 @@ struct capture {
 	int share_pct; /* the dominant share shown in the state; 0 when none dominates */
 	const char *base_state;
 	uint64_t packets, skip_pending, bad_time, sub_us;
+	uint64_t dropped; /* by the kernel for want of room (counted in skip_pending too) */
 	unsigned n_batch;
 	uint64_t batch[CAPTURE_BATCH];
 	char state[96];
