@@ -31,6 +31,7 @@ struct est_out {
 /* What an estimator currently thinks, for status (optional). */
 struct est_report {
 	uint64_t symbols;
+	uint64_t blocks, estimated; /* full blocks seen, and estimated (see est_sp90b.c) */
 	bool have_estimate;
 	double h;           /* min-entropy per symbol now used, when have_estimate */
 	const char *min_by; /* which estimator set it */

@@ -27,6 +27,14 @@
  *  - MCV, MultiMCW and Lag run on every block;
  *  - MultiMMC and LZ78Y (one shared pass over classes of equal contexts) run on the first
  *    block and on every COSTLY_EVERY-th one after it.
+ * A block is estimated only if a second of event time has passed since the last estimated
+ * one (the first always is): a slow source (keys, a disk at a few hundred I/O a second) has
+ * every block estimated, a flood of packets about one block a second, so the estimator's
+ * cost per event falls with the rate (at 60,000 packets a second, by about 15 times).
+ * Between estimates the last H stands, and the health tests still see every symbol; what
+ * a change of the source could earn before the next estimate is bounded by the per-second
+ * cap (cap_bits_per_second) times that second. "Every COSTLY_EVERY-th" below counts
+ * estimated blocks.
  * H = min(latest MCV/MultiMCW/Lag result, latest MultiMMC/LZ78Y result). On blocks where all
  * five run (and at 1024 and 2048) H is exactly sp90b_literal() over those symbols at 8 bits.
  * In between, the dictionary predictors' last word stands, so a source that turns
@@ -59,13 +67,16 @@
 #define FIRST_ESTIMATE 1024
 #define SECOND_ESTIMATE 2048
 #define COSTLY_EVERY 8
+#define ESTIMATE_EVERY_NS NS_PER_SEC
 
 struct sp90b_est {
 	uint64_t quantum_ns, jiffy_ns;
 	void *kernel;      /* est_kernel's state, at full resolution only */
 	uint64_t last_t;
 	uint64_t symbols;  /* symbols produced so far */
-	uint64_t blocks;   /* full blocks estimated */
+	uint64_t blocks;   /* full blocks */
+	uint64_t estimated; /* full blocks estimated */
+	uint64_t estimated_t; /* the event time of the last estimated block's end */
 	bool have_last, have_estimate;
 	double h;          /* current min-entropy per symbol */
 	double h_cheap, h_costly;
@@ -172,12 +183,24 @@ static void estimate(struct sp90b_est *s, size_t n, bool costly)
 	s->have_estimate = true;
 }
 
-static void push(struct sp90b_est *s, uint8_t symbol)
+/* A full block is estimated if it is the first, or if a second of event time has passed
+ * since the last one estimated (a clock that stepped back counts as due). */
+static bool block_due(const struct sp90b_est *s, uint64_t t_ns)
+{
+	return s->estimated == 0 || t_ns < s->estimated_t ||
+	       t_ns - s->estimated_t >= ESTIMATE_EVERY_NS;
+}
+
+static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 {
 	s->buf[s->fill++] = symbol;
 	s->symbols++;
 	if (s->fill == BLOCK) {
-		estimate(s, BLOCK, s->blocks % COSTLY_EVERY == 0);
+		if (block_due(s, t_ns)) {
+			estimate(s, BLOCK, s->estimated % COSTLY_EVERY == 0);
+			s->estimated++;
+			s->estimated_t = t_ns;
+		}
 		s->blocks++;
 		s->fill = 0;
 	} else if (s->blocks == 0 && (s->fill == FIRST_ESTIMATE || s->fill == SECOND_ESTIMATE)) {
@@ -209,7 +232,7 @@ static void sp90b_add(void *state, uint64_t t_ns, struct est_out *out)
 		s->last_t = t_ns;
 	}
 	if (out->have_symbol)
-		push(s, out->symbol);
+		push(s, out->symbol, t_ns);
 	out->bits = s->have_estimate ? fmin(bits, s->h) : 0;
 }
 
@@ -219,6 +242,8 @@ static void sp90b_report(void *state, struct est_report *r)
 
 	memset(r, 0, sizeof(*r));
 	r->symbols = s->symbols;
+	r->blocks = s->blocks;
+	r->estimated = s->estimated;
 	r->have_estimate = s->have_estimate;
 	r->h = s->have_estimate ? s->h : 0;
 	r->min_by = s->have_estimate ? sp90b_name(s->min_by) : "none yet";

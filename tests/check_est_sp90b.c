@@ -297,7 +297,9 @@ START_TEST(test_block_estimate_is_literal)
 		struct est_report r;
 
 		add(&e, &s, &out);
-		s.t += skewed_interval();
+		/* 256 ms more changes no symbol (256000 µs is 0 modulo 256) and makes each block
+		 * span far more than the second after which a block is estimated. */
+		s.t += skewed_interval() + 256 * MS;
 		if (s.nsym == before)
 			continue;
 		r = report(&e);
@@ -418,6 +420,41 @@ START_TEST(test_instances_independent)
 }
 END_TEST
 
+START_TEST(test_flood_estimated_once_a_second)
+{
+	/* Random intervals of 5-15 µs: a 4096-symbol block every ~41 ms. A block is estimated
+	 * once a second of event time has passed since the last one, so about one in 24; at 1-3
+	 * ms between events (a block in ~8 s) every block is. */
+	struct est fast, slow;
+	struct est_out out;
+	struct est_report r;
+	uint64_t t = 5 * SEC, t0 = t;
+
+	tu_rng_seed(SEED);
+	sp90b_est(&fast, 1000, 8, 0);
+	while (report(&fast).blocks < 100) {
+		est_add(&fast, t, &out);
+		t += 5 * US + tu_rng_next() % (10 * US);
+	}
+	r = report(&fast);
+	/* The first block, then one per second of the ~4.1 s that follow it. */
+	ck_assert_msg(r.estimated >= 1 + (t - t0) / SEC - 1 && r.estimated <= 1 + (t - t0) / SEC,
+		      "%llu of 100 blocks estimated over %.2f s (seed %#llx)",
+		      (unsigned long long)r.estimated, (double)(t - t0) / 1e9,
+		      (unsigned long long)tu_seed);
+	ck_assert(r.have_estimate && r.h > 0);
+	est_fini(&fast);
+
+	sp90b_est(&slow, 1000, 8, 0);
+	while (report(&slow).blocks < 4) {
+		est_add(&slow, t, &out);
+		t += MS + tu_rng_next() % (2 * MS);
+	}
+	ck_assert_uint_eq(report(&slow).estimated, 4);
+	est_fini(&slow);
+}
+END_TEST
+
 static Suite *est_sp90b_suite(void)
 {
 	Suite *s = suite_create("est_sp90b");
@@ -434,6 +471,7 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_sub_jiffy_symbols);
 	tcase_add_test(tc, test_never_above_cap);
 	tcase_add_test(tc, test_instances_independent);
+	tcase_add_test(tc, test_flood_estimated_once_a_second);
 	suite_add_tcase(s, tc);
 	return s;
 }
