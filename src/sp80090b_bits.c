@@ -1,0 +1,396 @@
+/* sp80090b_bits: Collision, Markov and Compression estimators, computed as NIST's tool does. */
+#include "autoconf.h"
+
+#include "sp80090b_bits.h"
+#include "util.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Every expression that rounds is grouped and typed as in NIST's tool (double, long double
+ * where it uses long double, its Kahan sums), so that results agree to the last bit on the
+ * same platform (x86-64: long double is the x87 80-bit type). Nothing here may be built with
+ * -ffast-math.
+ */
+
+/* The normal quantile for a 99% bound, to the digits NIST's tool uses. */
+#define Z_ALPHA 2.5758293035489008
+/* Compression: block length, dictionary blocks, NIST's c for sigma-hat. */
+#define CMP_B 6
+#define CMP_K (1 << CMP_B)
+#define CMP_D 1000
+#define CMP_SIGMA_C 0.5907
+/* Distances below this take log2 from a table (the mean distance is about 64). */
+#define CMP_LOG_TABLE 1024
+/* NIST's bisection: at most this many halvings (enough to reach any double). */
+#define SOLVE_ITER_MAX 1076
+/* Markov: the length of the sequence whose probability is bounded. */
+#define MARKOV_LEN 128
+
+/* NIST's closeness test: relative within rel, or absolute within abs near zero, or a few ULPs.
+ * (The same as sp80090b.c's, for P_local; both are static, to stay inlined.) */
+static bool rel_eps_equal(double a, double b, double abs_f, double rel_f, uint64_t max_ulp)
+{
+	double diff, fa, fb;
+	uint64_t ia, ib;
+
+	if (isnan(a) || isnan(b))
+		return false;
+	if (!islessgreater(a, b))
+		return true;
+	if (isinf(a) || isinf(b))
+		return false;
+	fa = fabs(a);
+	fb = fabs(b);
+	if (fa > fb) {
+		double t = a;
+
+		a = b;
+		b = t;
+		t = fa;
+		fa = fb;
+		fb = t;
+	}
+	diff = fabs(b - a);
+	if (fa < DBL_MIN || diff < DBL_MIN || isinf(diff) || fb * rel_f < DBL_MIN)
+		return diff <= abs_f;
+	if (diff <= fb * rel_f)
+		return true;
+	if (signbit(a) != signbit(b))
+		return false;
+	memcpy(&ia, &fa, sizeof(ia));
+	memcpy(&ib, &fb, sizeof(ib));
+	return ib - ia <= max_ulp;
+}
+
+static bool in_closed(double x, double a, double b)
+{
+	return a > b ? (x >= b && x <= a) : (x >= a && x <= b);
+}
+
+static bool in_open(double x, double a, double b)
+{
+	return a > b ? (x > b && x < a) : (x > a && x < b);
+}
+
+/*
+ * NIST's bisection for the p in [lo, hi] at which a falling function f reaches target, with
+ * its stopping rules, on which the last digits depend: "equal" within DBL_EPSILON relative
+ * or 4 ULPs; on a search failure lo (full entropy); where f is not even loosely monotonic,
+ * or the bracket no longer halves, hi's end of the bracket. Returns -1 if even f(lo) is not
+ * above target.
+ */
+static double nist_solve(double target, double lo, double hi, double (*f)(double, void *),
+			 void *arg)
+{
+	double lbound = lo, hbound = hi, lvalue = INFINITY, hvalue = -INFINITY;
+	double p, last_p, v;
+	int j;
+
+	if (!(f(lo, arg) > target))
+		return -1.0;
+	p = (lbound + hbound) / 2.0;
+	v = f(p, arg);
+	for (j = 0; j < SOLVE_ITER_MAX; j++) {
+		if (rel_eps_equal(v, target, DBL_MIN, DBL_EPSILON, 4))
+			break;
+		if (target < v) {
+			lbound = p;
+			lvalue = v;
+		} else {
+			hbound = p;
+			hvalue = v;
+		}
+		if (lbound >= hbound)
+			return fmin(fmax(lbound, hbound), hi);
+		if (!in_closed(lbound, lo, hi) || !in_closed(hbound, lo, hi) ||
+		    !in_closed(target, lvalue, hvalue))
+			return lo;
+		last_p = p;
+		p = (lbound + hbound) / 2.0;
+		if (!in_open(p, lbound, hbound) || !islessgreater(last_p, p))
+			return hbound;
+		v = f(p, arg);
+		if (!in_closed(v, lvalue, hvalue))
+			return hbound;
+	}
+	return p;
+}
+
+/* ---- Collision ---- */
+
+/* SP 800-90B's expected mean time to a collision of bits, if one has probability p (its F
+ * for k = 2 as in Appendix G.1.1), grouped as NIST's tool has it; mathematically
+ * -2p^2 + 2p + 2. */
+static double collision_expect(double p, void *arg)
+{
+	double q = 1.0 - p, f = q * (2.0 * q * q + 2.0 * q + 1.0);
+
+	(void)arg;
+	return (p / (q * q)) * (1.0 + 0.5 * (1.0 / p - 1.0 / q)) * f -
+	       (p / q) * 0.5 * (1.0 / p - 1.0 / q);
+}
+
+int sp90b_collision(const uint8_t *bits, size_t n, struct sp90b_collision *out)
+{
+	uint64_t v = 0, sq = 0;
+	size_t i = 0;
+	double x, s;
+
+	if (!bits || n < SP90B_COLLISION_MIN_BITS)
+		return -1;
+	/* From bit i the first repeat comes at i+1 (t = 2) or, if bits i and i+1 differ, at
+	 * i+2 (t = 3: a third bit equals one of two different ones). Branch-free, because on
+	 * random bits the branch would be mispredicted half the time. A try cut short by the
+	 * end of the data does not count. */
+	while (i + 2 < n) {
+		unsigned d = (bits[i] ^ bits[i + 1]) & 1;
+
+		v++;
+		sq += 4 + 5 * d;
+		i += 2 + d;
+	}
+	if (i + 1 < n && !((bits[i] ^ bits[i + 1]) & 1)) {
+		v++;
+		sq += 4;
+		i += 2;
+	}
+
+	x = (double)i / (double)v;
+	s = sqrt(((double)sq - (double)i * x) / (double)(v - 1));
+	out->v = v;
+	out->sum_t = i;
+	out->x_bar = x;
+	out->sigma_hat = s;
+	x -= Z_ALPHA * s / sqrt((double)v);
+	/* 2 is the least possible mean: p = 1 (NIST's tool now stops there; the search it
+	 * had before could only creep towards 1). */
+	x = fmax(x, 2.0);
+	out->x_bar_prime = x;
+	/* The p whose expected mean is the bound. NIST's tool now solves -2p^2 + 2p + 2 = x in
+	 * closed form, but its reference output (which we match) came from its earlier search,
+	 * and the two differ in the last few digits. Past 2.5 (at p = 0.5) there is no p:
+	 * full entropy. */
+	out->p = x > 2.0 ? nist_solve(x, 0.5, 1.0, collision_expect, NULL) : 1.0;
+	out->found = out->p > 0.5;
+	if (out->found) {
+		out->h = -log2(out->p);
+	} else {
+		out->p = 0.5;
+		out->h = 1.0;
+	}
+	return 0;
+}
+
+/* ---- Markov ---- */
+
+int sp90b_markov(const uint8_t *bits, size_t n, struct sp90b_markov *out)
+{
+	uint64_t c0 = 0, c00 = 0, c10 = 0, c1;
+	double p0, p1, p00 = 0.0, p01 = 0.0, p10 = 0.0, p11 = 0.0, h;
+	size_t i;
+
+	if (!bits || n < SP90B_MARKOV_MIN_BITS)
+		return -1;
+	for (i = 0; i + 1 < n; i++) {
+		unsigned a = bits[i] & 1, b = bits[i + 1] & 1;
+
+		c0 += a ^ 1;
+		c00 += (a | b) ^ 1;
+		c10 += a & (b ^ 1);
+	}
+	/* c0, c1: zeros and ones among the first n-1 bits, those a transition starts from. */
+	c1 = (uint64_t)(n - 1) - c0;
+	if (c0 > 0) {
+		p00 = (double)c00 / (double)c0;
+		p01 = 1.0 - p00;
+	}
+	if (c1 > 0) {
+		p10 = (double)c10 / (double)c1;
+		p11 = 1.0 - p10;
+	}
+	c0 += (bits[n - 1] & 1) ^ 1;
+	p0 = (double)c0 / (double)n;
+	p1 = 1.0 - p0;
+
+	/* The likeliest 128-bit sequence is one of six (SP 800-90B §6.3.3 step 3): 00...0,
+	 * 0101...01, 011...1, 100...0, 1010...10 and 11...1, here in -log2 and in that order,
+	 * the terms summed as NIST's tool sums them. A zero transition rules a sequence out. */
+	h = MARKOV_LEN;
+	if (p00 > 0.0)
+		h = fmin(h, -log2(p0) - 127.0 * log2(p00));
+	if (p01 > 0.0 && p10 > 0.0)
+		h = fmin(h, -log2(p0) - 64.0 * log2(p01) - 63.0 * log2(p10));
+	if (p01 > 0.0 && p11 > 0.0)
+		h = fmin(h, -log2(p0) - log2(p01) - 126.0 * log2(p11));
+	if (p10 > 0.0 && p00 > 0.0)
+		h = fmin(h, -log2(p1) - log2(p10) - 126.0 * log2(p00));
+	if (p10 > 0.0 && p01 > 0.0)
+		h = fmin(h, -log2(p1) - 64.0 * log2(p10) - 63.0 * log2(p01));
+	if (p11 > 0.0)
+		h = fmin(h, -log2(p1) - 127.0 * log2(p11));
+
+	out->p0 = p0;
+	out->p1 = p1;
+	out->p00 = p00;
+	out->p01 = p01;
+	out->p10 = p10;
+	out->p11 = p11;
+	out->p_hat_max = pow(2.0, -h);
+	out->h = fmin(h / MARKOV_LEN, 1.0);
+	return 0;
+}
+
+/* ---- Compression ---- */
+
+static inline void kahan_add(double *sum, double *comp, double in)
+{
+	double y = in - *comp, t = *sum + y;
+
+	*comp = (t - *sum) - y;
+	*sum = t;
+}
+
+/* log2l(i), filled in as far as G() reaches: for small z it stops far short of the end. */
+struct log2_table {
+	long double *v;
+	long len, cap, max; /* v[0..len) filled; never more than max entries */
+};
+
+/* Makes sure v[0..i] is filled, and some way past it; returns the last index filled. */
+static long log2_reach(struct log2_table *t, long i)
+{
+	if (i < t->len)
+		return t->len - 1;
+	if (t->cap <= i) {
+		long cap = t->cap ? t->cap : 4096;
+
+		while (cap <= i)
+			cap *= 2;
+		if (cap > t->max)
+			cap = t->max;
+		t->v = xreallocarray(t->v, (size_t)cap, sizeof(*t->v));
+		t->cap = cap;
+	}
+	for (; t->len < t->cap; t->len++)
+		t->v[t->len] = log2l((long double)t->len);
+	return t->len - 1;
+}
+
+/*
+ * SP 800-90B's G(z), the expected log2 distance contributed by a block of probability z, by
+ * the recurrence NIST's tool takes from UL's comments (B_i = (1-z)^(i-1) in long double,
+ * Kahan sums in double) and with its cut-off: the sum of sums stops at the first term that
+ * is zero in double, and A then leaves out its last term as well. The Kahan sums make this
+ * a chain of dependent additions, about 15 cycles a block.
+ */
+static double compression_g(double z, long nb, struct log2_table *lt)
+{
+	double ai_sum = 0.0, ai_comp = 0.0, first = 0.0, first_comp = 0.0, ad1;
+	long double bterm = 1.0L - (long double)z, bi = bterm, ai;
+	long i, end;
+	bool cut = false;
+
+	log2_reach(lt, CMP_D);
+	for (i = 2; i <= CMP_D; i++) {
+		kahan_add(&ai_sum, &ai_comp, (double)(lt->v[i] * bi));
+		bi *= bterm;
+	}
+	ad1 = ai_sum;
+
+	for (i = CMP_D + 1; i <= nb - 1 && !cut;) {
+		end = log2_reach(lt, i);
+		if (end > nb - 1)
+			end = nb - 1;
+		for (; i <= end; i++) {
+			long double scaled;
+
+			ai = lt->v[i] * bi;
+			kahan_add(&ai_sum, &ai_comp, (double)ai);
+			scaled = (long double)(nb - i) * ai;
+			if (!((double)scaled > 0.0)) {
+				cut = true;
+				break;
+			}
+			kahan_add(&first, &first_comp, (double)scaled);
+			bi *= bterm;
+		}
+	}
+	kahan_add(&first, &first_comp, (double)(nb - CMP_D) * ad1);
+	if (!cut) {
+		log2_reach(lt, nb);
+		kahan_add(&ai_sum, &ai_comp, (double)(lt->v[nb] * bi));
+	}
+	return 1.0 / (double)(nb - CMP_D) * z * (z * first + (ai_sum - ad1));
+}
+
+struct compression_arg {
+	long nb; /* blocks */
+	struct log2_table lt;
+};
+
+/* The expected statistic if one block value has probability p and the other 63 share the
+ * rest equally. */
+static double compression_expect(double p, void *arg)
+{
+	struct compression_arg *a = arg;
+	double q = (1.0 - p) / ((double)CMP_K - 1.0);
+
+	return compression_g(p, a->nb, &a->lt) +
+	       ((double)CMP_K - 1.0) * compression_g(q, a->nb, &a->lt);
+}
+
+int sp90b_compression(const uint8_t *bits, size_t n, struct sp90b_compression *out)
+{
+	double x = 0.0, x_comp = 0.0, sq = 0.0, sq_comp = 0.0, lg[CMP_LOG_TABLE], p;
+	long nb = (long)(n / CMP_B), last[CMP_K] = {0}, i, v;
+	struct compression_arg arg = {.nb = nb, .lt = {.max = nb + 1}};
+	unsigned j;
+
+	if (!bits || n < SP90B_COMPRESSION_MIN_BITS)
+		return -1;
+	for (i = 1; i < CMP_LOG_TABLE; i++)
+		lg[i] = log2((double)i);
+
+	/* Blocks are numbered from 1 and read most significant bit first. The first 1000 only
+	 * fill the dictionary (block -> where it was last seen); the rest are tested. */
+	for (i = 0; i < nb; i++) {
+		const uint8_t *b = bits + (size_t)i * CMP_B;
+		unsigned blk = 0;
+		long dist;
+		double l;
+
+		for (j = 0; j < CMP_B; j++)
+			blk = blk << 1 | (b[j] & 1);
+		dist = i + 1 - last[blk];
+		last[blk] = i + 1;
+		if (i < CMP_D)
+			continue;
+		l = dist < CMP_LOG_TABLE ? lg[dist] : log2((double)dist);
+		kahan_add(&x, &x_comp, l);
+		kahan_add(&sq, &sq_comp, l * l);
+	}
+
+	v = nb - CMP_D;
+	x /= (double)v;
+	out->x_bar = x;
+	out->sigma_hat = CMP_SIGMA_C * sqrt(sq / ((double)v - 1.0) - x * x);
+	x -= Z_ALPHA * out->sigma_hat / sqrt((double)v);
+	out->x_bar_prime = x;
+
+	p = nist_solve(x, 1.0 / CMP_K, 1.0, compression_expect, &arg);
+	free(arg.lt.v);
+	out->found = p > 1.0 / CMP_K;
+	if (out->found) {
+		out->p = p;
+		out->h = -log2(p) / CMP_B;
+	} else {
+		out->p = 1.0 / CMP_K;
+		out->h = 1.0;
+	}
+	return 0;
+}
