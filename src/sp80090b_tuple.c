@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <endian.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -412,6 +413,51 @@ static double pow_rounded(double x, double y)
 	return (double)powl(x, y);
 }
 
+/* The per-length estimates both take the greatest of. */
+struct roots {
+	const uint32_t *most;  /* t-Tuple: (most[i] / (n - i + 1))^(1/i) */
+	const uint64_t *pairs; /* LRS: (pairs[i] / (n - i + 1 choose 2))^(1/i) */
+	uint64_t n;
+};
+
+static inline double ratio(const struct roots *r, uint64_t i)
+{
+	uint64_t n = r->n;
+
+	if (r->most)
+		return (double)r->most[i] / (double)(n - i + 1);
+	return (double)r->pairs[i] / (double)(((n - i) * (n - i + 1)) >> 1);
+}
+
+/*
+ * The greatest root over i = lo..hi, or none if there is no i. There may be millions
+ * (v of them, for long repeats), and powl costs several times pow: pow (within an ULP)
+ * finds the greatest, and only the roots near it are rounded exactly. Roots are at most
+ * 1, so one that is 1 ends the search.
+ */
+static double max_root(const struct roots *r, uint64_t lo, uint64_t hi, double none)
+{
+	double fast = -1.0, best = none;
+	uint64_t i;
+
+	for (i = lo; i <= hi; i++) {
+		double q = pow(ratio(r, i), 1.0 / (double)i);
+
+		if (q > fast)
+			fast = q;
+	}
+	for (i = lo; i <= hi && best < 1.0; i++) {
+		double q = pow(ratio(r, i), 1.0 / (double)i);
+
+		if (q >= fast * (1.0 - 8 * DBL_EPSILON)) {
+			q = pow_rounded(ratio(r, i), 1.0 / (double)i);
+			if (q > best)
+				best = q;
+		}
+	}
+	return best;
+}
+
 static double upper_bound(double p, uint64_t n)
 {
 	return fmin(1.0, p + Z_ALPHA * sqrt(p * (1.0 - p) / ((double)n - 1.0)));
@@ -421,8 +467,8 @@ static double upper_bound(double p, uint64_t n)
 static void finish(const uint32_t *most, const uint64_t *pairs, uint64_t n, uint32_t v,
 		   struct sp90b_t_tuple *tt, struct sp90b_lrs *lrs)
 {
-	uint64_t u, i;
-	double p_max;
+	const struct roots rt = {.most = most, .n = n}, rl = {.pairs = pairs, .n = n};
+	uint64_t u;
 
 	for (u = 1; u <= v && most[u] >= SP90B_TUPLE_MIN_COUNT; u++)
 		;
@@ -430,16 +476,9 @@ static void finish(const uint32_t *most, const uint64_t *pairs, uint64_t n, uint
 		memset(tt, 0, sizeof(*tt));
 		tt->valid = u > 1;
 		tt->t = u - 1;
-		p_max = -1.0;
-		for (i = 1; i < u; i++) {
-			double p = pow_rounded((double)most[i] / (double)(n - i + 1), 1.0 / (double)i);
-
-			if (p > p_max)
-				p_max = p;
-		}
 		if (tt->valid) {
-			tt->p_hat_max = p_max;
-			tt->p_u = upper_bound(p_max, n);
+			tt->p_hat_max = max_root(&rt, 1, u - 1, -1.0);
+			tt->p_u = upper_bound(tt->p_hat_max, n);
 			tt->h = -log2(tt->p_u);
 		}
 	}
@@ -448,17 +487,9 @@ static void finish(const uint32_t *most, const uint64_t *pairs, uint64_t n, uint
 		lrs->valid = v >= u;
 		lrs->u = u;
 		lrs->v = v;
-		p_max = 0.0;
-		for (i = u; i <= v; i++) {
-			double p = pow_rounded((double)pairs[i] /
-					       (double)(((n - i) * (n - i + 1)) >> 1), 1.0 / (double)i);
-
-			if (p_max < p)
-				p_max = p;
-		}
 		if (lrs->valid) {
-			lrs->p_hat = p_max;
-			lrs->p_u = upper_bound(p_max, n);
+			lrs->p_hat = max_root(&rl, u, v, 0.0);
+			lrs->p_u = upper_bound(lrs->p_hat, n);
 			lrs->h = -log2(lrs->p_u);
 		}
 	}
