@@ -16,8 +16,8 @@
  * Both come from one suffix array and its LCP array. The suffixes are sorted 64 bits of
  * packed symbols at a time (MSD radix sort), as deep as they agree up to 1024 bits, then
  * by prefix doubling: O(n log n) whatever the input, and no doubling at all unless some
- * repeat is longer than that. Memory: 12 bytes a symbol, 16 with doubling. The functions
- * are pure: no globals, no logging.
+ * repeat is longer than that. Memory: 12 bytes a symbol (16 with doubling), and 20 a
+ * symbol of the longest repeat. The functions are pure: no globals, no logging.
  */
 
 /* Indices are 32-bit; NIST's tool takes no more than this either. */
