@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "policy.h"
-#include "sp80090b.h"
+#include "sp80090b_assess.h"
 #include "util.h"
 
 /* Everything one report shows. */
@@ -21,7 +21,7 @@ struct assessment {
 	const char *file;
 	size_t samples;
 	size_t above_bits; /* samples with bits set above the low `bits`: masked off */
-	struct sp90b_literal lit;
+	struct sp90b_assessment r;
 	enum src_class cls;
 	const char *config; /* the file the policy came from; NULL: built-in defaults */
 	struct policy_rule rule;
@@ -31,30 +31,47 @@ struct assessment {
 const char *assess_key(unsigned estimator)
 {
 	static const char *const keys[] = {
-		[SP90B_MCV] = "mcv",
-		[SP90B_MULTI_MCW] = "multimcw",
-		[SP90B_LAG] = "lag",
-		[SP90B_MULTI_MMC] = "multimmc",
-		[SP90B_LZ78Y] = "lz78y",
+		[SP90B_T_MCV] = "mcv",
+		[SP90B_T_COLLISION] = "collision",
+		[SP90B_T_MARKOV] = "markov",
+		[SP90B_T_COMPRESSION] = "compression",
+		[SP90B_T_TUPLE] = "t_tuple",
+		[SP90B_T_LRS] = "lrs",
+		[SP90B_T_MULTI_MCW] = "multimcw",
+		[SP90B_T_LAG] = "lag",
+		[SP90B_T_MULTI_MMC] = "multimmc",
+		[SP90B_T_LZ78Y] = "lz78y",
 	};
 
-	return estimator < SP90B_N_ESTIMATORS ? keys[estimator] : NULL;
+	return estimator < SP90B_N_TESTS ? keys[estimator] : NULL;
 }
 
-static const struct sp90b_pred *pred_of(const struct sp90b_literal *lit, unsigned e)
+static const struct sp90b_pred *pred_of(const struct sp90b_assessment *r, unsigned e)
 {
 	switch (e) {
-	case SP90B_MULTI_MCW: return &lit->mcw;
-	case SP90B_LAG: return &lit->lag;
-	case SP90B_MULTI_MMC: return &lit->mmc;
-	case SP90B_LZ78Y: return &lit->lz78y;
+	case SP90B_T_MULTI_MCW: return &r->mcw;
+	case SP90B_T_LAG: return &r->lag;
+	case SP90B_T_MULTI_MMC: return &r->mmc;
+	case SP90B_T_LZ78Y: return &r->lz78y;
 	default: return NULL;
 	}
 }
 
-static double h_of(const struct sp90b_literal *lit, unsigned e)
+/* Which estimator, of which view, set the assessment (NULL: none, a single value). */
+static const char *decided_by(const struct sp90b_assessment *r, bool json)
 {
-	return e == SP90B_MCV ? lit->mcv.h : pred_of(lit, e)->h;
+	static char buf[64];
+
+	if (r->k < 2)
+		return NULL;
+	if (r->n_bits && r->bits * r->h_bitstring < r->h_original) {
+		snprintf(buf, sizeof(buf), json ? "bitstring %s" : "bitstring %s",
+			 json ? assess_key(r->bitstring.min_by) : sp90b_test_name(r->bitstring.min_by));
+		return buf;
+	}
+	if (r->literal.min_by >= SP90B_N_TESTS)
+		return NULL;
+	return json ? assess_key(r->literal.min_by) : sp90b_test_name(r->literal.min_by);
 }
 
 /* The whole file (regular file, FIFO or character device), or NULL with a message. */
@@ -129,40 +146,68 @@ static json_t *pred_detail(const struct sp90b_pred *p)
 			 p->p_local < 0 ? json_null() : num(p->p_local));
 }
 
+static json_t *view_json(const struct sp90b_view *v)
+{
+	json_t *est = json_object();
+
+	for (unsigned e = 0; e < SP90B_N_TESTS; e++)
+		json_object_set_new(est, assess_key(e), v->valid[e] ? num(v->h[e]) : json_null());
+	return est;
+}
+
+static json_t *details_json(const struct sp90b_assessment *r)
+{
+	const struct sp90b_view *v = &r->literal;
+	json_t *det = json_object();
+
+	for (unsigned e = 0; e < SP90B_N_TESTS; e++) {
+		json_t *d = NULL;
+
+		if (!v->valid[e])
+			d = json_null();
+		else if (e == SP90B_T_MCV)
+			d = json_pack("{s:I, s:o, s:o}", "mode", (json_int_t)r->mcv.mode, "p_hat",
+				      num(r->mcv.p_hat), "p_u", num(r->mcv.p_u));
+		else if (e == SP90B_T_TUPLE)
+			d = json_pack("{s:I, s:o, s:o}", "t", (json_int_t)r->t_tuple.t, "p_hat_max",
+				      num(r->t_tuple.p_hat_max), "p_u", num(r->t_tuple.p_u));
+		else if (e == SP90B_T_LRS)
+			d = json_pack("{s:I, s:I, s:o, s:o}", "u", (json_int_t)r->lrs.u, "v",
+				      (json_int_t)r->lrs.v, "p_hat", num(r->lrs.p_hat), "p_u",
+				      num(r->lrs.p_u));
+		else if (pred_of(r, e))
+			d = pred_detail(pred_of(r, e));
+		if (d)
+			json_object_set_new(det, assess_key(e), d);
+	}
+	return det;
+}
+
 static void print_json(const struct assessment *a, FILE *out)
 {
-	const struct sp90b_literal *lit = &a->lit;
-	json_t *root = json_object(), *est = json_object(), *det = json_object(), *pol;
-	unsigned e;
+	const struct sp90b_assessment *r = &a->r;
+	json_t *root = json_object(), *pol;
+	const char *by = decided_by(r, true);
 
-	for (e = 0; e < SP90B_N_ESTIMATORS; e++) {
-		json_object_set_new(est, assess_key(e), lit->valid[e] ? num(h_of(lit, e))
-								    : json_null());
-		if (!lit->valid[e])
-			json_object_set_new(det, assess_key(e), json_null());
-		else if (e == SP90B_MCV)
-			json_object_set_new(det, assess_key(e),
-					    json_pack("{s:I, s:o, s:o}", "mode",
-						      (json_int_t)lit->mcv.mode, "p_hat",
-						      num(lit->mcv.p_hat), "p_u", num(lit->mcv.p_u)));
-		else
-			json_object_set_new(det, assess_key(e), pred_detail(pred_of(lit, e)));
-	}
 	pol = json_pack("{s:s, s:o, s:o, s:o}", "mode", policy_mode_name(a->rule.mode), "scale",
 			a->rule.mode == MODE_REDUCED ? num(a->rule.scale) : json_null(),
 			"cap_bits_per_event", num(a->rule.cap_bits_per_event),
 			"cap_bits_per_second", num(a->rule.cap_bits_per_second));
 	json_object_set_new(root, "file", json_string(a->file));
 	json_object_set_new(root, "samples", json_integer((json_int_t)a->samples));
-	json_object_set_new(root, "bits", json_integer(lit->bits));
-	json_object_set_new(root, "distinct", json_integer(lit->k));
+	json_object_set_new(root, "bits", json_integer(r->bits));
+	json_object_set_new(root, "distinct", json_integer(r->k));
 	json_object_set_new(root, "above_bits", json_integer((json_int_t)a->above_bits));
-	json_object_set_new(root, "estimators", est);
-	json_object_set_new(root, "min_entropy", num(lit->h));
-	json_object_set_new(root, "min_by", lit->min_by < SP90B_N_ESTIMATORS
-						    ? json_string(assess_key(lit->min_by))
-						    : json_null());
-	json_object_set_new(root, "details", det);
+	json_object_set_new(root, "estimators", view_json(&r->literal));
+	json_object_set_new(root, "bitstring",
+			    r->n_bits ? json_pack("{s:I, s:o}", "length", (json_int_t)r->n_bits,
+						  "estimators", view_json(&r->bitstring))
+				      : json_null());
+	json_object_set_new(root, "h_original", r->k < 2 ? json_null() : num(r->h_original));
+	json_object_set_new(root, "h_bitstring", r->n_bits ? num(r->h_bitstring) : json_null());
+	json_object_set_new(root, "min_entropy", num(r->h_assessed));
+	json_object_set_new(root, "min_by", by ? json_string(by) : json_null());
+	json_object_set_new(root, "details", details_json(r));
 	json_object_set_new(root, "class", json_string(class_name(a->cls)));
 	json_object_set_new(root, "config", a->config ? json_string(a->config) : json_null());
 	json_object_set_new(root, "policy", pol);
@@ -180,11 +225,11 @@ static void print_credit(const struct assessment *a, FILE *out)
 	fprintf(out, "  %-20s%.6f bits (one symbol per event)\n", "credit per event", a->credit);
 	switch (r->mode) {
 	case MODE_TRUSTED:
-		fprintf(out, "  %-20s= min(cap %g, %.6f)\n", "", r->cap_bits_per_event, a->lit.h);
+		fprintf(out, "  %-20s= min(cap %g, %.6f)\n", "", r->cap_bits_per_event, a->r.h_assessed);
 		break;
 	case MODE_REDUCED:
 		fprintf(out, "  %-20s= %g x min(cap %g, %.6f)\n", "", r->scale,
-			r->cap_bits_per_event, a->lit.h);
+			r->cap_bits_per_event, a->r.h_assessed);
 		break;
 	case MODE_MIX_ONLY:
 		fprintf(out, "  %-20smix-only: the data is mixed, never credited\n", "");
@@ -195,50 +240,81 @@ static void print_credit(const struct assessment *a, FILE *out)
 	}
 }
 
+/* Why an estimator of a view has no result. */
+static const char *not_run(const struct sp90b_assessment *r, bool bitstring, unsigned e)
+{
+	if (r->k < 2)
+		return "-";
+	if (bitstring && !r->n_bits)
+		return "-";
+	if (!bitstring && r->k > 2 &&
+	    (e == SP90B_T_COLLISION || e == SP90B_T_MARKOV || e == SP90B_T_COMPRESSION))
+		return "- (bitstrings only)";
+	if (!bitstring && e == SP90B_T_MULTI_MCW)
+		return "not run: needs at least 4096 samples";
+	return "not run: too few samples or no repeat";
+}
+
 static void print_text(const struct assessment *a, FILE *out)
 {
-	const struct sp90b_literal *lit = &a->lit;
-	const struct policy_rule *r = &a->rule;
-	unsigned e;
+	const struct sp90b_assessment *r = &a->r;
+	const struct policy_rule *rule = &a->rule;
+	const char *by = decided_by(r, false);
+	char cell[64];
 
 	fprintf(out, "%-22s%s\n", "file", a->file);
 	fprintf(out, "%-22s%zu, %u bit%s each, %u distinct value%s\n", "samples", a->samples,
-		lit->bits, lit->bits == 1 ? "" : "s", lit->k, lit->k == 1 ? "" : "s");
+		r->bits, r->bits == 1 ? "" : "s", r->k, r->k == 1 ? "" : "s");
 	if (a->above_bits)
 		fprintf(out, "%-22s%zu samples have bits above the low %u: only the low bits are "
-			"used, as ea_non_iid does\n", "", a->above_bits, lit->bits);
-	fputs("\nSP 800-90B literal estimators, min-entropy in bits per symbol:\n", out);
-	for (e = 0; e < SP90B_N_ESTIMATORS; e++) {
-		if (lit->valid[e])
-			fprintf(out, "  %-20s%.6f\n", sp90b_name(e), h_of(lit, e));
-		else if (lit->k < 2)
-			fprintf(out, "  %-20s(not run: every sample is the same symbol)\n",
-				sp90b_name(e));
-		else if (e == SP90B_MULTI_MCW)
-			fprintf(out, "  %-20s(not run: needs at least %d samples)\n", sp90b_name(e),
-				SP90B_MCW_MIN_SAMPLES);
+			"used, as ea_non_iid does\n", "", a->above_bits, r->bits);
+	fprintf(out, "\nSP 800-90B non-IID estimators, min-entropy (as ea_non_iid computes them):\n"
+		     "  %-20s%-26s%s\n", "", "literal, bits per sample",
+		"bitstring, bits per bit");
+	for (unsigned e = 0; e < SP90B_N_TESTS; e++) {
+		if (r->literal.valid[e])
+			snprintf(cell, sizeof(cell), "%.6f", r->literal.h[e]);
 		else
-			fprintf(out, "  %-20s(not run: too few samples)\n", sp90b_name(e));
+			snprintf(cell, sizeof(cell), "%s", not_run(r, false, e));
+		fprintf(out, "  %-20s%-26s", sp90b_test_name(e), cell);
+		if (r->bitstring.valid[e])
+			fprintf(out, "%.6f\n", r->bitstring.h[e]);
+		else
+			fprintf(out, "%s\n", not_run(r, true, e));
 	}
-	if (lit->min_by < SP90B_N_ESTIMATORS)
-		fprintf(out, "  %-20s%.6f, set by %s\n", "minimum", lit->h, sp90b_name(lit->min_by));
-	else
+	if (r->k < 2) {
 		fprintf(out, "  %-20s%.6f: a single symbol value carries no entropy\n", "minimum",
-			lit->h);
+			r->h_assessed);
+	} else {
+		fprintf(out, "  %-20s%.6f, set by %s\n", "H_original", r->h_original,
+			r->literal.min_by < SP90B_N_TESTS ? sp90b_test_name(r->literal.min_by)
+							  : "the sample width");
+		if (r->n_bits)
+			fprintf(out, "  %-20s%.6f, set by %s (x %u = %.6f)\n", "H_bitstring",
+				r->h_bitstring,
+				r->bitstring.min_by < SP90B_N_TESTS
+					? sp90b_test_name(r->bitstring.min_by)
+					: "the maximum",
+				r->bits, r->bits * r->h_bitstring);
+		else
+			fprintf(out, "  %-20s(no bitstring view: 2 values only)\n", "H_bitstring");
+		fprintf(out, "  %-20s%.6f, set by %s\n", "minimum", r->h_assessed,
+			by ? by : "the sample width");
+	}
 
 	fprintf(out, "\nPolicy for class %s, from %s:\n", class_name(a->cls),
 		a->config ? a->config : "built-in defaults");
-	fprintf(out, "  %-20s%s", "mode", policy_mode_name(r->mode));
-	if (r->mode == MODE_REDUCED)
-		fprintf(out, ", scale %g", r->scale);
+	fprintf(out, "  %-20s%s", "mode", policy_mode_name(rule->mode));
+	if (rule->mode == MODE_REDUCED)
+		fprintf(out, ", scale %g", rule->scale);
 	fprintf(out, "\n  %-20s%g bits/event, %g bits/s per instance\n", "caps",
-		r->cap_bits_per_event, r->cap_bits_per_second);
+		rule->cap_bits_per_event, rule->cap_bits_per_second);
 	print_credit(a, out);
 
-	fputs("\nThis is a bound from the five literal estimators only. NIST's full assessment\n"
-	      "(ea_non_iid) also runs the restart tests, the IID tests, the literal t-Tuple and\n"
-	      "LRS estimates and the bitstring estimators, and may find less: its result is the\n"
-	      "one to trust. Set caps and policy no higher than it supports.\n",
+	fputs("\nThis is ea_non_iid's estimate over the whole file, literal and bitstring views.\n"
+	      "NIST's full procedure also runs the restart tests and, for IID claims, the IID tests;\n"
+	      "a source is only as good as those say. Set caps and policy no higher than they\n"
+	      "support.\n",
 	      out);
 }
 
@@ -259,7 +335,8 @@ int assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *o
 	}
 	for (i = 0; i < a.samples; i++)
 		a.above_bits += (data[i] >> opts->bits) != 0;
-	if (sp90b_literal(data, a.samples, opts->bits, &a.lit) < 0) {
+	if (sp90b_assess(NULL, data, a.samples, opts->bits, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
+			 &a.r) < 0) {
 		/* the arguments were checked above and by the caller */
 		fprintf(err, "entropyd: --assess: %s: cannot be estimated\n", opts->file);
 		free(data);
@@ -270,7 +347,7 @@ int assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *o
 	a.config = cfg->path;
 	a.rule = cfg->policy[opts->cls].rule;
 	/* policy_credit caps the estimate itself: credit = weight x min(cap, H). */
-	a.credit = policy_credit(&a.rule, a.lit.h);
+	a.credit = policy_credit(&a.rule, a.r.h_assessed);
 	if (opts->json)
 		print_json(&a, out);
 	else

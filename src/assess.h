@@ -18,14 +18,15 @@ struct assess_opts {
 };
 
 /*
- * Read opts->file whole, run the five literal estimators over it (sp90b_literal), and print
- * each result, their minimum and the credit per event under cfg's rule for the class, as text
+ * Read opts->file whole, run NIST's non-IID assessment over it (sp90b_assess: ten estimators,
+ * literal and bitstring views), and print each result, the assessed min-entropy
+ * (min(H_original, bits x H_bitstring)) and the credit per event under cfg's rule, as text
  * or JSON, to out. Problems go to err, naming the file. Returns 0, or 1 if the file cannot be
  * read or holds fewer than 2 samples. Never needs privileges; starts nothing.
  */
 int assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *out, FILE *err);
 
-/* The JSON key of an estimator: "mcv", "multimcw", "lag", "multimmc", "lz78y". */
+/* The JSON key of an estimator (enum sp90b_test): "mcv", "collision", ..., "lz78y". */
 const char *assess_key(unsigned estimator);
 
 #endif
