@@ -1,24 +1,33 @@
 /* block_tp: the block:block_rq_complete tracepoint through perf_event_open.
  *
  * Per online CPU, one mmap'ed ring, owned by a dummy software event that never fires, and
- * two instances of the tracepoint that write into it (PERF_EVENT_IOC_SET_OUTPUT): one that
- * wakes us per completion, one that wakes us only when the ring is half full. One of them
- * is enabled at a time. While completions are few we are woken per completion and hand each
- * on at once (what matters at boot). A wakeup costs the completing CPU an interrupt (an IPI,
- * and a VM exit in a guest), which on a busy fast disk costs its I/O more than the tracing
- * itself (bench/block.sh measured twice the time per I/O): past BUSY_RECORDS completions in
- * BUSY_WINDOW_MS the other instance takes over and the rings are drained every POLL_MS,
- * until IDLE_POLLS drains in a row find fewer than IDLE_RECORDS records each. Completions
- * are counted, not wakeups: the interrupt is the kernel's per completion, however few times
- * a loaded machine lets us run.
+ * per traced disk one instance of the tracepoint, filtered in the kernel to that disk and
+ * writing into the ring (PERF_EVENT_IOC_SET_OUTPUT). Each completion is thus recorded once,
+ * by the one instance whose filter it passes: there is never a second instance of the same
+ * disk to double it, nor a gap while one hands over to another. A perf event takes a filter
+ * only once: a disk that comes or goes opens or closes its own instances and leaves the
+ * others be. Where the kernel takes no filter, one unfiltered instance per CPU, filtered
+ * here.
  *
- * A switch must neither lose nor double a completion: the new instance is enabled before
- * the old is disabled, and a completion that both recorded in between gives two adjacent
- * records in the ring, with the same raw entry, from different instances, microseconds
- * apart: the second is dropped. The same mechanism changes the device filter (a perf event
- * takes a filter only once): the idle instance is reopened with the new filter and switched
- * to. (A record is matched against the few before it, within a millisecond: a nested
- * completion may come between the two, a preempted vCPU may delay the second.)
+ * The instances never wake us themselves; the ring does when half full. While completions
+ * are few, one more instance per CPU, filtered to all traced disks, writes a bare record
+ * (no time, no data) per completion and wakes us for each (wakeup_events 1), so that each
+ * completion is handed on at once (what matters at boot). A wakeup costs the completing CPU
+ * an interrupt (an IPI, and a VM exit in a guest), which on a busy fast disk costs its I/O
+ * more than the tracing itself: past BUSY_RECORDS completions in BUSY_WINDOW_MS the waking
+ * instance is disabled and the rings are drained every POLL_MS, until IDLE_POLLS drains in a
+ * row find fewer than IDLE_RECORDS records each. Switching modes only enables or disables
+ * the waking instance: no completion's own record depends on it. Completions are counted,
+ * not wakeups.
+ *
+ * The waking instance is opened before the disks' instances where it can be, as the kernel
+ * then writes its record after theirs; else a wakeup may come just before the record it is
+ * for is written, and a drain that finds more wakeup records than completions drains again a
+ * little later.
+ *
+ * A CPU that goes offline takes its events with it for good: they stay off when it comes
+ * back. block_tp_rescan_cpus() finds such rings (their owner's enabled time stood still),
+ * drains and closes them, and opens rings and instances on every online CPU without.
  *
  * Timestamps are CLOCK_MONOTONIC (use_clockid). The raw entry's "dev" field (offset and size
  * read from tracefs, not assumed) says which disk completed. A readable ring drains every
@@ -49,7 +58,7 @@
 #define TRACEFS "/sys/kernel/tracing"
 #define TRACEFS_OLD "/sys/kernel/debug/tracing"
 #define EVENT_DIR "events/block/block_rq_complete"
-/* Data pages per CPU ring (a power of two): 256 KiB hold about 3600 completions, what a busy
+/* Data pages per CPU ring (a power of two): 256 KiB hold about 3200 completions, what a busy
  * disk completes while we wait ~100 ms for the CPU on a loaded machine. Halved down to
  * RING_PAGES_MIN where the locked-memory limit will not have that. */
 #define RING_PAGES 64
@@ -60,32 +69,25 @@
 #define POLL_MS 10
 #define IDLE_POLLS 20
 #define IDLE_RECORDS 2
-/* The two records of one completion are this close in time (microseconds, but a preempted
- * vCPU may stretch that), and at most PENDING_MAX records apart. */
-#define TWIN_NS 1000000
-#define PENDING_MAX 8
-#define RAW_MAX 128    /* raw entries compared for twins up to this size */
 #define MAX_CPUS 4096
+#define OFFLINE_NS 2000000 /* a CPU's events stopped longer than this: it was offline */
+#define WAKE_SIZE 16       /* a waking record: header and id */
+#define FILTER_MAX 2048
 
-/* The two instances of the tracepoint. */
-enum { WAKE_EACH, WAKE_HALF, NSLOTS };
+/* What perf_open opens. */
+enum { OWNER, DISK, WAKER };
 
-struct ring {
+struct cpu {
 	struct block_tp *tp;
 	unsigned cpu;
 	int dfd; /* the dummy event that owns the ring */
 	void *map;
 	size_t map_len;
 	struct event *ev;
-	int fd[NSLOTS];
-	uint64_t id[NSLOTS];
-	/* Records not yet matched, while a switch may have doubled completions. */
-	struct pending {
-		uint64_t id, t;
-		uint32_t len;
-		unsigned char raw[RAW_MAX];
-	} pending[PENDING_MAX];
-	size_t npending;
+	int wfd;          /* the waking instance, or -1 */
+	int *fd;          /* the instance of each source (tp->src), or -1 */
+	uint64_t enabled; /* the owner's enabled time when last looked at, */
+	uint64_t seen;    /* and when that was (CLOCK_MONOTONIC) */
 };
 
 struct block_tp {
@@ -96,25 +98,26 @@ struct block_tp {
 	unsigned dev_off, dev_size;
 	long page;
 	unsigned ring_pages;
-	struct ring *rings;
-	size_t nrings;
-	int active;            /* the enabled slot, or -1 */
-	unsigned gen[NSLOTS];  /* the filter generation each slot was opened with */
-	unsigned filter_gen;
-	char *filter;          /* NULL: none */
-	bool no_filter;        /* the kernel takes none: filter here only */
-	uint64_t twin_from, twin_to; /* times in which a switch may have doubled records */
+	struct cpu **cpus;
+	size_t ncpus;
+	/* The sources: one instance per CPU for each disk; or, where the kernel takes no
+	 * filter (no_filter), a single unfiltered one. */
+	uint32_t *src;
+	size_t nsrc;
+	bool no_filter;
+	char *wfilter; /* the waking instances' filter; NULL: none */
 	uint32_t *want;
 	size_t nwant;
 	struct block_tp_stats st;
-	uint64_t records;        /* sample records read from the rings */
+	uint64_t records;        /* sample records of completions read from the rings */
+	uint64_t wakes;          /* waking records read */
 	uint64_t counted_closed; /* what closed instances had counted */
 	uint64_t unsampled_said; /* unsampled completions already warned about */
 	size_t read_len;         /* 16 with PERF_FORMAT_LOST, else 8 */
-	bool busy;             /* drained by poll_ev, the half-full instance enabled */
+	bool busy;               /* no waking instances; drained by poll_ev */
 	struct event *poll_ev;
-	struct event *tail_ev; /* one drain after a switch */
-	uint64_t window_start; /* completions counted since */
+	struct event *tail_ev;   /* one drain a little later */
+	uint64_t window_start;   /* completions counted since */
 	uint64_t window_records;
 	unsigned quiet_polls;
 	size_t nbatch;
@@ -124,6 +127,7 @@ struct block_tp {
 };
 
 static struct log_ratelimit rl_lost = LOG_RATELIMIT_INIT;
+static struct log_ratelimit rl_ioctl = LOG_RATELIMIT_INIT;
 
 /* ---- tracefs ---- */
 
@@ -297,72 +301,37 @@ static void flush_batch(struct block_tp *tp)
 	tp->nbatch = 0;
 }
 
-static bool wanted(const struct block_tp *tp, uint32_t kdev)
+static bool in_list(const uint32_t *v, size_t n, uint32_t x)
 {
-	for (size_t i = 0; i < tp->nwant; i++)
-		if (tp->want[i] == kdev)
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
 			return true;
-	return false;
-}
-
-/* Is this record the second of a completion that both instances recorded during a switch?
- * Remembers it as the previous record otherwise. */
-static bool twin(struct block_tp *tp, struct ring *rg, uint64_t id, uint64_t t,
-		 const unsigned char *raw, uint32_t len)
-{
-	struct pending *p;
-
-	if (!tp->twin_to || t < tp->twin_from || t > tp->twin_to || len > RAW_MAX) {
-		rg->npending = 0;
-		return false;
-	}
-	for (size_t i = 0; i < rg->npending; i++) {
-		p = &rg->pending[i];
-		if (p->id != id && p->len == len &&
-		    (t > p->t ? t - p->t : p->t - t) <= TWIN_NS && memcmp(p->raw, raw, len) == 0) {
-			/* The other half of a pair: both are done with. */
-			*p = rg->pending[--rg->npending];
-			tp->st.twins++;
-			return true;
-		}
-	}
-	/* Unmatched so far: its twin may follow (usually next, later if a nested completion
-	 * came in between). The oldest goes when full. */
-	if (rg->npending == PENDING_MAX) {
-		memmove(rg->pending, rg->pending + 1, (PENDING_MAX - 1) * sizeof(*rg->pending));
-		rg->npending--;
-	}
-	p = &rg->pending[rg->npending++];
-	p->id = id;
-	p->t = t;
-	p->len = len;
-	memcpy(p->raw, raw, len);
 	return false;
 }
 
 /* A PERF_RECORD_SAMPLE with PERF_SAMPLE_IDENTIFIER | TIME | RAW: header, u64 id, u64 time,
- * u32 raw size, the raw tracepoint entry. */
-static void take_sample(struct block_tp *tp, struct ring *rg, const unsigned char *r,
-			size_t len)
+ * u32 raw size, the raw tracepoint entry. A waking instance's has only the id. */
+static void take_sample(struct block_tp *tp, const unsigned char *r, size_t len)
 {
-	uint64_t id, t;
+	uint64_t t;
 	uint32_t raw, kdev;
 	const unsigned char *entry = r + 28;
 
+	if (len == WAKE_SIZE) {
+		tp->wakes++;
+		return;
+	}
 	tp->records++;
 	if (len < 28) {
 		tp->st.bad++;
 		return;
 	}
-	memcpy(&id, r + 8, 8);
 	memcpy(&t, r + 16, 8);
 	memcpy(&raw, r + 24, 4);
 	if (raw > len - 28 || tp->dev_off + tp->dev_size > raw) {
 		tp->st.bad++;
 		return;
 	}
-	if (twin(tp, rg, id, t, entry, raw))
-		return;
 	if (tp->dev_size == 8) {
 		uint64_t d;
 
@@ -371,7 +340,7 @@ static void take_sample(struct block_tp *tp, struct ring *rg, const unsigned cha
 	} else {
 		memcpy(&kdev, entry + tp->dev_off, 4);
 	}
-	if (!wanted(tp, kdev)) {
+	if (!in_list(tp->want, tp->nwant, kdev)) {
 		tp->st.foreign++;
 		return;
 	}
@@ -383,10 +352,10 @@ static void take_sample(struct block_tp *tp, struct ring *rg, const unsigned cha
 	tp->nbatch++;
 }
 
-static void drain_ring(struct block_tp *tp, struct ring *rg)
+static void drain_ring(struct block_tp *tp, const struct cpu *c)
 {
-	struct perf_event_mmap_page *mp = rg->map;
-	unsigned char *data = (unsigned char *)rg->map + tp->page;
+	struct perf_event_mmap_page *mp = c->map;
+	unsigned char *data = (unsigned char *)c->map + tp->page;
 	uint64_t size = (uint64_t)tp->ring_pages * (uint64_t)tp->page;
 	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = mp->data_tail;
@@ -420,7 +389,7 @@ static void drain_ring(struct block_tp *tp, struct ring *rg)
 		}
 		switch (h.type) {
 		case PERF_RECORD_SAMPLE:
-			take_sample(tp, rg, r, h.size);
+			take_sample(tp, r, h.size);
 			break;
 		case PERF_RECORD_LOST:
 			if (h.size >= sizeof(h) + 16) {
@@ -431,7 +400,7 @@ static void drain_ring(struct block_tp *tp, struct ring *rg)
 				log_limited(&rl_lost, LOG_WARNING,
 					    "block: the kernel dropped %llu completions on CPU %u "
 					    "(ring full)",
-					    (unsigned long long)lost, rg->cpu);
+					    (unsigned long long)lost, c->cpu);
 			}
 			break;
 		case PERF_RECORD_THROTTLE:
@@ -439,7 +408,7 @@ static void drain_ring(struct block_tp *tp, struct ring *rg)
 			log_limited(&rl_lost, LOG_NOTICE,
 				    "block: perf throttled the completion event on CPU %u "
 				    "(kernel.perf_event_max_sample_rate)",
-				    rg->cpu);
+				    c->cpu);
 			break;
 		default:
 			break;
@@ -449,43 +418,50 @@ static void drain_ring(struct block_tp *tp, struct ring *rg)
 	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-/* Drain every ring; the number of records read. */
+/* Drain every ring; the number of completions' records read. A wakeup that came before the
+ * record it was for (more waking records than completions' records): drain again soon. */
 static uint64_t drain_all(struct block_tp *tp)
 {
-	uint64_t before = tp->st.samples + tp->st.foreign + tp->st.bad + tp->st.twins;
+	struct timeval tv = {.tv_sec = 0, .tv_usec = POLL_MS * 1000};
+	uint64_t records = tp->records, wakes = tp->wakes;
 
-	for (size_t i = 0; i < tp->nrings; i++)
-		drain_ring(tp, &tp->rings[i]);
+	for (size_t i = 0; i < tp->ncpus; i++)
+		drain_ring(tp, tp->cpus[i]);
 	flush_batch(tp);
-	/* Long past the switch, with every ring drained, no twin can still be on its way. */
-	if (tp->twin_to && mono_ns() > tp->twin_to + NS_PER_SEC)
-		tp->twin_from = tp->twin_to = 0;
-	return tp->st.samples + tp->st.foreign + tp->st.bad + tp->st.twins - before;
+	if (tp->wakes - wakes > tp->records - records && !evtimer_pending(tp->tail_ev, NULL))
+		event_add(tp->tail_ev, &tv);
+	return tp->records - records;
 }
 
-/* ---- the two instances ---- */
+/* ---- perf events ---- */
 
-static int perf_open(const struct block_tp *tp, unsigned cpu, int slot)
+static int perf_open(const struct block_tp *tp, unsigned cpu, int what)
 {
 	struct perf_event_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
-	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
-	a.disabled = 1;
+	/* A ring takes writers on its owner's clock only. */
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
-	if (tp->read_len == 16)
-		a.read_format = PERF_FORMAT_LOST;
-	if (slot < 0) {
-		/* The ring's owner: never fires; the ring wakes us when half full. */
+	if (what == OWNER) {
+		/* Never fires; its enabled time says whether its CPU has been offline. */
 		a.type = PERF_TYPE_SOFTWARE;
 		a.config = PERF_COUNT_SW_DUMMY;
+		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED;
 	} else {
 		a.type = PERF_TYPE_TRACEPOINT;
 		a.config = tp->id;
 		a.sample_period = 1;
-		a.wakeup_events = slot == WAKE_EACH ? 1 : 0;
+		a.disabled = 1;
+	}
+	if (what == DISK) {
+		a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+		if (tp->read_len == 16)
+			a.read_format = PERF_FORMAT_LOST;
+	} else if (what == WAKER) {
+		a.sample_type = PERF_SAMPLE_IDENTIFIER;
+		a.wakeup_events = 1;
 	}
 	return (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
@@ -500,29 +476,222 @@ static uint64_t count_of(const struct block_tp *tp, int fd)
 	return v[0];
 }
 
-static void slot_close(struct block_tp *tp, int slot)
+/* An instance on a CPU, with this filter (or none), writing into the CPU's ring, enabled
+ * if asked. -1 with the reason in err, and *filter_failed set if it was the filter. */
+static int inst_open(struct block_tp *tp, const struct cpu *c, int what, const char *filter,
+		     bool enable, bool *filter_failed, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < tp->nrings; i++) {
-		struct ring *rg = &tp->rings[i];
+	int fd = perf_open(tp, c->cpu, what);
 
-		if (rg->fd[slot] >= 0) {
-			tp->counted_closed += count_of(tp, rg->fd[slot]);
-			close(rg->fd[slot]);
-		}
-		rg->fd[slot] = -1;
+	if (fd < 0 && errno == EINVAL && what == DISK && tp->read_len == 16) {
+		/* Before Linux 6.0: no PERF_FORMAT_LOST. */
+		tp->read_len = 8;
+		fd = perf_open(tp, c->cpu, what);
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "perf_event_open on block:block_rq_complete, CPU %u: %s",
+			 c->cpu, strerror(errno));
+		return -1;
+	}
+	if (filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0) {
+		snprintf(err, errlen, "the kernel takes no device filter: %s", strerror(errno));
+		*filter_failed = true;
+		close(fd);
+		return -1;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->dfd) < 0 ||
+	    (enable && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)) {
+		snprintf(err, errlen, "cannot direct the tracepoint into its ring on CPU %u: %s",
+			 c->cpu, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void disk_close(struct block_tp *tp, struct cpu *c, size_t i)
+{
+	if (c->fd[i] >= 0) {
+		tp->counted_closed += count_of(tp, c->fd[i]);
+		close(c->fd[i]);
+	}
+	c->fd[i] = -1;
+}
+
+/* Source i's instance on a CPU. */
+static bool disk_open(struct block_tp *tp, struct cpu *c, size_t i, bool *filter_failed,
+		      char *err, size_t errlen)
+{
+	char filter[32];
+
+	if (!tp->no_filter)
+		block_tp_filter(&tp->src[i], 1, filter, sizeof(filter));
+	c->fd[i] = inst_open(tp, c, DISK, tp->no_filter ? NULL : filter, true, filter_failed,
+			     err, errlen);
+	return c->fd[i] >= 0;
+}
+
+static void waker_close(struct cpu *c)
+{
+	if (c->wfd >= 0)
+		close(c->wfd);
+	c->wfd = -1;
+}
+
+/* The waking instance on a CPU, with the current filter, enabled while not busy. Without
+ * one, the CPU's completions are drained when its ring is half full or by a later wakeup.
+ * false if the kernel took no filter. */
+static bool waker_open(struct block_tp *tp, struct cpu *c)
+{
+	char err[256];
+	bool filter_failed = false;
+
+	waker_close(c);
+	c->wfd = inst_open(tp, c, WAKER, tp->wfilter, !tp->busy, &filter_failed, err,
+			   sizeof(err));
+	if (c->wfd < 0 && !filter_failed)
+		log_limited(&rl_ioctl, LOG_WARNING,
+			    "block: no wakeup per completion on CPU %u (only when its ring is "
+			    "half full): %s",
+			    c->cpu, err);
+	return !filter_failed;
+}
+
+static void waker_enable(struct block_tp *tp, bool on)
+{
+	for (size_t j = 0; j < tp->ncpus; j++) {
+		struct cpu *c = tp->cpus[j];
+
+		if (c->wfd >= 0 &&
+		    ioctl(c->wfd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
+			log_limited(&rl_ioctl, LOG_WARNING,
+				    "block: cannot %s the wakeup per completion on CPU %u: %s",
+				    on ? "enable" : "disable", c->cpu, strerror(errno));
 	}
 }
 
+/* ---- sources: which instances exist ---- */
+
+static void src_remove(struct block_tp *tp, size_t i)
+{
+	for (size_t j = 0; j < tp->ncpus; j++) {
+		struct cpu *c = tp->cpus[j];
+
+		disk_close(tp, c, i);
+		memmove(c->fd + i, c->fd + i + 1, (tp->nsrc - i - 1) * sizeof(*c->fd));
+	}
+	memmove(tp->src + i, tp->src + i + 1, (tp->nsrc - i - 1) * sizeof(*tp->src));
+	tp->nsrc--;
+}
+
+/* Add a source and open its instance on every CPU. false (and nothing added) on failure,
+ * with *filter_failed set if the kernel takes no filter. */
+static bool src_add(struct block_tp *tp, uint32_t kdev, bool *filter_failed, char *err,
+		    size_t errlen)
+{
+	size_t i = tp->nsrc;
+
+	tp->src = xreallocarray(tp->src, i + 1, sizeof(*tp->src));
+	tp->src[i] = kdev;
+	tp->nsrc++;
+	for (size_t j = 0; j < tp->ncpus; j++) {
+		struct cpu *c = tp->cpus[j];
+
+		c->fd = xreallocarray(c->fd, tp->nsrc, sizeof(*c->fd));
+		c->fd[i] = -1;
+	}
+	for (size_t j = 0; j < tp->ncpus; j++)
+		if (!disk_open(tp, tp->cpus[j], i, filter_failed, err, errlen)) {
+			src_remove(tp, i);
+			return false;
+		}
+	return true;
+}
+
+/* The waking instances' filter for the wanted devices: none without kernel filters, or if
+ * it would be too long. Whether it changed. */
+static bool waker_filter(struct block_tp *tp)
+{
+	char filter[FILTER_MAX];
+	char *old = tp->wfilter;
+	bool changed;
+
+	tp->wfilter = NULL;
+	if (!tp->no_filter && block_tp_filter(tp->want, tp->nwant, filter, sizeof(filter)))
+		tp->wfilter = xstrdup(filter);
+	changed = !old != !tp->wfilter || (old && strcmp(old, tp->wfilter) != 0);
+	free(old);
+	return changed;
+}
+
+/* Where the kernel takes no filter, every completion of every disk reaches us. */
+static void without_filter(struct block_tp *tp, const char *why)
+{
+	log_info("block: %s; filtering here", why);
+	while (tp->nsrc)
+		src_remove(tp, tp->nsrc - 1);
+	tp->no_filter = true;
+}
+
+/* Bring the instances in line with what is wanted. */
+static void sources_update(struct block_tp *tp)
+{
+	char err[256];
+	bool filter_failed = false, changed;
+
+	for (size_t i = tp->nsrc; i-- > 0;)
+		if (!tp->nwant || (!tp->no_filter && !in_list(tp->want, tp->nwant, tp->src[i])))
+			src_remove(tp, i);
+	if (!tp->nwant) {
+		for (size_t j = 0; j < tp->ncpus; j++)
+			waker_close(tp->cpus[j]);
+		return;
+	}
+	/* The waking instances before the disks' where they can be: the kernel writes the
+	 * newest instance's record first, and a wakeup should come after its record. */
+	changed = waker_filter(tp);
+	for (size_t j = 0; j < tp->ncpus; j++) {
+		struct cpu *c = tp->cpus[j];
+
+		if ((changed || c->wfd < 0) && !waker_open(tp, c)) {
+			without_filter(tp, "the kernel takes no device filter");
+			sources_update(tp);
+			return;
+		}
+	}
+	if (tp->no_filter) {
+		if (!tp->nsrc && !src_add(tp, 0, &filter_failed, err, sizeof(err)))
+			log_warn("block: cannot open the tracepoint: %s", err);
+		return;
+	}
+	for (size_t i = 0; i < tp->nwant; i++) {
+		if (in_list(tp->src, tp->nsrc, tp->want[i]))
+			continue;
+		if (src_add(tp, tp->want[i], &filter_failed, err, sizeof(err)))
+			continue;
+		if (filter_failed) {
+			without_filter(tp, err);
+			sources_update(tp);
+			return;
+		}
+		log_warn("block: cannot open the tracepoint for %u:%u: %s", tp->want[i] >> 20,
+			 tp->want[i] & 0xfffff, err);
+	}
+}
+
+/* ---- load ---- */
+
 /* Completions perf counted but never wrote to a ring: a loss inside the kernel, which
- * reports it nowhere else (no PERF_RECORD_LOST, no lost_samples). Seen on a loaded VM. */
+ * reports it nowhere else (no PERF_RECORD_LOST, no lost_samples). Seen on a loaded VM, with
+ * a plain perf reader too. */
 static uint64_t unsampled(struct block_tp *tp)
 {
 	uint64_t counted = tp->counted_closed;
 
 	drain_all(tp);
-	for (size_t i = 0; i < tp->nrings; i++)
-		for (int slot = 0; slot < NSLOTS; slot++)
-			counted += count_of(tp, tp->rings[i].fd[slot]);
+	for (size_t j = 0; j < tp->ncpus; j++)
+		for (size_t i = 0; i < tp->nsrc; i++)
+			counted += count_of(tp, tp->cpus[j]->fd[i]);
 	tp->st.counted = counted;
 	return counted > tp->records ? counted - tp->records : 0;
 }
@@ -539,112 +708,6 @@ static void say_unsampled(struct block_tp *tp)
 	tp->unsampled_said = n;
 }
 
-/* (Re)open one instance on every ring, disabled, with the current filter. */
-static bool slot_open(struct block_tp *tp, int slot, char *err, size_t errlen)
-{
-	slot_close(tp, slot);
-	for (size_t i = 0; i < tp->nrings; i++) {
-		struct ring *rg = &tp->rings[i];
-		int fd = perf_open(tp, rg->cpu, slot);
-
-		if (fd < 0 && errno == EINVAL && tp->read_len == 16) {
-			/* Before Linux 6.0: no PERF_FORMAT_LOST. */
-			tp->read_len = 8;
-			fd = perf_open(tp, rg->cpu, slot);
-		}
-		if (fd < 0) {
-			snprintf(err, errlen, "perf_event_open on block:block_rq_complete, CPU %u: %s",
-				 rg->cpu, strerror(errno));
-			return false;
-		}
-		rg->fd[slot] = fd;
-		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rg->dfd) < 0 ||
-		    ioctl(fd, PERF_EVENT_IOC_ID, &rg->id[slot]) < 0) {
-			snprintf(err, errlen, "cannot direct the tracepoint into its ring: %s",
-				 strerror(errno));
-			return false;
-		}
-		if (tp->filter && !tp->no_filter &&
-		    ioctl(fd, PERF_EVENT_IOC_SET_FILTER, tp->filter) < 0) {
-			log_errno(LOG_INFO, "block: the kernel takes no device filter for the "
-					    "tracepoint; filtering here");
-			tp->no_filter = true;
-			return slot_open(tp, slot, err, errlen);
-		}
-	}
-	tp->gen[slot] = tp->filter_gen;
-	return true;
-}
-
-static void slot_enable(struct block_tp *tp, int slot, struct ring *rg, bool on)
-{
-	if (ioctl(rg->fd[slot], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
-		log_errno(LOG_WARNING, "block: cannot %s the tracepoint on CPU %u",
-			  on ? "enable" : "disable", rg->cpu);
-}
-
-/* Make `slot` the enabled instance: on each CPU the new one is enabled before the old is
- * disabled, and what both recorded in between is taken once (twin()). */
-static void switch_to(struct block_tp *tp, int slot)
-{
-	int old = tp->active;
-
-	if (old == slot)
-		return;
-	/* Two switches in a row (a filter change) make one longer window. */
-	if (!tp->twin_to)
-		tp->twin_from = mono_ns();
-	for (size_t i = 0; i < tp->nrings; i++) {
-		if (slot >= 0)
-			slot_enable(tp, slot, &tp->rings[i], true);
-		if (old >= 0)
-			slot_enable(tp, old, &tp->rings[i], false);
-	}
-	tp->active = slot;
-	if (old >= 0 && slot >= 0)
-		tp->twin_to = mono_ns() + TWIN_NS;
-	else if (!tp->twin_to)
-		tp->twin_from = 0;
-	/* What the old instance wrote last may not have woken us, and nothing may come after
-	 * it to do so: drain once, a little later, when the last of it is surely written. */
-	if (old >= 0) {
-		struct timeval tv = {.tv_sec = 0, .tv_usec = POLL_MS * 1000};
-
-		event_add(tp->tail_ev, &tv);
-	}
-}
-
-/* Bring the enabled instance in line with what is wanted: none without devices, else the
- * one for the current load, with the current filter. */
-static void reconcile(struct block_tp *tp)
-{
-	char err[256];
-	int want = tp->busy ? WAKE_HALF : WAKE_EACH;
-
-	if (!tp->nwant) {
-		switch_to(tp, -1);
-		return;
-	}
-	if (tp->active == want && tp->gen[want] == tp->filter_gen)
-		return;
-	if (tp->active == want) {
-		/* Same kind, new filter: the other kind bridges the change. */
-		int other = want == WAKE_EACH ? WAKE_HALF : WAKE_EACH;
-
-		if (tp->gen[other] != tp->filter_gen && !slot_open(tp, other, err, sizeof(err)))
-			goto fail;
-		switch_to(tp, other);
-	}
-	if (tp->gen[want] != tp->filter_gen && !slot_open(tp, want, err, sizeof(err)))
-		goto fail;
-	switch_to(tp, want);
-	return;
-fail:
-	log_warn("block: cannot reopen the tracepoint: %s", err);
-}
-
-/* ---- load ---- */
-
 static void set_busy(struct block_tp *tp, bool busy)
 {
 	struct timeval tv = {.tv_sec = 0, .tv_usec = POLL_MS * 1000};
@@ -655,25 +718,24 @@ static void set_busy(struct block_tp *tp, bool busy)
 	tp->quiet_polls = 0;
 	tp->window_records = 0;
 	tp->st.mode_switches++;
-	if (busy)
+	waker_enable(tp, !busy);
+	if (busy) {
 		event_add(tp->poll_ev, &tv);
-	else
-		event_del(tp->poll_ev);
-	reconcile(tp);
-	if (!busy)
-		say_unsampled(tp);
-	if (busy)
 		log_debug("block: busy: woken when a ring is half full, drained every 10 ms");
-	else
-		log_debug("block: quiet again: woken per completion (so far %llu completions taken, "
-			  "%llu lost, %llu recorded twice while switching)",
-			  (unsigned long long)tp->st.samples, (unsigned long long)tp->st.lost,
-			  (unsigned long long)tp->st.twins);
+		return;
+	}
+	event_del(tp->poll_ev);
+	/* What came after the last drain and before the wakeups were on has woken no one. */
+	event_add(tp->tail_ev, &tv);
+	say_unsampled(tp);
+	log_debug("block: quiet again: woken per completion (so far %llu completions taken, %llu "
+		  "lost)",
+		  (unsigned long long)tp->st.samples, (unsigned long long)tp->st.lost);
 }
 
 static void ring_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct block_tp *tp = ((struct ring *)arg)->tp;
+	struct block_tp *tp = ((struct cpu *)arg)->tp;
 	uint64_t now, n;
 
 	n = drain_all(tp);
@@ -704,96 +766,152 @@ static void poll_cb(evutil_socket_t fd, short what, void *arg)
 		set_busy(tp, false);
 }
 
-/* ---- open and close ---- */
+/* ---- CPUs and their rings ---- */
 
-static void ring_close(struct ring *rg)
+static void cpu_free(struct block_tp *tp, struct cpu *c)
 {
-	for (int s = 0; s < NSLOTS; s++)
-		if (rg->fd[s] >= 0)
-			close(rg->fd[s]);
-	if (rg->ev)
-		event_free(rg->ev);
-	if (rg->map)
-		munmap(rg->map, rg->map_len);
-	if (rg->dfd >= 0)
-		close(rg->dfd);
+	for (size_t i = 0; c->fd && i < tp->nsrc; i++)
+		disk_close(tp, c, i);
+	free(c->fd);
+	waker_close(c);
+	if (c->ev)
+		event_free(c->ev);
+	if (c->map)
+		munmap(c->map, c->map_len);
+	if (c->dfd >= 0)
+		close(c->dfd);
+	free(c);
 }
 
-static void rings_close(struct block_tp *tp)
+static uint64_t enabled_time(int fd)
 {
-	for (size_t i = 0; i < tp->nrings; i++)
-		ring_close(&tp->rings[i]);
-	free(tp->rings);
-	tp->rings = NULL;
-	tp->nrings = 0;
+	uint64_t v[2] = {0, 0};
+
+	if (read(fd, v, sizeof(v)) != (ssize_t)sizeof(v))
+		return 0;
+	return v[1];
 }
 
-void block_tp_close(struct block_tp *tp)
+/* A CPU's ring, of tp->ring_pages. NULL with errno ENODEV for an offline CPU; NULL with the
+ * reason in err otherwise, and *smaller set if the ring could not be mapped for the
+ * locked-memory limit (a smaller one may do). */
+static struct cpu *cpu_open(struct block_tp *tp, unsigned cpu, bool *smaller, char *err,
+			    size_t errlen)
 {
-	if (!tp)
-		return;
-	rings_close(tp);
-	if (tp->poll_ev)
-		event_free(tp->poll_ev);
-	if (tp->tail_ev)
-		event_free(tp->tail_ev);
-	free(tp->filter);
-	free(tp->want);
-	wipe(tp, sizeof(*tp));
-	free(tp);
+	struct cpu *c = xcalloc(1, sizeof(*c));
+	int e;
+
+	c->tp = tp;
+	c->cpu = cpu;
+	c->wfd = -1;
+	c->dfd = perf_open(tp, cpu, OWNER);
+	if (c->dfd < 0) {
+		e = errno;
+		snprintf(err, errlen, "perf_event_open failed on CPU %u: %s%s", cpu, strerror(e),
+			 e == EACCES || e == EPERM ? " (needs CAP_PERFMON or CAP_SYS_ADMIN, or a "
+						     "lower kernel.perf_event_paranoid)"
+						   : "");
+		goto fail;
+	}
+	c->map_len = (size_t)(tp->ring_pages + 1) * (size_t)tp->page;
+	c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, c->dfd, 0);
+	if (c->map == MAP_FAILED) {
+		e = errno;
+		c->map = NULL;
+		snprintf(err, errlen, "mmap of a %u KiB perf ring for CPU %u failed: %s",
+			 (unsigned)(tp->ring_pages * (unsigned long)tp->page / 1024), cpu,
+			 strerror(e));
+		*smaller = e == EPERM || e == ENOMEM;
+		goto fail;
+	}
+	c->ev = event_new(tp->base, c->dfd, EV_READ | EV_PERSIST, ring_cb, c);
+	if (!c->ev || event_add(c->ev, NULL) < 0) {
+		e = EINVAL;
+		snprintf(err, errlen, "cannot register the perf ring with the event loop");
+		goto fail;
+	}
+	c->enabled = enabled_time(c->dfd);
+	c->seen = mono_ns();
+	return c;
+fail:
+	cpu_free(tp, c);
+	errno = e;
+	return NULL;
 }
 
-/* A ring per online CPU, owned by a dummy event. */
-/* A ring per online CPU, owned by a dummy event, of tp->ring_pages. 0; -1 with the reason
- * in err; 1 if a ring could not be mapped for the locked-memory limit (a smaller size may
- * do). */
-static int rings_try(struct block_tp *tp, char *err, size_t errlen)
+/* Open the instances on a new CPU and add it. */
+static bool cpu_add(struct block_tp *tp, struct cpu *c, char *err, size_t errlen)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	int first_errno = 0;
+	bool filter_failed = false;
 
-	if (ncpu < 1)
-		ncpu = 1;
-	if (ncpu > MAX_CPUS)
-		ncpu = MAX_CPUS;
-	tp->rings = xcalloc((size_t)ncpu, sizeof(*tp->rings));
-	for (unsigned cpu = 0; cpu < (unsigned)ncpu; cpu++) {
-		struct ring *rg = &tp->rings[tp->nrings];
-		int fd = perf_open(tp, cpu, -1);
+	c->fd = xreallocarray(NULL, tp->nsrc ? tp->nsrc : 1, sizeof(*c->fd));
+	for (size_t i = 0; i < tp->nsrc; i++)
+		c->fd[i] = -1;
+	if (tp->nwant)
+		waker_open(tp, c);
+	for (size_t i = 0; i < tp->nsrc; i++)
+		if (!disk_open(tp, c, i, &filter_failed, err, errlen)) {
+			cpu_free(tp, c);
+			return false;
+		}
+	tp->cpus = xreallocarray(tp->cpus, tp->ncpus + 1, sizeof(*tp->cpus));
+	tp->cpus[tp->ncpus++] = c;
+	return true;
+}
 
-		if (fd < 0) {
-			/* ENODEV: an offline CPU. */
-			if (errno != ENODEV && !first_errno)
-				first_errno = errno;
+static bool have_cpu(const struct block_tp *tp, unsigned cpu)
+{
+	for (size_t j = 0; j < tp->ncpus; j++)
+		if (tp->cpus[j]->cpu == cpu)
+			return true;
+	return false;
+}
+
+static void cpus_close(struct block_tp *tp)
+{
+	for (size_t j = 0; j < tp->ncpus; j++)
+		cpu_free(tp, tp->cpus[j]);
+	free(tp->cpus);
+	tp->cpus = NULL;
+	tp->ncpus = 0;
+}
+
+static unsigned cpus_configured(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n < 1 ? 1 : n > MAX_CPUS ? MAX_CPUS : (unsigned)n;
+}
+
+/* Rings on every online CPU, of tp->ring_pages. 0; -1 with the reason in err; 1 if a ring
+ * could not be mapped for the locked-memory limit. */
+static int cpus_try(struct block_tp *tp, char *err, size_t errlen)
+{
+	unsigned n = cpus_configured();
+	char first[256] = "";
+
+	for (unsigned cpu = 0; cpu < n; cpu++) {
+		bool smaller = false;
+		struct cpu *c = cpu_open(tp, cpu, &smaller, err, errlen);
+
+		if (!c && errno == ENODEV)
+			continue; /* offline */
+		if (!c && smaller)
+			return 1;
+		if (!c) {
+			/* The first reason is the one to give, if no CPU works at all. */
+			if (!first[0])
+				strlcopy(first, err, sizeof(first));
 			continue;
 		}
-		rg->tp = tp;
-		rg->dfd = fd;
-		rg->cpu = cpu;
-		rg->fd[WAKE_EACH] = rg->fd[WAKE_HALF] = -1;
-		tp->nrings++;
-		rg->map_len = (size_t)(tp->ring_pages + 1) * (size_t)tp->page;
-		rg->map = mmap(NULL, rg->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (rg->map == MAP_FAILED) {
-			rg->map = NULL;
-			snprintf(err, errlen, "mmap of a %u KiB perf ring for CPU %u failed: %s",
-				 (unsigned)(tp->ring_pages * (unsigned long)tp->page / 1024), cpu,
-				 strerror(errno));
-			return errno == EPERM || errno == ENOMEM ? 1 : -1;
-		}
-		rg->ev = event_new(tp->base, fd, EV_READ | EV_PERSIST, ring_cb, rg);
-		if (!rg->ev || event_add(rg->ev, NULL) < 0) {
-			snprintf(err, errlen, "cannot register the perf ring with the event loop");
+		if (!cpu_add(tp, c, err, errlen))
 			return -1;
-		}
 	}
-	if (!tp->nrings) {
-		errno = first_errno ? first_errno : ENODEV;
-		snprintf(err, errlen, "perf_event_open failed: %s%s", strerror(errno),
-			 errno == EACCES || errno == EPERM
-				 ? " (needs CAP_PERFMON or CAP_SYS_ADMIN, or a lower "
-				   "kernel.perf_event_paranoid)"
-				 : "");
+	if (!tp->ncpus) {
+		if (first[0])
+			strlcopy(err, first, errlen);
+		else
+			snprintf(err, errlen, "perf_event_open failed: no CPU online");
 		return -1;
 	}
 	return 0;
@@ -801,21 +919,87 @@ static int rings_try(struct block_tp *tp, char *err, size_t errlen)
 
 /* The rings, as large as the locked-memory limit (perf_event_mlock_kb, then RLIMIT_MEMLOCK
  * without CAP_IPC_LOCK) lets them be. */
-static bool rings_open(struct block_tp *tp, char *err, size_t errlen)
+static bool cpus_open(struct block_tp *tp, char *err, size_t errlen)
 {
 	int r;
 
 	for (tp->ring_pages = RING_PAGES;; tp->ring_pages /= 2) {
-		r = rings_try(tp, err, errlen);
+		r = cpus_try(tp, err, errlen);
 		if (r <= 0 || tp->ring_pages <= RING_PAGES_MIN)
 			break;
-		rings_close(tp);
+		cpus_close(tp);
 	}
 	if (r == 0 && tp->ring_pages < RING_PAGES)
 		log_notice("block: the locked-memory limit allows perf rings of %u KiB only: a "
 			   "busy disk may overrun them (raise LimitMEMLOCK= or grant CAP_IPC_LOCK)",
 			   (unsigned)(tp->ring_pages * (unsigned long)tp->page / 1024));
 	return r == 0;
+}
+
+unsigned block_tp_rescan_cpus(struct block_tp *tp)
+{
+	unsigned n = cpus_configured(), changed = 0;
+	char err[256];
+
+	/* A CPU that went offline: its events are dead, even if it is back. The owner's
+	 * enabled time then stood still for a while: it ran behind ours (which may be slewed
+	 * by 500 ppm; going offline and back takes milliseconds). */
+	for (size_t j = 0; j < tp->ncpus;) {
+		struct cpu *c = tp->cpus[j];
+		uint64_t en = enabled_time(c->dfd), now = mono_ns(), wall = now - c->seen;
+
+		if (en >= c->enabled && en - c->enabled + OFFLINE_NS + wall / 1000 >= wall) {
+			c->enabled = en;
+			c->seen = now;
+			j++;
+			continue;
+		}
+		drain_ring(tp, c);
+		flush_batch(tp);
+		log_notice("block: CPU %u went offline: its perf events are gone, and its "
+			   "completions were not seen from then on",
+			   c->cpu);
+		cpu_free(tp, c);
+		tp->cpus[j] = tp->cpus[--tp->ncpus];
+		changed++;
+	}
+	for (unsigned cpu = 0; cpu < n; cpu++) {
+		bool smaller = false;
+		struct cpu *c;
+
+		if (have_cpu(tp, cpu))
+			continue;
+		c = cpu_open(tp, cpu, &smaller, err, sizeof(err));
+		if (!c && errno == ENODEV)
+			continue;
+		if (!c || !cpu_add(tp, c, err, sizeof(err))) {
+			log_limited(&rl_ioctl, LOG_WARNING, "block: CPU %u is online, but: %s", cpu,
+				    err);
+			continue;
+		}
+		log_notice("block: CPU %u is online: its perf ring is open", cpu);
+		changed++;
+	}
+	tp->st.cpus = (unsigned)tp->ncpus;
+	return changed;
+}
+
+/* ---- open and close ---- */
+
+void block_tp_close(struct block_tp *tp)
+{
+	if (!tp)
+		return;
+	cpus_close(tp);
+	if (tp->poll_ev)
+		event_free(tp->poll_ev);
+	if (tp->tail_ev)
+		event_free(tp->tail_ev);
+	free(tp->src);
+	free(tp->want);
+	free(tp->wfilter);
+	wipe(tp, sizeof(*tp));
+	free(tp);
 }
 
 struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, void *ctx,
@@ -826,55 +1010,41 @@ struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, vo
 	tp->base = base;
 	tp->fn = fn;
 	tp->ctx = ctx;
-	tp->active = -1;
 	tp->page = sysconf(_SC_PAGESIZE);
 	tp->read_len = 16;
 	tp->poll_ev = event_new(base, -1, EV_PERSIST, poll_cb, tp);
 	tp->tail_ev = evtimer_new(base, tail_cb, tp);
-	if (!read_tracepoint(tp, err, errlen) || !rings_open(tp, err, errlen) ||
-	    !slot_open(tp, WAKE_EACH, err, errlen) || !slot_open(tp, WAKE_HALF, err, errlen)) {
+	if (!read_tracepoint(tp, err, errlen) || !cpus_open(tp, err, errlen)) {
 		block_tp_close(tp);
 		return NULL;
 	}
-	tp->st.cpus = (unsigned)tp->nrings;
+	tp->st.cpus = (unsigned)tp->ncpus;
 	tp->st.id = tp->id;
 	tp->st.ring_kib = (unsigned)(tp->ring_pages * (unsigned long)tp->page / 1024);
 	return tp;
 }
 
-static bool same_set(const struct block_tp *tp, const uint32_t *kdevs, size_t n)
-{
-	if (n != tp->nwant)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!wanted(tp, kdevs[i]))
-			return false;
-	return true;
-}
-
 void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n)
 {
-	char filter[2048];
+	bool same = n == tp->nwant;
 
-	if (!same_set(tp, kdevs, n)) {
-		free(tp->want);
-		tp->want = n ? xreallocarray(NULL, n, sizeof(*kdevs)) : NULL;
-		if (n)
-			memcpy(tp->want, kdevs, n * sizeof(*kdevs));
-		tp->nwant = n;
-		free(tp->filter);
-		tp->filter = NULL;
-		/* Without a kernel filter, every completion of every disk reaches us. */
-		if (n && !tp->no_filter && block_tp_filter(kdevs, n, filter, sizeof(filter)))
-			tp->filter = xstrdup(filter);
-		tp->filter_gen++;
-	}
-	reconcile(tp);
+	for (size_t i = 0; same && i < n; i++)
+		same = in_list(tp->want, tp->nwant, kdevs[i]);
+	if (same)
+		return;
+	/* What the rings hold was recorded for the devices wanted until now. */
+	drain_all(tp);
+	free(tp->want);
+	tp->want = n ? xreallocarray(NULL, n, sizeof(*kdevs)) : NULL;
+	if (n)
+		memcpy(tp->want, kdevs, n * sizeof(*kdevs));
+	tp->nwant = n;
+	sources_update(tp);
 }
 
 void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out)
 {
 	tp->st.unsampled = unsampled(tp);
 	*out = tp->st;
-	out->kernel_filter = tp->filter != NULL && !tp->no_filter;
+	out->kernel_filter = tp->nsrc && !tp->no_filter;
 }

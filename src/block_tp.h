@@ -1,5 +1,5 @@
-/* block_tp: the block:block_rq_complete tracepoint through perf_event_open, one ring per CPU,
- * CLOCK_MONOTONIC timestamps. Works where debugfs is closed (kernel lockdown). */
+/* block_tp: the block:block_rq_complete tracepoint through perf_event_open, per CPU and
+ * disk, CLOCK_MONOTONIC timestamps. Works where debugfs is closed (kernel lockdown). */
 #ifndef ENTROPYD_BLOCK_TP_H
 #define ENTROPYD_BLOCK_TP_H
 
@@ -13,9 +13,9 @@
 struct block_tp;
 
 struct block_tp_stats {
-	unsigned cpus;       /* rings open */
+	unsigned cpus;       /* CPUs with rings open */
 	unsigned id;         /* the tracepoint's id */
-	unsigned ring_kib;   /* size of each ring */
+	unsigned ring_kib;   /* size of each CPU's large ring */
 	bool kernel_filter;  /* the kernel filters by device; else only we do */
 	uint64_t samples;    /* completions of wanted devices handed on */
 	uint64_t foreign;    /* completions of other devices (no kernel filter) */
@@ -24,7 +24,6 @@ struct block_tp_stats {
 	uint64_t unsampled;  /* ... of which it never wrote a record (a silent kernel loss) */
 	uint64_t throttled;  /* times perf throttled the event */
 	uint64_t bad;        /* malformed records */
-	uint64_t twins;      /* completions recorded twice during a switch, taken once */
 	uint64_t mode_switches; /* between woken per completion and drained every 10 ms */
 };
 
@@ -37,6 +36,10 @@ struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, vo
 /* Only these devices (kernel dev_t) are wanted: the events are filtered to them in the
  * kernel where it takes a filter, and always here. n == 0 disables the events. */
 void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n);
+
+/* CPUs that came online since (or went offline and came back: their events are dead) get
+ * rings and events. Returns how many CPUs were opened or closed. */
+unsigned block_tp_rescan_cpus(struct block_tp *tp);
 
 /* Drains the rings first, so that the figures add up. */
 void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out);

@@ -362,13 +362,11 @@ static void backend_close(struct block_state *st)
 		block_tp_get_stats(st->tp, &s);
 		log_info("block: tracepoint: %llu completions taken, %llu of other disks, %llu lost "
 			 "(ring full), %llu malformed; perf counted %llu, of which it never wrote "
-			 "%llu; %llu busy periods, %llu completions recorded twice while switching "
-			 "and taken once",
+			 "%llu; %llu busy periods; %u CPUs",
 			 (unsigned long long)s.samples, (unsigned long long)s.foreign,
 			 (unsigned long long)s.lost, (unsigned long long)s.bad,
 			 (unsigned long long)s.counted, (unsigned long long)s.unsampled,
-			 (unsigned long long)(s.mode_switches + 1) / 2,
-			 (unsigned long long)s.twins);
+			 (unsigned long long)(s.mode_switches + 1) / 2, s.cpus);
 	}
 	block_tp_close(st->tp);
 	st->tp = NULL;
