@@ -541,6 +541,8 @@ static void rescan(struct block_state *st)
 			disk_remove(st, d, "gone (removed, detached or without a medium); dropped");
 	}
 	update_filter(st);
+	if (st->tp)
+		block_tp_rescan_cpus(st->tp);
 }
 
 /* ---- timers and uevents ---- */
@@ -609,14 +611,16 @@ static void schedule_rescan(struct block_state *st)
 		event_add(st->rescan_ev, &tv);
 }
 
-/* Is this uevent (NUL-separated KEY=value lines) about a block device? */
+/* Is this uevent (NUL-separated KEY=value lines) about a block device, or a CPU (one that
+ * comes online needs its perf ring)? */
 static bool block_uevent(const char *buf, size_t len)
 {
 	for (size_t i = 0; i < len;) {
 		const char *s = buf + i;
 		size_t n = strnlen(s, len - i);
 
-		if (n == 15 && memcmp(s, "SUBSYSTEM=block", 15) == 0)
+		if ((n == 15 && memcmp(s, "SUBSYSTEM=block", 15) == 0) ||
+		    (n == 13 && memcmp(s, "SUBSYSTEM=cpu", 13) == 0))
 			return true;
 		i += n + 1;
 	}

@@ -20,8 +20,10 @@ BLKT=$top_builddir/tests/blkt
 LOOPS=()
 IMGS=()
 HOLD_PID=
+CPU_OFF= # a CPU this test took offline
 block_cleanup() {
 	local l
+	[ -n "$CPU_OFF" ] && echo 1 > "$CPU_OFF"
 	exec 8>&- 2>/dev/null
 	[ -n "$HOLD_PID" ] && kill "$HOLD_PID" 2>/dev/null
 	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
@@ -212,6 +214,32 @@ final=$(( $(summary "$N" | grep -oE '[0-9]+ events' | cut -d' ' -f1) + done_L2 -
 [ $((taken + unsampled)) -eq "$done_all" ] ||
 	fail "$taken taken + $unsampled never written != $done_all completed: the daemon lost or doubled some"
 pass "$done_all completions: $taken sampled, $unsampled never written by perf, none twice"
+
+# ---- CPU hotplug: a CPU's perf events die with it; when it is back, so is its ring ----
+CPU1=/sys/devices/system/cpu/cpu1/online
+if [ ! -w "$CPU1" ] || [ "$(cat "$CPU1" 2>/dev/null)" != 1 ]; then
+	echo "  skip: CPU hotplug: $CPU1 is not there, not writable or not online"
+elif ! command -v taskset > /dev/null; then
+	echo "  skip: CPU hotplug: no taskset"
+else
+	conf "$T/tp1.conf" tracepoint "$N"
+	start_ns "" -v --dry-run -f "$T/tp1.conf"
+	wait_for 5 grep -q "block/$N: attached (virtual)" "$T/log" || fail "$N not attached"
+	CPU_OFF=$CPU1
+	echo 0 > "$CPU1" || fail "could not take CPU 1 offline"
+	wait_for 5 grep -q "block: CPU 1 went offline" "$T/log" || fail "CPU 1 offline not seen"
+	echo 1 > "$CPU1" || fail "could not bring CPU 1 back online"
+	CPU_OFF=
+	wait_for 5 grep -q "block: CPU 1 is online: its perf ring is open" "$T/log" ||
+		fail "CPU 1 back online, but no ring opened"
+	before=$(requests "$L")
+	taskset -c 1 "$DIO" -r 1000 -w 500 -s 16 "$L" > /dev/null || fail "dio on CPU 1"
+	[ $(($(requests "$L") - before)) -eq 1500 ] || fail "kernel request count"
+	MISS[$N]=0
+	expect_events "$N" 1500
+	stop_daemon
+	pass "CPU 1 offline and back: its ring reopened, 1500 completions from it counted"
+fi
 
 # ---- blktrace: set up, started, and on this kernel (lockdown) stopped on EPERM ----
 conf "$T/bt.conf" blktrace "$N"
