@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sp80090b_assess.h"
 #include "util.h"
 
 /* The least estimate credited, in bits per event. A source whose timing is replayed or
@@ -34,9 +35,11 @@ struct est_report {
 	uint64_t blocks, estimated; /* full blocks seen, and estimated (see est_sp90b.c) */
 	bool have_estimate;
 	double h;           /* min-entropy per symbol now used, when have_estimate */
-	const char *min_by; /* which estimator set it */
-	double h_each[5];   /* MCV, MultiMCW, Lag, MultiMMC, LZ78Y */
-	bool valid[5];
+	const char *min_by; /* which estimator set it, e.g. "LZ78Y", "bitstring Compression" */
+	/* The latest result of each SP 800-90B estimator (enum sp90b_test), per view: literal in
+	 * bits per symbol, bitstring in bits per bit. */
+	double h_lit[SP90B_N_TESTS], h_bit[SP90B_N_TESTS];
+	bool valid_lit[SP90B_N_TESTS], valid_bit[SP90B_N_TESTS];
 };
 
 struct est_ops {

@@ -1,8 +1,8 @@
-/* est_sp90b: the online SP 800-90B estimator: min(kernel rule, literal min-entropy, cap). */
+/* est_sp90b: the online SP 800-90B estimator: min(kernel rule, non-IID min-entropy, cap). */
 #include "autoconf.h"
 
 #include "est.h"
-#include "sp80090b.h"
+#include "sp80090b_assess.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,46 +15,37 @@
  * jiffy, (t % jiffy) / quantum: what the kernel's own timestamp does not see, so nothing is
  * counted twice. Every event has a phase, the first included.
  *
- * Credit per event = min(kernel Δ/Δ²/Δ³ rule, H, cap). H is the SP 800-90B literal
- * min-entropy per symbol (one symbol per event) over the instance's recent symbols, 0 until
- * the first H exists. The kernel rule (est_kernel's, on the same timestamps) applies at full
- * resolution only: in sub-jiffy mode it is what the kernel already counts.
+ * Credit per event = min(kernel Δ/Δ²/Δ³ rule, H, cap). H is SP 800-90B's non-IID
+ * min-entropy per symbol (one symbol per event) over the instance's recent symbols, as NIST's
+ * ea_non_iid assesses it: min(H_original, 8 x H_bitstring), the literal view's estimators
+ * over the symbols and all ten over their bits (sp80090b_assess.h); 0 until the first H
+ * exists. The kernel rule (est_kernel's, on the same timestamps) applies at full resolution
+ * only: in sub-jiffy mode it is what the kernel already counts.
  *
  * Schedule. Symbols are buffered (4 KB per instance) into non-overlapping blocks of
  * BLOCK = 4096, the least MultiMCW runs on. The first H comes from the first 1024 symbols
- * (all estimators but MultiMCW, which NIST skips below 4096, as sp90b_literal does), is
- * refined at 2048, and from then on every full block gives a new H:
- *  - MCV, MultiMCW and Lag run on every block;
- *  - MultiMMC and LZ78Y (one shared pass over classes of equal contexts) run on the first
- *    block and on every COSTLY_EVERY-th one after it.
- * A block is estimated only if a second of event time has passed since the last estimated
- * one (the first always is): a slow source (keys, a disk at a few hundred I/O a second) has
- * every block estimated, a flood of packets about one block a second, so the estimator's
- * cost per event falls with the rate (at 60,000 packets a second, by about 15 times).
- * Between estimates the last H stands, and the health tests still see every symbol; what
- * a change of the source could earn before the next estimate is bounded by the per-second
- * cap (cap_bits_per_second) times that second. "Every COSTLY_EVERY-th" below counts
- * estimated blocks.
- * H = min(latest MCV/MultiMCW/Lag result, latest MultiMMC/LZ78Y result). On blocks where all
- * five run (and at 1024 and 2048) H is exactly sp90b_literal() over those symbols at 8 bits.
- * In between, the dictionary predictors' last word stands, so a source that turns
- * predictable in a way only they see (a replay longer than Lag's 128) is caught at most
- * COSTLY_EVERY blocks later; until then credit stays at the lower of the two results.
+ * (every estimator that can run on so few), is refined at 2048, and then comes from full
+ * blocks. A block is estimated only if a second of event time has passed since the last
+ * estimated one (the first always is): a slow source (keys, a disk at a few hundred I/O a
+ * second) has every block estimated, a flood of packets about one block a second, so the
+ * estimator's cost per event falls with the rate. Between estimates the last H stands, and
+ * the health tests still see every symbol; what a change of the source could earn before
+ * the next estimate is bounded by the per-second cap (cap_bits_per_second) times that second.
+ * Of the estimated blocks,
+ *  - every one runs the cheap estimators: MCV, MultiMCW and Lag on the symbols, MCV,
+ *    Collision and Markov on the bits;
+ *  - the first and every COSTLY_EVERY-th also MultiMMC, LZ78Y, t-Tuple and LRS on the
+ *    symbols, and Compression, t-Tuple and LRS on the bits (about 5 ms in all);
+ *  - the first and every RARE_EVERY-th also the four predictors on the bits (32768 of them:
+ *    15-30 ms, the costliest by far, and on NIST's reference data never the least).
+ * H is the minimum over every estimator's latest result, so an estimator that ran on an
+ * earlier block keeps its word until it runs again. On the first block, and at 1024 and
+ * 2048, H is exactly sp90b_assess() over those symbols at 8 bits; a source that turns
+ * predictable in a way only the rarer ones see is caught at most that many estimated blocks
+ * later, the cheaper ones (which see stuck, periodic and short replayed timing) on the next.
  *
- * Why 8: CPU per event of est_add, amortised over 5M events (ns, CLOCK_PROCESS_CPUTIME_ID,
- * the 2-core development machine, busy; figures move by +-20% with its load):
- *
- *   MultiMMC/LZ78Y every      1 block   8 blocks
- *   random deltas               114        90
- *   disk-like (2/3 at 100 us)   296       154
- *   two intervals, at random    528       200
- *   512-delta replay            529       135
- *   two intervals, alternating  387       135
- *   exactly 1 ms                 18        14
- *
- * MCV+MultiMCW+Lag cost 50-110 ns per symbol; MultiMMC+LZ78Y 30 (random) to 350 (few
- * symbols, replays: every context recurs) per symbol of the block they run on. At 8 the
- * worst case stays near 200 ns beside the pipeline's other ~40 (budget: 300 per sample).
+ * Cost: CPU per event of est_add for a stream of events at random 0.2-2 ms intervals (every
+ * block estimated), amortised: see bench/pipeline.c; at flood rates a block a second.
  *
  * A 4096-symbol block can show at most about 6.6 bits per symbol even from a perfect
  * source (MCV's 99% bound on the commonest of 256 values), well above the class caps.
@@ -67,7 +58,17 @@
 #define FIRST_ESTIMATE 1024
 #define SECOND_ESTIMATE 2048
 #define COSTLY_EVERY 8
+#define RARE_EVERY 64
 #define ESTIMATE_EVERY_NS NS_PER_SEC
+
+#define T(x) SP90B_TEST_BIT(SP90B_T_##x)
+/* Every view's estimators, by how often they run (see the schedule above). */
+static const unsigned lit_cheap = T(MCV) | T(MULTI_MCW) | T(LAG) | T(COLLISION) | T(MARKOV);
+static const unsigned bit_cheap = T(MCV) | T(COLLISION) | T(MARKOV);
+static const unsigned lit_costly = T(MULTI_MMC) | T(LZ78Y) | T(TUPLE) | T(LRS) | T(COMPRESSION);
+static const unsigned bit_costly = T(COMPRESSION) | T(TUPLE) | T(LRS);
+static const unsigned bit_rare = T(MULTI_MCW) | T(LAG) | T(MULTI_MMC) | T(LZ78Y);
+#undef T
 
 struct sp90b_est {
 	uint64_t quantum_ns, jiffy_ns;
@@ -79,18 +80,15 @@ struct sp90b_est {
 	uint64_t estimated_t; /* the event time of the last estimated block's end */
 	bool have_last, have_estimate;
 	double h;          /* current min-entropy per symbol */
-	double h_cheap, h_costly;
-	enum sp90b_estimator min_by;
-	double h_each[SP90B_N_ESTIMATORS];
-	bool valid[SP90B_N_ESTIMATORS];
+	const char *min_by;
+	struct sp90b_view lit, bit; /* every estimator's latest result */
 	size_t fill;       /* symbols in buf */
 	uint8_t buf[BLOCK];
 };
 
 static struct {
 	unsigned users;
-	struct sp90b_work *work;
-	uint8_t sym[BLOCK];
+	struct sp90b_scratch *work;
 } scratch;
 
 static void *sp90b_create(const struct est_params *p)
@@ -102,7 +100,7 @@ static void *sp90b_create(const struct est_params *p)
 	if (!s->jiffy_ns)
 		s->kernel = est_kernel_ops.create(p);
 	if (scratch.users++ == 0)
-		scratch.work = sp90b_work_new();
+		scratch.work = sp90b_scratch_new();
 	return s;
 }
 
@@ -115,71 +113,76 @@ static void sp90b_destroy(void *state)
 	wipe(s, sizeof(*s));
 	free(s);
 	if (--scratch.users == 0) {
-		sp90b_work_free(scratch.work);
+		sp90b_scratch_free(scratch.work); /* wipes its buffers */
 		scratch.work = NULL;
-		wipe(scratch.sym, sizeof(scratch.sym));
 	}
 }
 
-/* The least valid result among estimators [from, to), or +inf. */
-static double least(const struct sp90b_est *s, unsigned from, unsigned to)
+/* The results of the estimators in `ran` (of one view) replace the earlier ones. */
+static void take(struct sp90b_view *keep, const struct sp90b_view *got, unsigned ran)
 {
-	double h = INFINITY;
+	for (unsigned t = 0; t < SP90B_N_TESTS; t++) {
+		if (!(ran & SP90B_TEST_BIT(t)))
+			continue;
+		keep->valid[t] = got->valid[t];
+		keep->h[t] = got->h[t];
+	}
+}
 
-	for (unsigned e = from; e < to; e++)
-		if (s->valid[e] && s->h_each[e] < h)
-			h = s->h_each[e];
+/* The least valid result of a view, at most h_max; its estimator in *by. */
+static double least(const struct sp90b_view *v, double h_max, enum sp90b_test *by)
+{
+	double h = h_max;
+
+	*by = SP90B_N_TESTS;
+	for (unsigned t = 0; t < SP90B_N_TESTS; t++)
+		if (v->valid[t] && v->h[t] < h) {
+			h = v->h[t];
+			*by = t;
+		}
 	return h;
 }
 
-static void set_result(struct sp90b_est *s, enum sp90b_estimator e, bool ok, double h)
+/* Estimate over buf[0..n) with the estimators `level` asks for (0 cheap, 1 costly too,
+ * 2 all). */
+static void estimate(struct sp90b_est *s, size_t n, int level)
 {
-	s->valid[e] = ok;
-	s->h_each[e] = ok ? h : 0;
-}
+	unsigned lit = lit_cheap | (level >= 1 ? lit_costly : 0);
+	unsigned bit = bit_cheap | (level >= 1 ? bit_costly : 0) | (level >= 2 ? bit_rare : 0);
+	struct sp90b_assessment a;
+	enum sp90b_test lit_by, bit_by;
+	double h_lit, h_bit;
 
-/* Estimate over buf[0..n): MCV, MultiMCW and Lag always; MultiMMC and LZ78Y if costly. */
-static void estimate(struct sp90b_est *s, size_t n, bool costly)
-{
-	unsigned k = sp90b_prepare(s->buf, n, 8, scratch.sym);
-	struct sp90b_pred mcw = {0}, lag = {0}, mmc = {0}, lz78y = {0};
-	struct sp90b_mcv mcv = {0};
-
-	if (k < 2) {
+	if (sp90b_assess(scratch.work, s->buf, n, 8, lit, bit, &a) < 0 || a.k < 2) {
 		/* One symbol value only: nothing to predict and nothing to credit, as in
-		 * sp90b_literal. */
-		for (unsigned e = 0; e < SP90B_N_ESTIMATORS; e++)
-			if (costly || e < SP90B_MULTI_MMC)
-				set_result(s, e, false, 0);
-		s->h_cheap = 0;
-		if (costly)
-			s->h_costly = 0;
-	} else {
-		bool ok;
-
-		ok = sp90b_mcv(scratch.sym, n, k, &mcv) == 0;
-		set_result(s, SP90B_MCV, ok, mcv.h);
-		ok = sp90b_multi_mcw(scratch.sym, n, k, &mcw) == 0;
-		set_result(s, SP90B_MULTI_MCW, ok, mcw.h);
-		ok = sp90b_lag(scratch.sym, n, k, &lag) == 0;
-		set_result(s, SP90B_LAG, ok, lag.h);
-		s->h_cheap = least(s, SP90B_MCV, SP90B_MULTI_MMC);
-		if (costly) {
-			ok = sp90b_dict_predictors(scratch.work, scratch.sym, n, k, &mmc,
-						   &lz78y) == 0;
-			set_result(s, SP90B_MULTI_MMC, ok, mmc.h);
-			set_result(s, SP90B_LZ78Y, ok, lz78y.h);
-			s->h_costly = least(s, SP90B_MULTI_MMC, SP90B_N_ESTIMATORS);
-		}
+		 * ea_non_iid. */
+		memset(&s->lit, 0, sizeof(s->lit));
+		memset(&s->bit, 0, sizeof(s->bit));
+		s->h = 0;
+		s->min_by = "single symbol";
+		s->have_estimate = true;
+		return;
 	}
-	s->h = fmin(s->h_cheap, s->h_costly);
-	/* Name the first estimator holding the minimum, as sp90b_literal does. */
-	s->min_by = SP90B_N_ESTIMATORS;
-	for (unsigned e = SP90B_MCV; e < SP90B_N_ESTIMATORS; e++)
-		if (s->valid[e] && s->h_each[e] == s->h) {
-			s->min_by = e;
-			break;
-		}
+	take(&s->lit, &a.literal, lit);
+	if (a.n_bits) {
+		take(&s->bit, &a.bitstring, bit);
+	} else {
+		/* Two values: the bitstring view does not apply (ea_non_iid has none) */
+		memset(&s->bit, 0, sizeof(s->bit));
+	}
+	if (a.k > 2) { /* Collision, Markov, Compression apply to the symbols only if binary */
+		s->lit.valid[SP90B_T_COLLISION] = s->lit.valid[SP90B_T_MARKOV] = false;
+		s->lit.valid[SP90B_T_COMPRESSION] = false;
+	}
+	h_lit = least(&s->lit, 8, &lit_by);
+	h_bit = 8 * least(&s->bit, 1, &bit_by);
+	if (h_bit < h_lit) {
+		s->h = h_bit;
+		s->min_by = bit_by < SP90B_N_TESTS ? sp90b_bit_name(bit_by) : "8 bits";
+	} else {
+		s->h = h_lit;
+		s->min_by = lit_by < SP90B_N_TESTS ? sp90b_test_name(lit_by) : "8 bits";
+	}
 	s->have_estimate = true;
 }
 
@@ -197,14 +200,16 @@ static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 	s->symbols++;
 	if (s->fill == BLOCK) {
 		if (block_due(s, t_ns)) {
-			estimate(s, BLOCK, s->estimated % COSTLY_EVERY == 0);
+			estimate(s, BLOCK, s->estimated % RARE_EVERY == 0     ? 2
+					   : s->estimated % COSTLY_EVERY == 0 ? 1
+									      : 0);
 			s->estimated++;
 			s->estimated_t = t_ns;
 		}
 		s->blocks++;
 		s->fill = 0;
 	} else if (s->blocks == 0 && (s->fill == FIRST_ESTIMATE || s->fill == SECOND_ESTIMATE)) {
-		estimate(s, s->fill, true);
+		estimate(s, s->fill, 2);
 	}
 }
 
@@ -246,10 +251,12 @@ static void sp90b_report(void *state, struct est_report *r)
 	r->estimated = s->estimated;
 	r->have_estimate = s->have_estimate;
 	r->h = s->have_estimate ? s->h : 0;
-	r->min_by = s->have_estimate ? sp90b_name(s->min_by) : "none yet";
-	for (unsigned e = 0; e < SP90B_N_ESTIMATORS; e++) {
-		r->valid[e] = s->valid[e];
-		r->h_each[e] = s->h_each[e];
+	r->min_by = s->have_estimate ? s->min_by : "none yet";
+	for (unsigned t = 0; t < SP90B_N_TESTS; t++) {
+		r->valid_lit[t] = s->lit.valid[t];
+		r->h_lit[t] = s->lit.h[t];
+		r->valid_bit[t] = s->bit.valid[t];
+		r->h_bit[t] = s->bit.h[t];
 	}
 }
 

@@ -33,6 +33,24 @@ const char *sp90b_test_name(enum sp90b_test t)
 	return t < SP90B_N_TESTS ? names[t] : "none";
 }
 
+const char *sp90b_bit_name(enum sp90b_test t)
+{
+	static const char *const names[] = {
+		[SP90B_T_MCV] = "bitstring Most Common Value",
+		[SP90B_T_COLLISION] = "bitstring Collision",
+		[SP90B_T_MARKOV] = "bitstring Markov",
+		[SP90B_T_COMPRESSION] = "bitstring Compression",
+		[SP90B_T_TUPLE] = "bitstring t-Tuple",
+		[SP90B_T_LRS] = "bitstring LRS",
+		[SP90B_T_MULTI_MCW] = "bitstring MultiMCW",
+		[SP90B_T_LAG] = "bitstring Lag",
+		[SP90B_T_MULTI_MMC] = "bitstring MultiMMC",
+		[SP90B_T_LZ78Y] = "bitstring LZ78Y",
+	};
+
+	return t < SP90B_N_TESTS ? names[t] : "none";
+}
+
 struct sp90b_scratch *sp90b_scratch_new(void)
 {
 	struct sp90b_scratch *s = xcalloc(1, sizeof(*s));

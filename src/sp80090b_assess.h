@@ -65,8 +65,10 @@ struct sp90b_assessment {
 	struct sp90b_lrs lrs;
 };
 
-/* "Most Common Value", "Collision", ... as ea_non_iid names them. */
+/* "Most Common Value", "Collision", ... as ea_non_iid names them; and "bitstring
+ * Compression", ... for the bitstring view. */
 const char *sp90b_test_name(enum sp90b_test t);
+const char *sp90b_bit_name(enum sp90b_test t);
 
 /*
  * Scratch for repeated assessments (an online estimator's blocks): buffers kept between
