@@ -2,9 +2,13 @@
  *
  * Per disk: BLKTRACESETUP with a completions-only mask, BLKTRACESTART, then the per-CPU relay
  * files <debugfs>/block/<name>/trace<N>, read when poll says a sub-buffer filled and by a
- * short drain timer (a relay file is readable only when a sub-buffer fills). The device
- * node is opened only for the ioctls and closed again: holding it open would keep a loop
- * device from detaching.
+ * drain timer (a relay file is readable only when a sub-buffer fills, and nothing tells us
+ * of the records before that). The timer runs every DRAIN_MS while drains find records;
+ * each one that finds none doubles its interval, up to DRAIN_MAX_MS, so that an idle disk
+ * wakes an idle daemon rarely, and a lone completion is still handed on within DRAIN_MAX_MS
+ * (stopping the timer altogether would leave it until 680 more fill the sub-buffer). The
+ * device node is opened only for the ioctls and closed again: holding it open would keep a
+ * loop device from detaching.
  *
  * A trace outlives the process that set it up, so every disk is written to a state file in
  * the runtime directory before BLKTRACESETUP and removed from it after BLKTRACETEARDOWN; the
@@ -56,6 +60,7 @@ _Static_assert(sizeof(struct blkt_setup) == sizeof(struct blk_user_trace_setup),
 #define SUBBUF_SIZE (32 * 1024) /* relay sub-buffer: ~680 completion records */
 #define SUBBUF_NR 4
 #define DRAIN_MS 250
+#define DRAIN_MAX_MS 8000
 #define READS_PER_FILE 16
 #define BATCH 1024
 
@@ -96,6 +101,7 @@ struct blkt_backend {
 	size_t nrecs;
 	struct tdev *devs;
 	struct event *drain;
+	unsigned drain_ms; /* the drain timer's interval now */
 	size_t nbatch;
 	struct block_sample batch[BATCH];
 	unsigned char buf[65536];
@@ -268,8 +274,11 @@ static void relay_close(struct relay *r)
 	r->fd = -1;
 }
 
-static void drain_relay(struct blkt_backend *b, struct relay *r)
+/* Read what a relay file has; the bytes read. */
+static size_t drain_relay(struct blkt_backend *b, struct relay *r)
 {
+	size_t total = 0;
+
 	for (int i = 0; i < READS_PER_FILE && r->fd >= 0; i++) {
 		ssize_t n = read(r->fd, b->buf, sizeof(b->buf));
 
@@ -283,17 +292,36 @@ static void drain_relay(struct blkt_backend *b, struct relay *r)
 		}
 		if (n <= 0)
 			break;
+		total += (size_t)n;
 		blkt_parse(&r->parser, b->buf, (size_t)n, on_record, r);
 		wipe(b->buf, (size_t)n);
 	}
+	return total;
 }
 
+static void drain_in(struct blkt_backend *b, unsigned ms)
+{
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+
+	b->drain_ms = ms;
+	event_add(b->drain, &tv);
+}
+
+/* Drain every relay file, and set the drain timer: soon if there was something, else later
+ * than last time. */
 static void drain_all(struct blkt_backend *b)
 {
+	size_t n = 0;
+
 	for (struct tdev *d = b->devs; d; d = d->next)
 		for (size_t i = 0; i < d->nrelays; i++)
-			drain_relay(b, &d->relays[i]);
+			n += drain_relay(b, &d->relays[i]);
 	flush_batch(b);
+	if (!b->devs)
+		event_del(b->drain);
+	else
+		drain_in(b, n ? DRAIN_MS : b->drain_ms * 2 > DRAIN_MAX_MS ? DRAIN_MAX_MS
+									: b->drain_ms * 2);
 }
 
 static void relay_cb(evutil_socket_t fd, short what, void *arg)
@@ -458,11 +486,7 @@ bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsign
 	close(fd);
 	d->next = b->devs;
 	b->devs = d;
-	if (!evtimer_pending(b->drain, NULL)) {
-		struct timeval tv = {.tv_sec = 0, .tv_usec = DRAIN_MS * 1000};
-
-		event_add(b->drain, &tv);
-	}
+	drain_in(b, DRAIN_MS);
 	log_info("block/%s: blktrace set up and started (completions only), %zu relay files "
 		 "under %s/block/%s",
 		 name, d->nrelays, dbg, d->trace_name);
@@ -579,7 +603,7 @@ struct blkt_backend *blkt_backend_new(struct event_base *base, const char *rundi
 	b->base = base;
 	b->fn = fn;
 	b->ctx = ctx;
-	b->drain = event_new(base, -1, EV_PERSIST, drain_cb, b);
+	b->drain = evtimer_new(base, drain_cb, b);
 	b->state_path = xasprintf("%s/%s", rundir, BLKT_STATE_FILE);
 	if (mkdir(rundir, 0755) < 0 && errno != EEXIST)
 		log_errno(LOG_WARNING, "block: cannot create %s", rundir);
