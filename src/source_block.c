@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "block_blktrace.h"
@@ -52,6 +54,7 @@ struct disk {
 	bool seen;
 	bool skipped; /* disabled by policy: not attached */
 	bool traced;  /* the backend delivers its completions */
+	char below[NAME_MAX + 1]; /* a traced disk it is stacked on: not traced itself */
 	struct instance *inst;
 	char state[160]; /* the instance's state; the pipeline keeps a pointer to it */
 	uint64_t retry_at;
@@ -199,6 +202,72 @@ const char *block_selects(const struct strlist *devices, const char *name,
 	return NULL;
 }
 
+/* The whole disk that a sysfs block device directory (a disk's, or a partition's) is. */
+static bool disk_of(const char *devdir, char *out, size_t size)
+{
+	char path[PATH_MAX + 16], real[PATH_MAX], *slash;
+
+	if (!realpath(devdir, real))
+		return false;
+	snprintf(path, sizeof(path), "%s/partition", real);
+	if (access(path, F_OK) == 0 && (slash = strrchr(real, '/')))
+		*slash = '\0';
+	slash = strrchr(real, '/');
+	return slash && strlcopy(out, slash + 1, size);
+}
+
+/* For a loop device, the disk its backing file is on (via /sys/dev/block/MAJ:MIN). */
+static bool loop_backing_disk(const char *sysroot, const char *name, char *out, size_t size)
+{
+	char path[PATH_MAX], file[PATH_MAX];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/loop/backing_file", sysroot, name);
+	if (!read_line(path, file, sizeof(file)) || stat(file, &sb) < 0)
+		return false;
+	snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u", sysroot, major(sb.st_dev),
+		 minor(sb.st_dev));
+	return disk_of(path, out, size);
+}
+
+#define STACK_MAX 64 /* disks looked at below one, against loops in a broken tree */
+
+bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *traced,
+		      void *ctx, char *below, size_t size)
+{
+	char todo[STACK_MAX][NAME_MAX + 1];
+	size_t n = 0, next = 0;
+
+	strlcopy(todo[n++], name, sizeof(todo[0]));
+	while (next < n) {
+		char path[PATH_MAX], disk[NAME_MAX + 1];
+		const char *cur = todo[next++];
+		struct dirent *de;
+		DIR *dir;
+
+		if (next > 1 && traced(ctx, cur)) {
+			strlcopy(below, cur, size);
+			return true;
+		}
+		if (n < STACK_MAX && loop_backing_disk(sysroot, cur, disk, sizeof(disk)))
+			strlcopy(todo[n++], disk, sizeof(todo[0]));
+		snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/slaves", sysroot, cur);
+		if (!(dir = opendir(path)))
+			continue;
+		while ((de = readdir(dir)) && n < STACK_MAX) {
+			char sub[PATH_MAX + NAME_MAX + 2];
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			if (disk_of(sub, disk, sizeof(disk)) && strcmp(disk, name) != 0)
+				strlcopy(todo[n++], disk, sizeof(todo[0]));
+		}
+		closedir(dir);
+	}
+	return false;
+}
+
 /* ---- completions ---- */
 
 static struct disk *disk_by_kdev(struct block_state *st, uint32_t kdev)
@@ -319,6 +388,11 @@ static void trace_disk(struct disk *d)
 	char why[128];
 
 	d->retry_at = 0;
+	if (d->below[0]) {
+		d->traced = false;
+		set_state(d, "stacked on %s: not traced, its I/O is counted there", d->below);
+		return;
+	}
 	if (st->using == BACKEND_TRACEPOINT) {
 		d->traced = st->tp != NULL;
 		if (d->traced)
@@ -451,20 +525,58 @@ static struct disk *disk_find(struct block_state *st, const char *name)
 	return NULL;
 }
 
+static void say_stacked(const struct disk *d)
+{
+	if (d->below[0])
+		log_info("block/%s: stacked on %s, which is traced too: not traced itself, so "
+			 "that one I/O is counted once",
+			 d->name, d->below);
+	else
+		log_info("block/%s: no longer stacked on a traced disk: traced", d->name);
+}
+
 static void disk_add(struct block_state *st, const char *name,
-		     const struct block_disk_info *info, const char *pat)
+		     const struct block_disk_info *info, const char *pat, const char *below)
 {
 	struct disk *d = xcalloc(1, sizeof(*d));
 
 	d->st = st;
 	strlcopy(d->name, name, sizeof(d->name));
+	strlcopy(d->below, below, sizeof(d->below));
 	d->info = *info;
 	d->kdev = BLOCK_KDEV(info->major, info->minor);
 	d->seen = true;
 	d->next = st->disks;
 	st->disks = d;
 	log_info("block/%s: %u:%u selected by \"%s\"", name, info->major, info->minor, pat);
+	if (d->below[0])
+		say_stacked(d);
 	disk_open(d);
+}
+
+/* A disk stacked on a traced one is not traced itself (its I/O would count twice), or
+ * traced again once it no longer is. */
+static void restack(struct disk *d, const char *below)
+{
+	if (strcmp(d->below, below) == 0)
+		return;
+	strlcopy(d->below, below, sizeof(d->below));
+	say_stacked(d);
+	if (!d->inst)
+		return;
+	untrace_disk(d);
+	trace_disk(d);
+}
+
+/* Would this disk be traced, stacking aside: selected, with a medium, enabled by policy? */
+static bool would_trace(void *ctx, const char *name)
+{
+	const struct block_state *st = ctx;
+	struct block_disk_info info;
+
+	return block_disk_probe("", name, &info) && info.sectors > 0 &&
+	       block_selects(&st->src->cfg->block.devices, name, &info) &&
+	       pipeline_enabled(CLASS_BLOCK, name);
 }
 
 /* Names in the config that select nothing: said at start and reload, not on every rescan. */
@@ -511,6 +623,7 @@ static void rescan(struct block_state *st)
 		d->seen = false;
 	while ((de = readdir(dir))) {
 		struct block_disk_info info;
+		char below[NAME_MAX + 1] = "";
 		const char *pat;
 		struct disk *d;
 
@@ -519,6 +632,7 @@ static void rescan(struct block_state *st)
 		pat = block_selects(&cfg->block.devices, de->d_name, &info);
 		if (!pat || info.sectors == 0)
 			continue; /* not wanted, or no medium (a detached loop device) */
+		block_stacked_on("", de->d_name, would_trace, st, below, sizeof(below));
 		d = disk_find(st, de->d_name);
 		if (d && (d->info.major != info.major || d->info.minor != info.minor ||
 			  d->info.add_random != info.add_random)) {
@@ -528,11 +642,12 @@ static void rescan(struct block_state *st)
 			d = NULL;
 		}
 		if (!d) {
-			disk_add(st, de->d_name, &info, pat);
+			disk_add(st, de->d_name, &info, pat, below);
 			continue;
 		}
 		d->seen = true;
 		d->info = info;
+		restack(d, below);
 	}
 	closedir(dir);
 	for (struct disk *d = st->disks, *next; d; d = next) {

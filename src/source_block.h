@@ -50,4 +50,14 @@ bool block_auto_disk(const char *name, const struct block_disk_info *info, const
 const char *block_selects(const struct strlist *devices, const char *name,
 			  const struct block_disk_info *info);
 
+/* Is this disk (of /sys/block) traced? */
+typedef bool block_traced_fn(void *ctx, const char *name);
+
+/* Is NAME stacked on a traced disk, so that its I/O is also that disk's: a disk below it
+ * through slaves/ (device-mapper, md, bcache; a partition stands for its disk) or, for a
+ * loop device, the disk its backing file is on; at any depth. The first such disk's name
+ * in below. */
+bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *traced,
+		      void *ctx, char *below, size_t size);
+
 #endif

@@ -1,5 +1,6 @@
-/* check_block: the block source's pure parts: disk selection ("auto", names, globs) against
- * a fake /sys/block tree, the tracefs format parser, the perf filter, and batch ordering.
+/* check_block: the block source's pure parts: disk selection ("auto", names, globs) and
+ * stacking against a fake /sys/block tree, the tracefs format parser, the perf filter, and
+ * batch ordering.
  * The real tracing is tested as root on loop devices by t_block.sh. */
 #include "autoconf.h"
 
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "block_tp.h"
@@ -299,6 +301,72 @@ START_TEST(test_sort)
 }
 END_TEST
 
+/* The traced disks of test_stacked, as a NULL-terminated list. */
+static bool traced_in(void *ctx, const char *name)
+{
+	for (const char *const *p = ctx; *p; p++)
+		if (strcmp(*p, name) == 0)
+			return true;
+	return false;
+}
+
+static const char *stacked_on(const char *name, const char *const *traced)
+{
+	static char below[64];
+
+	below[0] = '\0';
+	if (!block_stacked_on(root, name, traced_in, (void *)traced, below, sizeof(below)))
+		return "";
+	ck_assert_str_ne(below, "");
+	return below;
+}
+
+START_TEST(test_stacked)
+{
+	static const char *const vda[] = {"vda", NULL};
+	static const char *const vda_dm0[] = {"vda", "dm-0", NULL};
+	static const char *const sda[] = {"sda", NULL};
+	static const char *const none[] = {NULL};
+	char rel[256], target[512], link[512];
+	struct stat sb;
+
+	/* dm-1 on dm-0 on vda; dm-2 on a partition of sda; loop0's backing file on vda. */
+	fake_disk("dm-1", "virtual/block", "253:1\n", "100\n", 0, NULL);
+	snprintf(target, sizeof(target), "%s/sys/block/dm-0", root);
+	snprintf(link, sizeof(link), "%s/sys/block/dm-1/slaves/dm-0", root);
+	ck_assert_int_eq(symlink(target, link), 0);
+	snprintf(rel, sizeof(rel), "sys/block/sda/sda1");
+	mkdirs(rel);
+	write_file("sys/block/sda/sda1/partition", "1\n");
+	fake_disk("dm-2", "virtual/block", "253:2\n", "100\n", 0, NULL);
+	snprintf(target, sizeof(target), "%s/sys/block/sda/sda1", root);
+	snprintf(link, sizeof(link), "%s/sys/block/dm-2/slaves/sda1", root);
+	ck_assert_int_eq(symlink(target, link), 0);
+	mkdirs("sys/block/loop0/loop");
+	write_file("sys/block/loop0/loop/backing_file", root);
+	ck_assert_int_eq(stat(root, &sb), 0);
+	mkdirs("sys/dev/block");
+	snprintf(target, sizeof(target), "%s/sys/block/vda", root);
+	snprintf(link, sizeof(link), "%s/sys/dev/block/%u:%u", root, major(sb.st_dev),
+		 minor(sb.st_dev));
+	ck_assert_int_eq(symlink(target, link), 0);
+
+	ck_assert_str_eq(stacked_on("dm-0", vda), "vda");
+	ck_assert_str_eq(stacked_on("dm-1", vda), "vda");    /* at any depth */
+	ck_assert_str_eq(stacked_on("dm-1", vda_dm0), "dm-0"); /* the nearest */
+	ck_assert_str_eq(stacked_on("dm-0", none), "");
+	ck_assert_str_eq(stacked_on("dm-0", sda), "");
+	ck_assert_str_eq(stacked_on("md0", sda), "sda");
+	ck_assert_str_eq(stacked_on("bcache0", sda), "sda");
+	ck_assert_str_eq(stacked_on("dm-2", sda), "sda"); /* a partition is its disk */
+	ck_assert_str_eq(stacked_on("loop0", vda), "vda"); /* the backing file's disk */
+	ck_assert_str_eq(stacked_on("loop0", sda), "");
+	ck_assert_str_eq(stacked_on("vda", vda), ""); /* not on itself */
+	ck_assert_str_eq(stacked_on("sda", sda), "");
+	ck_assert_str_eq(stacked_on("nosuch", vda), "");
+}
+END_TEST
+
 static Suite *block_suite(void)
 {
 	Suite *s = suite_create("block");
@@ -309,6 +377,7 @@ static Suite *block_suite(void)
 	tcase_add_test(tc, test_probe);
 	tcase_add_test(tc, test_auto);
 	tcase_add_test(tc, test_names_and_globs);
+	tcase_add_test(tc, test_stacked);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tp, test_format_field);
 	tcase_add_test(tp, test_filter);
