@@ -123,8 +123,15 @@ static bool take_header(struct blkt_parser *p, const unsigned char *b, blkt_samp
 	if (r.action == 0) {
 		/* Half-written (no real action is 0: the category bits are set). */
 		p->half++;
-		if (!p->completions_only || r.time == 0 || r.time < p->last_time)
+		if (!p->completions_only)
 			return true;
+		if (r.time == 0 || r.time < p->last_time) {
+			p->half_untimed++;
+			p->completions++;
+			(*n)++;
+			fn(ctx, BLKT_NO_TIME, BLKT_NO_TIME);
+			return true;
+		}
 		p->half_taken++;
 	} else if (r.action & (BLKT_TC_NOTIFY << BLKT_TC_SHIFT)) {
 		p->notify++;

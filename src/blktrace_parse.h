@@ -57,12 +57,15 @@ struct blkt_parser {
 	uint64_t notify;      /* ... notify records (process names, timestamps, messages) */
 	uint64_t other;       /* ... other actions (none with a completions-only mask) */
 	uint64_t half;        /* ... read half-written: magic set, action not yet (see below) */
-	uint64_t half_taken;  /* ... of which taken as completions all the same */
+	uint64_t half_taken;  /* ... of which taken as completions with their time */
+	uint64_t half_untimed; /* ... and as completions without one (time unreadable) */
 	uint64_t bad_version; /* headers with the right magic but another version */
 	uint64_t garbage;     /* bytes skipped while looking for the next valid header */
 };
 
-/* A completion: the kernel's dev_t of the record and its time (CLOCK_MONOTONIC ns). */
+/* A completion: the kernel's dev_t of the record and its time (CLOCK_MONOTONIC ns); or
+ * BLKT_NO_TIME for both, a completion whose time (and device) were not yet written. */
+#define BLKT_NO_TIME 0
 typedef void blkt_sample_fn(void *ctx, uint32_t device, uint64_t t_ns);
 
 void blkt_parser_init(struct blkt_parser *p);
@@ -75,8 +78,10 @@ void blkt_parser_init(struct blkt_parser *p);
  * read() of a relay file returns the current sub-buffer up to what the kernel has reserved,
  * so the last record may be one it is still writing: magic, sequence and time come first,
  * the action (0 in a fresh buffer) later. Such a record is read once and never again. With
- * completions_only it is taken as the completion it must be if its time is plausible (not 0,
- * not before the last one of this CPU's stream); otherwise it is counted in half and lost. */
+ * completions_only it is the completion it must be: handed on with its time if that is
+ * plausible (not 0, not before the last one of this CPU's stream), else with BLKT_NO_TIME as
+ * device and time, so that it is still counted (the relay file says which device). Without
+ * completions_only it is counted in half and dropped. */
 size_t blkt_parse(struct blkt_parser *p, const void *buf, size_t len, blkt_sample_fn *fn,
 		  void *ctx);
 

@@ -253,6 +253,9 @@ static void on_record(void *ctx, uint32_t device, uint64_t t_ns)
 	struct tdev *d = r->dev;
 	struct blkt_backend *b = d->b;
 
+	/* A completion read before the kernel wrote its time: this relay file's device. */
+	if (t_ns == BLKT_NO_TIME)
+		device = d->kdev;
 	if (device != d->kdev) {
 		d->foreign++;
 		return;
@@ -346,15 +349,18 @@ static void log_parser(const struct tdev *d)
 		sum.other += p->other;
 		sum.half += p->half;
 		sum.half_taken += p->half_taken;
+		sum.half_untimed += p->half_untimed;
 		sum.garbage += p->garbage;
 		sum.bad_version += p->bad_version;
 	}
 	log_info("block/%s: blktrace read %llu completions, %llu notify and %llu other records; "
-		 "%llu read half-written (%llu of them taken as completions); %llu bytes of "
+		 "%llu read half-written (completions all the same: %llu with their time, %llu "
+		 "counted without); %llu bytes of "
 		 "garbage, %llu headers of another version, %llu of another device",
 		 d->name, (unsigned long long)sum.completions, (unsigned long long)sum.notify,
 		 (unsigned long long)sum.other, (unsigned long long)sum.half,
-		 (unsigned long long)sum.half_taken, (unsigned long long)sum.garbage,
+		 (unsigned long long)sum.half_taken, (unsigned long long)sum.half_untimed,
+		 (unsigned long long)sum.garbage,
 		 (unsigned long long)sum.bad_version, (unsigned long long)d->foreign);
 }
 

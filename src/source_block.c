@@ -289,6 +289,10 @@ static void on_samples(void *ctx, const struct block_sample *s, size_t n)
 			d = disk_by_kdev(st, s[i].kdev);
 		if (!d || !d->inst || !d->traced)
 			continue;
+		if (s[i].t_ns == BLOCK_NO_TIME) {
+			pipeline_skip(d->inst, 1);
+			continue;
+		}
 		/* Read after it happened, on the same clock: a time ahead of ours is not
 		 * CLOCK_MONOTONIC. (The kernel stamps with its NMI-safe reading of the clock,
 		 * which may run a hair ahead of clock_gettime's: hence the margin.) Counted and

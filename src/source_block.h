@@ -17,8 +17,11 @@ extern const struct source_ops source_block_ops;
 #define BLOCK_KDEV(major, minor) (((uint32_t)(major) << 20) | ((uint32_t)(minor) & 0xfffffu))
 
 /* One completion as a backend hands it over. */
+/* Counted as an event of its disk, but neither estimated nor mixed. */
+#define BLOCK_NO_TIME 0
+
 struct block_sample {
-	uint64_t t_ns; /* CLOCK_MONOTONIC */
+	uint64_t t_ns; /* CLOCK_MONOTONIC; BLOCK_NO_TIME: a completion whose time is unknown */
 	uint32_t kdev;
 };
 

@@ -100,6 +100,15 @@ struct got {
 	size_t n;
 };
 
+/* A completion the parser must hand on without a time. */
+static void expect_untimed(struct stream *s)
+{
+	ck_assert_uint_lt(s->nwant, MAX_SAMPLES);
+	s->want_t[s->nwant] = BLKT_NO_TIME;
+	s->want_dev[s->nwant] = BLKT_NO_TIME;
+	s->nwant++;
+}
+
 static void on_sample(void *ctx, uint32_t dev, uint64_t t)
 {
 	struct got *g = ctx;
@@ -395,7 +404,8 @@ START_TEST(test_random_splits)
 END_TEST
 
 /* A record read while the kernel was writing it (action still 0): with a completions-only
- * mask taken if its time is plausible, else counted and dropped; never taken otherwise. */
+ * mask a completion, with its time if that is plausible, else without (BLKT_NO_TIME); never
+ * taken otherwise. */
 START_TEST(test_half_written)
 {
 	struct stream s = {0};
@@ -406,7 +416,9 @@ START_TEST(test_half_written)
 	record(&s, 0, 2000, DEV, NULL, 0); /* time written, action not yet */
 	expect(&s, 2000);
 	record(&s, 0, 0, DEV, NULL, 0);    /* not even the time */
+	expect_untimed(&s);
 	record(&s, 0, 500, DEV, NULL, 0);  /* a stale time, before the last one */
+	expect_untimed(&s);
 	completion(&s, 3000, TC_WRITE);
 	blkt_parser_init(&p);
 	p.completions_only = true;
@@ -415,7 +427,8 @@ START_TEST(test_half_written)
 	assert_got_all(&s, &g);
 	ck_assert_uint_eq(p.half, 3);
 	ck_assert_uint_eq(p.half_taken, 1);
-	ck_assert_uint_eq(p.completions, 3);
+	ck_assert_uint_eq(p.half_untimed, 2);
+	ck_assert_uint_eq(p.completions, 5);
 	ck_assert_uint_eq(p.other, 0);
 
 	/* Without the mask's promise, none is taken. */
@@ -425,6 +438,7 @@ START_TEST(test_half_written)
 	ck_assert_uint_eq(g.n, 2);
 	ck_assert_uint_eq(p.half, 3);
 	ck_assert_uint_eq(p.half_taken, 0);
+	ck_assert_uint_eq(p.half_untimed, 0);
 	stream_free(&s);
 }
 END_TEST
