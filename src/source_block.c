@@ -2,9 +2,10 @@
  *
  * Disks are the entries of /sys/block that the configured names or globs select, or with
  * [ "auto" ] every whole physical disk: not loop, ram, zram, or a device-mapper/md stack,
- * whose completions are counted already on the disks below. Disks that appear, change or go
- * away are picked up by a rescan on the kernel's block uevents (netlink), or every
- * RESCAN_S seconds where that socket cannot be had.
+ * whose completions are counted already on the disks below, nor a network-backed disk
+ * (iSCSI, NVMe over Fabrics, NBD, RBD...), whose timing is the network's. Disks that
+ * appear, change or go away are picked up by a rescan on the kernel's block uevents
+ * (netlink), or every RESCAN_S seconds where that socket cannot be had.
  *
  * Completions come from one of two backends: the block:block_rq_complete tracepoint
  * (block_tp.c), or blktrace (block_blktrace.c) per disk. The backend in use is logged and is
@@ -33,6 +34,7 @@
 #include "block_tp.h"
 #include "log.h"
 #include "pipeline.h"
+#include "policy.h"
 #include "util.h"
 
 #define SYS_BLOCK "/sys/block"
@@ -44,6 +46,13 @@
 #define CLOCK_SLACK_NS 10000000ull
 
 struct block_state;
+
+/* A network-backed disk that "auto" passes over: said once while it is there. */
+struct passed {
+	struct passed *next;
+	bool seen;
+	char name[NAME_MAX + 1];
+};
 
 struct disk {
 	struct disk *next;
@@ -71,6 +80,7 @@ struct block_state {
 	struct blkt_backend *bt;
 	char *rundir;
 	struct disk *disks;
+	struct passed *passed;
 	int nlfd;
 	struct event *nlev;
 	struct event *rescan_ev;
@@ -137,6 +147,74 @@ static bool dir_empty(const char *path)
 	return empty;
 }
 
+/* Network block devices, by the names their drivers give them (AoE's etherd/e0.0 is
+ * etherd!e0.0 in /sys/block). */
+static const struct {
+	const char *prefix, *what;
+} network_prefixes[] = {
+	{"nbd", "NBD"}, {"rbd", "Ceph RBD"}, {"drbd", "DRBD"}, {"etherd!", "AoE"}, {"rnbd", "RNBD"},
+};
+
+/* An NVMe controller's transport ("pcie", "tcp", "rdma", "fc", "loop", "apple-nvme"...):
+ * a fabric, or a loop target whose I/O is another device's, if not local. */
+static const char *nvme_fabric(const char *ctrldir)
+{
+	static const struct {
+		const char *transport, *what;
+	} fabrics[] = {
+		{"tcp", "NVMe over TCP"},
+		{"rdma", "NVMe over RDMA"},
+		{"fc", "NVMe over Fibre Channel"},
+		{"loop", "an NVMe-oF loop target"},
+	};
+	char path[PATH_MAX + 16], buf[32];
+
+	snprintf(path, sizeof(path), "%s/transport", ctrldir);
+	if (!read_line(path, buf, sizeof(buf)))
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(fabrics); i++)
+		if (strcmp(buf, fabrics[i].transport) == 0)
+			return fabrics[i].what;
+	return NULL;
+}
+
+/* What network a disk's I/O goes over, or NULL. real is its sysfs directory, resolved. */
+static const char *network_of(const char *sysroot, const char *name, const char *real)
+{
+	char path[PATH_MAX], ctrl[PATH_MAX + NAME_MAX + 2];
+	const char *what = NULL, *p;
+	DIR *d;
+	struct dirent *de;
+
+	for (size_t i = 0; i < ARRAY_SIZE(network_prefixes); i++)
+		if (strncmp(name, network_prefixes[i].prefix, strlen(network_prefixes[i].prefix)) ==
+		    0)
+			return network_prefixes[i].what;
+	/* SCSI: an iSCSI session (iscsi_tcp, iSER, offload HBAs) or a Fibre Channel remote
+	 * port (FC, FCoE) is a component of the disk's device path. */
+	for (p = real; p && *p; p = strchr(p + 1, '/')) {
+		if (strncmp(p, "/session", 8) == 0 && p[8] >= '0' && p[8] <= '9')
+			return "iSCSI";
+		if (strncmp(p, "/rport-", 7) == 0)
+			return "Fibre Channel";
+	}
+	if (strncmp(name, "nvme", 4) != 0)
+		return NULL;
+	/* NVMe: device is the controller, with its transport; or, for a multipath head, the
+	 * subsystem, whose controllers (nvmeN) each have one. */
+	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/device", sysroot, name);
+	what = nvme_fabric(path);
+	if (what || !(d = opendir(path)))
+		return what;
+	while (!what && (de = readdir(d)))
+		if (strncmp(de->d_name, "nvme", 4) == 0) {
+			snprintf(ctrl, sizeof(ctrl), "%s/%s", path, de->d_name);
+			what = nvme_fabric(ctrl);
+		}
+	closedir(d);
+	return what;
+}
+
 bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_info *out)
 {
 	char path[PATH_MAX], real[PATH_MAX], buf[64];
@@ -150,7 +228,10 @@ bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_i
 	    sscanf(buf, "%u:%u", &out->major, &out->minor) != 2)
 		return false;
 	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s", sysroot, name);
-	out->is_virtual = realpath(path, real) && strstr(real, "/devices/virtual/");
+	if (realpath(path, real)) {
+		out->is_virtual = strstr(real, "/devices/virtual/") != NULL;
+		out->network = network_of(sysroot, name, real);
+	}
 	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/slaves", sysroot, name);
 	out->stacked = !dir_empty(path);
 	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/hidden", sysroot, name);
@@ -163,7 +244,7 @@ bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_i
 	return true;
 }
 
-static const char *const virtual_prefixes[] = {"loop", "ram", "zram", "dm-", "md", "nbd"};
+static const char *const virtual_prefixes[] = {"loop", "ram", "zram", "dm-", "md"};
 
 bool block_auto_disk(const char *name, const struct block_disk_info *info, const char **why)
 {
@@ -171,7 +252,10 @@ bool block_auto_disk(const char *name, const struct block_disk_info *info, const
 
 	for (size_t i = 0; i < ARRAY_SIZE(virtual_prefixes); i++)
 		if (strncmp(name, virtual_prefixes[i], strlen(virtual_prefixes[i])) == 0)
-			w = "a loop, ram, zram, device-mapper, md or nbd device";
+			w = "a loop, ram, zram, device-mapper or md device";
+	if (!w && info->network)
+		w = "network-backed: its completions are timed by a network, which an attacker "
+		    "on the path can see and shape";
 	if (!w && info->is_virtual)
 		w = "a virtual device";
 	if (!w && info->stacked)
@@ -471,6 +555,15 @@ static void update_filter(struct block_state *st)
 
 /* ---- disks ---- */
 
+/* The instance's kind in status: a network-backed disk is marked as such, since its
+ * timing is the network's. */
+static const char *disk_kind(const struct block_disk_info *info)
+{
+	if (info->network)
+		return "network-backed";
+	return info->is_virtual ? "virtual" : "disk";
+}
+
 static void disk_open(struct disk *d)
 {
 	d->skipped = false;
@@ -480,7 +573,7 @@ static void disk_open(struct disk *d)
 		return;
 	}
 	d->last_t = d->out_of_order = d->ahead = 0;
-	d->inst = pipeline_attach(CLASS_BLOCK, d->name, d->info.is_virtual ? "virtual" : "disk",
+	d->inst = pipeline_attach(CLASS_BLOCK, d->name, disk_kind(&d->info),
 				  d->info.add_random ? INST_KERNEL_CREDITS : 0);
 	if (d->info.add_random)
 		log_info("block/%s: the kernel credits its completions itself (queue/add_random "
@@ -553,6 +646,14 @@ static void disk_add(struct block_state *st, const char *name,
 	d->next = st->disks;
 	st->disks = d;
 	log_info("block/%s: %u:%u selected by \"%s\"", name, info->major, info->minor, pat);
+	if (info->network)
+		log_msg(policy_resolve(st->src->cfg, CLASS_BLOCK, name).mode == MODE_TRUSTED
+				? LOG_WARNING
+				: LOG_INFO,
+			"block/%s: network-backed (%s): its completion timing is the network's, "
+			"which an attacker on the path can see and shape; give it a reduced policy "
+			"in policy.block.instances",
+			name, info->network);
 	if (d->below[0])
 		say_stacked(d);
 	disk_open(d);
@@ -612,6 +713,50 @@ static void report_unmatched(struct block_state *st)
 	}
 }
 
+/* A disk that "auto" leaves out for being network-backed is said once, not on every
+ * rescan (again after a reload, or once it has gone and come back). */
+static void note_passed(struct block_state *st, const char *name,
+			const struct block_disk_info *info)
+{
+	const struct strlist *devs = &st->src->cfg->block.devices;
+	struct passed *p;
+	const char *why;
+	bool by_auto = false;
+
+	for (size_t i = 0; i < devs->n; i++)
+		by_auto |= strcmp(devs->v[i], "auto") == 0;
+	if (!by_auto || !info->network || block_auto_disk(name, info, &why))
+		return;
+	for (p = st->passed; p; p = p->next)
+		if (strcmp(p->name, name) == 0) {
+			p->seen = true;
+			return;
+		}
+	p = xcalloc(1, sizeof(*p));
+	strlcopy(p->name, name, sizeof(p->name));
+	p->seen = true;
+	p->next = st->passed;
+	st->passed = p;
+	log_info("block/%s: not taken by \"auto\": %s (%s); name it in devices to use it anyway",
+		 name, why, info->network);
+}
+
+/* Forget the passed-over disks not seen by a rescan (all of them, if all). */
+static void prune_passed(struct block_state *st, bool all)
+{
+	for (struct passed **pp = &st->passed; *pp;) {
+		struct passed *p = *pp;
+
+		if (all || !p->seen) {
+			*pp = p->next;
+			free(p);
+			continue;
+		}
+		p->seen = false;
+		pp = &p->next;
+	}
+}
+
 /* Bring the disks in line with /sys/block and the config. */
 static void rescan(struct block_state *st)
 {
@@ -634,6 +779,8 @@ static void rescan(struct block_state *st)
 		if (de->d_name[0] == '.' || !block_disk_probe("", de->d_name, &info))
 			continue;
 		pat = block_selects(&cfg->block.devices, de->d_name, &info);
+		if (!pat && info.sectors > 0)
+			note_passed(st, de->d_name, &info);
 		if (!pat || info.sectors == 0)
 			continue; /* not wanted, or no medium (a detached loop device) */
 		block_stacked_on("", de->d_name, would_trace, st, below, sizeof(below));
@@ -654,6 +801,7 @@ static void rescan(struct block_state *st)
 		restack(d, below);
 	}
 	closedir(dir);
+	prune_passed(st, false);
 	for (struct disk *d = st->disks, *next; d; d = next) {
 		next = d->next;
 		if (!d->seen)
@@ -859,6 +1007,7 @@ static void block_reload(struct source *src)
 	}
 	if (st->tp_retry_at)
 		st->tp_retry_at = mono_ns();
+	prune_passed(st, true);
 	rescan(st);
 	report_unmatched(st);
 	arm_retry(st);
@@ -872,6 +1021,7 @@ static void block_stop(struct source *src)
 		return;
 	backend_close(st);
 	drop_all(st, NULL);
+	prune_passed(st, true);
 	if (st->nlev)
 		event_free(st->nlev);
 	if (st->nlfd >= 0)

@@ -35,6 +35,8 @@ void block_samples_sort(struct block_sample *s, size_t n);
 struct block_disk_info {
 	unsigned major, minor;
 	bool is_virtual;  /* lives under /sys/devices/virtual: loop, ram, zram, dm, md, nbd... */
+	const char *network; /* its I/O goes over a network, which sets its completion timing:
+			      * which one ("iSCSI", "NVMe over TCP", "Ceph RBD"...); NULL if not */
 	bool stacked;     /* has slaves: its I/O is also seen on the devices below */
 	bool hidden;      /* a hidden disk (e.g. an NVMe multipath path) */
 	bool add_random;  /* queue/add_random = 1: the kernel credits its completions itself */
@@ -45,7 +47,8 @@ struct block_disk_info {
  * its dev file cannot be read. */
 bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_info *out);
 
-/* Is a disk one of "auto"'s whole physical disks? Why not, if not (a static string). */
+/* Is a disk one of "auto"'s whole physical disks? Why not, if not (a static string). A
+ * network-backed disk is not: its timing is the network's, seen and shaped on the path. */
 bool block_auto_disk(const char *name, const struct block_disk_info *info, const char **why);
 
 /* The configured pattern (name or glob) that selects NAME, or NULL. "auto" in the list

@@ -6,6 +6,7 @@
 
 #include <check.h>
 #include <ftw.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +302,107 @@ START_TEST(test_sort)
 }
 END_TEST
 
+/* Link sys/block/NAME/device (or any rel) to a directory of the tree, made if need be. */
+static void link_to(const char *rel, const char *target_rel)
+{
+	char target[512], link[512];
+
+	mkdirs(target_rel);
+	snprintf(target, sizeof(target), "%s/%s", root, target_rel);
+	snprintf(link, sizeof(link), "%s/%s", root, rel);
+	ck_assert_int_eq(symlink(target, link), 0);
+}
+
+/* Network-backed disks, in the layouts their drivers give them in sysfs. No iSCSI, NVMe-oF,
+ * RBD or AoE can run where the tests run (no initiator, no target, no kernel modules), so
+ * this fake tree is all that tests them; t_block.sh only has loop devices. */
+static void fake_network_disks(void)
+{
+	/* iSCSI: the SCSI host has an iscsi_host, the target hangs off a session. */
+	fake_disk("sdb", "platform/host2/session1/target2:0:0/2:0:0:0/block", "8:16\n",
+		  "2097152\n", 0, NULL);
+	mkdirs("sys/devices/platform/host2/iscsi_host/host2");
+	link_to("sys/block/sdb/device", "sys/devices/platform/host2/session1/target2:0:0/2:0:0:0");
+	/* SCSI over Fibre Channel: a remote port in the path. */
+	fake_disk("sdc", "pci0000:00/0000:00:03.0/host3/rport-3:0-0/target3:0:0/3:0:0:0/block",
+		  "8:32\n", "2097152\n", 0, NULL);
+	/* A local NVMe disk says "pcie". */
+	write_file("sys/devices/pci0000:00/0000:00:1d.0/nvme/nvme0/transport", "pcie\n");
+	link_to("sys/block/nvme0n1/device", "sys/devices/pci0000:00/0000:00:1d.0/nvme/nvme0");
+	/* NVMe over TCP, no multipath: device is the controller, under nvme-fabrics. */
+	fake_disk("nvme1n1", "virtual/nvme-fabrics/ctl/nvme1", "259:4\n", "2097152\n", 0, NULL);
+	write_file("sys/devices/virtual/nvme-fabrics/ctl/nvme1/transport", "tcp\n");
+	link_to("sys/block/nvme1n1/device", "sys/devices/virtual/nvme-fabrics/ctl/nvme1");
+	/* NVMe over RDMA, a multipath head: device is the subsystem, with its controllers. */
+	fake_disk("nvme2n1", "virtual/nvme-subsystem/nvme-subsys2", "259:5\n", "2097152\n", 0,
+		  NULL);
+	write_file("sys/devices/virtual/nvme-subsystem/nvme-subsys2/subsysnqn", "nqn.test\n");
+	link_to("sys/block/nvme2n1/device", "sys/devices/virtual/nvme-subsystem/nvme-subsys2");
+	link_to("sys/devices/virtual/nvme-subsystem/nvme-subsys2/nvme2",
+		"sys/devices/virtual/nvme-fabrics/ctl/nvme2");
+	write_file("sys/devices/virtual/nvme-fabrics/ctl/nvme2/transport", "rdma\n");
+	/* A local controller whose transport is not "pcie" (Apple's) is still local. */
+	fake_disk("nvme3n1", "platform/apple-nvme/nvme3", "259:6\n", "2097152\n", 0, NULL);
+	write_file("sys/devices/platform/apple-nvme/nvme3/transport", "apple-nvme\n");
+	link_to("sys/block/nvme3n1/device", "sys/devices/platform/apple-nvme/nvme3");
+	/* Network block devices known by name. */
+	fake_disk("rbd0", "virtual/block", "251:16\n", "2097152\n", 0, NULL);
+	fake_disk("etherd!e1.0", "virtual/block", "152:16\n", "2097152\n", 0, NULL);
+	fake_disk("drbd0", "virtual/block", "147:0\n", "2097152\n", 0, NULL);
+	fake_disk("nbd0", "virtual/block", "43:0\n", "2097152\n", 0, NULL);
+}
+
+START_TEST(test_network)
+{
+	static const struct {
+		const char *name, *network;
+	} disks[] = {
+		{"sda", NULL},
+		{"vda", NULL},
+		{"nvme0n1", NULL},
+		{"nvme3n1", NULL},
+		{"sdb", "iSCSI"},
+		{"sdc", "Fibre Channel"},
+		{"nvme1n1", "NVMe over TCP"},
+		{"nvme2n1", "NVMe over RDMA"},
+		{"rbd0", "Ceph RBD"},
+		{"etherd!e1.0", "AoE"},
+		{"drbd0", "DRBD"},
+		{"nbd0", "NBD"},
+	};
+	static const char *const aut[] = {"auto"};
+	struct block_disk_info in;
+	const char *why;
+
+	fake_network_disks();
+	for (size_t i = 0; i < ARRAY_SIZE(disks); i++) {
+		const char *pat[] = {disks[i].name};
+
+		ck_assert_msg(block_disk_probe(root, disks[i].name, &in), "probe %s",
+			      disks[i].name);
+		why = NULL;
+		if (!disks[i].network) {
+			ck_assert_msg(!in.network, "%s is local, not %s", disks[i].name,
+				      in.network);
+			ck_assert_msg(selected(aut, 1, disks[i].name), "auto must select %s",
+				      disks[i].name);
+			continue;
+		}
+		ck_assert_msg(in.network && strcmp(in.network, disks[i].network) == 0,
+			      "%s: %s, not %s", disks[i].name, in.network ? in.network : "local",
+			      disks[i].network);
+		/* "auto" leaves it out, and says why ... */
+		ck_assert_msg(!block_auto_disk(disks[i].name, &in, &why), "auto must not take %s",
+			      disks[i].name);
+		ck_assert_ptr_nonnull(why);
+		ck_assert_ptr_nonnull(strstr(why, "network-backed"));
+		ck_assert(!selected(aut, 1, disks[i].name));
+		/* ... but named, it is used (and marked network-backed by the source). */
+		ck_assert_msg(selected(pat, 1, disks[i].name), "%s named", disks[i].name);
+	}
+}
+END_TEST
+
 /* The traced disks of test_stacked, as a NULL-terminated list. */
 static bool traced_in(void *ctx, const char *name)
 {
@@ -315,7 +417,8 @@ static const char *stacked_on(const char *name, const char *const *traced)
 	static char below[64];
 
 	below[0] = '\0';
-	if (!block_stacked_on(root, name, traced_in, (void *)traced, below, sizeof(below)))
+	if (!block_stacked_on(root, name, traced_in, (void *)(uintptr_t)traced, below,
+			      sizeof(below)))
 		return "";
 	ck_assert_str_ne(below, "");
 	return below;
@@ -378,6 +481,7 @@ static Suite *block_suite(void)
 	tcase_add_test(tc, test_auto);
 	tcase_add_test(tc, test_names_and_globs);
 	tcase_add_test(tc, test_stacked);
+	tcase_add_test(tc, test_network);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tp, test_format_field);
 	tcase_add_test(tp, test_filter);
