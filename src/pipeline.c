@@ -45,8 +45,11 @@ static void discard_held(struct instance *inst)
 static struct {
 	const struct config *cfg;
 	struct pool *pool;
-	struct instance *head;
+	struct instance *head, **tail; /* oldest first; tail: the last one's next (or &head) */
 	size_t n;
+	/* pipeline_info()'s place: listing idx 0, 1, 2, ... walks the list once, not n times */
+	struct instance *at;
+	size_t at_idx;
 	struct inst_counters gone; /* counters of detached instances */
 	uint64_t jiffy_ns;         /* the kernel's own timing resolution, for INST_KERNEL_CREDITS */
 	unsigned hz;
@@ -263,9 +266,12 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 	inst->health_was = inst->health.state;
 	inst->rec = record_open(P.cfg->record.dir, class_name(cls), name,
 				(uint64_t)P.cfg->record.max_bytes);
-	inst->next = P.head;
-	P.head = inst;
+	if (!P.tail)
+		P.tail = &P.head;
+	*P.tail = inst;
+	P.tail = &inst->next;
 	P.n++;
+	P.at = NULL;
 	log_info("%s/%s: attached (%s), policy %s", class_name(cls), name,
 		 inst->kind[0] ? inst->kind : "-", policy_mode_name(inst->rule.mode));
 	return inst;
@@ -372,7 +378,10 @@ void pipeline_detach(struct instance *inst)
 		if (*pp != inst)
 			continue;
 		*pp = inst->next;
+		if (P.tail == &inst->next)
+			P.tail = pp;
 		P.n--;
+		P.at = NULL;
 		add_counters(&P.gone, &inst->c);
 		log_info("%s/%s: detached after %llu events", class_name(inst->cls), inst->name,
 			 (unsigned long long)inst->c.events);
@@ -395,12 +404,19 @@ size_t pipeline_count(void)
 bool pipeline_info(size_t idx, struct inst_info *out)
 {
 	struct instance *i = P.head;
+	size_t k = 0;
 
 	/* Instances are listed oldest first. */
 	if (idx >= P.n)
 		return false;
-	for (size_t k = P.n - 1 - idx; k > 0; k--)
+	if (P.at && P.at_idx <= idx) { /* carry on from the last one asked for */
+		i = P.at;
+		k = P.at_idx;
+	}
+	for (; k < idx; k++)
 		i = i->next;
+	P.at = i;
+	P.at_idx = idx;
 	out->cls = i->cls;
 	out->name = i->name;
 	out->kind = i->kind;

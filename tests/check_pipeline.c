@@ -220,6 +220,54 @@ static struct inst_info info_of(size_t i)
 	return in;
 }
 
+/* The names pipeline_info() lists, in order, comma-separated. */
+static const char *listed(void)
+{
+	static char buf[256];
+	struct inst_info in;
+
+	buf[0] = '\0';
+	for (size_t i = 0; pipeline_info(i, &in); i++) {
+		if (i)
+			strcat(buf, ",");
+		strcat(buf, in.name);
+	}
+	return buf;
+}
+
+START_TEST(test_listed_oldest_first)
+{
+	struct instance *a, *b, *c, *d;
+	struct inst_info in;
+
+	a = pipeline_attach(CLASS_INPUT, "a", NULL, 0);
+	b = pipeline_attach(CLASS_BLOCK, "b", NULL, 0);
+	c = pipeline_attach(CLASS_NETWORK, "c", NULL, 0);
+	ck_assert_str_eq(listed(), "a,b,c");
+	/* Asked out of order, from the middle, again: the same answers. */
+	ck_assert_str_eq(info_of(2).name, "c");
+	ck_assert_str_eq(info_of(0).name, "a");
+	ck_assert_str_eq(info_of(1).name, "b");
+	ck_assert_str_eq(info_of(1).name, "b");
+	ck_assert(!pipeline_info(3, &in));
+	pipeline_detach(b);
+	ck_assert_str_eq(listed(), "a,c");
+	d = pipeline_attach(CLASS_INPUT, "d", NULL, 0);
+	ck_assert_str_eq(listed(), "a,c,d");
+	pipeline_detach(d); /* the last one */
+	d = pipeline_attach(CLASS_INPUT, "e", NULL, 0);
+	ck_assert_str_eq(listed(), "a,c,e");
+	pipeline_detach(a); /* the first one */
+	pipeline_detach(d);
+	ck_assert_str_eq(listed(), "c");
+	pipeline_detach(c);
+	ck_assert_str_eq(listed(), "");
+	ck_assert_uint_eq(pipeline_count(), 0);
+	a = pipeline_attach(CLASS_INPUT, "f", NULL, 0);
+	ck_assert_str_eq(listed(), "f");
+}
+END_TEST
+
 START_TEST(test_attach_and_info)
 {
 	struct instance *kbd, *sda;
@@ -1037,6 +1085,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, test_reconfigure_to_disabled);
 	tcase_add_test(tc, test_reconfigure_new_quantum_restarts_estimator);
 	tcase_add_test(tc, test_enabled);
+	tcase_add_test(tc, test_listed_oldest_first);
 	suite_add_tcase(s, tc);
 
 	health = tcase_create("health");
