@@ -31,10 +31,12 @@
  *
  * Timestamps are CLOCK_MONOTONIC (use_clockid). The raw entry's "dev" field (offset and size
  * read from tracefs, not assumed) says which disk completed. A readable ring drains every
- * ring, so that one batch can be put in time order before it is handed on. */
+ * ring, so that one batch can be put in time order before it is handed on; the records are
+ * read and decoded in block_tp_ring.c. */
 #include "autoconf.h"
 
 #include "block_tp.h"
+#include "block_tp_ring.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -63,7 +65,6 @@
  * RING_PAGES_MIN where the locked-memory limit will not have that. */
 #define RING_PAGES 64
 #define RING_PAGES_MIN 8
-#define BATCH 1024    /* samples sorted and handed on at once */
 #define BUSY_WINDOW_MS 100
 #define BUSY_RECORDS 20
 #define POLL_MS 10
@@ -71,7 +72,6 @@
 #define IDLE_RECORDS 2
 #define MAX_CPUS 4096
 #define OFFLINE_NS 2000000 /* a CPU's events stopped longer than this: it was offline */
-#define WAKE_SIZE 16       /* a waking record: header and id */
 #define FILTER_MAX 2048
 
 /* What perf_open opens. */
@@ -91,11 +91,8 @@ struct cpu {
 };
 
 struct block_tp {
-	block_samples_fn *fn;
-	void *ctx;
 	struct event_base *base;
 	unsigned id;
-	unsigned dev_off, dev_size;
 	long page;
 	unsigned ring_pages;
 	struct cpu **cpus;
@@ -109,8 +106,6 @@ struct block_tp {
 	uint32_t *want;
 	size_t nwant;
 	struct block_tp_stats st;
-	uint64_t records;        /* sample records of completions read from the rings */
-	uint64_t wakes;          /* waking records read */
 	uint64_t counted_closed; /* what closed instances had counted */
 	uint64_t unsampled_said; /* unsampled completions already warned about */
 	size_t read_len;         /* 16 with PERF_FORMAT_LOST, else 8 */
@@ -120,13 +115,9 @@ struct block_tp {
 	uint64_t window_start;   /* completions counted since */
 	uint64_t window_records;
 	unsigned quiet_polls;
-	size_t nbatch;
-	struct block_sample batch[BATCH];
-	/* A record that wraps around the end of a ring is copied here whole. */
-	unsigned char rec[65536] __attribute__((aligned(8)));
+	struct tp_reader rd; /* the rings' records, decoded and batched */
 };
 
-static struct log_ratelimit rl_lost = LOG_RATELIMIT_INIT;
 static struct log_ratelimit rl_ioctl = LOG_RATELIMIT_INIT;
 
 /* ---- tracefs ---- */
@@ -279,8 +270,8 @@ static bool read_tracepoint(struct block_tp *tp, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
 		return false;
 	}
-	if (!block_tp_format_field(text, "dev", &tp->dev_off, &tp->dev_size) ||
-	    (tp->dev_size != 4 && tp->dev_size != 8)) {
+	if (!block_tp_format_field(text, "dev", &tp->rd.dev_off, &tp->rd.dev_size) ||
+	    (tp->rd.dev_size != 4 && tp->rd.dev_size != 8)) {
 		snprintf(err, errlen, "%s: no 4- or 8-byte \"dev\" field", path);
 		free(text);
 		return false;
@@ -289,133 +280,11 @@ static bool read_tracepoint(struct block_tp *tp, char *err, size_t errlen)
 	return true;
 }
 
-/* ---- reading the rings ---- */
+/* ---- reading the rings (decoding: block_tp_ring.c) ---- */
 
-static void flush_batch(struct block_tp *tp)
+static void drain_cpu(struct block_tp *tp, const struct cpu *c)
 {
-	if (!tp->nbatch)
-		return;
-	block_samples_sort(tp->batch, tp->nbatch);
-	tp->fn(tp->ctx, tp->batch, tp->nbatch);
-	wipe(tp->batch, tp->nbatch * sizeof(tp->batch[0]));
-	tp->nbatch = 0;
-}
-
-static bool in_list(const uint32_t *v, size_t n, uint32_t x)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == x)
-			return true;
-	return false;
-}
-
-/* A PERF_RECORD_SAMPLE with PERF_SAMPLE_IDENTIFIER | TIME | RAW: header, u64 id, u64 time,
- * u32 raw size, the raw tracepoint entry. A waking instance's has only the id. */
-static void take_sample(struct block_tp *tp, const unsigned char *r, size_t len)
-{
-	uint64_t t;
-	uint32_t raw, kdev;
-	const unsigned char *entry = r + 28;
-
-	if (len == WAKE_SIZE) {
-		tp->wakes++;
-		return;
-	}
-	tp->records++;
-	if (len < 28) {
-		tp->st.bad++;
-		return;
-	}
-	memcpy(&t, r + 16, 8);
-	memcpy(&raw, r + 24, 4);
-	if (raw > len - 28 || tp->dev_off + tp->dev_size > raw) {
-		tp->st.bad++;
-		return;
-	}
-	if (tp->dev_size == 8) {
-		uint64_t d;
-
-		memcpy(&d, entry + tp->dev_off, 8);
-		kdev = (uint32_t)d;
-	} else {
-		memcpy(&kdev, entry + tp->dev_off, 4);
-	}
-	if (!in_list(tp->want, tp->nwant, kdev)) {
-		tp->st.foreign++;
-		return;
-	}
-	tp->st.samples++;
-	if (tp->nbatch == BATCH)
-		flush_batch(tp);
-	tp->batch[tp->nbatch].t_ns = t;
-	tp->batch[tp->nbatch].kdev = kdev;
-	tp->nbatch++;
-}
-
-static void drain_ring(struct block_tp *tp, const struct cpu *c)
-{
-	struct perf_event_mmap_page *mp = c->map;
-	unsigned char *data = (unsigned char *)c->map + tp->page;
-	uint64_t size = (uint64_t)tp->ring_pages * (uint64_t)tp->page;
-	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = mp->data_tail;
-
-	while (tail < head) {
-		struct perf_event_header h;
-		uint64_t off = tail % size;
-		const unsigned char *r;
-
-		if (head - tail < sizeof(h)) {
-			tp->st.bad++;
-			tail = head;
-			break;
-		}
-		/* Records are 8-byte aligned, so a header never wraps; its body may. */
-		memcpy(&h, data + off, sizeof(h));
-		if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > head - tail ||
-		    h.size > size) {
-			tp->st.bad++;
-			tail = head;
-			break;
-		}
-		if (off + h.size <= size) {
-			r = data + off;
-		} else {
-			size_t first = (size_t)(size - off);
-
-			memcpy(tp->rec, data + off, first);
-			memcpy(tp->rec + first, data, h.size - first);
-			r = tp->rec;
-		}
-		switch (h.type) {
-		case PERF_RECORD_SAMPLE:
-			take_sample(tp, r, h.size);
-			break;
-		case PERF_RECORD_LOST:
-			if (h.size >= sizeof(h) + 16) {
-				uint64_t lost;
-
-				memcpy(&lost, r + sizeof(h) + 8, 8);
-				tp->st.lost += lost;
-				log_limited(&rl_lost, LOG_WARNING,
-					    "block: the kernel dropped %llu completions on CPU %u "
-					    "(ring full)",
-					    (unsigned long long)lost, c->cpu);
-			}
-			break;
-		case PERF_RECORD_THROTTLE:
-			tp->st.throttled++;
-			log_limited(&rl_lost, LOG_NOTICE,
-				    "block: perf throttled the completion event on CPU %u "
-				    "(kernel.perf_event_max_sample_rate)",
-				    c->cpu);
-			break;
-		default:
-			break;
-		}
-		tail += h.size;
-	}
-	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
+	tp_ring_drain(&tp->rd, c->map, tp->page, tp->ring_pages, c->cpu);
 }
 
 /* Drain every ring; the number of completions' records read. A wakeup that came before the
@@ -423,14 +292,15 @@ static void drain_ring(struct block_tp *tp, const struct cpu *c)
 static uint64_t drain_all(struct block_tp *tp)
 {
 	struct timeval tv = {.tv_sec = 0, .tv_usec = POLL_MS * 1000};
-	uint64_t records = tp->records, wakes = tp->wakes;
+	uint64_t records = tp->rd.records, wakes = tp->rd.wakes;
 
 	for (size_t i = 0; i < tp->ncpus; i++)
-		drain_ring(tp, tp->cpus[i]);
-	flush_batch(tp);
-	if (tp->wakes - wakes > tp->records - records && !evtimer_pending(tp->tail_ev, NULL))
+		drain_cpu(tp, tp->cpus[i]);
+	tp_ring_flush(&tp->rd);
+	if (tp->rd.wakes - wakes > tp->rd.records - records &&
+	    !evtimer_pending(tp->tail_ev, NULL))
 		event_add(tp->tail_ev, &tv);
-	return tp->records - records;
+	return tp->rd.records - records;
 }
 
 /* ---- perf events ---- */
@@ -640,7 +510,7 @@ static void sources_update(struct block_tp *tp)
 	bool filter_failed = false, changed;
 
 	for (size_t i = tp->nsrc; i-- > 0;)
-		if (!tp->nwant || (!tp->no_filter && !in_list(tp->want, tp->nwant, tp->src[i])))
+		if (!tp->nwant || (!tp->no_filter && !tp_in_list(tp->want, tp->nwant, tp->src[i])))
 			src_remove(tp, i);
 	if (!tp->nwant) {
 		for (size_t j = 0; j < tp->ncpus; j++)
@@ -665,7 +535,7 @@ static void sources_update(struct block_tp *tp)
 		return;
 	}
 	for (size_t i = 0; i < tp->nwant; i++) {
-		if (in_list(tp->src, tp->nsrc, tp->want[i]))
+		if (tp_in_list(tp->src, tp->nsrc, tp->want[i]))
 			continue;
 		if (src_add(tp, tp->want[i], &filter_failed, err, sizeof(err)))
 			continue;
@@ -693,7 +563,7 @@ static uint64_t unsampled(struct block_tp *tp)
 		for (size_t i = 0; i < tp->nsrc; i++)
 			counted += count_of(tp, tp->cpus[j]->fd[i]);
 	tp->st.counted = counted;
-	return counted > tp->records ? counted - tp->records : 0;
+	return counted > tp->rd.records ? counted - tp->rd.records : 0;
 }
 
 static void say_unsampled(struct block_tp *tp)
@@ -701,7 +571,7 @@ static void say_unsampled(struct block_tp *tp)
 	uint64_t n = unsampled(tp);
 
 	if (n > tp->unsampled_said)
-		log_limited(&rl_lost, LOG_WARNING,
+		log_limited(&block_tp_rl_lost, LOG_WARNING,
 			    "block: perf counted %llu completions it never wrote to a ring (of %llu "
 			    "in all; a loss inside the kernel): they are not sampled",
 			    (unsigned long long)n, (unsigned long long)tp->st.counted);
@@ -954,8 +824,8 @@ unsigned block_tp_rescan_cpus(struct block_tp *tp)
 			j++;
 			continue;
 		}
-		drain_ring(tp, c);
-		flush_batch(tp);
+		drain_cpu(tp, c);
+		tp_ring_flush(&tp->rd);
 		log_notice("block: CPU %u went offline: its perf events are gone, and its "
 			   "completions were not seen from then on",
 			   c->cpu);
@@ -1008,8 +878,9 @@ struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, vo
 	struct block_tp *tp = xcalloc(1, sizeof(*tp));
 
 	tp->base = base;
-	tp->fn = fn;
-	tp->ctx = ctx;
+	tp->rd.fn = fn;
+	tp->rd.ctx = ctx;
+	tp->rd.st = &tp->st;
 	tp->page = sysconf(_SC_PAGESIZE);
 	tp->read_len = 16;
 	tp->poll_ev = event_new(base, -1, EV_PERSIST, poll_cb, tp);
@@ -1029,7 +900,7 @@ void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n)
 	bool same = n == tp->nwant;
 
 	for (size_t i = 0; same && i < n; i++)
-		same = in_list(tp->want, tp->nwant, kdevs[i]);
+		same = tp_in_list(tp->want, tp->nwant, kdevs[i]);
 	if (same)
 		return;
 	/* What the rings hold was recorded for the devices wanted until now. */
@@ -1039,6 +910,8 @@ void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n)
 	if (n)
 		memcpy(tp->want, kdevs, n * sizeof(*kdevs));
 	tp->nwant = n;
+	tp->rd.want = tp->want;
+	tp->rd.nwant = n;
 	sources_update(tp);
 }
 
