@@ -101,13 +101,21 @@ void health_init(struct health *h, const struct health_cfg *cfg)
 	health_reset(h);
 }
 
+static void fail(struct health *h, enum health_test t, bool permanent);
+
 void health_reconfigure(struct health *h, const struct health_cfg *cfg)
 {
 	set_cutoffs(h, cfg);
-	/* The current run and window were counted against the old cutoffs: start them over. */
-	h->rct_run = 0;
-	h->apt_seen = 0;
-	h->apt_count = 0;
+	/* The current run and window go on, judged by the new cutoffs from now: starting them
+	 * over would let a stuck run that crosses a change of claim go unnoticed (and move the
+	 * window's end, which the credit held for it waits for). One already at or past a new,
+	 * lower cutoff fails now; past the permanent one, permanently. */
+	if (h->rct_run >= h->rct_cutoff)
+		fail(h, HEALTH_TEST_RCT, h->rct_run >= h->rct_cutoff_permanent);
+	if (h->apt_seen > 0 && h->apt_count >= h->apt_cutoff)
+		fail(h, HEALTH_TEST_APT, h->apt_count >= h->apt_cutoff_permanent);
+	if (h->rct_run >= h->rct_cutoff || (h->apt_seen > 0 && h->apt_count >= h->apt_cutoff))
+		h->clean = 0;
 }
 
 void health_reset(struct health *h)

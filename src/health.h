@@ -66,7 +66,8 @@ const char *health_cfg_check(const struct health_cfg *cfg);
 
 /* cfg must pass health_cfg_check(). Starts in HEALTH_STARTUP with zero counters. */
 void health_init(struct health *h, const struct health_cfg *cfg);
-/* New cutoffs (e.g. after a reload), keeping state and counters. */
+/* New cutoffs (a new claim, a reload), keeping state, counters, and the current run and
+ * window, which are judged by the new cutoffs from now on (at or past one: a failure now). */
 void health_reconfigure(struct health *h, const struct health_cfg *cfg);
 /* Back to HEALTH_STARTUP, the only way out of HEALTH_PERMANENT; counters are kept. */
 void health_reset(struct health *h);

@@ -315,6 +315,67 @@ START_TEST(test_reconfigure)
 }
 END_TEST
 
+START_TEST(test_reconfigure_keeps_run)
+{
+	/* A run of one symbol that is fine under the old claim but at or past the new cutoff
+	 * fails when the claim changes; it is not started over (which would let it through). */
+	static const struct {
+		double from, to;
+		unsigned run;
+		enum health_state want;
+	} cases[] = {
+		{1, 8, 8, HEALTH_FAILED},     /* H=8: cutoffs 5 and 9 */
+		{2, 8, 15, HEALTH_PERMANENT}, /* H=2 allows 15; H=8's permanent cutoff is 9 */
+		{1, 2, 8, HEALTH_OK},         /* H=2: cutoff 16, not reached */
+	};
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct health_cfg cfg;
+		struct health h;
+		uint8_t last = 0;
+
+		rng_state = SEED;
+		init_h(&h, cases[c].from);
+		reach_ok(&h, -1);
+		do
+			last = rnd();
+		while (last == h.rct_sym);
+		for (unsigned i = 0; i < cases[c].run; i++)
+			ck_assert_int_eq(health_feed(&h, last), HEALTH_OK);
+		health_cfg_default(&cfg, cases[c].to);
+		health_reconfigure(&h, &cfg);
+		ck_assert_msg(h.state == cases[c].want, "case %zu: state %s", c,
+			      health_state_name(h.state));
+		ck_assert_uint_eq(h.rct_run, cases[c].run);
+		if (cases[c].want != HEALTH_OK)
+			ck_assert_int_eq(h.last_test, HEALTH_TEST_RCT);
+		/* The run goes on and counts on: no second failure for the same run. */
+		health_feed(&h, last);
+		ck_assert_uint_eq(h.rct_run, cases[c].run + 1);
+	}
+}
+END_TEST
+
+START_TEST(test_reconfigure_keeps_window)
+{
+	/* The APT window is not started over either: its end stays where it was. */
+	struct health_cfg cfg;
+	struct health h;
+	unsigned seen;
+
+	rng_state = SEED;
+	init_h(&h, 1);
+	reach_ok(&h, -1);
+	for (int i = 0; i < 100; i++)
+		health_feed(&h, rnd());
+	seen = h.apt_seen;
+	health_cfg_default(&cfg, 2);
+	health_reconfigure(&h, &cfg);
+	ck_assert_uint_eq(h.apt_seen, seen);
+	ck_assert_int_eq(h.state, HEALTH_OK);
+}
+END_TEST
+
 static Suite *health_suite(void)
 {
 	Suite *s = suite_create("health");
@@ -330,6 +391,8 @@ static Suite *health_suite(void)
 	tcase_add_test(tc, test_recovery);
 	tcase_add_test(tc, test_permanent);
 	tcase_add_test(tc, test_reconfigure);
+	tcase_add_test(tc, test_reconfigure_keeps_run);
+	tcase_add_test(tc, test_reconfigure_keeps_window);
 	suite_add_tcase(s, tc);
 	return s;
 }
