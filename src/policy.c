@@ -55,7 +55,7 @@ double policy_credit(const struct policy_rule *rule, double estimate)
 double rate_cap_take(struct rate_cap *rc, double cap_per_second, double want, uint64_t t_ns,
 		     uint64_t now_ns)
 {
-	uint64_t d;
+	uint64_t d, lead;
 	double got;
 
 	if (!rc->started) {
@@ -76,13 +76,17 @@ double rate_cap_take(struct rate_cap *rc, double cap_per_second, double want, ui
 	rc->tokens += cap_per_second * (double)d / 1e9;
 	rc->event_ns += d;
 	rc->wall_ns += d;
-	/* The bucket holds one second's worth: a lead of one clock beyond that buys nothing. */
-	if (t_ns - rc->event_ns > NS_PER_SEC)
-		rc->event_ns = t_ns - NS_PER_SEC;
-	if (now_ns - rc->wall_ns > NS_PER_SEC)
-		rc->wall_ns = now_ns - NS_PER_SEC;
 	if (rc->tokens > cap_per_second)
 		rc->tokens = cap_per_second;
+	/* A lead of one clock over the other is kept only as far as it could still fill the
+	 * bucket: banked beyond that (after an idle spell, say) it would let the other clock
+	 * catch up with a second bucketful at one instant. */
+	lead = cap_per_second > 0 ? (uint64_t)((cap_per_second - rc->tokens) / cap_per_second * 1e9)
+				  : 0;
+	if (t_ns - rc->event_ns > lead)
+		rc->event_ns = t_ns - lead;
+	if (now_ns - rc->wall_ns > lead)
+		rc->wall_ns = now_ns - lead;
 	got = want > 0 ? fmin(want, rc->tokens) : 0; /* NaN and negative wants get nothing */
 	if (got < 0)
 		got = 0;

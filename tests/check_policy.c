@@ -308,8 +308,9 @@ START_TEST(test_rate_replay_held_to_real_time)
 		total += rate_cap_take(&rc, 10, 100, 50 * SEC + i * 10 * SEC, i * SEC / 10);
 	/* 10 s of the daemon's time: the burst plus 10 s worth, not 1000 s worth. */
 	ck_assert_double_eq_tol(total, 10 + 10 * 10, 1e-6);
-	/* The recording ran ahead; a second of that lead is kept (the bucket's size), no more. */
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 1050 * SEC, 3600 * SEC), 10, 1e-6);
+	/* The recording ran ahead; of that lead only what could fill the bucket is kept: at the
+	 * last step, whose refill had left it 1 bit full, 0.9 s. */
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 1050 * SEC, 3600 * SEC), 9, 1e-6);
 	/* Recorded time standing still then earns nothing, however long the daemon waits. */
 	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 1050 * SEC, 7200 * SEC), 0, 1e-6);
 	/* Both moving again: what both agree on. */
@@ -335,6 +336,25 @@ START_TEST(test_rate_batch_refills_by_its_span)
 	}
 	for (int b = 1; b < 5; b++)
 		ck_assert_double_eq_tol(per_batch[b], 10, 1e-6);
+}
+END_TEST
+
+START_TEST(test_rate_no_second_bucket_at_one_instant)
+{
+	/* After an idle spell the bucket is full, and neither clock's lead is banked beyond it:
+	 * events whose own times are a second apart, seen at one instant (a replay, a clock
+	 * step), get one bucketful between them, not two. */
+	struct rate_cap rc;
+
+	memset(&rc, 0, sizeof(rc));
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1, 10 * SEC, 10 * SEC), 1, EPS);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1000, 11 * SEC, 3600 * SEC), 100, 1e-6);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1000, 12 * SEC, 3600 * SEC), 0, 1e-6);
+	/* The same with the clocks the other way round. */
+	memset(&rc, 0, sizeof(rc));
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1, 10 * SEC, 10 * SEC), 1, EPS);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1000, 3600 * SEC, 11 * SEC), 100, 1e-6);
+	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1000, 3600 * SEC, 12 * SEC), 0, 1e-6);
 }
 END_TEST
 
@@ -443,6 +463,7 @@ static Suite *policy_suite(void)
 	tcase_add_test(tb, test_rate_refills_by_event_time);
 	tcase_add_test(tb, test_rate_replay_held_to_real_time);
 	tcase_add_test(tb, test_rate_batch_refills_by_its_span);
+	tcase_add_test(tb, test_rate_no_second_bucket_at_one_instant);
 	tcase_add_test(tb, test_rate_time_backwards_no_refill);
 	tcase_add_test(tb, test_rate_never_negative);
 	tcase_add_test(tb, test_rate_long_run_bound);
