@@ -79,6 +79,7 @@ struct sp90b_est {
 	uint64_t estimated; /* full blocks estimated */
 	uint64_t estimated_t; /* the event time of the last estimated block's end */
 	bool have_last, have_estimate;
+	bool full_due;     /* the next estimated block runs every estimator */
 	double h;          /* current min-entropy per symbol */
 	const char *min_by;
 	struct sp90b_view lit, bit; /* every estimator's latest result */
@@ -153,22 +154,26 @@ static void estimate(struct sp90b_est *s, size_t n, int level)
 	enum sp90b_test lit_by, bit_by;
 	double h_lit, h_bit;
 
+	if (level >= 2)
+		s->full_due = false;
 	if (sp90b_assess(scratch.work, s->buf, n, 8, lit, bit, &a) < 0 || a.k < 2) {
 		/* One symbol value only: nothing to predict and nothing to credit, as in
-		 * ea_non_iid. */
-		memset(&s->lit, 0, sizeof(s->lit));
-		memset(&s->bit, 0, sizeof(s->bit));
+		 * ea_non_iid. The other estimators' results are kept, not wiped (a wiped one
+		 * would leave H to the cheap ones until it ran again), and the next estimated
+		 * block runs every estimator. */
 		s->h = 0;
 		s->min_by = "single symbol";
 		s->have_estimate = true;
+		s->full_due = true;
 		return;
 	}
 	take(&s->lit, &a.literal, lit);
 	if (a.n_bits) {
 		take(&s->bit, &a.bitstring, bit);
 	} else {
-		/* Two values: the bitstring view does not apply (ea_non_iid has none) */
-		memset(&s->bit, 0, sizeof(s->bit));
+		/* Two values: ea_non_iid has no bitstring view. The earlier bitstring results
+		 * still count (lower, never higher), and the next block runs everything. */
+		s->full_due = true;
 	}
 	if (a.k > 2) { /* Collision, Markov, Compression apply to the symbols only if binary */
 		s->lit.valid[SP90B_T_COLLISION] = s->lit.valid[SP90B_T_MARKOV] = false;
@@ -200,7 +205,7 @@ static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 	s->symbols++;
 	if (s->fill == BLOCK) {
 		if (block_due(s, t_ns)) {
-			estimate(s, BLOCK, s->estimated % RARE_EVERY == 0     ? 2
+			estimate(s, BLOCK, s->estimated % RARE_EVERY == 0 || s->full_due ? 2
 					   : s->estimated % COSTLY_EVERY == 0 ? 1
 									      : 0);
 			s->estimated++;

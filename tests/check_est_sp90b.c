@@ -487,6 +487,43 @@ START_TEST(test_flood_estimated_once_a_second)
 }
 END_TEST
 
+START_TEST(test_single_value_block_keeps_results)
+{
+	/* A source repeating 200 random intervals: only the estimators with a long memory
+	 * (LRS, t-Tuple, MultiMMC, LZ78Y) see it, and they run on every 8th block. One block of
+	 * a single value between must not wipe what they found: the block after it runs them
+	 * all again, and H stays near 0. (Each interval is 256 ms longer than its symbol says,
+	 * so that every block is estimated.) */
+	uint64_t loop[200], t = 3 * SEC;
+	struct est e;
+	struct est_out out;
+
+	tu_rng_seed(SEED);
+	for (size_t i = 0; i < ARRAY_SIZE(loop); i++)
+		loop[i] = (tu_rng_next() % 256) * US + 256 * MS;
+	sp90b_est(&e, 1000, 8, 0);
+	for (int i = 0; i < 4 * BLOCK + 1; i++) {
+		est_add(&e, t, &out);
+		t += loop[i % 200];
+	}
+	ck_assert_msg(report(&e).h <= 0.1, "the repeats were not seen: %g by %s", report(&e).h,
+		      report(&e).min_by);
+	for (int i = 0; i < BLOCK; i++) { /* one block, one value */
+		est_add(&e, t, &out);
+		t += 256 * MS;
+	}
+	ck_assert_double_eq(report(&e).h, 0);
+	for (int i = 0; i < BLOCK; i++) {
+		est_add(&e, t, &out);
+		t += loop[i % 200];
+	}
+	ck_assert_uint_eq(report(&e).estimated, 6);
+	ck_assert_msg(report(&e).h <= 0.1, "after a single-value block: %g by %s", report(&e).h,
+		      report(&e).min_by);
+	est_fini(&e);
+}
+END_TEST
+
 static Suite *est_sp90b_suite(void)
 {
 	Suite *s = suite_create("est_sp90b");
@@ -504,6 +541,7 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_never_above_cap);
 	tcase_add_test(tc, test_instances_independent);
 	tcase_add_test(tc, test_flood_estimated_once_a_second);
+	tcase_add_test(tc, test_single_value_block_keeps_results);
 	suite_add_tcase(s, tc);
 	return s;
 }
