@@ -3,9 +3,10 @@
  * Disks are the entries of /sys/block that the configured names or globs select, or with
  * [ "auto" ] every whole physical disk: not loop, ram, zram, or a device-mapper/md stack,
  * whose completions are counted already on the disks below, nor a network-backed disk
- * (iSCSI, NVMe over Fabrics, NBD, RBD...), whose timing is the network's. Disks that
- * appear, change or go away are picked up by a rescan on the kernel's block uevents
- * (netlink), or every RESCAN_S seconds where that socket cannot be had.
+ * (iSCSI, NVMe over Fabrics, NBD, RBD...), whose timing is the network's; block_disks.c
+ * tells them apart from sysfs. Disks that appear, change or go away are picked up by a
+ * rescan on the kernel's block uevents (netlink), or every RESCAN_S seconds where that
+ * socket cannot be had.
  *
  * Completions come from one of two backends: the block:block_rq_complete tracepoint
  * (block_tp.c), or blktrace (block_blktrace.c) per disk. The backend in use is logged and is
@@ -18,7 +19,6 @@
 #include <dirent.h>
 #include <stdarg.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <linux/netlink.h>
@@ -26,18 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "block_blktrace.h"
+#include "block_disks.h"
 #include "block_tp.h"
 #include "log.h"
 #include "pipeline.h"
 #include "policy.h"
 #include "util.h"
 
-#define SYS_BLOCK "/sys/block"
 #define DEFAULT_RUNDIR "/run/entropyd"
 #define RESCAN_DELAY_MS 100 /* uevents come in bursts: one rescan after the burst */
 #define RESCAN_S 30         /* without uevents, how often /sys/block is read again */
@@ -94,7 +92,7 @@ static struct log_ratelimit rl_trace = LOG_RATELIMIT_INIT;
 static struct log_ratelimit rl_clock = LOG_RATELIMIT_INIT;
 static struct log_ratelimit rl_uevent = LOG_RATELIMIT_INIT;
 
-/* ---- pure parts: sysfs, selection, ordering ---- */
+/* ---- pure parts: selection, ordering ---- */
 
 static int cmp_sample(const void *a, const void *b)
 {
@@ -114,159 +112,6 @@ void block_samples_sort(struct block_sample *s, size_t n)
 		qsort(s, n, sizeof(*s), cmp_sample);
 }
 
-static bool read_line(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return true;
-}
-
-static bool dir_empty(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	bool empty = true;
-
-	if (!d)
-		return true;
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
-			empty = false;
-			break;
-		}
-	closedir(d);
-	return empty;
-}
-
-/* Network block devices, by the names their drivers give them (AoE's etherd/e0.0 is
- * etherd!e0.0 in /sys/block). */
-static const struct {
-	const char *prefix, *what;
-} network_prefixes[] = {
-	{"nbd", "NBD"}, {"rbd", "Ceph RBD"}, {"drbd", "DRBD"}, {"etherd!", "AoE"}, {"rnbd", "RNBD"},
-};
-
-/* An NVMe controller's transport ("pcie", "tcp", "rdma", "fc", "loop", "apple-nvme"...):
- * a fabric, or a loop target whose I/O is another device's, if not local. */
-static const char *nvme_fabric(const char *ctrldir)
-{
-	static const struct {
-		const char *transport, *what;
-	} fabrics[] = {
-		{"tcp", "NVMe over TCP"},
-		{"rdma", "NVMe over RDMA"},
-		{"fc", "NVMe over Fibre Channel"},
-		{"loop", "an NVMe-oF loop target"},
-	};
-	char path[PATH_MAX + 16], buf[32];
-
-	snprintf(path, sizeof(path), "%s/transport", ctrldir);
-	if (!read_line(path, buf, sizeof(buf)))
-		return NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(fabrics); i++)
-		if (strcmp(buf, fabrics[i].transport) == 0)
-			return fabrics[i].what;
-	return NULL;
-}
-
-/* What network a disk's I/O goes over, or NULL. real is its sysfs directory, resolved. */
-static const char *network_of(const char *sysroot, const char *name, const char *real)
-{
-	char path[PATH_MAX], ctrl[PATH_MAX + NAME_MAX + 2];
-	const char *what = NULL, *p;
-	DIR *d;
-	struct dirent *de;
-
-	for (size_t i = 0; i < ARRAY_SIZE(network_prefixes); i++)
-		if (strncmp(name, network_prefixes[i].prefix, strlen(network_prefixes[i].prefix)) ==
-		    0)
-			return network_prefixes[i].what;
-	/* SCSI: an iSCSI session (iscsi_tcp, iSER, offload HBAs) or a Fibre Channel remote
-	 * port (FC, FCoE) is a component of the disk's device path. */
-	for (p = real; p && *p; p = strchr(p + 1, '/')) {
-		if (strncmp(p, "/session", 8) == 0 && p[8] >= '0' && p[8] <= '9')
-			return "iSCSI";
-		if (strncmp(p, "/rport-", 7) == 0)
-			return "Fibre Channel";
-	}
-	if (strncmp(name, "nvme", 4) != 0)
-		return NULL;
-	/* NVMe: device is the controller, with its transport; or, for a multipath head, the
-	 * subsystem, whose controllers (nvmeN) each have one. */
-	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/device", sysroot, name);
-	what = nvme_fabric(path);
-	if (what || !(d = opendir(path)))
-		return what;
-	while (!what && (de = readdir(d)))
-		if (strncmp(de->d_name, "nvme", 4) == 0) {
-			snprintf(ctrl, sizeof(ctrl), "%s/%s", path, de->d_name);
-			what = nvme_fabric(ctrl);
-		}
-	closedir(d);
-	return what;
-}
-
-bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_info *out)
-{
-	char path[PATH_MAX], real[PATH_MAX], buf[64];
-	unsigned long long sectors;
-
-	memset(out, 0, sizeof(*out));
-	if (!name[0] || name[0] == '.' || strchr(name, '/'))
-		return false;
-	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/dev", sysroot, name);
-	if (!read_line(path, buf, sizeof(buf)) ||
-	    sscanf(buf, "%u:%u", &out->major, &out->minor) != 2)
-		return false;
-	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s", sysroot, name);
-	if (realpath(path, real)) {
-		out->is_virtual = strstr(real, "/devices/virtual/") != NULL;
-		out->network = network_of(sysroot, name, real);
-	}
-	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/slaves", sysroot, name);
-	out->stacked = !dir_empty(path);
-	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/hidden", sysroot, name);
-	out->hidden = read_line(path, buf, sizeof(buf)) && strcmp(buf, "1") == 0;
-	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/queue/add_random", sysroot, name);
-	out->add_random = read_line(path, buf, sizeof(buf)) && strcmp(buf, "1") == 0;
-	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/size", sysroot, name);
-	if (read_line(path, buf, sizeof(buf)) && sscanf(buf, "%llu", &sectors) == 1)
-		out->sectors = sectors;
-	return true;
-}
-
-static const char *const virtual_prefixes[] = {"loop", "ram", "zram", "dm-", "md"};
-
-bool block_auto_disk(const char *name, const struct block_disk_info *info, const char **why)
-{
-	const char *w = NULL;
-
-	for (size_t i = 0; i < ARRAY_SIZE(virtual_prefixes); i++)
-		if (strncmp(name, virtual_prefixes[i], strlen(virtual_prefixes[i])) == 0)
-			w = "a loop, ram, zram, device-mapper or md device";
-	if (!w && info->network)
-		w = "network-backed: its completions are timed by a network, which an attacker "
-		    "on the path can see and shape";
-	if (!w && info->is_virtual)
-		w = "a virtual device";
-	if (!w && info->stacked)
-		w = "stacked on other disks, whose completions are counted there";
-	if (!w && info->hidden)
-		w = "a hidden disk";
-	if (why)
-		*why = w;
-	return !w;
-}
-
 const char *block_selects(const struct strlist *devices, const char *name,
 			  const struct block_disk_info *info)
 {
@@ -284,72 +129,6 @@ const char *block_selects(const struct strlist *devices, const char *name,
 			return devices->v[i];
 	}
 	return NULL;
-}
-
-/* The whole disk that a sysfs block device directory (a disk's, or a partition's) is. */
-static bool disk_of(const char *devdir, char *out, size_t size)
-{
-	char path[PATH_MAX + 16], real[PATH_MAX], *slash;
-
-	if (!realpath(devdir, real))
-		return false;
-	snprintf(path, sizeof(path), "%s/partition", real);
-	if (access(path, F_OK) == 0 && (slash = strrchr(real, '/')))
-		*slash = '\0';
-	slash = strrchr(real, '/');
-	return slash && strlcopy(out, slash + 1, size);
-}
-
-/* For a loop device, the disk its backing file is on (via /sys/dev/block/MAJ:MIN). */
-static bool loop_backing_disk(const char *sysroot, const char *name, char *out, size_t size)
-{
-	char path[PATH_MAX], file[PATH_MAX];
-	struct stat sb;
-
-	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/loop/backing_file", sysroot, name);
-	if (!read_line(path, file, sizeof(file)) || stat(file, &sb) < 0)
-		return false;
-	snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u", sysroot, major(sb.st_dev),
-		 minor(sb.st_dev));
-	return disk_of(path, out, size);
-}
-
-#define STACK_MAX 64 /* disks looked at below one, against loops in a broken tree */
-
-bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *traced,
-		      void *ctx, char *below, size_t size)
-{
-	char todo[STACK_MAX][NAME_MAX + 1];
-	size_t n = 0, next = 0;
-
-	strlcopy(todo[n++], name, sizeof(todo[0]));
-	while (next < n) {
-		char path[PATH_MAX], disk[NAME_MAX + 1];
-		const char *cur = todo[next++];
-		struct dirent *de;
-		DIR *dir;
-
-		if (next > 1 && traced(ctx, cur)) {
-			strlcopy(below, cur, size);
-			return true;
-		}
-		if (n < STACK_MAX && loop_backing_disk(sysroot, cur, disk, sizeof(disk)))
-			strlcopy(todo[n++], disk, sizeof(todo[0]));
-		snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/slaves", sysroot, cur);
-		if (!(dir = opendir(path)))
-			continue;
-		while ((de = readdir(dir)) && n < STACK_MAX) {
-			char sub[PATH_MAX + NAME_MAX + 2];
-
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-			if (disk_of(sub, disk, sizeof(disk)) && strcmp(disk, name) != 0)
-				strlcopy(todo[n++], disk, sizeof(todo[0]));
-		}
-		closedir(dir);
-	}
-	return false;
 }
 
 /* ---- completions ---- */

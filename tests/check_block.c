@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "block_disks.h"
 #include "block_tp.h"
 #include "source_block.h"
 #include "util.h"
