@@ -502,20 +502,21 @@ START_TEST(test_single_value_block_keeps_results)
 	for (size_t i = 0; i < ARRAY_SIZE(loop); i++)
 		loop[i] = (tu_rng_next() % 256) * US + 256 * MS;
 	sp90b_est(&e, 1000, 8, 0);
-	for (int i = 0; i < 4 * BLOCK + 1; i++) {
-		est_add(&e, t, &out);
+	for (int i = 0; i < 4 * BLOCK + 1; i++) { /* the first event gives no symbol */
 		t += loop[i % 200];
+		est_add(&e, t, &out);
 	}
 	ck_assert_msg(report(&e).h <= 0.1, "the repeats were not seen: %g by %s", report(&e).h,
 		      report(&e).min_by);
 	for (int i = 0; i < BLOCK; i++) { /* one block, one value */
-		est_add(&e, t, &out);
 		t += 256 * MS;
+		est_add(&e, t, &out);
 	}
 	ck_assert_double_eq(report(&e).h, 0);
+	ck_assert_str_eq(report(&e).min_by, "single symbol");
 	for (int i = 0; i < BLOCK; i++) {
-		est_add(&e, t, &out);
 		t += loop[i % 200];
+		est_add(&e, t, &out);
 	}
 	ck_assert_uint_eq(report(&e).estimated, 6);
 	ck_assert_msg(report(&e).h <= 0.1, "after a single-value block: %g by %s", report(&e).h,
