@@ -125,14 +125,14 @@ static bool take_header(struct blkt_parser *p, const unsigned char *b, blkt_samp
 		p->half++;
 		if (!p->completions_only)
 			return true;
-		if (r.time == 0 || r.time < p->last_time) {
-			p->half_untimed++;
-			p->completions++;
-			(*n)++;
-			fn(ctx, BLKT_NO_TIME, BLKT_NO_TIME);
-			return true;
-		}
-		p->half_taken++;
+		/* Counted, never timed: its time may be there, but a notify record being
+		 * written looks the same (magic, time and device come first), and a note's time
+		 * must not be taken for a completion's. */
+		p->half_untimed++;
+		p->completions++;
+		(*n)++;
+		fn(ctx, BLKT_NO_TIME, BLKT_NO_TIME);
+		return true;
 	} else if (r.action & (BLKT_TC_NOTIFY << BLKT_TC_SHIFT)) {
 		p->notify++;
 		return true;
@@ -141,7 +141,6 @@ static bool take_header(struct blkt_parser *p, const unsigned char *b, blkt_samp
 		return true;
 	}
 	p->completions++;
-	p->last_time = r.time;
 	(*n)++;
 	fn(ctx, r.device, r.time);
 	return true;

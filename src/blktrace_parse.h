@@ -45,7 +45,6 @@ struct blkt_parser {
 	/* Set by the reader when the trace's mask is completions only: then every record that
 	 * is not a notify is a completion, even one read before the kernel wrote its action. */
 	bool completions_only;
-	uint64_t last_time; /* of the last completion handed on */
 	/* A partial header waiting for its rest. */
 	size_t ncarry;
 	unsigned char carry[BLKT_REC_SIZE];
@@ -57,8 +56,7 @@ struct blkt_parser {
 	uint64_t notify;      /* ... notify records (process names, timestamps, messages) */
 	uint64_t other;       /* ... other actions (none with a completions-only mask) */
 	uint64_t half;        /* ... read half-written: magic set, action not yet (see below) */
-	uint64_t half_taken;  /* ... of which taken as completions with their time */
-	uint64_t half_untimed; /* ... and as completions without one (time unreadable) */
+	uint64_t half_untimed; /* ... of which counted as completions, without a time */
 	uint64_t bad_version; /* headers with the right magic but another version */
 	uint64_t garbage;     /* bytes skipped while looking for the next valid header */
 };
@@ -78,10 +76,10 @@ void blkt_parser_init(struct blkt_parser *p);
  * read() of a relay file returns the current sub-buffer up to what the kernel has reserved,
  * so the last record may be one it is still writing: magic, sequence and time come first,
  * the action (0 in a fresh buffer) later. Such a record is read once and never again. With
- * completions_only it is the completion it must be: handed on with its time if that is
- * plausible (not 0, not before the last one of this CPU's stream), else with BLKT_NO_TIME as
- * device and time, so that it is still counted (the relay file says which device). Without
- * completions_only it is counted in half and dropped. */
+ * completions_only it is counted as the completion it almost always is, with BLKT_NO_TIME
+ * as device and time (the relay file says which device): its time is not used, since a
+ * notify record being written looks the same. Without completions_only it is counted in
+ * half and dropped. */
 size_t blkt_parse(struct blkt_parser *p, const void *buf, size_t len, blkt_sample_fn *fn,
 		  void *ctx);
 

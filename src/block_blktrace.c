@@ -348,18 +348,17 @@ static void log_parser(const struct tdev *d)
 		sum.notify += p->notify;
 		sum.other += p->other;
 		sum.half += p->half;
-		sum.half_taken += p->half_taken;
 		sum.half_untimed += p->half_untimed;
 		sum.garbage += p->garbage;
 		sum.bad_version += p->bad_version;
 	}
 	log_info("block/%s: blktrace read %llu completions, %llu notify and %llu other records; "
-		 "%llu read half-written (completions all the same: %llu with their time, %llu "
-		 "counted without); %llu bytes of "
+		 "%llu read half-written (%llu of them counted as completions, without a time); "
+		 "%llu bytes of "
 		 "garbage, %llu headers of another version, %llu of another device",
 		 d->name, (unsigned long long)sum.completions, (unsigned long long)sum.notify,
 		 (unsigned long long)sum.other, (unsigned long long)sum.half,
-		 (unsigned long long)sum.half_taken, (unsigned long long)sum.half_untimed,
+		 (unsigned long long)sum.half_untimed,
 		 (unsigned long long)sum.garbage,
 		 (unsigned long long)sum.bad_version, (unsigned long long)d->foreign);
 }
