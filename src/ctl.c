@@ -43,7 +43,7 @@ struct client {
 /* A reply kept for users other than root: see public_view(). */
 struct snapshot {
 	json_t *v;
-	uint64_t at_ns;
+	uint64_t at_ns; /* the PUBLIC_EVERY_NS tick it was made in */
 };
 
 struct ctl {
@@ -202,16 +202,18 @@ static json_t *get_sources(struct ctl *ctl)
  * gets it live. A new reference, or NULL. */
 static json_t *public_view(struct ctl *ctl, struct snapshot *snap, json_t *(*make)(struct ctl *))
 {
-	uint64_t now = mono_ns();
+	/* On a fixed grid of PUBLIC_EVERY_NS, shared by every method: a client cannot choose
+	 * the moment a snapshot is taken by when it asks, nor get two moments from two. */
+	uint64_t tick = mono_ns() / PUBLIC_EVERY_NS;
 
-	if (!snap->v || now - snap->at_ns >= PUBLIC_EVERY_NS) {
+	if (!snap->v || snap->at_ns != tick) {
 		json_t *v = make(ctl);
 
 		if (!v)
 			return NULL;
 		json_decref(snap->v);
 		snap->v = v;
-		snap->at_ns = now;
+		snap->at_ns = tick;
 	}
 	return json_incref(snap->v);
 }

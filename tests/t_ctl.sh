@@ -64,6 +64,7 @@ pass "socket 0660 in a new 0755 directory; a second daemon refuses to take it ov
 
 # ---- status after a known replay ----
 "$EVGEN" -n 3000 -p random -r 3 >&9 2>/dev/null || fail "evgen"
+EVENTS=3000 # the input events sent so far
 wait_for 10 status_shows '^input +event0 +trusted +3000 +2\.00 +[0-9.]+ +ok$' ||
 	fail "status never showed 3000 events: $(ctl status 2>&1)"
 ctl status > "$T/status" || fail "status failed"
@@ -160,16 +161,24 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
 	expect 4 "permission denied on $CTL_SOCKET: run as root" nobody status
 	chmod 0666 "$CTL_SOCKET" # for this test only: the daemon makes it 0660
 	nobody status > /dev/null || fail "status as uid 65534 on an open socket"
-	# Another user sees the counters as they were up to 10 s ago, not live (keystroke timing).
-	before=$(nobody --json status | jq .totals.events)
-	before_src=$(nobody --json sources | jq '[.sources[].events] | add')
-	"$EVGEN" -n 50 -p random -r 21 -s 500 >&9 2>/dev/null || fail "evgen"
-	wait_for 5 sh -c "$ENTROPYCTL -s $CTL_SOCKET --json status | jq -e '.totals.events == $before + 50' > /dev/null" ||
-		fail "root does not see the 50 new events live"
-	after=$(nobody --json status | jq .totals.events)
-	[ "$after" = "$before" ] || fail "uid 65534 saw the counters live: $before then $after"
-	[ "$(nobody --json sources | jq '[.sources[].events] | add')" = "$before_src" ] ||
-		fail "uid 65534 saw live per-source counters"
+	# Another user sees the counters as a snapshot of a 10 s tick, not live (keystroke
+	# timing). A tick may end between the two looks: then once more.
+	seen_live=yes
+	for seed in 21 22 23; do
+		before=$(nobody --json status | jq .totals.events)
+		before_src=$(nobody --json sources | jq '[.sources[].events] | add')
+		"$EVGEN" -n 50 -p random -r "$seed" -s $((seed * 100)) >&9 2>/dev/null || fail "evgen"
+		EVENTS=$((EVENTS + 50))
+		wait_for 5 sh -c "$ENTROPYCTL -s $CTL_SOCKET --json status | jq -e '.totals.events == $EVENTS' > /dev/null" ||
+			fail "root does not see the 50 new events live"
+		after=$(nobody --json status | jq .totals.events)
+		after_src=$(nobody --json sources | jq '[.sources[].events] | add')
+		if [ "$after" = "$before" ] && [ "$after_src" = "$before_src" ]; then
+			seen_live=
+			break
+		fi
+	done
+	[ -z "$seen_live" ] || fail "uid 65534 saw the counters live: $before then $after"
 	expect 4 "permission denied: io.entropyd.Reload needs root" nobody reload
 	grep -q "control: io.entropyd.Reload refused to uid 65534" "$T/log" || fail "refused reload not logged"
 	chmod 0660 "$CTL_SOCKET"
@@ -225,7 +234,7 @@ robustness() {
 	wait "$noread" || fail "a client that never reads was not dropped: $(cat "$T/noread")"
 	# still alive, still answering, no descriptor left behind
 	kill -0 "$DAEMON_PID" || fail "the daemon died"
-	status_shows '^input +event0 +trusted +30[05]0 ' || fail "status after the bad clients"
+	status_shows "^input +event0 +trusted +$EVENTS " || fail "status after the bad clients"
 	wait_for 5 nfds_is "$fds" || fail "descriptors: $fds before, $(nfds) after the bad clients"
 }
 robustness
