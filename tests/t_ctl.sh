@@ -271,6 +271,7 @@ if command -v valgrind > /dev/null; then
 	wait_for 10 grep -q "input/event0: attached" "$T/log" || fail "FIFO not attached"
 	open_fifo "$T/input/event0"
 	"$EVGEN" -n 3000 -p random -r 3 >&9 2>/dev/null || fail "evgen"
+	EVENTS=3000 # a new daemon
 	wait_for 30 status_shows '^input +event0 +trusted +3000 ' || fail "valgrind: 3000 events not shown"
 	ctl --json status > /dev/null && ctl metrics > /dev/null && ctl sources > /dev/null || fail "valgrind: queries"
 	robustness
