@@ -33,11 +33,15 @@
  * the next estimate is bounded by the per-second cap (cap_bits_per_second) times that second.
  * Of the estimated blocks,
  *  - every one runs the cheap estimators: MCV, MultiMCW and Lag on the symbols, MCV,
- *    Collision and Markov on the bits;
- *  - the first and every COSTLY_EVERY-th also MultiMMC, LZ78Y, t-Tuple and LRS on the
- *    symbols, and Compression, t-Tuple and LRS on the bits (about 5 ms in all);
- *  - the first and every RARE_EVERY-th also the four predictors on the bits (32768 of them:
- *    15-30 ms, the costliest by far, and on NIST's reference data never the least).
+ *    Collision and Markov on the bits (0.3 ms);
+ *  - every COSTLY_EVERY-th, or after COSTLY_EVERY_NS of event time, also MultiMMC, LZ78Y,
+ *    t-Tuple and LRS on the symbols, and Compression, t-Tuple and LRS on the bits (4 ms);
+ *  - every RARE_EVERY-th, or after RARE_EVERY_NS, also the four predictors on the bits
+ *    (32768 of them: 20 ms, the costliest by far, and on NIST's reference data never the
+ *    least);
+ * the estimates at 1024 and 2048 symbols run them all. So a slow source has every block
+ * fully assessed, and a busy one spends about 1.2 ms per estimated block, at most one a
+ * second.
  * H is the minimum over every estimator's latest result, so an estimator that ran on an
  * earlier block keeps its word until it runs again. On the first block, and at 1024 and
  * 2048, H is exactly sp90b_assess() over those symbols at 8 bits; a source that turns
@@ -59,6 +63,8 @@
 #define SECOND_ESTIMATE 2048
 #define COSTLY_EVERY 8
 #define RARE_EVERY 64
+#define COSTLY_EVERY_NS (10 * NS_PER_SEC)
+#define RARE_EVERY_NS (60 * NS_PER_SEC)
 #define ESTIMATE_EVERY_NS NS_PER_SEC
 
 #define T(x) SP90B_TEST_BIT(SP90B_T_##x)
@@ -78,6 +84,9 @@ struct sp90b_est {
 	uint64_t blocks;   /* full blocks */
 	uint64_t estimated; /* full blocks estimated */
 	uint64_t estimated_t; /* the event time of the last estimated block's end */
+	uint64_t costly_t, rare_t;         /* ... and of the last estimate at each level */
+	uint64_t since_costly, since_rare; /* estimates since then */
+	uint64_t costly_runs, rare_runs;
 	bool have_last, have_estimate;
 	bool full_due;     /* the next estimated block runs every estimator */
 	double h;          /* current min-entropy per symbol */
@@ -146,7 +155,7 @@ static double least(const struct sp90b_view *v, double h_max, enum sp90b_test *b
 
 /* Estimate over buf[0..n) with the estimators `level` asks for (0 cheap, 1 costly too,
  * 2 all). */
-static void estimate(struct sp90b_est *s, size_t n, int level)
+static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 {
 	unsigned lit = lit_cheap | (level >= 1 ? lit_costly : 0);
 	unsigned bit = bit_cheap | (level >= 1 ? bit_costly : 0) | (level >= 2 ? bit_rare : 0);
@@ -154,8 +163,21 @@ static void estimate(struct sp90b_est *s, size_t n, int level)
 	enum sp90b_test lit_by, bit_by;
 	double h_lit, h_bit;
 
-	if (level >= 2)
+	if (level >= 2) {
 		s->full_due = false;
+		s->rare_t = t_ns;
+		s->since_rare = 0;
+		s->rare_runs++;
+	} else {
+		s->since_rare++;
+	}
+	if (level >= 1) {
+		s->costly_t = t_ns;
+		s->since_costly = 0;
+		s->costly_runs++;
+	} else {
+		s->since_costly++;
+	}
 	if (sp90b_assess(scratch.work, s->buf, n, 8, lit, bit, &a) < 0 || a.k < 2) {
 		/* One symbol value only: nothing to predict and nothing to credit, as in
 		 * ea_non_iid. The other estimators' results are kept, not wiped (a wiped one
@@ -199,22 +221,36 @@ static bool block_due(const struct sp90b_est *s, uint64_t t_ns)
 	       t_ns - s->estimated_t >= ESTIMATE_EVERY_NS;
 }
 
+/* Which estimators the next estimated block runs: every one after a single-value block;
+ * the costly ones every COSTLY_EVERY-th estimate or COSTLY_EVERY_NS of event time, the rare
+ * ones every RARE_EVERY-th or RARE_EVERY_NS, whichever comes first (a clock that stepped
+ * back counts as due). A slow source thus has every block fully assessed; only a busy one
+ * spreads the costly work. */
+static int level_due(const struct sp90b_est *s, uint64_t t_ns)
+{
+	if (s->full_due || s->since_rare + 1 >= RARE_EVERY || t_ns < s->rare_t ||
+	    t_ns - s->rare_t >= RARE_EVERY_NS)
+		return 2;
+	if (s->since_costly + 1 >= COSTLY_EVERY || t_ns < s->costly_t ||
+	    t_ns - s->costly_t >= COSTLY_EVERY_NS)
+		return 1;
+	return 0;
+}
+
 static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 {
 	s->buf[s->fill++] = symbol;
 	s->symbols++;
 	if (s->fill == BLOCK) {
 		if (block_due(s, t_ns)) {
-			estimate(s, BLOCK, s->estimated % RARE_EVERY == 0 || s->full_due ? 2
-					   : s->estimated % COSTLY_EVERY == 0 ? 1
-									      : 0);
+			estimate(s, BLOCK, level_due(s, t_ns), t_ns);
 			s->estimated++;
 			s->estimated_t = t_ns;
 		}
 		s->blocks++;
 		s->fill = 0;
 	} else if (s->blocks == 0 && (s->fill == FIRST_ESTIMATE || s->fill == SECOND_ESTIMATE)) {
-		estimate(s, s->fill, 2);
+		estimate(s, s->fill, 2, t_ns);
 	}
 }
 
@@ -254,6 +290,8 @@ static void sp90b_report(void *state, struct est_report *r)
 	r->symbols = s->symbols;
 	r->blocks = s->blocks;
 	r->estimated = s->estimated;
+	r->costly_runs = s->costly_runs;
+	r->rare_runs = s->rare_runs;
 	r->have_estimate = s->have_estimate;
 	r->h = s->have_estimate ? s->h : 0;
 	r->min_by = s->have_estimate ? s->min_by : "none yet";

@@ -341,13 +341,12 @@ START_TEST(test_block_estimate_is_literal)
 			ck_assert_double_lt(r.h, 6);
 			break;
 		case 2 * BLOCK:
-			/* Block 1: the cheap estimators from it, the others still from block 0. */
-			expect_from(&r, s.sym + BLOCK, s.sym, s.sym, BLOCK, "block 1");
+			/* A block spans far more than a minute: every estimator runs on every
+			 * block, so each is all its own. */
+			expect_literal(&r, s.sym + BLOCK, BLOCK, "block 1");
 			break;
 		case 9 * BLOCK:
-			/* The costly ones run again on block 8; the rare ones are block 0's. */
-			expect_from(&r, s.sym + 8 * BLOCK, s.sym + 8 * BLOCK, s.sym, BLOCK,
-				    "block 8");
+			expect_literal(&r, s.sym + 8 * BLOCK, BLOCK, "block 8");
 			break;
 		default:
 			break;
@@ -492,15 +491,16 @@ START_TEST(test_single_value_block_keeps_results)
 	/* A source repeating 200 random intervals: only the estimators with a long memory
 	 * (LRS, t-Tuple, MultiMMC, LZ78Y) see it, and they run on every 8th block. One block of
 	 * a single value between must not wipe what they found: the block after it runs them
-	 * all again, and H stays near 0. (Each interval is 256 ms longer than its symbol says,
-	 * so that every block is estimated.) */
+	 * all again, and H stays near 0. (Each interval is 256 µs longer than its symbol says:
+	 * a block takes about 1.6 s, so every block is estimated, and the costly estimators run
+	 * by count, not by time.) */
 	uint64_t loop[200], t = 3 * SEC;
 	struct est e;
 	struct est_out out;
 
 	tu_rng_seed(SEED);
 	for (size_t i = 0; i < ARRAY_SIZE(loop); i++)
-		loop[i] = (tu_rng_next() % 256) * US + 256 * MS;
+		loop[i] = (tu_rng_next() % 256) * US + 256 * US;
 	sp90b_est(&e, 1000, 8, 0);
 	for (int i = 0; i < 4 * BLOCK + 1; i++) { /* the first event gives no symbol */
 		t += loop[i % 200];
@@ -509,7 +509,7 @@ START_TEST(test_single_value_block_keeps_results)
 	ck_assert_msg(report(&e).h <= 0.1, "the repeats were not seen: %g by %s", report(&e).h,
 		      report(&e).min_by);
 	for (int i = 0; i < BLOCK; i++) { /* one block, one value */
-		t += 256 * MS;
+		t += 256 * US;
 		est_add(&e, t, &out);
 	}
 	ck_assert_double_eq(report(&e).h, 0);
@@ -521,6 +521,47 @@ START_TEST(test_single_value_block_keeps_results)
 	ck_assert_uint_eq(report(&e).estimated, 6);
 	ck_assert_msg(report(&e).h <= 0.1, "after a single-value block: %g by %s", report(&e).h,
 		      report(&e).min_by);
+	est_fini(&e);
+}
+END_TEST
+
+START_TEST(test_schedule_busy_and_slow)
+{
+	/* Busy: ~10,000 events a second, a block every ~0.4 s, estimated about once a second
+	 * for 75 s of event time: the costly estimators every 8th estimate, all of them every
+	 * 60 s (before the 64th), besides the two start-up estimates. Slow: a block per ~160 s,
+	 * every block fully assessed. */
+	struct est e;
+	struct est_out out;
+	struct est_report r;
+	uint64_t t = 2 * SEC, t0;
+
+	tu_rng_seed(SEED);
+	sp90b_est(&e, 1000, 8, 0);
+	t0 = t;
+	while (t - t0 < 75 * SEC) {
+		est_add(&e, t, &out);
+		t += 50 * US + tu_rng_next() % (100 * US);
+	}
+	r = report(&e);
+	ck_assert_msg(r.estimated >= 60 && r.estimated <= 76, "%llu estimated",
+		      (unsigned long long)r.estimated);
+	/* 2 start-up + 1 by time (60 s) */
+	ck_assert_msg(r.rare_runs == 3, "%llu full runs", (unsigned long long)r.rare_runs);
+	/* the full ones, and every 8th estimate in between */
+	ck_assert_msg(r.costly_runs >= 2 + r.estimated / 8 && r.costly_runs <= 4 + r.estimated / 8,
+		      "%llu costly runs of %llu estimates", (unsigned long long)r.costly_runs,
+		      (unsigned long long)r.estimated);
+	est_fini(&e);
+
+	sp90b_est(&e, 1000, 8, 0);
+	for (int i = 0; i < 3 * BLOCK + 1; i++) {
+		est_add(&e, t, &out);
+		t += 30 * MS + tu_rng_next() % (20 * MS);
+	}
+	r = report(&e);
+	ck_assert_uint_eq(r.estimated, 3);
+	ck_assert_uint_eq(r.rare_runs, 2 + 3);
 	est_fini(&e);
 }
 END_TEST
@@ -543,6 +584,7 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_instances_independent);
 	tcase_add_test(tc, test_flood_estimated_once_a_second);
 	tcase_add_test(tc, test_single_value_block_keeps_results);
+	tcase_add_test(tc, test_schedule_busy_and_slow);
 	suite_add_tcase(s, tc);
 	return s;
 }
