@@ -227,6 +227,18 @@ static enum match config_match(const struct config *cfg, const struct iface *f)
 	return m;
 }
 
+/* Packets the kernel dropped for want of room since the last look count as skipped. */
+static void count_drops(struct iface *f)
+{
+	struct pcap_stat ps;
+
+	if (pcap_stats(f->p, &ps) == 0 && ps.ps_drop != f->drops) {
+		f->cap.dropped += (unsigned)(ps.ps_drop - f->drops);
+		f->cap.skip_pending += (unsigned)(ps.ps_drop - f->drops);
+		f->drops = ps.ps_drop;
+	}
+}
+
 static void if_close(struct iface *f)
 {
 	if (f->ev) {
@@ -244,6 +256,8 @@ static void if_close(struct iface *f)
 				if (pcap_dispatch(f->p, DISPATCH_BATCH, capture_packet, (u_char *)&f->cap) <
 				    DISPATCH_BATCH)
 					break;
+		if (f->status == IF_OPEN)
+			count_drops(f);
 		capture_flush(&f->cap);
 		pcap_close(f->p);
 		f->p = NULL;
@@ -286,7 +300,6 @@ static void if_failed(struct iface *f, const char *state)
 /* Read what the ring holds, up to DISPATCH_ROUNDS batches. The packets read, or -1. */
 static int if_drain(struct iface *f)
 {
-	struct pcap_stat ps;
 	int n = 0, total = 0;
 
 	for (int round = 0; round < DISPATCH_ROUNDS; round++) {
@@ -296,11 +309,7 @@ static int if_drain(struct iface *f)
 		if (n < DISPATCH_BATCH)
 			break;
 	}
-	if (pcap_stats(f->p, &ps) == 0 && ps.ps_drop != f->drops) {
-		f->cap.dropped += (unsigned)(ps.ps_drop - f->drops);
-		f->cap.skip_pending += (unsigned)(ps.ps_drop - f->drops);
-		f->drops = ps.ps_drop;
-	}
+	count_drops(f);
 	capture_flush(&f->cap);
 	return n < 0 ? -1 : total;
 }
@@ -722,10 +731,16 @@ void net_links_settle(struct pcap_state *st)
 	}
 	free(l);
 	free(v);
-	for (struct iface *f = st->ifs, *next; f; f = next) {
-		next = f->next;
-		if_sync(st, f);
-	}
+	/* Captures that close go first, then those that open: a port's capture is gone
+	 * before its new master's starts, so no packet is counted on both in between. */
+	for (int pass = 0; pass < 2; pass++)
+		for (struct iface *f = st->ifs, *next; f; f = next) {
+			bool closing = f->stacked[0] || f->match == M_NONE;
+
+			next = f->next;
+			if (closing == (pass == 0))
+				if_sync(st, f);
+		}
 }
 
 /* A full rescan: links not seen are gone. */
