@@ -88,6 +88,7 @@ struct cpu {
 	int *fd;          /* the instance of each source (tp->src), or -1 */
 	uint64_t enabled; /* the owner's enabled time when last looked at, */
 	uint64_t seen;    /* and when that was (CLOCK_MONOTONIC) */
+	bool hotplugged;  /* a uevent said it went offline or online: its events may be dead */
 };
 
 struct block_tp {
@@ -806,6 +807,13 @@ static bool cpus_open(struct block_tp *tp, char *err, size_t errlen)
 	return r == 0;
 }
 
+void block_tp_cpu_changed(struct block_tp *tp, unsigned cpu)
+{
+	for (size_t j = 0; tp && j < tp->ncpus; j++)
+		if (tp->cpus[j]->cpu == cpu)
+			tp->cpus[j]->hotplugged = true;
+}
+
 unsigned block_tp_rescan_cpus(struct block_tp *tp)
 {
 	unsigned n = cpus_configured(), changed = 0;
@@ -813,12 +821,16 @@ unsigned block_tp_rescan_cpus(struct block_tp *tp)
 
 	/* A CPU that went offline: its events are dead, even if it is back. The owner's
 	 * enabled time then stood still for a while: it ran behind ours (which may be slewed
-	 * by 500 ppm; going offline and back takes milliseconds). */
+	 * by 500 ppm; going offline and back takes milliseconds). That slack grows with the
+	 * time since the last look, so after a long quiet spell a quick offline and online is
+	 * not seen that way: the CPU's uevent is what tells, and its events are opened again
+	 * whatever the times say. */
 	for (size_t j = 0; j < tp->ncpus;) {
 		struct cpu *c = tp->cpus[j];
 		uint64_t en = enabled_time(c->dfd), now = mono_ns(), wall = now - c->seen;
 
-		if (en >= c->enabled && en - c->enabled + OFFLINE_NS + wall / 1000 >= wall) {
+		if (!c->hotplugged && en >= c->enabled &&
+		    en - c->enabled + OFFLINE_NS + wall / 1000 >= wall) {
 			c->enabled = en;
 			c->seen = now;
 			j++;
@@ -826,9 +838,14 @@ unsigned block_tp_rescan_cpus(struct block_tp *tp)
 		}
 		drain_cpu(tp, c);
 		tp_ring_flush(&tp->rd);
-		log_notice("block: CPU %u went offline: its perf events are gone, and its "
-			   "completions were not seen from then on",
-			   c->cpu);
+		if (c->hotplugged)
+			log_notice("block: CPU %u went offline or online (uevent): its perf events "
+				   "are opened again",
+				   c->cpu);
+		else
+			log_notice("block: CPU %u went offline: its perf events are gone, and its "
+				   "completions were not seen from then on",
+				   c->cpu);
 		cpu_free(tp, c);
 		tp->cpus[j] = tp->cpus[--tp->ncpus];
 		changed++;

@@ -41,6 +41,10 @@ void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n);
  * rings and events. Returns how many CPUs were opened or closed. */
 unsigned block_tp_rescan_cpus(struct block_tp *tp);
 
+/* A uevent said this CPU went offline or online: the next block_tp_rescan_cpus opens its
+ * events again, however short the time it was away. */
+void block_tp_cpu_changed(struct block_tp *tp, unsigned cpu);
+
 /* Drains the rings first, so that the figures add up. */
 void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out);
 void block_tp_close(struct block_tp *tp);

@@ -658,19 +658,42 @@ static void schedule_rescan(struct block_state *st)
 }
 
 /* Is this uevent (NUL-separated KEY=value lines) about a block device, or a CPU (one that
- * comes online needs its perf ring)? */
-static bool block_uevent(const char *buf, size_t len)
+ * comes online needs its perf ring)? A CPU that went offline or online is put in *cpu
+ * (else -1): its events are to be opened again. */
+static bool block_uevent(const char *buf, size_t len, long *cpu)
 {
+	bool block = false, is_cpu = false, hotplug = false;
+	long num = -1;
+
+	*cpu = -1;
 	for (size_t i = 0; i < len;) {
 		const char *s = buf + i;
 		size_t n = strnlen(s, len - i);
 
-		if ((n == 15 && memcmp(s, "SUBSYSTEM=block", 15) == 0) ||
-		    (n == 13 && memcmp(s, "SUBSYSTEM=cpu", 13) == 0))
-			return true;
+		if (n == 15 && memcmp(s, "SUBSYSTEM=block", 15) == 0)
+			block = true;
+		else if (n == 13 && memcmp(s, "SUBSYSTEM=cpu", 13) == 0)
+			is_cpu = true;
+		else if (n > 7 && memcmp(s, "ACTION=", 7) == 0)
+			hotplug = (n == 14 && (memcmp(s + 7, "offline", 7) == 0)) ||
+				  (n == 13 && memcmp(s + 7, "online", 6) == 0) ||
+				  (n == 10 && memcmp(s + 7, "add", 3) == 0) ||
+				  (n == 13 && memcmp(s + 7, "remove", 6) == 0);
+		else if (n > 31 && n < 31 + 15 && memcmp(s, "DEVPATH=/devices/system/cpu/cpu", 31) == 0) {
+			char tmp[16], *end;
+
+			memcpy(tmp, s + 31, n - 31);
+			tmp[n - 31] = 0;
+			errno = 0;
+			num = strtol(tmp, &end, 10);
+			if (end == tmp || *end || errno || num < 0)
+				num = -1;
+		}
 		i += n + 1;
 	}
-	return false;
+	if (is_cpu && hotplug)
+		*cpu = num;
+	return block || is_cpu;
 }
 
 static void uevent_cb(evutil_socket_t fd, short what, void *arg)
@@ -684,6 +707,7 @@ static void uevent_cb(evutil_socket_t fd, short what, void *arg)
 		struct msghdr mh = {.msg_name = &from, .msg_namelen = sizeof(from),
 				    .msg_iov = &iov, .msg_iovlen = 1};
 		ssize_t n = recvmsg(st->nlfd, &mh, MSG_DONTWAIT);
+		long cpu;
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -701,8 +725,11 @@ static void uevent_cb(evutil_socket_t fd, short what, void *arg)
 		/* Only the kernel's own messages (port 0) are believed. */
 		if (mh.msg_namelen != sizeof(from) || from.nl_pid != 0)
 			continue;
-		if (block_uevent(buf, (size_t)n))
+		if (block_uevent(buf, (size_t)n, &cpu)) {
+			if (cpu >= 0 && st->tp)
+				block_tp_cpu_changed(st->tp, (unsigned)cpu);
 			schedule_rescan(st);
+		}
 	}
 }
 

@@ -241,8 +241,23 @@ else
 	[ $(($(requests "$L") - before)) -eq 1500 ] || fail "kernel request count"
 	MISS[$N]=0
 	expect_events "$N" 1500
-	stop_daemon
 	pass "CPU 1 offline and back: its ring reopened, 1500 completions from it counted"
+	# A quick offline and online after a quiet spell: the times cannot tell it (their slack
+	# grows with the spell: a 100 s one hides a few milliseconds), the CPU's uevent does.
+	sleep 2
+	CPU_OFF=$CPU1
+	{ echo 0 > "$CPU1" && echo 1 > "$CPU1"; } || fail "could not take CPU 1 offline and back"
+	CPU_OFF=
+	wait_for 5 grep -q "block: CPU 1 went offline or online (uevent): its perf events are opened again" "$T/log" ||
+		fail "a quick offline and online of CPU 1 not seen by its uevent"
+	wait_for 5 sh -c '[ $(grep -c "block: CPU 1 is online: its perf ring is open" "$1") -ge 2 ]' _ "$T/log" ||
+		fail "CPU 1 back online, but no ring opened"
+	before=$(requests "$L")
+	taskset -c 1 "$DIO" -r 1000 -w 500 -s 16 "$L" > /dev/null || fail "dio on CPU 1"
+	[ $(($(requests "$L") - before)) -eq 1500 ] || fail "kernel request count"
+	expect_events "$N" 3000
+	stop_daemon
+	pass "CPU 1 quickly offline and back: seen by its uevent, 1500 more completions counted"
 fi
 
 # ---- stacked disks: a device whose I/O is also a traced disk's is not traced itself ----
