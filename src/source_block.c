@@ -453,14 +453,52 @@ static void restack(struct disk *d, const char *below)
 }
 
 /* Would this disk be traced, stacking aside: selected, with a medium, enabled by policy? */
-static bool would_trace(void *ctx, const char *name)
+static bool would_trace(const struct block_state *st, const char *name)
 {
-	const struct block_state *st = ctx;
 	struct block_disk_info info;
 
 	return block_disk_probe("", name, &info) && info.sectors > 0 &&
 	       block_selects(&st->src->cfg->block.devices, name, &info) &&
 	       pipeline_enabled(CLASS_BLOCK, name);
+}
+
+/* Is this disk traced? One we have says so itself (a trace that failed, or waits for a
+ * retry, counts nothing: a disk stacked on it must be traced instead); one not yet added in
+ * this rescan is guessed, and the guess checked by restack_all once all are in. */
+static bool is_traced(void *ctx, const char *name)
+{
+	const struct block_state *st = ctx;
+	const struct disk *d;
+
+	for (d = st->disks; d && strcmp(d->name, name) != 0; d = d->next)
+		;
+	return d ? d->traced : would_trace(st, name);
+}
+
+/* A disk is left out as stacked only while the one below is traced: after a rescan, and
+ * whenever a trace starts or fails. Each pass settles a layer more, bottom up. */
+static void restack_all(struct block_state *st)
+{
+	size_t n = 0;
+
+	for (struct disk *d = st->disks; d; d = d->next)
+		n++;
+	for (size_t pass = 0; pass <= n; pass++) {
+		bool changed = false;
+
+		for (struct disk *d = st->disks; d; d = d->next) {
+			char below[NAME_MAX + 1] = "";
+
+			block_stacked_on("", d->name, is_traced, st, below, sizeof(below));
+			if (strcmp(d->below, below) != 0) {
+				restack(d, below);
+				changed = true;
+			}
+		}
+		if (!changed)
+			break;
+	}
+	update_filter(st);
 }
 
 /* Names in the config that select nothing: said at start and reload, not on every rescan. */
@@ -562,8 +600,9 @@ static void rescan(struct block_state *st)
 			note_passed(st, de->d_name, &info);
 		if (!pat || info.sectors == 0)
 			continue; /* not wanted, or no medium (a detached loop device) */
-		block_stacked_on("", de->d_name, would_trace, st, below, sizeof(below));
 		d = disk_find(st, de->d_name);
+		if (!d)
+			block_stacked_on("", de->d_name, is_traced, st, below, sizeof(below));
 		if (d && (d->info.major != info.major || d->info.minor != info.minor ||
 			  d->info.add_random != info.add_random)) {
 			/* Another device under the old name, or the kernel's crediting changed:
@@ -577,7 +616,6 @@ static void rescan(struct block_state *st)
 		}
 		d->seen = true;
 		d->info = info;
-		restack(d, below);
 	}
 	closedir(dir);
 	prune_passed(st, false);
@@ -586,7 +624,7 @@ static void rescan(struct block_state *st)
 		if (!d->seen)
 			disk_remove(st, d, "gone (removed, detached or without a medium); dropped");
 	}
-	update_filter(st);
+	restack_all(st);
 	if (st->tp)
 		block_tp_rescan_cpus(st->tp);
 }
@@ -617,6 +655,7 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct block_state *st = arg;
 	uint64_t now = mono_ns();
+	bool retried = false;
 
 	if (st->tp_retry_at && st->tp_retry_at <= now) {
 		if (tp_open(st)) {
@@ -624,7 +663,7 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 			for (struct disk *d = st->disks; d; d = d->next)
 				if (d->inst)
 					trace_disk(d);
-			update_filter(st);
+			restack_all(st);
 		} else {
 			st->tp_retry_s = st->tp_retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S
 									 : st->tp_retry_s * 2;
@@ -632,8 +671,12 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 		}
 	}
 	for (struct disk *d = st->disks; d; d = d->next)
-		if (d->inst && d->retry_at && d->retry_at <= now)
+		if (d->inst && d->retry_at && d->retry_at <= now) {
 			trace_disk(d);
+			retried = true;
+		}
+	if (retried)
+		restack_all(st);
 	if (st->next_rescan && st->next_rescan <= now) {
 		st->next_rescan = now + RESCAN_S * NS_PER_SEC;
 		rescan(st);

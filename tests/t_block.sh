@@ -22,6 +22,7 @@ IMGS=()
 HOLD_PID=
 CPU_OFF= # a CPU this test took offline
 DMS=()    # device-mapper devices this test made
+MNTS=()   # file systems this test mounted
 block_cleanup() {
 	local l
 	[ -n "$CPU_OFF" ] && echo 1 > "$CPU_OFF"
@@ -34,6 +35,9 @@ block_cleanup() {
 		kill -KILL "$DAEMON_PID" 2>/dev/null
 		wait "$DAEMON_PID" 2>/dev/null
 	fi
+	for l in "${MNTS[@]}"; do
+		umount -l "$l" 2>/dev/null
+	done
 	for l in "${LOOPS[@]}"; do
 		"$BLKT" teardown "$l" > /dev/null 2>&1
 		losetup -d "$l" 2>/dev/null
@@ -372,6 +376,46 @@ wait_last "$N" ", state blktrace(: EPERM: relay files closed \(lockdown\))?, " |
 stop_daemon
 [ "$(traced "$L")" = 0 ] || fail "trace left on $N"
 pass "EBUSY while another tracer runs (its trace untouched); retried on reload"
+
+# ---- stacked on a disk whose trace fails: the disk above is traced instead ----
+if ! command -v mkfs.ext4 > /dev/null; then
+	echo "  skip: stacked on a busy disk: no mkfs.ext4"
+else
+	new_loop L4
+	N4=${L4#/dev/}
+	mkdir -p "$T/m4"
+	mkfs.ext4 -q "$L4" && mount "$L4" "$T/m4" || fail "file system on $L4"
+	MNTS+=("$T/m4")
+	new_loop L5 "$T/m4"
+	N5=${L5#/dev/}
+	"$BLKT" hold "$L4" < "$T/hold.in" > "$T/hold.out" 2>&1 &
+	HOLD_PID=$!
+	exec 8> "$T/hold.in"
+	wait_for 5 grep -q held "$T/hold.out" || fail "helper: $(cat "$T/hold.out")"
+	conf "$T/bt2.conf" blktrace "$N4" "$N5"
+	start_ns "$DEBUGFS" -v --dry-run -f "$T/bt2.conf"
+	wait_line "block/$N4: kind virtual, state blktrace: EBUSY: " || fail "no EBUSY: $(summary "$N4")"
+	wait_last "$N5" ", state blktrace(: EPERM: relay files closed \(lockdown\))?, " ||
+		fail "$N5 on a file on $N4, whose trace failed: not traced: $(summary "$N5")"
+	exec 8>&-
+	wait "$HOLD_PID" || fail "the other tracer lost its trace (helper exit $?)"
+	HOLD_PID=
+	kill -HUP "$DAEMON_PID"
+	wait_for 5 grep -q "configuration reloaded" "$T/log" || fail "reload"
+	wait_last "$N4" ", state blktrace(: EPERM: relay files closed \(lockdown\))?, " ||
+		fail "$N4 not retried on reload: $(summary "$N4")"
+	if summary "$N4" | grep -q ", state blktrace, "; then
+		wait_last "$N5" ", state stacked on $N4: not traced, " ||
+			fail "$N4 traced again, but $N5 still traced: $(summary "$N5")"
+	else
+		wait_last "$N5" ", state blktrace: EPERM: relay files closed \(lockdown\), " ||
+			fail "$N4 not traced (lockdown), nor is $N5: $(summary "$N5")"
+	fi
+	stop_daemon
+	losetup -d "$L5" && umount "$T/m4" || fail "cleanup of $L5 and $T/m4"
+	MNTS=()
+	pass "a disk stacked on one whose trace fails (EBUSY) is traced itself, while that lasts"
+fi
 
 # ---- no debugfs: a state, not an error ----
 start_ns "$NO_DEBUGFS" -v --dry-run -f "$T/bt.conf"
