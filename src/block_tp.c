@@ -49,6 +49,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -106,6 +107,13 @@ struct block_tp {
 	char *wfilter; /* the waking instances' filter; NULL: none */
 	uint32_t *want;
 	size_t nwant;
+	/* Wanted devices whose instances could not be opened (EMFILE, say): tried again by
+	 * each block_tp_set_devices, and shown in status meanwhile. */
+	struct tp_failed {
+		uint32_t kdev;
+		char err[160];
+	} *failed;
+	size_t nfailed;
 	struct block_tp_stats st;
 	uint64_t counted_closed; /* what closed instances had counted */
 	uint64_t unsampled_said; /* unsampled completions already warned about */
@@ -504,19 +512,48 @@ static void without_filter(struct block_tp *tp, const char *why)
 	tp->no_filter = true;
 }
 
+static bool was_failed(const struct tp_failed *f, size_t n, uint32_t kdev)
+{
+	for (size_t i = 0; i < n; i++)
+		if (f[i].kdev == kdev)
+			return true;
+	return false;
+}
+
+/* A wanted device whose instances could not be opened: said once, kept for status, tried
+ * again on the next block_tp_set_devices. */
+static void src_failed(struct block_tp *tp, uint32_t kdev, const char *err,
+		       const struct tp_failed *was, size_t nwas)
+{
+	struct tp_failed *f;
+
+	if (!was_failed(was, nwas, kdev))
+		log_warn("block: cannot open the tracepoint for %u:%u: %s; tried again at the "
+			 "next rescan",
+			 kdev >> 20, kdev & 0xfffff, err);
+	tp->failed = xreallocarray(tp->failed, tp->nfailed + 1, sizeof(*tp->failed));
+	f = &tp->failed[tp->nfailed++];
+	f->kdev = kdev;
+	strlcopy(f->err, err, sizeof(f->err));
+}
+
 /* Bring the instances in line with what is wanted. */
 static void sources_update(struct block_tp *tp)
 {
 	char err[256];
 	bool filter_failed = false, changed;
+	struct tp_failed *was = tp->failed;
+	size_t nwas = tp->nfailed;
 
+	tp->failed = NULL;
+	tp->nfailed = 0;
 	for (size_t i = tp->nsrc; i-- > 0;)
 		if (!tp->nwant || (!tp->no_filter && !tp_in_list(tp->want, tp->nwant, tp->src[i])))
 			src_remove(tp, i);
 	if (!tp->nwant) {
 		for (size_t j = 0; j < tp->ncpus; j++)
 			waker_close(tp->cpus[j]);
-		return;
+		goto out;
 	}
 	/* The waking instances before the disks' where they can be: the kernel writes the
 	 * newest instance's record first, and a wakeup should come after its record. */
@@ -527,27 +564,41 @@ static void sources_update(struct block_tp *tp)
 		if ((changed || c->wfd < 0) && !waker_open(tp, c)) {
 			without_filter(tp, "the kernel takes no device filter");
 			sources_update(tp);
-			return;
+			goto out;
 		}
 	}
 	if (tp->no_filter) {
 		if (!tp->nsrc && !src_add(tp, 0, &filter_failed, err, sizeof(err)))
-			log_warn("block: cannot open the tracepoint: %s", err);
-		return;
+			for (size_t i = 0; i < tp->nwant; i++)
+				src_failed(tp, tp->want[i], err, was, nwas);
+		goto out;
 	}
 	for (size_t i = 0; i < tp->nwant; i++) {
 		if (tp_in_list(tp->src, tp->nsrc, tp->want[i]))
 			continue;
-		if (src_add(tp, tp->want[i], &filter_failed, err, sizeof(err)))
+		if (src_add(tp, tp->want[i], &filter_failed, err, sizeof(err))) {
+			if (was_failed(was, nwas, tp->want[i]))
+				log_notice("block: the tracepoint for %u:%u is open now",
+					   tp->want[i] >> 20, tp->want[i] & 0xfffff);
 			continue;
+		}
 		if (filter_failed) {
 			without_filter(tp, err);
 			sources_update(tp);
-			return;
+			goto out;
 		}
-		log_warn("block: cannot open the tracepoint for %u:%u: %s", tp->want[i] >> 20,
-			 tp->want[i] & 0xfffff, err);
+		src_failed(tp, tp->want[i], err, was, nwas);
 	}
+out:
+	free(was);
+}
+
+const char *block_tp_device_error(const struct block_tp *tp, uint32_t kdev)
+{
+	for (size_t i = 0; tp && i < tp->nfailed; i++)
+		if (tp->failed[i].kdev == kdev)
+			return tp->failed[i].err;
+	return NULL;
 }
 
 /* ---- load ---- */
@@ -885,8 +936,27 @@ void block_tp_close(struct block_tp *tp)
 	free(tp->src);
 	free(tp->want);
 	free(tp->wfilter);
+	free(tp->failed);
 	wipe(tp, sizeof(*tp));
 	free(tp);
+}
+
+/* One descriptor per disk and CPU: the soft limit on open files is raised to the hard one,
+ * once, so that many disks on many CPUs do not run out (EMFILE). */
+static void raise_nofile(void)
+{
+	static bool done;
+	struct rlimit rl;
+
+	if (done || getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	done = true;
+	if (setrlimit(RLIMIT_NOFILE, &(struct rlimit){rl.rlim_max, rl.rlim_max}) < 0) {
+		log_errno(LOG_DEBUG, "block: cannot raise the open-file limit");
+		return;
+	}
+	log_debug("block: open-file limit raised from %llu to %llu for the perf instances",
+		  (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max);
 }
 
 struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, void *ctx,
@@ -894,6 +964,7 @@ struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, vo
 {
 	struct block_tp *tp = xcalloc(1, sizeof(*tp));
 
+	raise_nofile();
 	tp->base = base;
 	tp->rd.fn = fn;
 	tp->rd.ctx = ctx;
@@ -918,8 +989,11 @@ void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n)
 
 	for (size_t i = 0; same && i < n; i++)
 		same = tp_in_list(tp->want, tp->nwant, kdevs[i]);
-	if (same)
+	if (same) {
+		if (tp->nfailed)
+			sources_update(tp); /* a rescan: try the failed ones again */
 		return;
+	}
 	/* What the rings hold was recorded for the devices wanted until now. */
 	drain_all(tp);
 	free(tp->want);

@@ -37,6 +37,10 @@ struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, vo
  * kernel where it takes a filter, and always here. n == 0 disables the events. */
 void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n);
 
+/* Why a wanted device's instances could not be opened (tried again by the next
+ * block_tp_set_devices), or NULL if they are open. */
+const char *block_tp_device_error(const struct block_tp *tp, uint32_t kdev);
+
 /* CPUs that came online since (or went offline and came back: their events are dead) get
  * rings and events. Returns how many CPUs were opened or closed. */
 unsigned block_tp_rescan_cpus(struct block_tp *tp);

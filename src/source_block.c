@@ -330,6 +330,21 @@ static void update_filter(struct block_state *st)
 		}
 	block_tp_set_devices(st->tp, k, n);
 	free(k);
+	/* A disk whose instances could not be opened (EMFILE) says so until a rescan opens
+	 * them. */
+	for (struct disk *d = st->disks; d; d = d->next) {
+		const char *why = d->traced ? block_tp_device_error(st->tp, d->kdev) : NULL;
+		char state[sizeof(d->state)];
+
+		if (!d->traced || !d->inst)
+			continue;
+		if (why)
+			snprintf(state, sizeof(state), "tracepoint failed: %s", why);
+		else
+			strlcopy(state, "tracepoint", sizeof(state));
+		if (strcmp(state, d->state) != 0)
+			set_state(d, "%s", state);
+	}
 }
 
 /* ---- disks ---- */

@@ -264,6 +264,56 @@ else
 	pass "CPU 1 quickly offline and back: seen by its uevent, 1500 more completions counted"
 fi
 
+# ---- EMFILE: one descriptor per disk and CPU; the soft limit is raised to the hard one, and
+# a disk that still gets none says so and is tried again at the next rescan ----
+EL=() ENAMES=()
+for _ in $(seq 12); do
+	new_loop EV
+	EL+=("$EV")
+	ENAMES+=("${EV#/dev/}")
+done
+conf "$T/em.conf" tracepoint "${ENAMES[@]}"
+start_ns "ulimit -S -n 30;" -v --dry-run -f "$T/em.conf"
+for n in "${ENAMES[@]}"; do
+	wait_last "$n" ", state tracepoint, " || fail "soft limit 30: $(summary "$n")"
+done
+! grep -q "cannot open the tracepoint" "$T/log" || fail "soft limit not raised: $(grep "cannot open" "$T/log" | head -1)"
+stop_daemon
+# Six disks come after the start, when the limit is 30 (for the control socket: it needs one
+# too, and the start fails without it).
+EIMG=()
+for i in 6 7 8 9 10 11; do
+	EIMG[$i]=$(losetup -n -O BACK-FILE "${EL[$i]}")
+	losetup -d "${EL[$i]}" || fail "losetup -d ${EL[$i]}"
+done
+start_ns "" -v --dry-run -f "$T/em.conf"
+prlimit --pid "$DAEMON_PID" --nofile=30: || fail "prlimit"
+for i in 6 7 8 9 10 11; do
+	losetup --direct-io=on "${EL[$i]}" "${EIMG[$i]}" || fail "losetup ${EL[$i]}"
+done
+wait_for 5 grep -q "block: cannot open the tracepoint for 7:[0-9]*: .*Too many open files; tried again at the next rescan" "$T/log" ||
+	fail "hard limit 30: no failure said"
+sleep 0.5
+failed=$(grep -oE "cannot open the tracepoint for 7:[0-9]+" "$T/log" | sed 's/.*7:/loop/' | sort -u)
+for n in $failed; do
+	wait_line "block/$n: kind virtual, state tracepoint failed: perf_event_open on block:block_rq_complete, CPU " ||
+		fail "no failed state: $(summary "$n")"
+done
+# More descriptors, then a rescan (a disk's uevent): the failed ones get their instances.
+prlimit --pid "$DAEMON_PID" --nofile=1024: || fail "prlimit"
+for i in "${!EL[@]}"; do
+	echo "$failed" | grep -qx "${ENAMES[$i]}" && continue
+	losetup -d "${EL[$i]}" || fail "losetup -d ${EL[$i]}"
+	break
+done
+for n in $failed; do
+	wait_for 5 grep -q "block: the tracepoint for 7:${n#loop} is open now" "$T/log" ||
+		fail "$n not retried at the rescan"
+	wait_last "$n" ", state tracepoint, " || fail "$n after the retry: $(summary "$n")"
+done
+stop_daemon
+pass "open-file limit: the soft one raised at start; $(echo $failed | wc -w) disks failed at a soft limit of 30, shown, and opened at a later rescan"
+
 # ---- stacked disks: a device whose I/O is also a traced disk's is not traced itself ----
 # A loop device on a file on a disk: its direct I/O is the disk's too, and both complete
 # requests of their own, so with both named, one read would be counted twice.
