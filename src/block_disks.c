@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -186,18 +187,41 @@ static bool disk_of(const char *devdir, char *out, size_t size)
 	return slash && strlcopy(out, slash + 1, size);
 }
 
-/* For a loop device, the disk its backing file is on (via /sys/dev/block/MAJ:MIN). */
-static bool loop_backing_disk(const char *sysroot, const char *name, char *out, size_t size)
+bool block_fs_hides_disk(unsigned long f_type)
+{
+	switch (f_type) {
+	case 0x794c7630: /* overlayfs */
+	case 0x9123683e: /* btrfs */
+	case 0xca451a4e: /* bcachefs */
+	case 0x2fc12fc1: /* zfs */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* For a loop device, the disk its backing file is on (via /sys/dev/block/MAJ:MIN), or the
+ * block device that is its backing file: 1, with its name in out. -1 if the file is on a
+ * file system on disks whose device number is none of theirs (overlayfs on a disk, btrfs:
+ * an anonymous 0:N), so that the disk is not known; 0 if on none (tmpfs) or not a loop. */
+static int loop_backing_disk(const char *sysroot, const char *name, char *out, size_t size)
 {
 	char path[PATH_MAX], file[PATH_MAX];
 	struct stat sb;
+	struct statfs sf;
+	dev_t dev;
 
 	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/loop/backing_file", sysroot, name);
 	if (!read_line(path, file, sizeof(file)) || stat(file, &sb) < 0)
-		return false;
-	snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u", sysroot, major(sb.st_dev),
-		 minor(sb.st_dev));
-	return disk_of(path, out, size);
+		return 0;
+	dev = S_ISBLK(sb.st_mode) ? sb.st_rdev : sb.st_dev;
+	snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u", sysroot, major(dev), minor(dev));
+	if (disk_of(path, out, size))
+		return 1;
+	return !S_ISBLK(sb.st_mode) && statfs(file, &sf) == 0 &&
+			       block_fs_hides_disk((unsigned long)sf.f_type)
+		       ? -1
+		       : 0;
 }
 
 #define STACK_MAX 64 /* disks looked at below one, against loops in a broken tree */
@@ -207,6 +231,7 @@ bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *tr
 {
 	char todo[STACK_MAX][NAME_MAX + 1];
 	size_t n = 0, next = 0;
+	bool unknown = false;
 
 	strlcopy(todo[n++], name, sizeof(todo[0]));
 	while (next < n) {
@@ -219,8 +244,13 @@ bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *tr
 			strlcopy(below, cur, size);
 			return true;
 		}
-		if (n < STACK_MAX && loop_backing_disk(sysroot, cur, disk, sizeof(disk)))
-			strlcopy(todo[n++], disk, sizeof(todo[0]));
+		if (n < STACK_MAX) {
+			int r = loop_backing_disk(sysroot, cur, disk, sizeof(disk));
+
+			if (r > 0)
+				strlcopy(todo[n++], disk, sizeof(todo[0]));
+			unknown |= r < 0;
+		}
 		snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/slaves", sysroot, cur);
 		if (!(dir = opendir(path)))
 			continue;
@@ -234,6 +264,10 @@ bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *tr
 				strlcopy(todo[n++], disk, sizeof(todo[0]));
 		}
 		closedir(dir);
+	}
+	if (unknown) {
+		strlcopy(below, BLOCK_UNKNOWN_DISK, size);
+		return true;
 	}
 	return false;
 }

@@ -32,10 +32,20 @@ bool block_auto_disk(const char *name, const struct block_disk_info *info, const
 /* Is this disk (of /sys/block) traced? */
 typedef bool block_traced_fn(void *ctx, const char *name);
 
+/* What block_stacked_on gives for a loop device whose backing file is on a disk it cannot
+ * name (no disk name has a space). */
+#define BLOCK_UNKNOWN_DISK "an unknown disk (overlay/btrfs)"
+
+/* Does a file system of this type (statfs f_type) sit on disks without having a disk's
+ * device number (overlayfs, btrfs, bcachefs, zfs)? */
+bool block_fs_hides_disk(unsigned long f_type);
+
 /* Is NAME stacked on a traced disk, so that its I/O is also that disk's: a disk below it
  * through slaves/ (device-mapper, md, bcache; a partition stands for its disk) or, for a
- * loop device, the disk its backing file is on; at any depth. The first such disk's name
- * in below. */
+ * loop device, the disk its backing file is on (or the block device it is); at any depth.
+ * The first such disk's name in below. Else, if somewhere below is a loop device whose
+ * backing file is on a disk not known (block_fs_hides_disk), BLOCK_UNKNOWN_DISK: the
+ * caller decides (stacked if another disk is traced). */
 bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *traced,
 		      void *ctx, char *below, size_t size);
 

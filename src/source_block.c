@@ -255,6 +255,11 @@ static void trace_disk(struct disk *d)
 	char why[128];
 
 	d->retry_at = 0;
+	if (strcmp(d->below, BLOCK_UNKNOWN_DISK) == 0) {
+		d->traced = false;
+		set_state(d, "stacked on %s: not traced while other disks are", d->below);
+		return;
+	}
 	if (d->below[0]) {
 		d->traced = false;
 		set_state(d, "stacked on %s: not traced, its I/O is counted there", d->below);
@@ -418,7 +423,12 @@ static struct disk *disk_find(struct block_state *st, const char *name)
 
 static void say_stacked(const struct disk *d)
 {
-	if (d->below[0])
+	if (strcmp(d->below, BLOCK_UNKNOWN_DISK) == 0)
+		log_info("block/%s: its backing file is on overlayfs or btrfs (or the like), "
+			 "whose disk is not known, and other disks are traced: not traced "
+			 "itself, since its I/O may be counted on one of them",
+			 d->name);
+	else if (d->below[0])
 		log_info("block/%s: stacked on %s, which is traced too: not traced itself, so "
 			 "that one I/O is counted once",
 			 d->name, d->below);
@@ -490,6 +500,26 @@ static bool is_traced(void *ctx, const char *name)
 	return d ? d->traced : would_trace(st, name);
 }
 
+/* Is a disk other than d traced? One stacked on a disk not known (BLOCK_UNKNOWN_DISK) may
+ * be stacked on any of them. */
+static bool other_traced(const struct block_state *st, const struct disk *d)
+{
+	for (const struct disk *e = st->disks; e; e = e->next)
+		if (e != d && e->traced)
+			return true;
+	return false;
+}
+
+/* Where below a disk is stacked on, as block_stacked_on says; "" when it is on an unknown
+ * disk and no other disk is traced. */
+static void stacked_on(struct block_state *st, const struct disk *d, const char *name,
+		       char *below, size_t size)
+{
+	block_stacked_on("", name, is_traced, st, below, size);
+	if (strcmp(below, BLOCK_UNKNOWN_DISK) == 0 && !other_traced(st, d))
+		below[0] = '\0';
+}
+
 /* A disk is left out as stacked only while the one below is traced: after a rescan, and
  * whenever a trace starts or fails. Each pass settles a layer more, bottom up. */
 static void restack_all(struct block_state *st)
@@ -504,7 +534,7 @@ static void restack_all(struct block_state *st)
 		for (struct disk *d = st->disks; d; d = d->next) {
 			char below[NAME_MAX + 1] = "";
 
-			block_stacked_on("", d->name, is_traced, st, below, sizeof(below));
+			stacked_on(st, d, d->name, below, sizeof(below));
 			if (strcmp(d->below, below) != 0) {
 				restack(d, below);
 				changed = true;
@@ -617,7 +647,7 @@ static void rescan(struct block_state *st)
 			continue; /* not wanted, or no medium (a detached loop device) */
 		d = disk_find(st, de->d_name);
 		if (!d)
-			block_stacked_on("", de->d_name, is_traced, st, below, sizeof(below));
+			stacked_on(st, NULL, de->d_name, below, sizeof(below));
 		if (d && (d->info.major != info.major || d->info.minor != info.minor ||
 			  d->info.add_random != info.add_random)) {
 			/* Another device under the old name, or the kernel's crediting changed:

@@ -468,6 +468,18 @@ START_TEST(test_stacked)
 	ck_assert_str_eq(stacked_on("vda", vda), ""); /* not on itself */
 	ck_assert_str_eq(stacked_on("sda", sda), "");
 	ck_assert_str_eq(stacked_on("nosuch", vda), "");
+
+	/* A backing file on a file system with no disk (tmpfs): on nothing. On overlayfs or
+	 * btrfs, whose device number is no disk's: on an unknown disk, which t_block.sh
+	 * shows for real on an overlay mount. */
+	mkdirs("sys/block/loop1/loop");
+	write_file("sys/block/loop1/loop/backing_file", "/dev/shm");
+	if (stat("/dev/shm", &sb) == 0 && major(sb.st_dev) == 0)
+		ck_assert_str_eq(stacked_on("loop1", vda), "");
+	ck_assert(block_fs_hides_disk(0x794c7630)); /* overlayfs */
+	ck_assert(block_fs_hides_disk(0x9123683e)); /* btrfs */
+	ck_assert(!block_fs_hides_disk(0x01021994)); /* tmpfs */
+	ck_assert(!block_fs_hides_disk(0xef53));     /* ext4 */
 }
 END_TEST
 

@@ -352,6 +352,48 @@ else
 	grep -c "block/$N3: stacked on" "$T/log" | grep -qx 1 || fail "stacking said more than once"
 	pass "a loop device on a file on $BD, both named: only $BD traced, said once and shown; alone, traced"
 fi
+# A loop device on a file on overlayfs (btrfs alike): its device number (0:N) is no disk's,
+# so the disk below is not known; with other disks chosen, it is not traced.
+if ! command -v mkfs.ext4 > /dev/null; then
+	echo "  skip: stacked on overlayfs: no mkfs.ext4"
+else
+	new_loop L6
+	N6=${L6#/dev/}
+	mkdir -p "$T/m6" "$T/o6"
+	mkfs.ext4 -q "$L6" && mount "$L6" "$T/m6" || fail "file system on $L6"
+	MNTS+=("$T/m6")
+	mkdir -p "$T/m6/lo" "$T/m6/up" "$T/m6/wk"
+	if ! mount -t overlay overlay -o "lowerdir=$T/m6/lo,upperdir=$T/m6/up,workdir=$T/m6/wk" "$T/o6"; then
+		echo "  skip: stacked on overlayfs: no overlay mount"
+		umount "$T/m6"
+		MNTS=()
+	else
+		MNTS=("$T/o6" "$T/m6")
+		truncate -s 16M "$T/o6/img"
+		L7=$(losetup --find --show "$T/o6/img") || fail "losetup on overlayfs"
+		LOOPS+=("$L7")
+		N7=${L7#/dev/}
+		conf "$T/ov.conf" tracepoint "$N6" "$N7"
+		start_ns "" -v --dry-run -f "$T/ov.conf"
+		wait_for 5 grep -q "block/$N7: its backing file is on overlayfs or btrfs" "$T/log" ||
+			fail "$N7 on overlayfs on $N6: not said to be stacked"
+		wait_last "$N7" ", state stacked on an unknown disk \(overlay/btrfs\): not traced while other disks are, " ||
+			fail "no stacked state: $(summary "$N7")"
+		wait_last "$N6" ", state tracepoint, " || fail "$N6: $(summary "$N6")"
+		# Named alone, it is traced.
+		conf "$T/ov.conf" tracepoint "$N7"
+		kill -HUP "$DAEMON_PID"
+		wait_for 5 grep -q "block/$N7: no longer stacked on a traced disk: traced" "$T/log" ||
+			fail "$N7 alone: not traced"
+		wait_last "$N7" ", state tracepoint, " || fail "$N7 alone: $(summary "$N7")"
+		stop_daemon
+		grep -c "block/$N7: its backing file is on overlayfs" "$T/log" | grep -qx 1 ||
+			fail "stacking on an unknown disk said more than once"
+		losetup -d "$L7" && umount "$T/o6" && umount "$T/m6" || fail "cleanup of the overlay"
+		MNTS=()
+		pass "a loop device on overlayfs, with another disk: stacked on an unknown disk; alone, traced"
+	fi
+fi
 # Device-mapper over a loop device, where the kernel has device-mapper. (dm-linear is
 # bio-based and completes no requests of its own, so the tracepoint would not double it;
 # blktrace, which traces bios, and request-based dm would.)
