@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <linux/netlink.h>
@@ -622,10 +623,29 @@ static void prune_passed(struct block_state *st, bool all)
 /* Bring the disks in line with /sys/block and the config. */
 static void rescan(struct block_state *st)
 {
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
 	const struct config *cfg = st->src->cfg;
-	DIR *dir = opendir(SYS_BLOCK);
 	struct dirent *de;
+	DIR *dir;
+	int probe[2];
 
+	/* Out of descriptors, every sysfs read would fail and every disk look gone: keep
+	 * them as they are and look again at the next rescan. (Two: the directory and a file
+	 * in it are open at once.) */
+	for (int i = 0; i < 2; i++) {
+		probe[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (probe[i] < 0 && (errno == EMFILE || errno == ENFILE)) {
+			log_limited(&rl, LOG_WARNING, "block: no file descriptor free (%s): disks "
+				    "kept as they are until the next rescan", strerror(errno));
+			if (i == 1)
+				close(probe[0]);
+			return;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		if (probe[i] >= 0)
+			close(probe[i]);
+	dir = opendir(SYS_BLOCK);
 	if (!dir) {
 		log_errno(LOG_WARNING, "block: cannot read " SYS_BLOCK);
 		return;
