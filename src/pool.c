@@ -22,6 +22,11 @@ bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
 	 * add to what 512 bytes can hold, so such events are mixed, never credited. */
 	bool credit_ok = len > 0 && p->len + len <= POOL_BYTES;
 
+	if (credit_ok) { /* the common case: it fits whole */
+		memcpy(p->buf + p->len, d, len);
+		p->len += len;
+		len = 0;
+	}
 	for (size_t i = 0; i < len; i++) {
 		if (p->len < POOL_BYTES) {
 			p->buf[p->len++] = d[i];
