@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include "sp80090b.h"
+#include "sp80090b_num.h"
 #include "util.h"
 
 #include <float.h>
@@ -10,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The normal quantile for a 99% upper bound, to the digits NIST's tool uses. */
-#define Z_ALPHA 2.5758293035489008
 /* NIST's binary search for P_local: at most this many halvings (enough to reach any double). */
 #define PLOCAL_ITER_MAX 1076
 /* Lag: expected repeats per symbol above which the bit-sliced count is the faster. */
@@ -98,50 +97,6 @@ static double run_probability_log(long double p, long r, long n)
 	}
 	return (double)(logl(1.0L - p * x) - logl((lr + 1.0L - lr * x) * q) -
 			((long double)n + 1.0L) * logl(x));
-}
-
-/* NIST's closeness test: relative within rel, or absolute within abs near zero, or a few ULPs. */
-static bool rel_eps_equal(double a, double b, double abs_f, double rel_f, uint64_t max_ulp)
-{
-	double diff, fa, fb;
-	uint64_t ia, ib;
-
-	if (isnan(a) || isnan(b))
-		return false;
-	if (!islessgreater(a, b))
-		return true;
-	if (isinf(a) || isinf(b))
-		return false;
-	fa = fabs(a);
-	fb = fabs(b);
-	if (fa > fb) {
-		double t = a;
-		a = b;
-		b = t;
-		t = fa;
-		fa = fb;
-		fb = t;
-	}
-	diff = fabs(b - a);
-	if (fa < DBL_MIN || diff < DBL_MIN || isinf(diff) || fb * rel_f < DBL_MIN)
-		return diff <= abs_f;
-	if (diff <= fb * rel_f)
-		return true;
-	if (signbit(a) != signbit(b))
-		return false;
-	memcpy(&ia, &fa, sizeof(ia));
-	memcpy(&ib, &fb, sizeof(ib));
-	return ib - ia <= max_ulp;
-}
-
-static bool in_closed(double x, double a, double b)
-{
-	return a > b ? (x >= b && x <= a) : (x >= a && x <= b);
-}
-
-static bool in_open(double x, double a, double b)
-{
-	return a > b ? (x > b && x < a) : (x > a && x < b);
 }
 
 /*

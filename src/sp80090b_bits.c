@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include "sp80090b_bits.h"
+#include "sp80090b_num.h"
 #include "util.h"
 
 #include <float.h>
@@ -17,8 +18,6 @@
  * -ffast-math.
  */
 
-/* The normal quantile for a 99% bound, to the digits NIST's tool uses. */
-#define Z_ALPHA 2.5758293035489008
 /* Compression: block length, dictionary blocks, NIST's c for sigma-hat. */
 #define CMP_B 6
 #define CMP_K (1 << CMP_B)
@@ -30,52 +29,6 @@
 #define SOLVE_ITER_MAX 1076
 /* Markov: the length of the sequence whose probability is bounded. */
 #define MARKOV_LEN 128
-
-/* NIST's closeness test: relative within rel, or absolute within abs near zero, or a few ULPs.
- * (The same as sp80090b.c's, for P_local; both are static, to stay inlined.) */
-static bool rel_eps_equal(double a, double b, double abs_f, double rel_f, uint64_t max_ulp)
-{
-	double diff, fa, fb;
-	uint64_t ia, ib;
-
-	if (isnan(a) || isnan(b))
-		return false;
-	if (!islessgreater(a, b))
-		return true;
-	if (isinf(a) || isinf(b))
-		return false;
-	fa = fabs(a);
-	fb = fabs(b);
-	if (fa > fb) {
-		double t = a;
-
-		a = b;
-		b = t;
-		t = fa;
-		fa = fb;
-		fb = t;
-	}
-	diff = fabs(b - a);
-	if (fa < DBL_MIN || diff < DBL_MIN || isinf(diff) || fb * rel_f < DBL_MIN)
-		return diff <= abs_f;
-	if (diff <= fb * rel_f)
-		return true;
-	if (signbit(a) != signbit(b))
-		return false;
-	memcpy(&ia, &fa, sizeof(ia));
-	memcpy(&ib, &fb, sizeof(ib));
-	return ib - ia <= max_ulp;
-}
-
-static bool in_closed(double x, double a, double b)
-{
-	return a > b ? (x >= b && x <= a) : (x >= a && x <= b);
-}
-
-static bool in_open(double x, double a, double b)
-{
-	return a > b ? (x > b && x < a) : (x > a && x < b);
-}
 
 /*
  * NIST's bisection for the p in [lo, hi] at which a falling function f reaches target, with

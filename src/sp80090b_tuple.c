@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include "sp80090b_tuple.h"
+#include "sp80090b_num.h"
 #include "util.h"
 
 #include <endian.h>
@@ -11,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The normal quantile for a 99% upper bound, to the digits NIST's tool uses. */
-#define Z_ALPHA 2.5758293035489008
 /* Zero bytes after the packed symbols, so that 72 bits can be read from any symbol on. */
 #define PACK_SLACK 16
 

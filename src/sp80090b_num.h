@@ -1,0 +1,59 @@
+/* sp80090b_num: numeric helpers the SP 800-90B estimators share, as NIST's tool has them.
+ * Internal to sp80090b*.c; inline, since they sit in the estimators' root searches. */
+#ifndef ENTROPYD_SP80090B_NUM_H
+#define ENTROPYD_SP80090B_NUM_H
+
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+/* The 99 % two-sided normal quantile, to the digits NIST's tool uses (not 2.576). */
+#define Z_ALPHA 2.5758293035489008
+
+/* NIST's closeness test: relative within rel, or absolute within abs near zero, or a few ULPs. */
+static inline bool rel_eps_equal(double a, double b, double abs_f, double rel_f, uint64_t max_ulp)
+{
+	double diff, fa, fb;
+	uint64_t ia, ib;
+
+	if (isnan(a) || isnan(b))
+		return false;
+	if (!islessgreater(a, b))
+		return true;
+	if (isinf(a) || isinf(b))
+		return false;
+	fa = fabs(a);
+	fb = fabs(b);
+	if (fa > fb) {
+		double t = a;
+		a = b;
+		b = t;
+		t = fa;
+		fa = fb;
+		fb = t;
+	}
+	diff = fabs(b - a);
+	if (fa < DBL_MIN || diff < DBL_MIN || isinf(diff) || fb * rel_f < DBL_MIN)
+		return diff <= abs_f;
+	if (diff <= fb * rel_f)
+		return true;
+	if (signbit(a) != signbit(b))
+		return false;
+	memcpy(&ia, &fa, sizeof(ia));
+	memcpy(&ib, &fb, sizeof(ib));
+	return ib - ia <= max_ulp;
+}
+
+static inline bool in_closed(double x, double a, double b)
+{
+	return a > b ? (x >= b && x <= a) : (x >= a && x <= b);
+}
+
+static inline bool in_open(double x, double a, double b)
+{
+	return a > b ? (x > b && x < a) : (x > a && x < b);
+}
+
+#endif
