@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* NIST's binary search for P_local: at most this many halvings (enough to reach any double). */
-#define PLOCAL_ITER_MAX 1076
 /* Lag: expected repeats per symbol above which the bit-sliced count is the faster. */
 #define LAG_SLICED_ABOVE 4
 
@@ -99,6 +97,18 @@ static double run_probability_log(long double p, long r, long n)
 			((long double)n + 1.0L) * logl(x));
 }
 
+/* run_probability_log() for sp90b_bisect(). */
+struct run_args {
+	long r, n;
+};
+
+static double run_probability_f(double p, void *arg)
+{
+	const struct run_args *a = arg;
+
+	return run_probability_log(p, a->r, a->n);
+}
+
 /*
  * P_local: the p in [lo, 1] at which run_probability_log() equals log(0.99), by NIST's
  * bisection with its stopping rules, so that the result matches theirs bit for bit (the
@@ -107,14 +117,21 @@ static double run_probability_log(long double p, long r, long n)
  */
 static double p_local_search(long r, long n, double lo)
 {
-	const double target = log(0.99), hdomain = 1.0;
-	double lbound = lo, hbound = hdomain;
+	struct run_args a = {r, n};
+
+	return sp90b_bisect(log(0.99), lo, 1.0, run_probability_f, &a, 1.0);
+}
+
+double sp90b_bisect(double target, double lo, double hi, double (*f)(double, void *), void *arg,
+		    double on_failure)
+{
+	double lbound = lo, hbound = hi;
 	double lvalue = INFINITY, hvalue = -INFINITY;
 	double p = (lbound + hbound) / 2.0, last_p, v;
 	int j;
 
-	v = run_probability_log(p, r, n);
-	for (j = 0; j < PLOCAL_ITER_MAX; j++) {
+	v = f(p, arg);
+	for (j = 0; j < BISECT_ITER_MAX; j++) {
 		if (rel_eps_equal(v, target, DBL_MIN, DBL_EPSILON, 4))
 			break;
 		if (target < v) {
@@ -124,26 +141,18 @@ static double p_local_search(long r, long n, double lo)
 			hbound = p;
 			hvalue = v;
 		}
-		if (lbound >= hbound) {
-			p = fmin(fmax(lbound, hbound), hdomain);
-			break;
-		}
-		if (!in_closed(lbound, lo, hdomain) || !in_closed(hbound, lo, hdomain) ||
-		    !in_closed(target, lvalue, hvalue)) {
-			p = hdomain;
-			break;
-		}
+		if (lbound >= hbound)
+			return fmin(fmax(lbound, hbound), hi);
+		if (!in_closed(lbound, lo, hi) || !in_closed(hbound, lo, hi) ||
+		    !in_closed(target, lvalue, hvalue))
+			return on_failure;
 		last_p = p;
 		p = (lbound + hbound) / 2.0;
-		if (!in_open(p, lbound, hbound) || !islessgreater(last_p, p)) {
-			p = hbound;
-			break;
-		}
-		v = run_probability_log(p, r, n);
-		if (!in_closed(v, lvalue, hvalue)) {
-			p = hbound;
-			break;
-		}
+		if (!in_open(p, lbound, hbound) || !islessgreater(last_p, p))
+			return hbound;
+		v = f(p, arg);
+		if (!in_closed(v, lvalue, hvalue))
+			return hbound;
 	}
 	return p;
 }

@@ -25,53 +25,17 @@
 #define CMP_SIGMA_C 0.5907
 /* Distances below this take log2 from a table (the mean distance is about 64). */
 #define CMP_LOG_TABLE 1024
-/* NIST's bisection: at most this many halvings (enough to reach any double). */
-#define SOLVE_ITER_MAX 1076
 /* Markov: the length of the sequence whose probability is bounded. */
 #define MARKOV_LEN 128
 
-/*
- * NIST's bisection for the p in [lo, hi] at which a falling function f reaches target, with
- * its stopping rules, on which the last digits depend: "equal" within DBL_EPSILON relative
- * or 4 ULPs; on a search failure lo (full entropy); where f is not even loosely monotonic,
- * or the bracket no longer halves, hi's end of the bracket. Returns -1 if even f(lo) is not
- * above target.
- */
+/* NIST's bisection for the p where f reaches target, failing to lo (full entropy); -1 if
+ * even f(lo) is not above target. */
 static double nist_solve(double target, double lo, double hi, double (*f)(double, void *),
 			 void *arg)
 {
-	double lbound = lo, hbound = hi, lvalue = INFINITY, hvalue = -INFINITY;
-	double p, last_p, v;
-	int j;
-
 	if (!(f(lo, arg) > target))
 		return -1.0;
-	p = (lbound + hbound) / 2.0;
-	v = f(p, arg);
-	for (j = 0; j < SOLVE_ITER_MAX; j++) {
-		if (rel_eps_equal(v, target, DBL_MIN, DBL_EPSILON, 4))
-			break;
-		if (target < v) {
-			lbound = p;
-			lvalue = v;
-		} else {
-			hbound = p;
-			hvalue = v;
-		}
-		if (lbound >= hbound)
-			return fmin(fmax(lbound, hbound), hi);
-		if (!in_closed(lbound, lo, hi) || !in_closed(hbound, lo, hi) ||
-		    !in_closed(target, lvalue, hvalue))
-			return lo;
-		last_p = p;
-		p = (lbound + hbound) / 2.0;
-		if (!in_open(p, lbound, hbound) || !islessgreater(last_p, p))
-			return hbound;
-		v = f(p, arg);
-		if (!in_closed(v, lvalue, hvalue))
-			return hbound;
-	}
-	return p;
+	return sp90b_bisect(target, lo, hi, f, arg, lo);
 }
 
 /* ---- Collision ---- */

@@ -56,4 +56,16 @@ static inline bool in_open(double x, double a, double b)
 	return a > b ? (x > b && x < a) : (x > a && x < b);
 }
 
+/*
+ * NIST's bisection for the p in [lo, hi] at which a falling function f reaches target, with
+ * its stopping rules, on which the last digits depend: "equal" within DBL_EPSILON relative
+ * or 4 ULPs; where the bracket leaves [lo, hi] or no longer holds target, on_failure (each
+ * estimator has its own); where f is not even loosely monotonic, or the bracket no longer
+ * halves, hi's end of the bracket. At most BISECT_ITER_MAX halvings (enough to reach any
+ * double). P_local (sp80090b.c), Collision and Compression (sp80090b_bits.c) use it.
+ */
+#define BISECT_ITER_MAX 1076
+double sp90b_bisect(double target, double lo, double hi, double (*f)(double, void *), void *arg,
+		    double on_failure);
+
 #endif
