@@ -3,6 +3,7 @@
 
 #include "sp80090b.h"
 #include "sp80090b_bits.h"
+#include "sp80090b_tuple.h" /* sp90b_bitstring(), tested in check_sp80090b_tuple */
 #include "testutil.h"
 #include "util.h"
 
@@ -130,20 +131,6 @@ static void parse_res(const char *path, struct reference *r)
 		      path);
 }
 
-/* The samples' low `width` bits, most significant first, one per byte: NIST's bitstring. */
-static uint8_t *to_bitstring(const uint8_t *raw, size_t n, unsigned width, size_t *nbits)
-{
-	uint8_t *b = xmalloc(n * width);
-	size_t i;
-	unsigned j;
-
-	for (i = 0; i < n; i++)
-		for (j = 0; j < width; j++)
-			b[i * width + j] = (uint8_t)(raw[i] >> (width - 1 - j) & 1);
-	*nbits = n * width;
-	return b;
-}
-
 static void put_pred(struct values *vs, const char *name, const struct sp90b_pred *p)
 {
 	put(vs, name, "C", (double)p->c);
@@ -244,7 +231,8 @@ START_TEST(test_reference)
 	parse_res(res, r);
 	data = (uint8_t *)tu_read_file(bin, &n);
 	ck_assert_uint_eq(n, (size_t)r->samples);
-	bits = to_bitstring(data, n, (unsigned)r->bits, &nbits);
+	bits = xmalloc(n * (size_t)r->bits);
+	nbits = sp90b_bitstring(data, n, (unsigned)r->bits, bits);
 	if (r->bits > 1)
 		ck_assert_uint_eq(nbits, (size_t)r->binary);
 	ours(bits, nbits, r->bits > 1, vs);
@@ -265,19 +253,6 @@ START_TEST(test_reference)
 	free(r);
 	free(bin);
 	free(res);
-}
-END_TEST
-
-START_TEST(test_to_bitstring)
-{
-	const uint8_t raw[] = {0x5, 0xa};
-	size_t nb;
-	uint8_t *b = to_bitstring(raw, sizeof(raw), 4, &nb);
-
-	/* Most significant bit first, as NIST's tool expands them. */
-	ck_assert_uint_eq(nb, 8);
-	ck_assert_mem_eq(b, ((const uint8_t[]){0, 1, 0, 1, 1, 0, 1, 0}), nb);
-	free(b);
 }
 END_TEST
 
@@ -425,7 +400,6 @@ static Suite *sp80090b_bits_suite(void)
 	/* Select with CK_RUN_CASE=short (e.g. under valgrind). */
 	tc = tcase_create("short");
 	tcase_add_loop_test(tc, test_reference, 0, N_SHORT);
-	tcase_add_test(tc, test_to_bitstring);
 	tcase_add_test(tc, test_constant);
 	tcase_add_test(tc, test_alternating);
 	tcase_add_test(tc, test_too_small);
