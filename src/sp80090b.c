@@ -14,20 +14,6 @@
 /* Lag: expected repeats per symbol above which the bit-sliced count is the faster. */
 #define LAG_SLICED_ABOVE 4
 
-const char *sp90b_name(enum sp90b_estimator e)
-{
-	static const char *const names[] = {
-		[SP90B_MCV] = "Most Common Value",
-		[SP90B_MULTI_MCW] = "MultiMCW",
-		[SP90B_LAG] = "Lag",
-		[SP90B_MULTI_MMC] = "MultiMMC",
-		[SP90B_LZ78Y] = "LZ78Y",
-	};
-
-	if ((unsigned)e < SP90B_N_ESTIMATORS)
-		return names[e];
-	return "single symbol";
-}
 
 unsigned sp90b_prepare(const uint8_t *raw, size_t n, unsigned bits, uint8_t *sym)
 {
@@ -446,46 +432,3 @@ int sp90b_lag(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
 	return 0;
 }
 
-int sp90b_literal(const uint8_t *raw, size_t n, unsigned bits, struct sp90b_literal *out)
-{
-	struct {
-		struct sp90b_pred *res;
-		int (*fn)(const uint8_t *, size_t, unsigned, struct sp90b_pred *);
-	} const preds[] = {
-		[SP90B_MULTI_MCW] = {&out->mcw, sp90b_multi_mcw},
-		[SP90B_LAG] = {&out->lag, sp90b_lag},
-		[SP90B_MULTI_MMC] = {&out->mmc, sp90b_multi_mmc},
-		[SP90B_LZ78Y] = {&out->lz78y, sp90b_lz78y},
-	};
-	uint8_t *sym;
-	unsigned e;
-
-	if (!raw || bits < 1 || bits > 8 || n < 2 || n > SP90B_MAX_SAMPLES)
-		return -1;
-	memset(out, 0, sizeof(*out));
-	out->bits = bits;
-	out->min_by = SP90B_N_ESTIMATORS;
-	sym = xmalloc(n);
-	out->k = sp90b_prepare(raw, n, bits, sym);
-	/* A single symbol value carries nothing (NIST's tool refuses such data). */
-	if (out->k < 2)
-		goto done;
-
-	out->h = bits;
-	out->valid[SP90B_MCV] = sp90b_mcv(sym, n, out->k, &out->mcv) == 0;
-	if (out->valid[SP90B_MCV]) {
-		out->h = out->mcv.h;
-		out->min_by = SP90B_MCV;
-	}
-	for (e = SP90B_MULTI_MCW; e < SP90B_N_ESTIMATORS; e++) {
-		out->valid[e] = preds[e].fn(sym, n, out->k, preds[e].res) == 0;
-		if (out->valid[e] && preds[e].res->h < out->h) {
-			out->h = preds[e].res->h;
-			out->min_by = e;
-		}
-	}
-done:
-	wipe(sym, n);
-	free(sym);
-	return 0;
-}

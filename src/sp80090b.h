@@ -15,7 +15,8 @@
  * 2^bits) is the alphabet size the predictors use.
  *
  * The functions are pure: no globals, no logging, no results kept between calls (a work
- * area only keeps its allocations).
+ * area only keeps its allocations). The whole assessment, with the other five and the
+ * bitstring view, is sp80090b_assess.h's.
  */
 
 /* Counters are 32-bit inside the predictors' dictionaries. */
@@ -24,15 +25,6 @@
 /* Fewest samples each estimator runs on (below: the estimator is skipped, as NIST's is). */
 #define SP90B_MCW_MIN_SAMPLES 4096
 #define SP90B_LZ78Y_MIN_SAMPLES 18 /* 19 if k = 2 */
-
-enum sp90b_estimator {
-	SP90B_MCV,
-	SP90B_MULTI_MCW,
-	SP90B_LAG,
-	SP90B_MULTI_MMC,
-	SP90B_LZ78Y,
-	SP90B_N_ESTIMATORS
-};
 
 /* Most Common Value, §6.3.1. */
 struct sp90b_mcv {
@@ -52,20 +44,6 @@ struct sp90b_pred {
 	double p_local;        /* from the longest run; < 0 if it could not change the result */
 	double h;              /* -log2(max(1/k, p_global', p_local)) */
 };
-
-/* All five, and their minimum. */
-struct sp90b_literal {
-	unsigned bits;                     /* as given */
-	unsigned k;                        /* distinct symbols present: the alphabet size used */
-	bool valid[SP90B_N_ESTIMATORS];    /* false: too few samples for that estimator */
-	struct sp90b_mcv mcv;
-	struct sp90b_pred mcw, lag, mmc, lz78y;
-	double h;                          /* min-entropy per symbol: the least of the valid ones */
-	enum sp90b_estimator min_by;       /* which set it (SP90B_N_ESTIMATORS: k < 2, h = 0) */
-};
-
-/* "Most Common Value", "MultiMCW", ... as NIST names them ("single symbol": N_ESTIMATORS). */
-const char *sp90b_name(enum sp90b_estimator e);
 
 /*
  * Mask raw[0..n) to `bits` bits (1..8) and renumber the symbols present as 0..k-1, keeping
@@ -97,12 +75,6 @@ void sp90b_work_free(struct sp90b_work *w); /* NULL is fine */
 int sp90b_dict_predictors(struct sp90b_work *w, const uint8_t *sym, size_t n, unsigned k,
 			  struct sp90b_pred *mmc, struct sp90b_pred *lz78y);
 
-/*
- * Everything, from raw samples (one per byte, low `bits` bits used). Returns 0, or -1 if
- * bits is not 1..8 or n is not 2..SP90B_MAX_SAMPLES. Estimators that need more samples
- * than n are marked invalid and left out of the minimum.
- */
-int sp90b_literal(const uint8_t *raw, size_t n, unsigned bits, struct sp90b_literal *out);
 
 /* Shared by the predictors (sp80090b.c and sp80090b_predict.c); not for other callers. */
 void sp90b_pred_finish(uint64_t c, uint64_t n, uint64_t max_run, unsigned k,
