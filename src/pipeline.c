@@ -340,36 +340,63 @@ static void hold(struct instance *inst, double credit, bool have_symbol)
 	}
 }
 
-void pipeline_sample(struct instance *inst, uint64_t t_ns)
+/* One event of a run that pipeline_samples() has mixed into the pool already; fits: its
+ * bytes went in whole, so it may earn credit. *now_ns: the coarse clock, read once a run,
+ * at its first credit (0 until then). */
+static void sample_one(struct instance *inst, uint64_t t_ns, bool fits, uint64_t *now_ns)
 {
 	struct est_out out;
 	double credit;
 
-	inst->c.events++;
-	if (inst->rule.mode == MODE_DISABLED) {
-		inst->c.skipped++;
-		return;
-	}
 	est_add(&inst->est, t_ns, &out);
 	if (out.have_symbol) {
 		health_check(inst, out.symbol);
 		record_symbol(inst->rec, out.symbol);
 	}
 	inst->last_estimate = out.bits;
+	inst->c.estimated_bits += out.bits;
 	credit = health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out.bits) : 0;
 	credit *= inst->weight;
 	/* The bucket refills lazily: events without credit need not read the clock, and a
 	 * tick's resolution is plenty for a per-second cap. */
-	if (credit > 0)
+	if (credit > 0) {
+		if (!*now_ns)
+			*now_ns = mono_coarse_ns();
 		credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
-				       mono_coarse_ns());
-	inst->c.estimated_bits += out.bits;
-	inst->c.mixed_bytes += sizeof(t_ns);
-	/* The data is mixed in now; its credit follows once vouched for. Data folded into a
-	 * full pool earns none. */
-	if (!pool_add(P.pool, &t_ns, sizeof(t_ns), 0))
-		credit = 0;
-	hold(inst, credit, out.have_symbol);
+				       *now_ns);
+	}
+	/* Data folded into a full pool earns none. */
+	hold(inst, fits ? credit : 0, out.have_symbol);
+}
+
+void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
+{
+	uint64_t now_ns = 0;
+
+	inst->c.events += n;
+	if (inst->rule.mode == MODE_DISABLED) {
+		inst->c.skipped += n;
+		return;
+	}
+	inst->c.mixed_bytes += n * sizeof(*t_ns);
+	while (n > 0) {
+		/* As many events as fit whole go in at once (a full pool flushes or folds on
+		 * notification); if none fits, the rest is folded in. The data is mixed in now;
+		 * its credit follows once the health tests vouch for it. */
+		size_t room = pool_room(P.pool) / sizeof(*t_ns);
+		size_t run = room && room < n ? room : n;
+		bool fits = pool_add_events(P.pool, t_ns, run * sizeof(*t_ns), run);
+
+		for (size_t i = 0; i < run; i++)
+			sample_one(inst, t_ns[i], fits, &now_ns);
+		t_ns += run;
+		n -= run;
+	}
+}
+
+void pipeline_sample(struct instance *inst, uint64_t t_ns)
+{
+	pipeline_samples(inst, &t_ns, 1);
 }
 
 void pipeline_detach(struct instance *inst)

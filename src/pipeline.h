@@ -64,6 +64,9 @@ void pipeline_set_weight(struct instance *inst, double w);
 void pipeline_skip(struct instance *inst, uint64_t n);
 /* One event at t_ns (CLOCK_MONOTONIC, or the replayed timestamp). */
 void pipeline_sample(struct instance *inst, uint64_t t_ns);
+/* n events in order, as n pipeline_sample() calls would take them, but mixed into the pool
+ * and counted in runs, with the clock read once. */
+void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n);
 /* The instance went away: its counters move to the class totals, its state is freed. */
 void pipeline_detach(struct instance *inst);
 

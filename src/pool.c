@@ -15,17 +15,17 @@ void pool_init(struct pool *p, void (*notify)(void *arg), void *arg)
 	p->notify_arg = arg;
 }
 
-bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
+/* Mix len bytes in; true if they fitted whole (only such data may carry credit). */
+static bool mix(struct pool *p, const uint8_t *d, size_t len)
 {
-	const uint8_t *d = data;
 	/* Once full, what is folded in lands on bytes that already carry credit: XOR cannot
 	 * add to what 512 bytes can hold, so such events are mixed, never credited. */
-	bool credit_ok = len > 0 && p->len + len <= POOL_BYTES;
+	bool fits = len > 0 && p->len + len <= POOL_BYTES;
 
-	if (credit_ok) { /* the common case: it fits whole */
+	if (fits) { /* the common case */
 		memcpy(p->buf + p->len, d, len);
 		p->len += len;
-		len = 0;
+		return true;
 	}
 	for (size_t i = 0; i < len; i++) {
 		if (p->len < POOL_BYTES) {
@@ -37,12 +37,34 @@ bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
 			p->pos = (p->pos + 1) % POOL_BYTES;
 		}
 	}
-	if (credit_ok && credit_bits > 0)
+	return false;
+}
+
+bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
+{
+	bool fits = mix(p, data, len);
+
+	if (fits && credit_bits > 0)
 		p->credit += credit_bits;
 	p->events++;
 	if (p->notify)
 		p->notify(p->notify_arg);
-	return credit_ok;
+	return fits;
+}
+
+bool pool_add_events(struct pool *p, const void *data, size_t len, uint64_t events)
+{
+	bool fits = mix(p, data, len);
+
+	p->events += events;
+	if (p->notify)
+		p->notify(p->notify_arg);
+	return fits;
+}
+
+size_t pool_room(const struct pool *p)
+{
+	return POOL_BYTES - p->len;
 }
 
 double pool_vouch(struct pool *p, double credit_bits)

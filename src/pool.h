@@ -32,6 +32,11 @@ struct batch {
 void pool_init(struct pool *p, void (*notify)(void *arg), void *arg);
 /* False if the pool was full and the data was folded in: such data earns no credit. */
 bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits);
+/* The data of `events` events at once, no credit of its own (it follows by pool_vouch());
+ * one notification. False as pool_add(). */
+bool pool_add_events(struct pool *p, const void *data, size_t len, uint64_t events);
+/* Bytes that can still be added whole, before the pool folds. */
+size_t pool_room(const struct pool *p);
 /* Credit vouched for now, for data handed in before (see deferred). At most
  * POOL_DEFERRED_MAX bits wait; more is dropped. Returns the bits taken. */
 #define POOL_DEFERRED_MAX (8.0 * POOL_BYTES)

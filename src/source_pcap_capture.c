@@ -70,12 +70,11 @@ void capture_flush(struct capture *c)
 {
 	if (c->n_batch && c->inst) {
 		capture_weigh(c);
-		for (unsigned i = 0; i < c->n_batch; i++) {
-			/* For the tests' and the curious administrator's benefit (debug log,
-			 * counts only): how many stamps carry more than whole microseconds. */
+		/* For the tests' and the curious administrator's benefit (debug log, counts
+		 * only): how many stamps carry more than whole microseconds. */
+		for (unsigned i = 0; i < c->n_batch; i++)
 			c->sub_us += c->batch[i] % 1000 != 0;
-			pipeline_sample(c->inst, c->batch[i]);
-		}
+		pipeline_samples(c->inst, c->batch, c->n_batch);
 		wipe(c->batch, c->n_batch * sizeof(c->batch[0]));
 	}
 	c->n_batch = 0;

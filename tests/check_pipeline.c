@@ -36,11 +36,13 @@ static struct {
 static struct policy_override *saved_ov[2][CLASS_COUNT];
 static size_t saved_n[2][CLASS_COUNT];
 
+static bool keep_full; /* leave a full pool be: what comes next is folded in */
+
 static void drain(void *arg)
 {
 	struct batch b;
 
-	if (!pool_full(&pool))
+	if (!pool_full(&pool) || keep_full)
 		return;
 	pool_take(&pool, &b);
 	drained.events += b.events;
@@ -81,6 +83,7 @@ static void setup(void)
 	known_rules(cfg, 0);
 	cfg2 = NULL;
 	memset(&drained, 0, sizeof(drained));
+	keep_full = false;
 	pool_init(&pool, drain, NULL);
 	pipeline_init(cfg, &pool);
 }
@@ -582,6 +585,76 @@ static void counters_eq(const struct inst_counters *a, const struct inst_counter
 		      what, a->credited_bits, b->credited_bits);
 }
 
+/* Feed t[0..n) to a new instance, one event a call or in runs of random length; the
+ * counters, and what reached the pool. */
+static struct inst_counters feed_stream(const char *name, const uint64_t *t, size_t n,
+					bool runs, struct pool *after)
+{
+	struct instance *inst = pipeline_attach(CLASS_NETWORK, name, "test", 0);
+	struct inst_counters c;
+	size_t idx = pipeline_count() - 1;
+
+	memset(&drained, 0, sizeof(drained));
+	pool_init(&pool, drain, NULL);
+	for (size_t i = 0; i < n;) {
+		size_t run = runs ? 1 + tu_rng_next() % 300 : 1;
+
+		if (run > n - i)
+			run = n - i;
+		if (runs)
+			pipeline_samples(inst, t + i, run);
+		else
+			pipeline_sample(inst, t[i]);
+		i += run;
+	}
+	c = info_of(idx).c;
+	*after = pool;
+	return c;
+}
+
+/* pipeline_samples() takes events exactly as that many pipeline_sample() calls: the same
+ * estimates, credit, held credit and pool contents, whether the pool drains when full or
+ * folds what comes after (no credit for that). */
+START_TEST(test_runs_as_single_events)
+{
+	enum { N = 12000 };
+	static uint64_t t[N];
+	uint64_t now = 10 * SEC;
+
+	for (size_t i = 0; i < N; i++)
+		t[i] = now += MS / 2 + tu_rng_next() % (2 * MS);
+	for (int fold = 0; fold < 2; fold++) {
+		struct pool p1, p2;
+		struct inst_counters one, runs;
+		uint64_t drained_one;
+		char n1[16], n2[16];
+
+		keep_full = fold;
+		snprintf(n1, sizeof(n1), "one%d", fold);
+		snprintf(n2, sizeof(n2), "runs%d", fold);
+		one = feed_stream(n1, t, N, false, &p1);
+		drained_one = drained.bytes;
+		runs = feed_stream(n2, t, N, true, &p2);
+		counters_eq(&one, &runs, fold ? "folding" : "draining");
+		ck_assert_msg(one.held_bits == runs.held_bits, "held %.17g vs %.17g" SEEDFMT,
+			      one.held_bits, runs.held_bits, SEEDARG);
+		ck_assert_msg(one.credited_bits == runs.credited_bits,
+			      "credited %.17g vs %.17g" SEEDFMT, one.credited_bits,
+			      runs.credited_bits, SEEDARG);
+		ck_assert_msg(drained_one == drained.bytes, "drained %llu vs %llu bytes",
+			      (unsigned long long)drained_one, (unsigned long long)drained.bytes);
+		ck_assert(p1.len == p2.len && p1.events == p2.events);
+		ck_assert(memcmp(p1.buf, p2.buf, sizeof(p1.buf)) == 0);
+		if (fold) /* all but the first 64 events were folded in: little credit */
+			ck_assert_msg(one.credited_bits + one.held_bits <= 64 * 4,
+				      "credit %g for events folded into a full pool",
+				      one.credited_bits + one.held_bits);
+		else
+			ck_assert_msg(one.credited_bits > 1000, "credited only %g", one.credited_bits);
+	}
+}
+END_TEST
+
 static struct inst_counters sum(const struct inst_counters *a, const struct inst_counters *b)
 {
 	return (struct inst_counters){
@@ -1080,6 +1153,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, test_counters_mix_only);
 	tcase_add_test(tc, test_per_second_cap);
 	tcase_add_test(tc, test_detach_keeps_totals);
+	tcase_add_test(tc, test_runs_as_single_events);
 	tcase_add_test(tc, test_reconfigure_changes_policy_keeps_state);
 	tcase_add_test(tc, test_reconfigure_to_disabled);
 	tcase_add_test(tc, test_reconfigure_new_quantum_restarts_estimator);
