@@ -33,7 +33,7 @@ struct est_out {
 struct est_report {
 	uint64_t symbols;
 	uint64_t blocks, estimated; /* full blocks seen, and estimated (see est_sp90b.c) */
-	uint64_t costly_runs, rare_runs; /* estimates with the costly, and with all, estimators */
+	uint64_t costly_runs, full_runs; /* estimates with the costly, and with all, estimators */
 	bool have_estimate;
 	double h;           /* min-entropy per symbol now used, when have_estimate */
 	const char *min_by; /* which estimator set it, e.g. "LZ78Y", "bitstring Compression" */

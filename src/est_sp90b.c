@@ -25,31 +25,29 @@
  * Schedule. Symbols are buffered (4 KB per instance) into non-overlapping blocks of
  * BLOCK = 4096, the least MultiMCW runs on. The first H comes from the first 1024 symbols
  * (every estimator that can run on so few), is refined at 2048, and then comes from full
- * blocks. A block is estimated only if a second of event time has passed since the last
- * estimated one (the first always is): a slow source (keys, a disk at a few hundred I/O a
- * second) has every block estimated, a flood of packets about one block a second, so the
- * estimator's cost per event falls with the rate. Between estimates the last H stands, and
- * the health tests still see every symbol; what a change of the source could earn before
- * the next estimate is bounded by the per-second cap (cap_bits_per_second) times that second.
- * Of the estimated blocks,
+ * blocks. The estimators' cost is bounded by event time, not by the number of events: a
+ * full block is estimated if ESTIMATE_EVERY_NS of event time has passed since the last
+ * estimated one (the first always is), and of the estimated blocks
  *  - every one runs the cheap estimators: MCV, MultiMCW and Lag on the symbols, MCV,
- *    Collision and Markov on the bits (0.3 ms);
- *  - every COSTLY_EVERY-th, or after COSTLY_EVERY_NS of event time, also MultiMMC, LZ78Y,
- *    t-Tuple and LRS on the symbols, and Compression, t-Tuple and LRS on the bits (4 ms);
- *  - every RARE_EVERY-th, or after RARE_EVERY_NS, also the four predictors on the bits
- *    (32768 of them: 20 ms, the costliest by far, and on NIST's reference data never the
- *    least);
- * the estimates at 1024 and 2048 symbols run them all. So a slow source has every block
- * fully assessed, and a busy one spends about 1.2 ms per estimated block, at most one a
- * second.
+ *    Collision and Markov on the bits;
+ *  - one at least COSTLY_EVERY_NS after the last such also MultiMMC, LZ78Y, t-Tuple and LRS
+ *    on the symbols, and Compression, t-Tuple and LRS on the bits;
+ *  - one at least FULL_EVERY_NS after the last such all of them, the four predictors on the
+ *    bits too;
+ * the estimates at 1024 and 2048 symbols, and the block after a block of a single value,
+ * run them all. A slow source (keys, a quiet disk: a block takes longer than those spans)
+ * thus has every block fully assessed; a busy one costs the same CPU a second of event time
+ * whatever its rate, and its cost per event falls as the rate grows (bench/pipeline.c,
+ * bench/pcap.sh). Between estimates the last H stands and the health tests still see every
+ * symbol: what a change of the source could earn before the next estimate is bounded by the
+ * per-second cap (cap_bits_per_second) times those seconds, and a stuck or dominated source
+ * is stopped by the health tests at once.
  * H is the minimum over every estimator's latest result, so an estimator that ran on an
- * earlier block keeps its word until it runs again. On the first block, and at 1024 and
- * 2048, H is exactly sp90b_assess() over those symbols at 8 bits; a source that turns
- * predictable in a way only the rarer ones see is caught at most that many estimated blocks
- * later, the cheaper ones (which see stuck, periodic and short replayed timing) on the next.
- *
- * Cost: CPU per event of est_add for a stream of events at random 0.2-2 ms intervals (every
- * block estimated), amortised: see bench/pipeline.c; at flood rates a block a second.
+ * earlier block keeps its word until it runs again. At 1024 and 2048 symbols, and on a
+ * block that runs them all (a slow source's every block), H is exactly sp90b_assess() over
+ * its symbols at 8 bits. A source that turns predictable in a way only the costlier
+ * estimators see is caught when they next run, in a way the cheap ones see (stuck,
+ * periodic and short replayed timing) at the next estimate.
  *
  * A 4096-symbol block can show at most about 6.6 bits per symbol even from a perfect
  * source (MCV's 99% bound on the commonest of 256 values), well above the class caps.
@@ -61,11 +59,9 @@
 #define BLOCK 4096
 #define FIRST_ESTIMATE 1024
 #define SECOND_ESTIMATE 2048
-#define COSTLY_EVERY 8
-#define RARE_EVERY 64
-#define COSTLY_EVERY_NS (30 * NS_PER_SEC)
-#define RARE_EVERY_NS (300 * NS_PER_SEC)
-#define ESTIMATE_EVERY_NS NS_PER_SEC
+#define ESTIMATE_EVERY_NS (10 * NS_PER_SEC)
+#define COSTLY_EVERY_NS (120 * NS_PER_SEC)
+#define FULL_EVERY_NS (600 * NS_PER_SEC)
 
 #define T(x) SP90B_TEST_BIT(SP90B_T_##x)
 /* Every view's estimators, by how often they run (see the schedule above). */
@@ -73,7 +69,7 @@ static const unsigned lit_cheap = T(MCV) | T(MULTI_MCW) | T(LAG) | T(COLLISION) 
 static const unsigned bit_cheap = T(MCV) | T(COLLISION) | T(MARKOV);
 static const unsigned lit_costly = T(MULTI_MMC) | T(LZ78Y) | T(TUPLE) | T(LRS) | T(COMPRESSION);
 static const unsigned bit_costly = T(COMPRESSION) | T(TUPLE) | T(LRS);
-static const unsigned bit_rare = T(MULTI_MCW) | T(LAG) | T(MULTI_MMC) | T(LZ78Y);
+static const unsigned bit_full = T(MULTI_MCW) | T(LAG) | T(MULTI_MMC) | T(LZ78Y);
 #undef T
 
 struct sp90b_est {
@@ -84,9 +80,8 @@ struct sp90b_est {
 	uint64_t blocks;   /* full blocks */
 	uint64_t estimated; /* full blocks estimated */
 	uint64_t estimated_t; /* the event time of the last estimated block's end */
-	uint64_t costly_t, rare_t;         /* ... and of the last estimate at each level */
-	uint64_t since_costly, since_rare; /* estimates since then */
-	uint64_t costly_runs, rare_runs;
+	uint64_t costly_t, full_t;         /* ... and of the last estimate at each level */
+	uint64_t costly_runs, full_runs;
 	bool have_last, have_estimate;
 	bool full_due;     /* the next estimated block runs every estimator */
 	double h;          /* current min-entropy per symbol */
@@ -158,25 +153,19 @@ static double least(const struct sp90b_view *v, double h_max, enum sp90b_test *b
 static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 {
 	unsigned lit = lit_cheap | (level >= 1 ? lit_costly : 0);
-	unsigned bit = bit_cheap | (level >= 1 ? bit_costly : 0) | (level >= 2 ? bit_rare : 0);
+	unsigned bit = bit_cheap | (level >= 1 ? bit_costly : 0) | (level >= 2 ? bit_full : 0);
 	struct sp90b_assessment a;
 	enum sp90b_test lit_by, bit_by;
 	double h_lit, h_bit;
 
 	if (level >= 2) {
 		s->full_due = false;
-		s->rare_t = t_ns;
-		s->since_rare = 0;
-		s->rare_runs++;
-	} else {
-		s->since_rare++;
+		s->full_t = t_ns;
+		s->full_runs++;
 	}
 	if (level >= 1) {
 		s->costly_t = t_ns;
-		s->since_costly = 0;
 		s->costly_runs++;
-	} else {
-		s->since_costly++;
 	}
 	if (sp90b_assess(scratch.work, s->buf, n, 8, lit, bit, &a) < 0 || a.k < 2) {
 		/* One symbol value only: nothing to predict and nothing to credit, as in
@@ -213,28 +202,25 @@ static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 	s->have_estimate = true;
 }
 
-/* A full block is estimated if it is the first, or if a second of event time has passed
- * since the last one estimated (a clock that stepped back counts as due). */
-static bool block_due(const struct sp90b_est *s, uint64_t t_ns)
+/* Has `every` of event time passed since `since`? (A clock that stepped back counts as
+ * yes.) */
+static bool due(uint64_t t_ns, uint64_t since, uint64_t every)
 {
-	return s->estimated == 0 || t_ns < s->estimated_t ||
-	       t_ns - s->estimated_t >= ESTIMATE_EVERY_NS;
+	return t_ns < since || t_ns - since >= every;
 }
 
-/* Which estimators the next estimated block runs: every one after a single-value block;
- * the costly ones every COSTLY_EVERY-th estimate or COSTLY_EVERY_NS of event time, the rare
- * ones every RARE_EVERY-th or RARE_EVERY_NS, whichever comes first (a clock that stepped
- * back counts as due). A slow source thus has every block fully assessed; only a busy one
- * spreads the costly work. */
+/* A full block is estimated if it is the first, or ESTIMATE_EVERY_NS after the last one. */
+static bool block_due(const struct sp90b_est *s, uint64_t t_ns)
+{
+	return s->estimated == 0 || due(t_ns, s->estimated_t, ESTIMATE_EVERY_NS);
+}
+
+/* Which estimators an estimated block runs (see the schedule above). */
 static int level_due(const struct sp90b_est *s, uint64_t t_ns)
 {
-	if (s->full_due || s->since_rare + 1 >= RARE_EVERY || t_ns < s->rare_t ||
-	    t_ns - s->rare_t >= RARE_EVERY_NS)
+	if (s->full_due || due(t_ns, s->full_t, FULL_EVERY_NS))
 		return 2;
-	if (s->since_costly + 1 >= COSTLY_EVERY || t_ns < s->costly_t ||
-	    t_ns - s->costly_t >= COSTLY_EVERY_NS)
-		return 1;
-	return 0;
+	return due(t_ns, s->costly_t, COSTLY_EVERY_NS) ? 1 : 0;
 }
 
 static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
@@ -291,7 +277,7 @@ static void sp90b_report(void *state, struct est_report *r)
 	r->blocks = s->blocks;
 	r->estimated = s->estimated;
 	r->costly_runs = s->costly_runs;
-	r->rare_runs = s->rare_runs;
+	r->full_runs = s->full_runs;
 	r->have_estimate = s->have_estimate;
 	r->h = s->have_estimate ? s->h : 0;
 	r->min_by = s->have_estimate ? s->min_by : "none yet";

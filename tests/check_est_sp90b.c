@@ -249,21 +249,21 @@ START_TEST(test_random_near_8_bits_and_capped)
 }
 END_TEST
 
-/* The schedule of est_sp90b.c: which estimators run on every estimated block (cheap), on
- * the first and every 8th (costly), on the first and every 64th (rare). */
+/* The schedule of est_sp90b.c: which estimators run on every estimated block (cheap), every
+ * two minutes of event time (costly), every ten (full). */
 #define T(x) SP90B_TEST_BIT(SP90B_T_##x)
 static const unsigned lit_cheap = T(MCV) | T(MULTI_MCW) | T(LAG) | T(COLLISION) | T(MARKOV);
 static const unsigned bit_cheap = T(MCV) | T(COLLISION) | T(MARKOV);
-static const unsigned bit_rare = T(MULTI_MCW) | T(LAG) | T(MULTI_MMC) | T(LZ78Y);
+static const unsigned bit_full = T(MULTI_MCW) | T(LAG) | T(MULTI_MMC) | T(LZ78Y);
 #undef T
 
 /* The instance's view against sp90b_assess(): each estimator's latest result from the block
  * (symbols of sym) given for its frequency, and H the least of them, as ea_non_iid takes it. */
 static void expect_from(const struct est_report *r, const uint8_t *cheap, const uint8_t *costly,
-			const uint8_t *rare, size_t n, const char *when)
+			const uint8_t *full, size_t n, const char *when)
 {
 	struct sp90b_assessment a[3];
-	const uint8_t *from[3] = {cheap, costly, rare};
+	const uint8_t *from[3] = {cheap, costly, full};
 	double h_lit = 8, h_bit = 1;
 
 	for (int i = 0; i < 3; i++)
@@ -272,7 +272,7 @@ static void expect_from(const struct est_report *r, const uint8_t *cheap, const 
 	for (unsigned x = 0; x < SP90B_N_TESTS; x++) {
 		const struct sp90b_assessment *l = &a[(lit_cheap >> x) & 1 ? 0 : 1];
 		const struct sp90b_assessment *b =
-			&a[(bit_cheap >> x) & 1 ? 0 : (bit_rare >> x) & 1 ? 2 : 1];
+			&a[(bit_cheap >> x) & 1 ? 0 : (bit_full >> x) & 1 ? 2 : 1];
 
 		ck_assert_msg(r->valid_lit[x] == l->literal.valid[x], "%s: %s valid %d", when,
 			      sp90b_test_name(x), r->valid_lit[x]);
@@ -327,9 +327,9 @@ START_TEST(test_block_estimate_is_literal)
 		struct est_report r;
 
 		add(&e, &s, &out);
-		/* 256 ms more changes no symbol (256000 µs is 0 modulo 256) and makes each block
-		 * span far more than the second after which a block is estimated. */
-		s.t += skewed_interval() + 256 * MS;
+		/* 512 ms more changes no symbol (512000 µs is 0 modulo 256) and makes each block
+		 * span far more than the ten minutes after which every estimator runs again. */
+		s.t += skewed_interval() + 512 * MS;
 		if (s.nsym == before)
 			continue;
 		r = report(&e);
@@ -341,8 +341,8 @@ START_TEST(test_block_estimate_is_literal)
 			ck_assert_double_lt(r.h, 6);
 			break;
 		case 2 * BLOCK:
-			/* A block spans far more than a minute: every estimator runs on every
-			 * block, so each is all its own. */
+			/* A block spans far more than ten minutes: every estimator runs on
+			 * every block, so each is all its own. */
 			expect_literal(&r, s.sym + BLOCK, BLOCK, "block 1");
 			break;
 		case 9 * BLOCK:
@@ -444,18 +444,18 @@ START_TEST(test_instances_independent)
 			est_fini(&c);
 		}
 	}
-	ck_assert_double_gt(report(&a).h, 5);
+	ck_assert_double_gt(report(&a).h, 4.5);
 	ck_assert_double_eq(report(&b).h, 0);
 	est_fini(&b);
 	est_fini(&a);
 }
 END_TEST
 
-START_TEST(test_flood_estimated_once_a_second)
+START_TEST(test_flood_estimated_every_ten_seconds)
 {
 	/* Random intervals of 5-15 µs: a 4096-symbol block every ~41 ms. A block is estimated
-	 * once a second of event time has passed since the last one, so about one in 24; at 1-3
-	 * ms between events (a block in ~8 s) every block is. */
+	 * once ten seconds of event time have passed since the last one, so about one in 245;
+	 * at 2.5-3.5 ms between events (a block in ~12 s) every block is. */
 	struct est fast, slow;
 	struct est_out out;
 	struct est_report r;
@@ -463,14 +463,14 @@ START_TEST(test_flood_estimated_once_a_second)
 
 	tu_rng_seed(SEED);
 	sp90b_est(&fast, 1000, 8, 0);
-	while (report(&fast).blocks < 100) {
+	while (report(&fast).blocks < 1000) {
 		est_add(&fast, t, &out);
 		t += 5 * US + tu_rng_next() % (10 * US);
 	}
 	r = report(&fast);
-	/* The first block, then one per second of the ~4.1 s that follow it. */
-	ck_assert_msg(r.estimated >= 1 + (t - t0) / SEC - 1 && r.estimated <= 1 + (t - t0) / SEC,
-		      "%llu of 100 blocks estimated over %.2f s (seed %#llx)",
+	/* The first block, then one per ten seconds of the ~41 s that follow it. */
+	ck_assert_msg(r.estimated >= (t - t0) / (10 * SEC) && r.estimated <= 1 + (t - t0) / (10 * SEC),
+		      "%llu of 1000 blocks estimated over %.2f s (seed %#llx)",
 		      (unsigned long long)r.estimated, (double)(t - t0) / 1e9,
 		      (unsigned long long)tu_seed);
 	ck_assert(r.have_estimate && r.h > 0);
@@ -479,7 +479,7 @@ START_TEST(test_flood_estimated_once_a_second)
 	sp90b_est(&slow, 1000, 8, 0);
 	while (report(&slow).blocks < 4) {
 		est_add(&slow, t, &out);
-		t += MS + tu_rng_next() % (2 * MS);
+		t += 2500 * US + tu_rng_next() % MS;
 	}
 	ck_assert_uint_eq(report(&slow).estimated, 4);
 	est_fini(&slow);
@@ -489,18 +489,18 @@ END_TEST
 START_TEST(test_single_value_block_keeps_results)
 {
 	/* A source repeating 200 random intervals: only the estimators with a long memory
-	 * (LRS, t-Tuple, MultiMMC, LZ78Y) see it, and they run on every 8th block. One block of
+	 * (LRS, t-Tuple, MultiMMC, LZ78Y) see it, and they run every two minutes. One block of
 	 * a single value between must not wipe what they found: the block after it runs them
-	 * all again, and H stays near 0. (Each interval is 256 µs longer than its symbol says:
-	 * a block takes about 1.6 s, so every block is estimated, and the costly estimators run
-	 * by count, not by time.) */
+	 * all again, and H stays near 0. (Each interval is 2560 µs longer than its symbol
+	 * says: a block takes about 11 s, so every block is estimated, the costly estimators
+	 * only every ~11th.) */
 	uint64_t loop[200], t = 3 * SEC;
 	struct est e;
 	struct est_out out;
 
 	tu_rng_seed(SEED);
 	for (size_t i = 0; i < ARRAY_SIZE(loop); i++)
-		loop[i] = (tu_rng_next() % 256) * US + 256 * US;
+		loop[i] = (tu_rng_next() % 256) * US + 2560 * US;
 	sp90b_est(&e, 1000, 8, 0);
 	for (int i = 0; i < 4 * BLOCK + 1; i++) { /* the first event gives no symbol */
 		t += loop[i % 200];
@@ -509,7 +509,7 @@ START_TEST(test_single_value_block_keeps_results)
 	ck_assert_msg(report(&e).h <= 0.1, "the repeats were not seen: %g by %s", report(&e).h,
 		      report(&e).min_by);
 	for (int i = 0; i < BLOCK; i++) { /* one block, one value */
-		t += 256 * US;
+		t += 2560 * US;
 		est_add(&e, t, &out);
 	}
 	ck_assert_double_eq(report(&e).h, 0);
@@ -527,10 +527,10 @@ END_TEST
 
 START_TEST(test_schedule_busy_and_slow)
 {
-	/* Busy: ~10,000 events a second, a block every ~0.4 s, estimated about once a second
-	 * for 75 s of event time: the costly estimators every 8th estimate, all of them every
-	 * 64th, besides the two start-up estimates. Slow: a block per ~370 s, the costly ones
-	 * on every block (30 s), all of them on every block after the first (5 minutes). */
+	/* Busy: ~10,000 events a second, a block every ~0.4 s, estimated every ten seconds for
+	 * 25 minutes of event time: the costly estimators every two minutes, all of them every
+	 * ten, besides the two start-up estimates. Slow: a block per ~370 s, the costly ones on
+	 * every block, all of them on the first block that comes ten minutes after the last. */
 	struct est e;
 	struct est_out out;
 	struct est_report r;
@@ -539,18 +539,19 @@ START_TEST(test_schedule_busy_and_slow)
 	tu_rng_seed(SEED);
 	sp90b_est(&e, 1000, 8, 0);
 	t0 = t;
-	while (t - t0 < 75 * SEC) {
+	while (t - t0 < 1500 * SEC) {
 		est_add(&e, t, &out);
 		t += 50 * US + tu_rng_next() % (100 * US);
 	}
 	r = report(&e);
-	ck_assert_msg(r.estimated >= 60 && r.estimated <= 76, "%llu estimated",
+	/* one every 10-10.4 s after the first */
+	ck_assert_msg(r.estimated >= 1 + 144 && r.estimated <= 1 + 150, "%llu estimated",
 		      (unsigned long long)r.estimated);
-	/* 2 start-up + the 64th */
-	ck_assert_msg(r.rare_runs == 2 + r.estimated / 64, "%llu full runs of %llu estimates",
-		      (unsigned long long)r.rare_runs, (unsigned long long)r.estimated);
-	/* the full ones, and every 8th estimate in between */
-	ck_assert_msg(r.costly_runs >= 2 + r.estimated / 8 && r.costly_runs <= 4 + r.estimated / 8,
+	/* 2 start-up, then every 600-610 s: at ~600 and ~1200 s */
+	ck_assert_msg(r.full_runs == 2 + 2, "%llu full runs of %llu estimates",
+		      (unsigned long long)r.full_runs, (unsigned long long)r.estimated);
+	/* every 120-130 s: 11 or 12 after the start-up ones */
+	ck_assert_msg(r.costly_runs >= 2 + 11 && r.costly_runs <= 2 + 12,
 		      "%llu costly runs of %llu estimates", (unsigned long long)r.costly_runs,
 		      (unsigned long long)r.estimated);
 	est_fini(&e);
@@ -562,8 +563,9 @@ START_TEST(test_schedule_busy_and_slow)
 	}
 	r = report(&e);
 	ck_assert_uint_eq(r.estimated, 3);
-	/* the first block comes ~185 s after the 2048-symbol estimate: costly, not all */
-	ck_assert_uint_eq(r.rare_runs, 2 + 2);
+	/* the first block comes ~185 s after the 2048-symbol estimate: costly, not all; the
+	 * second ~555 s after the last full one: costly; the third ~925 s: all */
+	ck_assert_uint_eq(r.full_runs, 2 + 1);
 	ck_assert_uint_eq(r.costly_runs, 2 + 3);
 	est_fini(&e);
 }
@@ -585,7 +587,7 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_sub_jiffy_symbols);
 	tcase_add_test(tc, test_never_above_cap);
 	tcase_add_test(tc, test_instances_independent);
-	tcase_add_test(tc, test_flood_estimated_once_a_second);
+	tcase_add_test(tc, test_flood_estimated_every_ten_seconds);
 	tcase_add_test(tc, test_single_value_block_keeps_results);
 	tcase_add_test(tc, test_schedule_busy_and_slow);
 	suite_add_tcase(s, tc);
