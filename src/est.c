@@ -3,7 +3,6 @@
 
 #include "est.h"
 
-#include <math.h>
 #include <string.h>
 
 static const struct est_ops *const estimators[] = {
@@ -36,7 +35,8 @@ void est_add(struct est *e, uint64_t t_ns, struct est_out *out)
 	 * to tell from zero is zero. */
 	if (!(out->bits >= EST_MIN_BITS))
 		out->bits = 0;
-	out->bits = fmin(out->bits, e->params.cap_bits);
+	if (out->bits > e->params.cap_bits) /* a comparison, not fmin(): every event */
+		out->bits = e->params.cap_bits;
 }
 
 void est_fini(struct est *e)

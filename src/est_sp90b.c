@@ -265,7 +265,7 @@ static void sp90b_add(void *state, uint64_t t_ns, struct est_out *out)
 	}
 	if (out->have_symbol)
 		push(s, out->symbol, t_ns);
-	out->bits = s->have_estimate ? fmin(bits, s->h) : 0;
+	out->bits = !s->have_estimate ? 0 : bits < s->h ? bits : s->h;
 }
 
 static void sp90b_report(void *state, struct est_report *r)

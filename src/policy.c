@@ -34,10 +34,10 @@ double policy_credit(const struct policy_rule *rule, double estimate)
 {
 	double bits;
 
-	/* fmin() returns its other argument for a NaN: test the estimate itself first. */
+	/* A NaN or non-positive estimate earns nothing. */
 	if (!(estimate > 0))
 		return 0;
-	bits = fmin(rule->cap_bits_per_event, estimate);
+	bits = estimate < rule->cap_bits_per_event ? estimate : rule->cap_bits_per_event;
 	if (!(bits > 0))
 		return 0;
 	switch (rule->mode) {

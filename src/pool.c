@@ -27,15 +27,25 @@ static bool mix(struct pool *p, const uint8_t *d, size_t len)
 		p->len += len;
 		return true;
 	}
-	for (size_t i = 0; i < len; i++) {
-		if (p->len < POOL_BYTES) {
-			p->buf[p->len++] = d[i];
-		} else {
-			/* Full: keep mixing everything in, in bounded memory. The credit stays
-			 * bounded by the bytes carried when the batch is taken. */
-			p->buf[p->pos] ^= d[i];
-			p->pos = (p->pos + 1) % POOL_BYTES;
-		}
+	/* What fits is copied; the rest is folded in (XOR) from pos on, round the buffer: the
+	 * pool keeps mixing everything in, in bounded memory. The credit stays bounded by the
+	 * bytes carried when the batch is taken. */
+	if (p->len < POOL_BYTES) {
+		size_t n = POOL_BYTES - p->len < len ? POOL_BYTES - p->len : len;
+
+		memcpy(p->buf + p->len, d, n);
+		p->len += n;
+		d += n;
+		len -= n;
+	}
+	while (len > 0) {
+		size_t n = POOL_BYTES - p->pos < len ? POOL_BYTES - p->pos : len;
+
+		for (size_t i = 0; i < n; i++)
+			p->buf[p->pos + i] ^= d[i];
+		p->pos = (p->pos + n) % POOL_BYTES;
+		d += n;
+		len -= n;
 	}
 	return false;
 }

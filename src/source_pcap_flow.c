@@ -8,6 +8,7 @@
 
 #include <linux/net_tstamp.h>
 #include <pcap/dlt.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "util.h"
@@ -25,11 +26,29 @@ static unsigned be16(const uint8_t *p)
 	return (unsigned)p[0] << 8 | p[1];
 }
 
+/* Up to 8 bytes as a word, in memory order (a word in a register when n is constant). */
+static uint64_t word_of(const uint8_t *p, size_t n)
+{
+	uint64_t w = 0;
+
+	memcpy(&w, p, n);
+	return w;
+}
+
+/* The key is built in registers and stored as whole words: key_eq() reads it back as
+ * words at once, and a word loaded from narrower stores would stall (no store-to-load
+ * forwarding). */
 static void set_key(struct flow_key *k, enum flow_family fam, const uint8_t *addr, size_t len)
 {
-	k->family = (uint8_t)fam;
-	k->len = (uint8_t)len;
-	memcpy(k->addr, addr, len);
+	const uint8_t head[8] = {(uint8_t)fam, (uint8_t)len};
+	uint64_t w0 = word_of(head, sizeof(head)), w1 = word_of(addr, len < 8 ? len : 8);
+	uint64_t w2 = len > 8 ? word_of(addr + 8, len - 8) : 0;
+
+	_Static_assert(sizeof(*k) == 24 && offsetof(struct flow_key, addr) == 8,
+		       "struct flow_key is a header word and two address words");
+	memcpy((uint8_t *)k, &w0, 8);
+	memcpy(k->addr, &w1, 8);
+	memcpy(k->addr + 8, &w2, 8);
 }
 
 /* An IP header at pkt[off..caplen): its source address. false if it is not one. */
