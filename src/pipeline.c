@@ -355,7 +355,9 @@ static void sample_one(struct instance *inst, uint64_t t_ns, bool fits, uint64_t
 	}
 	inst->last_estimate = out.bits;
 	inst->c.estimated_bits += out.bits;
-	credit = health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out.bits) : 0;
+	/* Data folded into a full pool earns none, and takes nothing from the per-second cap. */
+	credit = fits && health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out.bits)
+							       : 0;
 	credit *= inst->weight;
 	/* The bucket refills lazily: events without credit need not read the clock, and a
 	 * tick's resolution is plenty for a per-second cap. */
@@ -365,8 +367,7 @@ static void sample_one(struct instance *inst, uint64_t t_ns, bool fits, uint64_t
 		credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
 				       *now_ns);
 	}
-	/* Data folded into a full pool earns none. */
-	hold(inst, fits ? credit : 0, out.have_symbol);
+	hold(inst, credit, out.have_symbol);
 }
 
 void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)

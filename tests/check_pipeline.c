@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "est.h"
@@ -568,6 +569,51 @@ START_TEST(test_per_second_cap)
 	ck_assert_msg(w.after.credited_bits >= cap - TOL, "credited only %g at %g/s" SEEDFMT,
 		      w.after.credited_bits, cap, SEEDARG);
 	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_folded_events_take_nothing_from_cap)
+{
+	/* Events folded into a full pool earn nothing, so they take nothing from the
+	 * per-second cap either: once the pool is sent on, the next events get the bucket that
+	 * refilled meanwhile. */
+	const double cap = 50;
+	static const uint8_t junk[POOL_BYTES];
+	struct instance *inst;
+	struct inst_counters before, after;
+	struct batch b;
+	uint64_t t = 10 * SEC;
+
+	tu_rng_seed(SEED);
+	cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = cap;
+	inst = pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
+	for (int i = 0; i < WARM; i++) /* an estimate, the health tests passed, the bucket spent */
+		pipeline_sample(inst, t += MS / 2 + tu_rng_next() % (2 * MS));
+	keep_full = true;
+	pool_add(&pool, junk, sizeof(junk), 0);
+	ck_assert(pool_full(&pool));
+	usleep(1200 * 1000); /* the bucket refills on both clocks: a second and more */
+	before = info_of(0).c;
+	for (int i = 0; i < 2000; i++) /* ~3 s of events, all folded in */
+		pipeline_sample(inst, t += MS / 2 + tu_rng_next() % (2 * MS));
+	after = info_of(0).c;
+	ck_assert_msg(after.credited_bits + after.held_bits ==
+			      before.credited_bits + before.held_bits,
+		      "folded events earned %g bits" SEEDFMT,
+		      after.credited_bits + after.held_bits - before.credited_bits -
+			      before.held_bits, SEEDARG);
+	keep_full = false;
+	pool_take(&pool, &b);
+	batch_wipe(&b);
+	for (int i = 0; i < 40; i++) /* ~4 bits wanted each: 160 */
+		pipeline_sample(inst, t += MS / 2 + tu_rng_next() % (2 * MS));
+	before = after;
+	after = info_of(0).c;
+	ck_assert_msg(after.credited_bits + after.held_bits -
+				      (before.credited_bits + before.held_bits) >= 0.9 * cap,
+		      "after the folded events %g bits of a bucket of %g" SEEDFMT,
+		      after.credited_bits + after.held_bits -
+			      (before.credited_bits + before.held_bits), cap, SEEDARG);
 }
 END_TEST
 
@@ -1152,6 +1198,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, test_counters_reduced);
 	tcase_add_test(tc, test_counters_mix_only);
 	tcase_add_test(tc, test_per_second_cap);
+	tcase_add_test(tc, test_folded_events_take_nothing_from_cap);
 	tcase_add_test(tc, test_detach_keeps_totals);
 	tcase_add_test(tc, test_runs_as_single_events);
 	tcase_add_test(tc, test_reconfigure_changes_policy_keeps_state);
