@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-dev
-	libpcap-dev libsystemd-dev libjansson-dev zlib1g-dev"
+	libpcap-dev libsystemd-dev libjansson-dev zlib1g-dev libcap-ng-dev"
 TEST_DEPS="check strace util-linux mandoc jq"
 # The packet source: network namespaces (tests/t_pcap.sh), and tcpdump to compare its cost
 # with (bench/pcap.sh).

@@ -15,6 +15,7 @@
 #include "notify.h"
 #include "pipeline.h"
 #include "pool.h"
+#include "privs.h"
 #include "sink.h"
 #include "source.h"
 
@@ -264,6 +265,8 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 		status = EXIT_STARTUP;
 		goto out;
 	}
+	/* Everything that needed root's other powers is done: the socket has its group. */
+	privs_drop();
 	notify_ready();
 	report_ready(opts, EXIT_OK);
 	status_now(d);

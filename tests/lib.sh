@@ -49,10 +49,11 @@ write_config() {
 	} > "$file"
 }
 
-# start_daemon ARGS...: entropyd in the foreground, logging to $T/log.
+# start_daemon ARGS...: entropyd in the foreground, logging to $T/log; under $WRAP (a
+# command and its options, e.g. "setpriv --bounding-set=-setpcap") if set.
 start_daemon() {
 	: > "$T/log" # emptied before the daemon starts, so no earlier "started:" is read
-	"$ENTROPYD" --foreground "$@" >> "$T/log" 2>&1 &
+	${WRAP:-} "$ENTROPYD" --foreground "$@" >> "$T/log" 2>&1 &
 	DAEMON_PID=$!
 	wait_for 10 grep -q "started:" "$T/log" || fail "daemon did not start"
 }

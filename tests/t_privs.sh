@@ -1,0 +1,48 @@
+#!/bin/bash
+# t_privs: once started, the daemon keeps CAP_SYS_ADMIN and CAP_NET_RAW and nothing else, in
+# every capability set, bounding set included where it may change it.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (the capabilities root has are what is dropped)"
+command -v setpriv > /dev/null || skip "needs setpriv (util-linux)"
+
+KEPT=0000000000202000 # CAP_SYS_ADMIN (21) and CAP_NET_RAW (13)
+
+# caps FIELD: the daemon's capability set FIELD (CapEff, CapPrm, ...) from /proc.
+caps() { awk -v f="$1:" '$1 == f {print $2}' "/proc/$DAEMON_PID/status"; }
+
+expect_caps() { # expect_caps WHAT BOUNDING
+	local f
+	for f in CapEff CapPrm; do
+		[ "$(caps $f)" = "$KEPT" ] || fail "$1: $f is $(caps $f), want $KEPT"
+	done
+	for f in CapInh CapAmb; do
+		[ "$(caps $f)" = 0000000000000000 ] || fail "$1: $f is $(caps $f), want none"
+	done
+	[ "$(caps CapBnd)" = "$2" ] || fail "$1: CapBnd is $(caps CapBnd), want $2"
+	grep -q "cannot drop capabilities\|cannot read the process" "$T/log" &&
+		fail "$1: a warning about capabilities"
+	grep -q "capabilities: kept CAP_SYS_ADMIN and CAP_NET_RAW, dropped the rest" "$T/log" ||
+		fail "$1: the drop is not logged"
+}
+
+write_config "$T/e.conf" 'policy = { block = { mode = "disabled"; }; network = { mode = "disabled"; }; };'
+[ "$(awk '$1 == "CapEff:" {print $2}' /proc/self/status)" != "$KEPT" ] ||
+	skip "this shell already has only those two: nothing would be dropped"
+
+# Root with every capability: the bounding set shrinks too.
+start_daemon -v --dry-run -f "$T/e.conf"
+expect_caps "as root" "$KEPT"
+# A reload still works without the dropped ones (the config is root's own file).
+kill -HUP "$DAEMON_PID"
+wait_for 5 grep -q "configuration reloaded" "$T/log" || fail "no reload after the drop"
+"$ENTROPYCTL" --socket "$CTL_SOCKET" status > /dev/null || fail "entropyctl status after the drop"
+stop_daemon
+
+# As under systemd, whose bounding set has no CAP_SETPCAP: the bounding set stays as it
+# was given, the rest is dropped all the same, and no warning.
+bnd=$(setpriv --bounding-set=-setpcap awk '$1 == "CapBnd:" {print $2}' /proc/self/status)
+WRAP="setpriv --bounding-set=-setpcap" start_daemon -v --dry-run -f "$T/e.conf"
+expect_caps "without CAP_SETPCAP" "$bnd"
+stop_daemon
+pass "capabilities: CAP_SYS_ADMIN and CAP_NET_RAW kept, everything else dropped"
