@@ -20,6 +20,27 @@
 
 static const unsigned keep[] = {CAP_SYS_ADMIN, CAP_NET_RAW};
 
+static bool kept(unsigned cap)
+{
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (keep[i] == cap)
+			return true;
+	return false;
+}
+
+/* Does the process hold any capability it should not? (Under systemd the unit's bounding
+ * set has seen to it already, and its system call filter refuses capset().) */
+static bool holds_others(void)
+{
+	for (unsigned cap = 0; cap < 64; cap++)
+		if (!kept(cap) && (capng_have_capability(CAPNG_EFFECTIVE, cap) ||
+				   capng_have_capability(CAPNG_PERMITTED, cap) ||
+				   capng_have_capability(CAPNG_INHERITABLE, cap) ||
+				   capng_have_capability(CAPNG_AMBIENT, cap)))
+			return true;
+	return false;
+}
+
 int privs_drop(void)
 {
 	bool have[sizeof(keep) / sizeof(keep[0])];
@@ -29,6 +50,8 @@ int privs_drop(void)
 		log_warn("cannot read the process's capabilities: keeping them");
 		return -1;
 	}
+	if (!holds_others())
+		return 0;
 	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
 		have[i] = capng_have_capability(CAPNG_PERMITTED, keep[i]);
 	/* Changing the bounding set takes CAP_SETPCAP, which a unit's bounding set leaves out
