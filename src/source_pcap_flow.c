@@ -156,16 +156,21 @@ void flow_key_of(int dlt, const uint8_t *pkt, size_t caplen, struct flow_key *k)
 	}
 }
 
+/* Word i of a key, loaded as one word (as set_key() stored it). */
+static uint64_t key_word(const struct flow_key *k, size_t i)
+{
+	uint64_t w;
+
+	memcpy(&w, (const uint8_t *)k + i * sizeof(w), sizeof(w));
+	return w;
+}
+
 /* Keys are zero beyond len (flow_key_of clears them), so the whole struct compares; as
  * words, since this runs for every packet. */
 static bool key_eq(const struct flow_key *a, const struct flow_key *b)
 {
-	uint64_t x[3], y[3];
-
-	_Static_assert(sizeof(*a) == sizeof(x), "struct flow_key is three words");
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2])) == 0;
+	return ((key_word(a, 0) ^ key_word(b, 0)) | (key_word(a, 1) ^ key_word(b, 1)) |
+		(key_word(a, 2) ^ key_word(b, 2))) == 0;
 }
 
 static unsigned slot_of(struct flow_top *ft, const struct flow_key *k)
