@@ -127,6 +127,14 @@ static const struct setting sources_tab[] = {
 	{.key = "quantum_ns", .type = SET_INT64, .offset = CFG(field), .min = 1, .max = 1e9,   \
 	 .def_num = 1000, .unit = "ns", .help = "timing quantum of the symbols estimated"}
 
+/* How often the SP 800-90B estimators look at the instance's symbols (est_sp90b.c): a block
+ * at most every `estimate_interval` seconds of event time, the costlier estimators 12 and 60
+ * times as seldom. */
+#define ESTIMATE_KEY(field, def)                                                           \
+	{.key = "estimate_interval", .type = SET_FLOAT, .offset = CFG(field), .min = 1,        \
+	 .max = 3600, .def_num = (def), .unit = "seconds",                                    \
+	 .help = "event time between estimated blocks of 4096 symbols"}
+
 static const struct setting src_input_tab[] = {
 	{.key = "watch", .type = SET_STRING, .offset = CFG(input.watch), .flags = SF_ABSPATH,
 	 .def_str = "/dev/input", .help = "directory watched for event* device nodes"},
@@ -137,6 +145,7 @@ static const struct setting src_input_tab[] = {
 	{.key = "exclude", .type = SET_STRLIST, .offset = CFG(input.exclude),
 	 .def_list = list_empty, .help = "never devices whose name or node matches"},
 	QUANTUM_KEY(input.quantum_ns),
+	ESTIMATE_KEY(input.estimate_interval, 10),
 	{0},
 };
 
@@ -147,6 +156,7 @@ static const struct setting src_block_tab[] = {
 	 .flags = SF_NONEMPTY | SF_AUTO, .def_list = list_auto,
 	 .help = "disk names or globs; auto: every whole physical disk"},
 	QUANTUM_KEY(block.quantum_ns),
+	ESTIMATE_KEY(block.estimate_interval, 10),
 	{0},
 };
 
@@ -179,6 +189,7 @@ static const struct setting src_network_tab[] = {
 	{.key = "file", .type = SET_STRING, .offset = CFG(network.file), .def_str = "",
 	 .help = "pcap savefile to replay (empty: live capture)"},
 	QUANTUM_KEY(network.quantum_ns),
+	ESTIMATE_KEY(network.estimate_interval, 60),
 	{.key = "max_events_per_second", .type = SET_INT,
 	 .offset = CFG(network.max_events_per_second), .min = 1, .max = 100000000,
 	 .def_num = 10000, .unit = "packets/s",

@@ -94,12 +94,14 @@ struct config {
 		struct strlist include; /* globs on device name or node; empty = all */
 		struct strlist exclude;
 		long quantum_ns;
+		double estimate_interval; /* seconds of event time between estimated blocks */
 	} input;
 
 	struct {
 		enum block_backend backend;
 		struct strlist devices;
 		long quantum_ns;
+		double estimate_interval; /* seconds of event time between estimated blocks */
 	} block;
 
 	struct {
@@ -107,6 +109,7 @@ struct config {
 		struct net_capture capture; /* for interfaces no entry of instances matches */
 		char *file;
 		long quantum_ns;
+		double estimate_interval; /* seconds of event time between estimated blocks */
 		int max_events_per_second; /* per interface; the rest are counted as skipped */
 		struct net_override *instances;
 		size_t n_instances;

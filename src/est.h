@@ -21,6 +21,8 @@ struct est_params {
 	/* 0: full resolution. Otherwise the kernel already credits these events at this
 	 * resolution (one jiffy): symbols come from the phase within the jiffy only. */
 	uint64_t jiffy_ns;
+	/* Event time between estimated blocks (est_sp90b.c); 0: its default, 10 s. */
+	uint64_t estimate_every_ns;
 };
 
 struct est_out {

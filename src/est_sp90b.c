@@ -26,14 +26,15 @@
  * BLOCK = 4096, the least MultiMCW runs on. The first H comes from the first 1024 symbols
  * (every estimator that can run on so few), is refined at 2048, and then comes from full
  * blocks. The estimators' cost is bounded by event time, not by the number of events: a
- * full block is estimated if ESTIMATE_EVERY_NS of event time has passed since the last
- * estimated one (the first always is), and of the estimated blocks
+ * full block is estimated if the class's estimate_interval (every_ns: 10 s for input and
+ * block, 60 s for network by default) of event time has passed since the last estimated
+ * one (the first always is), and of the estimated blocks
  *  - every one runs the cheap estimators: MCV, MultiMCW and Lag on the symbols, MCV,
  *    Collision and Markov on the bits;
- *  - one at least COSTLY_EVERY_NS after the last such also MultiMMC, LZ78Y, t-Tuple and LRS
- *    on the symbols, and Compression, t-Tuple and LRS on the bits;
- *  - one at least FULL_EVERY_NS after the last such all of them, the four predictors on the
- *    bits too;
+ *  - one at least COSTLY_TIMES intervals after the last such also MultiMMC, LZ78Y, t-Tuple
+ *    and LRS on the symbols, and Compression, t-Tuple and LRS on the bits;
+ *  - one at least FULL_TIMES intervals after the last such all of them, the four
+ *    predictors on the bits too;
  * the estimates at 1024 and 2048 symbols, and the block after a block of a single value,
  * run them all. A slow source (keys, a quiet disk: a block takes longer than those spans)
  * thus has every block fully assessed; a busy one costs the same CPU a second of event time
@@ -59,9 +60,9 @@
 #define BLOCK 4096
 #define FIRST_ESTIMATE 1024
 #define SECOND_ESTIMATE 2048
-#define ESTIMATE_EVERY_NS (10 * NS_PER_SEC)
-#define COSTLY_EVERY_NS (120 * NS_PER_SEC)
-#define FULL_EVERY_NS (600 * NS_PER_SEC)
+#define ESTIMATE_EVERY_NS (10 * NS_PER_SEC) /* unless est_params say otherwise */
+#define COSTLY_TIMES 12                      /* the costly estimators 12 times as seldom */
+#define FULL_TIMES 60                        /* all of them 60 times */
 
 #define T(x) SP90B_TEST_BIT(SP90B_T_##x)
 /* Every view's estimators, by how often they run (see the schedule above). */
@@ -74,6 +75,7 @@ static const unsigned bit_full = T(MULTI_MCW) | T(LAG) | T(MULTI_MMC) | T(LZ78Y)
 
 struct sp90b_est {
 	uint64_t quantum_ns, jiffy_ns;
+	uint64_t every_ns; /* event time between estimated blocks */
 	void *kernel;      /* est_kernel's state, at full resolution only */
 	uint64_t last_t;
 	uint64_t symbols;  /* symbols produced so far */
@@ -102,6 +104,7 @@ static void *sp90b_create(const struct est_params *p)
 
 	s->quantum_ns = p->quantum_ns ? p->quantum_ns : 1;
 	s->jiffy_ns = p->jiffy_ns;
+	s->every_ns = p->estimate_every_ns ? p->estimate_every_ns : ESTIMATE_EVERY_NS;
 	if (!s->jiffy_ns)
 		s->kernel = est_kernel_ops.create(p);
 	if (scratch.users++ == 0)
@@ -209,18 +212,18 @@ static bool due(uint64_t t_ns, uint64_t since, uint64_t every)
 	return t_ns < since || t_ns - since >= every;
 }
 
-/* A full block is estimated if it is the first, or ESTIMATE_EVERY_NS after the last one. */
+/* A full block is estimated if it is the first, or every_ns after the last one. */
 static bool block_due(const struct sp90b_est *s, uint64_t t_ns)
 {
-	return s->estimated == 0 || due(t_ns, s->estimated_t, ESTIMATE_EVERY_NS);
+	return s->estimated == 0 || due(t_ns, s->estimated_t, s->every_ns);
 }
 
 /* Which estimators an estimated block runs (see the schedule above). */
 static int level_due(const struct sp90b_est *s, uint64_t t_ns)
 {
-	if (s->full_due || due(t_ns, s->full_t, FULL_EVERY_NS))
+	if (s->full_due || due(t_ns, s->full_t, FULL_TIMES * s->every_ns))
 		return 2;
-	return due(t_ns, s->costly_t, COSTLY_EVERY_NS) ? 1 : 0;
+	return due(t_ns, s->costly_t, COSTLY_TIMES * s->every_ns) ? 1 : 0;
 }
 
 static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)

@@ -120,10 +120,26 @@ static long class_quantum(const struct config *cfg, enum src_class cls)
 	return cfg->network.quantum_ns;
 }
 
+static double class_estimate_interval(const struct config *cfg, enum src_class cls)
+{
+	switch (cls) {
+	case CLASS_INPUT:
+		return cfg->input.estimate_interval;
+	case CLASS_BLOCK:
+		return cfg->block.estimate_interval;
+	case CLASS_NETWORK:
+	case CLASS_COUNT:
+		break;
+	}
+	return cfg->network.estimate_interval;
+}
+
 static struct est_params est_params_for(const struct instance *inst)
 {
 	return (struct est_params){
 		.quantum_ns = (uint64_t)class_quantum(P.cfg, inst->cls),
+		.estimate_every_ns =
+			(uint64_t)(class_estimate_interval(P.cfg, inst->cls) * NS_PER_SEC),
 		.cap_bits = inst->rule.cap_bits_per_event,
 		.jiffy_ns = (inst->flags & INST_KERNEL_CREDITS) ? P.jiffy_ns : 0,
 	};
@@ -227,6 +243,13 @@ void pipeline_reconfigure(const struct config *cfg)
 			if (i->health.state != HEALTH_PERMANENT)
 				health_reset(&i->health);
 			discard_held(i);
+		} else if (p.estimate_every_ns != i->est.params.estimate_every_ns) {
+			/* The same stream on another schedule: a new estimator, whose first
+			 * estimate comes 1024 symbols on; the health tests go on. */
+			const struct est_ops *ops = i->est.ops;
+
+			est_fini(&i->est);
+			est_init(&i->est, ops, &p);
 		}
 		i->est.params = p;
 		health_claim(i, false);

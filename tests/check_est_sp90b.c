@@ -571,6 +571,35 @@ START_TEST(test_schedule_busy_and_slow)
 }
 END_TEST
 
+START_TEST(test_schedule_follows_interval)
+{
+	/* The interval given in est_params sets the whole schedule: at 60 s, a busy stream
+	 * (~10,000 events a second) for 65 minutes of event time has a block estimated every
+	 * minute, the costly estimators every 12 and all of them every 60 minutes. */
+	struct est_params p = {.quantum_ns = 1000, .cap_bits = 8, .estimate_every_ns = 60 * SEC};
+	struct est e;
+	struct est_out out;
+	struct est_report r;
+	uint64_t t = 2 * SEC, t0 = t;
+
+	tu_rng_seed(SEED);
+	est_init(&e, &est_sp90b_ops, &p);
+	while (t - t0 < 3900 * SEC) {
+		est_add(&e, t, &out);
+		t += 50 * US + tu_rng_next() % (100 * US);
+	}
+	r = report(&e);
+	/* one every 60-60.4 s after the first */
+	ck_assert_msg(r.estimated >= 1 + 64 && r.estimated <= 1 + 65, "%llu estimated",
+		      (unsigned long long)r.estimated);
+	ck_assert_msg(r.full_runs == 2 + 1, "%llu full runs", (unsigned long long)r.full_runs);
+	/* at ~12, 24, 36, 48 and 60 (full) minutes */
+	ck_assert_msg(r.costly_runs == 2 + 5, "%llu costly runs",
+		      (unsigned long long)r.costly_runs);
+	est_fini(&e);
+}
+END_TEST
+
 static Suite *est_sp90b_suite(void)
 {
 	Suite *s = suite_create("est_sp90b");
@@ -590,6 +619,7 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_flood_estimated_every_ten_seconds);
 	tcase_add_test(tc, test_single_value_block_keeps_results);
 	tcase_add_test(tc, test_schedule_busy_and_slow);
+	tcase_add_test(tc, test_schedule_follows_interval);
 	suite_add_tcase(s, tc);
 	return s;
 }

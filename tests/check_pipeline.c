@@ -875,6 +875,42 @@ START_TEST(test_reconfigure_new_quantum_restarts_estimator)
 }
 END_TEST
 
+START_TEST(test_reconfigure_estimate_interval_restarts_estimator_only)
+{
+	struct stream s;
+	struct instance *inst;
+	struct config *c2;
+	struct inst_info in;
+	double est0;
+
+	tu_rng_seed(SEED);
+	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	stream_init(&s, 4);
+	stream_run(&s, inst, WARM);
+	est0 = info_of(0).c.estimated_bits;
+	ck_assert(est0 > 0);
+
+	c2 = second_config();
+	c2->block.estimate_interval = 30;
+	pipeline_reconfigure(c2);
+	/* The same stream on another schedule: a new estimator (no estimate for its first
+	 * 1023 symbols), but the health tests go on where they were. */
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "ok");
+	stream_run(&s, inst, HEALTH_STARTUP_SYMBOLS - 1);
+	ck_assert_msg(info_of(0).c.estimated_bits == est0,
+		      "estimate %g after a new interval, was %g" SEEDFMT,
+		      info_of(0).c.estimated_bits, est0, SEEDARG);
+	ck_assert_str_eq(info_of(0).health, "ok");
+	stream_run(&s, inst, WARM);
+	in = info_of(0);
+	ck_assert_msg(in.c.estimated_bits > est0 + WARM, "estimate %g, was %g before" SEEDFMT,
+		      in.c.estimated_bits, est0, SEEDARG);
+	ck_assert_uint_eq(in.health_failures, 0);
+	est_fini(&s.est);
+}
+END_TEST
+
 START_TEST(test_enabled)
 {
 	static char wl[] = "wlan*", kbd[] = "kbd*";
@@ -1204,6 +1240,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, test_reconfigure_changes_policy_keeps_state);
 	tcase_add_test(tc, test_reconfigure_to_disabled);
 	tcase_add_test(tc, test_reconfigure_new_quantum_restarts_estimator);
+	tcase_add_test(tc, test_reconfigure_estimate_interval_restarts_estimator_only);
 	tcase_add_test(tc, test_enabled);
 	tcase_add_test(tc, test_listed_oldest_first);
 	suite_add_tcase(s, tc);
