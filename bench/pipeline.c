@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "est.h"
 #include "feed.h"
 #include "log.h"
 #include "pipeline.h"
@@ -76,6 +77,36 @@ static double full_pipeline(const uint64_t *t, size_t n, size_t run)
 	return per;
 }
 
+/* The estimators' levels (est_sp90b.c) on random 4096-symbol blocks: CPU ms per block, and
+ * what the schedule makes of them a second of events, at an interval of 10 s (input,
+ * block) and 60 s (network): cheap / interval + costly / 12 intervals + all / 60. */
+static void estimator_levels(void)
+{
+	static const char *const names[EST_LEVELS] = {"cheap", "costly", "all"};
+	struct sp90b_scratch *work = sp90b_scratch_new();
+	double ms[EST_LEVELS];
+	static uint8_t blocks[20][4096];
+
+	for (size_t r = 0; r < ARRAY_SIZE(blocks); r++)
+		for (size_t i = 0; i < sizeof(blocks[r]); i++)
+			blocks[r][i] = (uint8_t)random();
+	printf("estimator levels, CPU per random 4096-symbol block:");
+	for (int level = 0; level < EST_LEVELS; level++) {
+		struct sp90b_assessment a;
+		double start = cpu_ns();
+
+		for (size_t r = 0; r < ARRAY_SIZE(blocks); r++)
+			sp90b_assess(work, blocks[r], sizeof(blocks[r]), 8, est_sp90b_lit[level],
+				     est_sp90b_bit[level], &a);
+		ms[level] = (cpu_ns() - start) / ARRAY_SIZE(blocks) / 1e6;
+		printf(" %s %.2f ms%s", names[level], ms[level], level + 1 < EST_LEVELS ? "," : "\n");
+	}
+	for (int every = 10; every <= 60; every += 50)
+		printf("  a second of events at an estimate_interval of %d s: %.1f us\n", every,
+		       1e3 * (ms[0] / every + ms[1] / (12.0 * every) + ms[2] / (60.0 * every)));
+	sp90b_scratch_free(work);
+}
+
 /* Stream shapes: what a source might hand the pipeline. */
 enum shape { RANDOM, DISK, TWO, REPLAY, PERIODIC, N_SHAPES };
 static const char *const shape_names[N_SHAPES] = {
@@ -127,6 +158,7 @@ int main(int argc, char **argv)
 	       "estimator (SP 800-90B + kernel rule), health tests, policy, pool and the dry-run\n"
 	       "sink, beside a bare loop over the same timestamps (budget: 300 ns)\n",
 	       n, seed);
+	estimator_levels();
 	for (int sh = 0; sh < N_SHAPES; sh++) {
 		double bare, full, runs;
 

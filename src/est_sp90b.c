@@ -65,12 +65,13 @@
 #define FULL_TIMES 60                        /* all of them 60 times */
 
 #define T(x) SP90B_TEST_BIT(SP90B_T_##x)
-/* Every view's estimators, by how often they run (see the schedule above). */
-static const unsigned lit_cheap = T(MCV) | T(MULTI_MCW) | T(LAG) | T(COLLISION) | T(MARKOV);
-static const unsigned bit_cheap = T(MCV) | T(COLLISION) | T(MARKOV);
-static const unsigned lit_costly = T(MULTI_MMC) | T(LZ78Y) | T(TUPLE) | T(LRS) | T(COMPRESSION);
-static const unsigned bit_costly = T(COMPRESSION) | T(TUPLE) | T(LRS);
-static const unsigned bit_full = T(MULTI_MCW) | T(LAG) | T(MULTI_MMC) | T(LZ78Y);
+#define LIT_CHEAP (T(MCV) | T(MULTI_MCW) | T(LAG) | T(COLLISION) | T(MARKOV))
+#define BIT_CHEAP (T(MCV) | T(COLLISION) | T(MARKOV))
+#define LIT_COSTLY (LIT_CHEAP | T(MULTI_MMC) | T(LZ78Y) | T(TUPLE) | T(LRS) | T(COMPRESSION))
+#define BIT_COSTLY (BIT_CHEAP | T(COMPRESSION) | T(TUPLE) | T(LRS))
+/* Every view's estimators, by level (see the schedule above). */
+const unsigned est_sp90b_lit[EST_LEVELS] = {LIT_CHEAP, LIT_COSTLY, SP90B_ALL_TESTS};
+const unsigned est_sp90b_bit[EST_LEVELS] = {BIT_CHEAP, BIT_COSTLY, SP90B_ALL_TESTS};
 #undef T
 
 struct sp90b_est {
@@ -151,22 +152,20 @@ static double least(const struct sp90b_view *v, double h_max, enum sp90b_test *b
 	return h;
 }
 
-/* Estimate over buf[0..n) with the estimators `level` asks for (0 cheap, 1 costly too,
- * 2 all). */
+/* Estimate over buf[0..n) with the estimators of `level` (EST_LEVEL_*). */
 static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 {
-	unsigned lit = lit_cheap | (level >= 1 ? lit_costly : 0);
-	unsigned bit = bit_cheap | (level >= 1 ? bit_costly : 0) | (level >= 2 ? bit_full : 0);
+	unsigned lit = est_sp90b_lit[level], bit = est_sp90b_bit[level];
 	struct sp90b_assessment a;
 	enum sp90b_test lit_by, bit_by;
 	double h_lit, h_bit;
 
-	if (level >= 2) {
+	if (level >= EST_LEVEL_ALL) {
 		s->full_due = false;
 		s->full_t = t_ns;
 		s->full_runs++;
 	}
-	if (level >= 1) {
+	if (level >= EST_LEVEL_COSTLY) {
 		s->costly_t = t_ns;
 		s->costly_runs++;
 	}
@@ -222,8 +221,10 @@ static bool block_due(const struct sp90b_est *s, uint64_t t_ns)
 static int level_due(const struct sp90b_est *s, uint64_t t_ns)
 {
 	if (s->full_due || due(t_ns, s->full_t, FULL_TIMES * s->every_ns))
-		return 2;
-	return due(t_ns, s->costly_t, COSTLY_TIMES * s->every_ns) ? 1 : 0;
+		return EST_LEVEL_ALL;
+	if (due(t_ns, s->costly_t, COSTLY_TIMES * s->every_ns))
+		return EST_LEVEL_COSTLY;
+	return EST_LEVEL_CHEAP;
 }
 
 static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
@@ -239,7 +240,7 @@ static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 		s->blocks++;
 		s->fill = 0;
 	} else if (s->blocks == 0 && (s->fill == FIRST_ESTIMATE || s->fill == SECOND_ESTIMATE)) {
-		estimate(s, s->fill, 2, t_ns);
+		estimate(s, s->fill, EST_LEVEL_ALL, t_ns);
 	}
 }
 
