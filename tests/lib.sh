@@ -80,3 +80,114 @@ wait_summary() {
 
 # Open FIFO for writing on fd 9 and keep it open, so the reader never sees EOF mid-test.
 open_fifo() { exec 9>"$1"; }
+
+# ---- the packet source (t_pcap*.sh): two network namespaces made here, $NA where tests/udpgen
+# sends and $NB where the daemon captures, joined by veth pairs; no traffic leaves them ----
+UDPGEN=$top_builddir/tests/udpgen
+SOURCES=10.77.0.11,10.77.0.12,10.77.0.13,10.77.0.14 # udpgen's source addresses on $VA
+
+# netns_pair: the namespaces (removed by name at exit) and the names of the first veth pair,
+# $VA in $NA and $VB in $NB; skips without root or ip.
+netns_pair() {
+	local ns
+	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, packet capture)"
+	command -v ip > /dev/null || skip "needs ip (iproute2)"
+	NA=edpA$$ NB=edpB$$ VA=edpa$$ VB=edpb$$
+	trap 'cleanup; netns_cleanup' EXIT
+	ip netns add "$NA" 2> /dev/null && ip netns add "$NB" || skip "cannot make network namespaces"
+	for ns in "$NA" "$NB"; do ip -n "$ns" link set lo up; done
+}
+netns_cleanup() {
+	ip netns del "$NA" 2> /dev/null
+	ip netns del "$NB" 2> /dev/null
+}
+
+mac() { ip -n "$1" -br link show "$2" | awk '{print $3}'; } # mac NETNS DEV
+
+# make_link [A B NET]: a veth pair, addressed: A in $NA as NET.1, B in $NB as NET.2; by default
+# $VA and $VB on 10.77.0, $VA with $SOURCES too. Static neighbour entries, so no ARP, and no
+# IPv6 chatter.
+make_link() {
+	local a=${1:-$VA} b=${2:-$VB} net=${3:-10.77.0} s
+	ip link add "$a" netns "$NA" type veth peer name "$b" netns "$NB" || fail "veth $a-$b"
+	ip netns exec "$NA" sysctl -qw "net.ipv6.conf.$a.disable_ipv6=1"
+	ip netns exec "$NB" sysctl -qw "net.ipv6.conf.$b.disable_ipv6=1"
+	ip -n "$NA" addr add "$net.1/24" dev "$a"
+	if [ "$a" = "$VA" ]; then
+		for s in ${SOURCES//,/ }; do ip -n "$NA" addr add "$s/24" dev "$a"; done
+	fi
+	ip -n "$NB" addr add "$net.2/24" dev "$b"
+	ip -n "$NA" link set "$a" up
+	ip -n "$NB" link set "$b" up
+	ip -n "$NA" neigh replace "$net.2" lladdr "$(mac "$NB" "$b")" dev "$a" nud permanent
+	ip -n "$NB" neigh replace "$net.1" lladdr "$(mac "$NA" "$a")" dev "$b" nud permanent
+}
+
+# make_macvlan NAME: a macvlan on $VB, 10.79.0.2, reached from 10.79.0.1 on $VA.
+make_macvlan() {
+	ip -n "$NB" link add link "$VB" name "$1" type macvlan mode bridge || fail "macvlan"
+	ip -n "$NB" addr add 10.79.0.2/24 dev "$1"
+	ip -n "$NB" link set "$1" up
+	ip -n "$NA" addr replace 10.79.0.1/24 dev "$VA"
+	ip -n "$NA" neigh replace 10.79.0.2 lladdr "$(mac "$NB" "$1")" dev "$VA" nud permanent
+}
+
+# make_bridge NAME: a bridge over $VB, with $VB's address; unmake_bridge NAME undoes it.
+make_bridge() {
+	ip -n "$NB" link add "$1" type bridge forward_delay 0 || fail "bridge"
+	ip -n "$NB" addr del 10.77.0.2/24 dev "$VB"
+	ip -n "$NB" link set "$VB" master "$1"
+	ip -n "$NB" addr add 10.77.0.2/24 dev "$1"
+	ip -n "$NB" link set "$1" up
+}
+unmake_bridge() {
+	ip -n "$NB" link del "$1"
+	ip -n "$NB" addr add 10.77.0.2/24 dev "$VB"
+}
+
+# daemon_in_ns [LAUNCHER]: start_daemon runs entropyd in $NB from now on, through LAUNCHER (a
+# program that execs its arguments) if given, and without CAP_NET_RAW where SETPRIV is set.
+daemon_in_ns() {
+	local launcher=${1:+"\"$1\""}
+	: "${REAL_ENTROPYD:=$ENTROPYD}"
+	cat > "$T/in-ns" <<-EOF
+	#!/bin/sh
+	exec ip netns exec "$NB" \${SETPRIV:+setpriv --inh-caps=-net_raw --bounding-set=-net_raw --} $launcher "$REAL_ENTROPYD" "\$@"
+	EOF
+	chmod +x "$T/in-ns"
+	ENTROPYD=$T/in-ns
+}
+
+# conf NETWORK-SOURCE-KEYS [POLICY-NETWORK-KEYS]: a private config, $T/e.conf.
+conf() {
+	mkdir -p "$T/input"
+	cat > "$T/e.conf" <<-EOF
+	feed = { mode = "always"; };
+	sources = { input = { watch = "$T/input"; }; network = { $1 }; };
+	policy = { block = { mode = "disabled"; }; network = { ${2:-cap_bits_per_second = 100000.0;} }; };
+	control = { socket = "$CTL_SOCKET"; };
+	EOF
+}
+send() { # send COUNT GAP [SOURCES] [PORT] [DEST] [NETNS]: bounded, from namespace A by default
+	ip netns exec "${6:-$NA}" "$UDPGEN" -d "${5:-10.77.0.2}" -p "${4:-9999}" -n "$1" -g "$2" \
+		-s "${3:-$SOURCES}" -r "$RANDOM" 2> "$T/gen" || fail "udpgen: $(cat "$T/gen")"
+}
+line() { grep -E "notice: network/$1: kind" "$T/log" | tail -1; } # line NAME: its last summary
+started_capturing() { wait_for 5 grep -q "network/$1: capturing" "$T/log" || fail "$1 not captured"; }
+captures() { [ "$(grep -c "network/$1: capturing" "$T/log")" -ge "$2" ]; } # captures NAME N: N times
+# events NAME COUNT: the instance reaches exactly COUNT events, and is still at COUNT once
+# what the kernel holds (at most a second's buffer) has been handed over.
+events() {
+	wait_summary "network/$1: kind [^,]*, state open[^,]*, .* $2 events, 0 skipped" ||
+		fail "$1: want $2 events: $(line "$1")"
+	sleep 1.2
+	kill -USR1 "$DAEMON_PID"
+	sleep 0.3
+	line "$1" | grep -qE " $2 events, 0 skipped" || fail "$1: more than $2 events: $(line "$1")"
+}
+# total: the events of every network instance, each from its last summary line.
+total() {
+	grep -E "notice: network/[^:]*: kind" "$T/log" | awk '{
+		for (i = 1; i < NF; i++) if ($(i + 1) ~ /^events,?$/) ev[$3] = $i
+	} END { for (k in ev) n += ev[k]; print n + 0 }'
+}

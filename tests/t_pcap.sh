@@ -7,79 +7,15 @@
 # savefiles. Needs root.
 . "$(dirname "$0")/lib.sh"
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, packet capture)"
-command -v ip > /dev/null || skip "needs ip (iproute2)"
+netns_pair
 command -v setpriv > /dev/null || skip "needs setpriv (util-linux)"
-UDPGEN=$top_builddir/tests/udpgen
-REAL_ENTROPYD=$ENTROPYD
-
-id=$$
-NA=edpA$id NB=edpB$id VA=edpa$id VB=edpb$id
-netns_cleanup() {
-	ip netns del "$NA" 2> /dev/null
-	ip netns del "$NB" 2> /dev/null
-}
-trap 'cleanup; netns_cleanup' EXIT
-ip netns add "$NA" 2> /dev/null && ip netns add "$NB" || skip "cannot make network namespaces"
-for ns in "$NA" "$NB"; do ip -n "$ns" link set lo up; done
-
-SOURCES=10.77.0.11,10.77.0.12,10.77.0.13,10.77.0.14
-# The veth pair, addressed; a static neighbour entry, so no ARP, and no IPv6 chatter.
-make_link() {
-	ip link add "$VA" netns "$NA" type veth peer name "$VB" netns "$NB" || fail "veth"
-	ip netns exec "$NA" sysctl -qw "net.ipv6.conf.$VA.disable_ipv6=1"
-	ip netns exec "$NB" sysctl -qw "net.ipv6.conf.$VB.disable_ipv6=1"
-	ip -n "$NA" addr add 10.77.0.1/24 dev "$VA"
-	for a in ${SOURCES//,/ }; do ip -n "$NA" addr add "$a/24" dev "$VA"; done
-	ip -n "$NB" addr add 10.77.0.2/24 dev "$VB"
-	ip -n "$NA" link set "$VA" up
-	ip -n "$NB" link set "$VB" up
-	ip -n "$NA" neigh replace 10.77.0.2 lladdr "$(ip -n "$NB" -br link show "$VB" | awk '{print $3}')" \
-		dev "$VA" nud permanent
-	ip -n "$NB" neigh replace 10.77.0.1 lladdr "$(ip -n "$NA" -br link show "$VA" | awk '{print $3}')" \
-		dev "$VB" nud permanent
-}
 make_link
+daemon_in_ns # the daemon runs in the capturing namespace
 
-# The daemon runs in the capturing namespace; lib.sh's helpers start it through this.
-cat > "$T/in-ns" <<EOF
-#!/bin/sh
-exec ip netns exec "$NB" \${SETPRIV:+setpriv --inh-caps=-net_raw --bounding-set=-net_raw --} "$REAL_ENTROPYD" "\$@"
-EOF
-chmod +x "$T/in-ns"
-ENTROPYD=$T/in-ns
-
-# conf NETWORK-SOURCE-KEYS [POLICY-NETWORK-KEYS]: a private config.
-conf() {
-	mkdir -p "$T/input"
-	cat > "$T/e.conf" <<-EOF
-	feed = { mode = "always"; };
-	sources = { input = { watch = "$T/input"; }; network = { $1 }; };
-	policy = { block = { mode = "disabled"; }; network = { ${2:-cap_bits_per_second = 100000.0;} }; };
-	control = { socket = "$CTL_SOCKET"; };
-	EOF
-}
-send() { # send COUNT GAP [SOURCES] [PORT] [DEST] [NETNS]: bounded, from namespace A by default
-	ip netns exec "${6:-$NA}" "$UDPGEN" -d "${5:-10.77.0.2}" -p "${4:-9999}" -n "$1" -g "$2" \
-		-s "${3:-$SOURCES}" -r "$RANDOM" 2> "$T/gen" || fail "udpgen: $(cat "$T/gen")"
-}
-line() { grep -E "notice: network/$1: kind" "$T/log" | tail -1; }
 credited() { line "$1" | grep -oE '[0-9.]+ bits credited' | cut -d' ' -f1; }
 estimated() { line "$1" | grep -oE '[0-9.]+ bits estimated' | cut -d' ' -f1; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b + 1e-9) }'; }
 gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
-started_capturing() { wait_for 5 grep -q "network/$1: capturing" "$T/log" || fail "$1 not captured"; }
-captures() { [ "$(grep -c "network/$VB: capturing" "$T/log")" -ge "$1" ]; }
-# events NAME COUNT: the instance reaches exactly COUNT events, and is still at COUNT once
-# what the kernel holds (at most a second's buffer) has been handed over.
-events() {
-	wait_summary "network/$1: kind [^,]*, state open[^,]*, .* $2 events, 0 skipped" ||
-		fail "$1: want $2 events: $(line "$1")"
-	sleep 1.2
-	kill -USR1 "$DAEMON_PID"
-	sleep 0.3
-	line "$1" | grep -qE " $2 events, 0 skipped" || fail "$1: more than $2 events: $(line "$1")"
-}
 
 # ---- live capture: exact counts, the filter, nanoseconds, reduced credit ----
 conf "interfaces = [ \"$VB\" ]; filter = \"udp dst port 9999\"; quantum_ns = 1;"
@@ -101,14 +37,14 @@ ip -n "$NB" link set "$VB" down
 wait_summary "network/$VB: kind veth, state down, .* 3000 events" || fail "state down not shown"
 ip -n "$NB" link set "$VB" up
 wait_for 5 grep -q "network/$VB: is up" "$T/log" || fail "link up not seen"
-wait_for 5 captures 2 || fail "not reopened after up"
+wait_for 5 captures "$VB" 2 || fail "not reopened after up"
 send 100 100
 wait_summary "network/$VB: kind veth, state open, .* 3100 events, 0 skipped" || fail "no capture after up"
 ip -n "$NA" link del "$VA"
 wait_summary "network/$VB: kind veth, state gone, .* 3100 events" || fail "state gone not shown"
 kill -0 "$DAEMON_PID" || fail "daemon died when the interface was removed"
 make_link
-wait_for 5 captures 3 || fail "not reopened when it came back"
+wait_for 5 captures "$VB" 3 || fail "not reopened when it came back"
 send 100 100
 wait_summary "network/$VB: kind veth, state open, .* 3200 events, 0 skipped" || fail "no capture after the interface came back"
 stop_daemon
@@ -241,19 +177,8 @@ pass "auto skips lo; mix-only mixes 2000 events for 0 bits; disabled is never op
 # ---- one arrival counted once: devices stacked on the veth, a bridge over it ----
 # (This kernel has no 8021q or ipvlan; a VLAN's IFLA_LINK is handled as a macvlan's is, and
 # check_pcap_stack covers the rule itself.)
-MV=edpm$id BR=edpr$id
-# total: the events of every network instance, each from its last summary line.
-total() {
-	grep -E "notice: network/[^:]*: kind" "$T/log" | awk '{
-		for (i = 1; i < NF; i++) if ($(i + 1) ~ /^events,?$/) ev[$3] = $i
-	} END { for (k in ev) n += ev[k]; print n + 0 }'
-}
-ip -n "$NB" link add link "$VB" name "$MV" type macvlan mode bridge || fail "macvlan"
-ip -n "$NB" addr add 10.79.0.2/24 dev "$MV"
-ip -n "$NB" link set "$MV" up
-ip -n "$NA" addr add 10.79.0.1/24 dev "$VA"
-ip -n "$NA" neigh replace 10.79.0.2 lladdr "$(ip -n "$NB" -br link show "$MV" | awk '{print $3}')" \
-	dev "$VA" nud permanent
+MV=edpm$$ BR=edpr$$
+make_macvlan "$MV"
 for ifs in '"*"' '"auto"'; do
 	conf "interfaces = [ $ifs ]; filter = \"udp dst port 9999\";"
 	start_daemon -v --dry-run -f "$T/e.conf"
@@ -275,11 +200,7 @@ ip -n "$NB" link del "$MV"
 pass "a macvlan on the veth: 500 arrivals counted once, on $VB (\"*\" and auto); state \"stacked on $VB\""
 
 # The veth as a bridge port: the bridge is captured, the port is not; the bridge down, the port.
-ip -n "$NB" link add "$BR" type bridge forward_delay 0 || fail "bridge"
-ip -n "$NB" addr del 10.77.0.2/24 dev "$VB"
-ip -n "$NB" link set "$VB" master "$BR"
-ip -n "$NB" addr add 10.77.0.2/24 dev "$BR"
-ip -n "$NB" link set "$BR" up
+make_bridge "$BR"
 conf "interfaces = [ \"edp*\" ]; filter = \"udp dst port 9999\";"
 start_daemon -v --dry-run -f "$T/e.conf"
 started_capturing "$BR"
@@ -294,8 +215,7 @@ send 100 50-500
 events "$VB" 100
 [ "$(total)" -eq 400 ] || fail "bridge down: $(total) events in all for 400 arrivals"
 stop_daemon
-ip -n "$NB" link del "$BR"
-ip -n "$NB" addr add 10.77.0.2/24 dev "$VB"
+unmake_bridge "$BR"
 pass "a bridge over the veth: 300 arrivals counted once, on $BR (port: \"port of $BR\"); bridge down: on $VB"
 
 # ---- without CAP_NET_RAW: a clear error, a state, and the daemon runs on ----
