@@ -392,6 +392,77 @@ START_TEST(test_biased_iid)
 }
 END_TEST
 
+/*
+ * The predictors take a path of their own for bits (k = 2). Given the same bits with k = 3,
+ * they take the general one, whose counts (C, r, N) k does not change: both must agree.
+ */
+static void check_same_as_general(const uint8_t *bits, size_t n, const char *what)
+{
+	struct sp90b_work *w = sp90b_work_new();
+	struct sp90b_pred fast[2], general[2];
+	int rc2 = sp90b_dict_predictors(w, bits, n, 2, &fast[0], &fast[1]);
+	int rc3 = sp90b_dict_predictors(w, bits, n, 3, &general[0], &general[1]);
+
+	/* The binary variants need a sample more than the general ones. */
+	ck_assert_msg(rc2 == rc3 || (rc2 < 0 && n <= SP90B_LZ78Y_MIN_SAMPLES), "%s, n %zu", what, n);
+	for (unsigned p = 0; rc2 == 0 && p < 2; p++)
+		ck_assert_msg(fast[p].c == general[p].c && fast[p].r == general[p].r &&
+				      fast[p].n == general[p].n,
+			      "%s, n %zu, %s: C %llu r %llu N %llu, general %llu %llu %llu "
+			      "(seed %#llx)",
+			      what, n, p ? "LZ78Y" : "MultiMMC", (unsigned long long)fast[p].c,
+			      (unsigned long long)fast[p].r, (unsigned long long)fast[p].n,
+			      (unsigned long long)general[p].c, (unsigned long long)general[p].r,
+			      (unsigned long long)general[p].n, (unsigned long long)tu_seed);
+	sp90b_work_free(w);
+}
+
+/* Bits that are 1 with probability p1, or (period > 0) repeat with that period, each bit
+ * flipped with probability p1. */
+static void fill_bits(uint8_t *bits, size_t n, double p1, size_t period)
+{
+	for (size_t i = 0; i < n; i++)
+		bits[i] = period ? (uint8_t)((i >= period ? bits[i - period] : tu_rng_next() & 1) ^
+					     (tu_rng_unit() < p1))
+				 : (uint8_t)(tu_rng_unit() < p1);
+}
+
+START_TEST(test_binary_paths)
+{
+	/* Past 100,001 bits an order of MultiMMC can fill up; LZ78Y's dictionary fills from
+	 * some 30,000 random bits on. */
+	enum { LONG = 300000 };
+	uint8_t *bits = xmalloc(LONG);
+	size_t n;
+
+	tu_rng_seed(0x5eed90b3);
+	for (n = 2; n <= 40; n++) {
+		fill_bits(bits, n, 0.5, 0);
+		check_same_as_general(bits, n, "short");
+	}
+	memset(bits, 0, LONG);
+	check_same_as_general(bits, 1000, "all 0");
+	memset(bits, 1, LONG);
+	check_same_as_general(bits, LONG, "all 1");
+	for (unsigned t = 0; t < 60; t++) {
+		double p1 = (double)(tu_rng_next() % 101) / 100;
+		size_t period = t % 3 ? 0 : 1 + tu_rng_next() % 40;
+
+		n = 2 + tu_rng_next() % (t % 4 ? 5000 : 40000);
+		fill_bits(bits, n, period ? p1 / 10 : p1, period);
+		check_same_as_general(bits, n, period ? "periodic" : "random");
+	}
+	fill_bits(bits, LONG, 0.5, 0);
+	check_same_as_general(bits, LONG, "long random");
+	fill_bits(bits, LONG, 0.7, 0);
+	check_same_as_general(bits, LONG, "long biased");
+	/* Where order 16 wins, and what its full dictionary leaves out changes its guesses. */
+	fill_bits(bits, LONG, 0.2, 16);
+	check_same_as_general(bits, LONG, "long, period 16");
+	free(bits);
+}
+END_TEST
+
 static Suite *sp80090b_bits_suite(void)
 {
 	Suite *s = suite_create("sp80090b_bits");
@@ -404,6 +475,7 @@ static Suite *sp80090b_bits_suite(void)
 	tcase_add_test(tc, test_alternating);
 	tcase_add_test(tc, test_too_small);
 	tcase_add_test(tc, test_biased_iid);
+	tcase_add_test(tc, test_binary_paths);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("long");
