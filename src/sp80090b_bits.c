@@ -202,47 +202,58 @@ static long log2_reach(struct log2_table *t, long i)
  * SP 800-90B's G(z), the expected log2 distance contributed by a block of probability z, by
  * the recurrence NIST's tool takes from UL's comments (B_i = (1-z)^(i-1) in long double,
  * Kahan sums in double) and with its cut-off: the sum of sums stops at the first term that
- * is zero in double, and A then leaves out its last term as well. The Kahan sums make this
- * a chain of dependent additions, about 15 cycles a block.
+ * is zero in double, and A then leaves out its last term as well. The Kahan sums make each
+ * G a chain of dependent additions, about 15 cycles a block; the two Gs an expectation
+ * needs are independent, so they are summed side by side (g_*() below), each exactly as
+ * alone, and the processor overlaps the two chains.
  */
-static double compression_g(double z, long nb, struct log2_table *lt)
+struct g_sum {
+	double z, ai_sum, ai_comp, first, first_comp, ad1;
+	long double bterm, bi;
+	bool cut; /* the sum of sums has stopped */
+};
+
+static void g_begin(struct g_sum *g, double z)
 {
-	double ai_sum = 0.0, ai_comp = 0.0, first = 0.0, first_comp = 0.0, ad1;
-	long double bterm = 1.0L - (long double)z, bi = bterm, ai;
-	long i, end;
-	bool cut = false;
+	memset(g, 0, sizeof(*g));
+	g->z = z;
+	g->bterm = 1.0L - (long double)z;
+	g->bi = g->bterm;
+}
 
-	log2_reach(lt, CMP_D);
-	for (i = 2; i <= CMP_D; i++) {
-		kahan_add(&ai_sum, &ai_comp, (double)(lt->v[i] * bi));
-		bi *= bterm;
+/* Term i of A alone (i <= CMP_D), lg[i] = log2l(i). */
+static inline void g_head(struct g_sum *g, const long double *lg, long i)
+{
+	kahan_add(&g->ai_sum, &g->ai_comp, (double)(lg[i] * g->bi));
+	g->bi *= g->bterm;
+}
+
+/* Term i of A and of the sum of sums (CMP_D < i < nb), unless cut off. */
+static inline void g_term(struct g_sum *g, const long double *lg, long i, long nb)
+{
+	long double ai, scaled;
+
+	if (g->cut)
+		return;
+	ai = lg[i] * g->bi;
+	kahan_add(&g->ai_sum, &g->ai_comp, (double)ai);
+	scaled = (long double)(nb - i) * ai;
+	if (!((double)scaled > 0.0)) {
+		g->cut = true;
+		return;
 	}
-	ad1 = ai_sum;
+	kahan_add(&g->first, &g->first_comp, (double)scaled);
+	g->bi *= g->bterm;
+}
 
-	for (i = CMP_D + 1; i <= nb - 1 && !cut;) {
-		end = log2_reach(lt, i);
-		if (end > nb - 1)
-			end = nb - 1;
-		for (; i <= end; i++) {
-			long double scaled;
-
-			ai = lt->v[i] * bi;
-			kahan_add(&ai_sum, &ai_comp, (double)ai);
-			scaled = (long double)(nb - i) * ai;
-			if (!((double)scaled > 0.0)) {
-				cut = true;
-				break;
-			}
-			kahan_add(&first, &first_comp, (double)scaled);
-			bi *= bterm;
-		}
-	}
-	kahan_add(&first, &first_comp, (double)(nb - CMP_D) * ad1);
-	if (!cut) {
+static double g_end(struct g_sum *g, long nb, struct log2_table *lt)
+{
+	kahan_add(&g->first, &g->first_comp, (double)(nb - CMP_D) * g->ad1);
+	if (!g->cut) {
 		log2_reach(lt, nb);
-		kahan_add(&ai_sum, &ai_comp, (double)(lt->v[nb] * bi));
+		kahan_add(&g->ai_sum, &g->ai_comp, (double)(lt->v[nb] * g->bi));
 	}
-	return 1.0 / (double)(nb - CMP_D) * z * (z * first + (ai_sum - ad1));
+	return 1.0 / (double)(nb - CMP_D) * g->z * (g->z * g->first + (g->ai_sum - g->ad1));
 }
 
 struct compression_arg {
@@ -251,14 +262,33 @@ struct compression_arg {
 };
 
 /* The expected statistic if one block value has probability p and the other 63 share the
- * rest equally. */
+ * rest equally: G(p) + 63 G(q). */
 static double compression_expect(double p, void *arg)
 {
 	struct compression_arg *a = arg;
-	double q = (1.0 - p) / ((double)CMP_K - 1.0);
+	struct log2_table *lt = &a->lt;
+	long nb = a->nb, i, end;
+	struct g_sum g[2];
 
-	return compression_g(p, a->nb, &a->lt) +
-	       ((double)CMP_K - 1.0) * compression_g(q, a->nb, &a->lt);
+	g_begin(&g[0], p);
+	g_begin(&g[1], (1.0 - p) / ((double)CMP_K - 1.0));
+	log2_reach(lt, CMP_D);
+	for (i = 2; i <= CMP_D; i++) {
+		g_head(&g[0], lt->v, i);
+		g_head(&g[1], lt->v, i);
+	}
+	g[0].ad1 = g[0].ai_sum;
+	g[1].ad1 = g[1].ai_sum;
+	for (i = CMP_D + 1; i <= nb - 1 && !(g[0].cut && g[1].cut);) {
+		end = log2_reach(lt, i);
+		if (end > nb - 1)
+			end = nb - 1;
+		for (; i <= end; i++) {
+			g_term(&g[0], lt->v, i, nb);
+			g_term(&g[1], lt->v, i, nb);
+		}
+	}
+	return g_end(&g[0], nb, lt) + ((double)CMP_K - 1.0) * g_end(&g[1], nb, lt);
 }
 
 int sp90b_compression(const uint8_t *bits, size_t n, struct sp90b_compression *out)
