@@ -172,38 +172,70 @@ void sp90b_pred_finish(uint64_t c, uint64_t n, uint64_t max_run, unsigned k,
 /*
  * MultiMCW, §6.3.7: four predictors, each guessing the most common symbol of the last w
  * symbols (w = 63, 255, 1023, 4095; ties go to the symbol seen most recently), and a
- * scoreboard choosing whose guess counts. Window counts are kept incrementally; the mode is
- * searched for again only when a symbol equal to it leaves the window, as NIST does. With
- * many symbols we also count how many have each count: when the new top count is held by
- * one symbol only, and that is the one that came or the one that left (the usual case
- * where one symbol dominates), no search is needed. With few, searching costs less than
- * that bookkeeping.
+ * scoreboard choosing whose guess counts.
+ */
+enum { MCW_NW = 4 };
+static const long mcw_w[MCW_NW] = {63, 255, 1023, 4095};
+
+struct mcw_board {
+	uint64_t score[MCW_NW], c, run, max_run;
+	unsigned winner;
+};
+
+/*
+ * Step i >= 63 of the scoreboard: the winner's guess freq[winner] counts, then each
+ * predictor whose window is full and that guessed x gains a point. Without branches on
+ * whether a guess was right, a coin toss on random input.
+ */
+static inline void mcw_board_step(struct mcw_board *b, const uint8_t freq[MCW_NW], uint8_t x,
+				  long i)
+{
+	bool hit = freq[b->winner] == x;
+	uint64_t high = b->score[b->winner]; /* score[winner], kept in a register */
+
+	b->c += hit;
+	b->run = pick(hit, b->run + 1, 0);
+	b->max_run = pick(b->run > b->max_run, b->run, b->max_run);
+#pragma GCC unroll 4
+	for (unsigned j = 0; j < MCW_NW; j++) {
+		bool right = (i >= mcw_w[j]) & (freq[j] == x);
+		uint64_t v = b->score[j] += right;
+		bool take = right & (v >= high);
+
+		b->winner = (unsigned)pick(take, j, b->winner);
+		high = pick(take, v, high);
+	}
+}
+
+/*
+ * The general predictors: window counts are kept incrementally; the mode is searched for
+ * again only when a symbol equal to it leaves the window, as NIST does. With many symbols
+ * we also count how many have each count: when the new top count is held by one symbol
+ * only, and that is the one that came or the one that left (the usual case where one
+ * symbol dominates), no search is needed. With few, searching costs less than that
+ * bookkeeping.
  */
 #define MCW_SEARCH_MAX_K 16
-int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
+static void mcw_symbols(const uint8_t *sym, size_t n, unsigned k, struct mcw_board *b)
 {
-	enum { NW = 4 };
-	static const long w[NW] = {63, 255, 1023, 4095};
-	long cnt[NW][256], pos[NW][256], max_cnt[NW] = {0};
-	uint16_t *nat[NW], *nat_all; /* nat[j][c]: symbols with count c in window j */
-	uint64_t score[NW] = {0}, c = 0, run = 0, max_run = 0;
-	uint8_t freq[NW] = {0};
-	unsigned winner = 0, j, s;
+	const long *w = mcw_w;
+	long cnt[MCW_NW][256], pos[MCW_NW][256], max_cnt[MCW_NW] = {0};
+	uint16_t *nat[MCW_NW], *nat_all; /* nat[j][c]: symbols with count c in window j */
+	uint8_t freq[MCW_NW] = {0};
+	unsigned j, s;
 	long i, len = (long)n;
 	bool hist = k > MCW_SEARCH_MAX_K;
 	size_t off = 0;
 
-	if (!args_ok(sym, n, k, SP90B_MCW_MIN_SAMPLES))
-		return -1;
 	memset(cnt, 0, sizeof(cnt));
 	memset(pos, 0, sizeof(pos));
 	nat_all = xcalloc(64 + 256 + 1024 + 4096, sizeof(*nat_all));
-	for (j = 0; j < NW; j++) {
+	for (j = 0; j < MCW_NW; j++) {
 		nat[j] = nat_all + off;
 		off += (size_t)w[j] + 1;
 	}
-	for (i = 0; i < w[NW - 1]; i++) {
-		for (j = 0; j < NW; j++) {
+	for (i = 0; i < w[MCW_NW - 1]; i++) {
+		for (j = 0; j < MCW_NW; j++) {
 			if (i >= w[j])
 				continue;
 			if (hist) {
@@ -221,18 +253,8 @@ int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred 
 	for (i = w[0]; i < len; i++) {
 		uint8_t x = sym[i];
 
-		if (freq[winner] == x) {
-			c++;
-			if (++run > max_run)
-				max_run = run;
-		} else {
-			run = 0;
-		}
-		for (j = 0; j < NW; j++)
-			if (i >= w[j] && freq[j] == x && ++score[j] >= score[winner])
-				winner = j;
-
-		for (j = 0; j < NW; j++) {
+		mcw_board_step(b, freq, x, i);
+		for (j = 0; j < MCW_NW; j++) {
 			uint8_t old;
 			long top;
 
@@ -278,7 +300,39 @@ int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred 
 		}
 	}
 	free(nat_all);
-	sp90b_pred_finish(c, (uint64_t)(len - w[0]), max_run, k, out);
+}
+
+/*
+ * Bits: a window of odd length holds no tie, so its most common symbol (what NIST's
+ * incremental search finds too) is the majority, from a running count of ones.
+ */
+static void mcw_bits(const uint8_t *sym, size_t n, struct mcw_board *b)
+{
+	long ones[MCW_NW] = {0}, i, len = (long)n;
+	uint8_t freq[MCW_NW];
+
+	for (i = 0; i < len; i++) {
+		if (i >= mcw_w[0]) {
+			for (unsigned j = 0; j < MCW_NW; j++)
+				freq[j] = 2 * ones[j] > mcw_w[j];
+			mcw_board_step(b, freq, sym[i], i);
+		}
+		for (unsigned j = 0; j < MCW_NW; j++)
+			ones[j] += sym[i] - (i >= mcw_w[j] ? sym[i - mcw_w[j]] : 0);
+	}
+}
+
+int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
+{
+	struct mcw_board b = {0};
+
+	if (!args_ok(sym, n, k, SP90B_MCW_MIN_SAMPLES))
+		return -1;
+	if (k == 2)
+		mcw_bits(sym, n, &b);
+	else
+		mcw_symbols(sym, n, k, &b);
+	sp90b_pred_finish(b.c, n - (size_t)mcw_w[0], b.max_run, k, out);
 	return 0;
 }
 

@@ -46,6 +46,17 @@ static inline bool rel_eps_equal(double a, double b, double abs_f, double rel_f,
 	return ib - ia <= max_ulp;
 }
 
+/*
+ * c ? x : y without a branch, for coin tosses such as whether a guess was right, where a
+ * branch would be mispredicted half the time (and compilers do not always avoid one).
+ */
+static inline uint64_t pick(bool c, uint64_t x, uint64_t y)
+{
+	uint64_t m = -(uint64_t)c;
+
+	return (x & m) | (y & ~m);
+}
+
 static inline bool in_closed(double x, double a, double b)
 {
 	return a > b ? (x >= b && x <= a) : (x >= a && x <= b);
