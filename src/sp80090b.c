@@ -108,39 +108,87 @@ static double p_local_search(long r, long n, double lo)
 	return sp90b_bisect(log(0.99), lo, 1.0, run_probability_f, &a, 1.0);
 }
 
+/* A point of the bisection and f's value there, within err (0: exact). */
+struct bisect_point {
+	double p, v, err;
+};
+
+struct bisect {
+	double (*f)(double, void *), (*fast)(double, void *, double *);
+	void *arg;
+};
+
+static struct bisect_point bisect_eval(const struct bisect *b, double p)
+{
+	struct bisect_point x = {.p = p};
+
+	if (b->fast)
+		x.v = b->fast(p, b->arg, &x.err);
+	else
+		x.v = b->f(p, b->arg);
+	return x;
+}
+
+/*
+ * Makes x exact if it is too close to y (within both errors, with room for what
+ * rel_eps_equal() takes as equal) for comparisons of the two to be sure of their outcome,
+ * or not finite.
+ */
+static void bisect_settle(const struct bisect *b, struct bisect_point *x, double y, double y_err)
+{
+	double room = 2 * (x->err + y_err) + 16 * DBL_EPSILON * fmax(fabs(x->v), fabs(y));
+
+	if (x->err > 0 && (!isfinite(x->v) || !(fabs(x->v - y) > room)))
+		*x = (struct bisect_point){.p = x->p, .v = b->f(x->p, b->arg)};
+}
+
+/* The same for both: each is made exact if the two are close. */
+static void bisect_settle2(const struct bisect *b, struct bisect_point *x, struct bisect_point *y)
+{
+	bisect_settle(b, x, y->v, y->err);
+	bisect_settle(b, y, x->v, x->err);
+}
+
+double sp90b_bisect_approx(double target, double lo, double hi, double (*f)(double, void *),
+			   double (*fast)(double, void *, double *), void *arg, double on_failure)
+{
+	const struct bisect b = {f, fast, arg};
+	struct bisect_point l = {lo, INFINITY, 0}, h = {hi, -INFINITY, 0}, m;
+	double p;
+	int j;
+
+	m = bisect_eval(&b, (lo + hi) / 2.0);
+	for (j = 0; j < BISECT_ITER_MAX; j++) {
+		bisect_settle(&b, &m, target, 0);
+		if (rel_eps_equal(m.v, target, DBL_MIN, DBL_EPSILON, 4))
+			break;
+		if (target < m.v)
+			l = m;
+		else
+			h = m;
+		if (l.p >= h.p)
+			return fmin(fmax(l.p, h.p), hi);
+		bisect_settle(&b, &l, target, 0);
+		bisect_settle(&b, &h, target, 0);
+		if (!in_closed(l.p, lo, hi) || !in_closed(h.p, lo, hi) ||
+		    !in_closed(target, l.v, h.v))
+			return on_failure;
+		p = (l.p + h.p) / 2.0;
+		if (!in_open(p, l.p, h.p) || !islessgreater(m.p, p))
+			return h.p;
+		m = bisect_eval(&b, p);
+		bisect_settle2(&b, &m, &l);
+		bisect_settle2(&b, &m, &h);
+		if (!in_closed(m.v, l.v, h.v))
+			return h.p;
+	}
+	return m.p;
+}
+
 double sp90b_bisect(double target, double lo, double hi, double (*f)(double, void *), void *arg,
 		    double on_failure)
 {
-	double lbound = lo, hbound = hi;
-	double lvalue = INFINITY, hvalue = -INFINITY;
-	double p = (lbound + hbound) / 2.0, last_p, v;
-	int j;
-
-	v = f(p, arg);
-	for (j = 0; j < BISECT_ITER_MAX; j++) {
-		if (rel_eps_equal(v, target, DBL_MIN, DBL_EPSILON, 4))
-			break;
-		if (target < v) {
-			lbound = p;
-			lvalue = v;
-		} else {
-			hbound = p;
-			hvalue = v;
-		}
-		if (lbound >= hbound)
-			return fmin(fmax(lbound, hbound), hi);
-		if (!in_closed(lbound, lo, hi) || !in_closed(hbound, lo, hi) ||
-		    !in_closed(target, lvalue, hvalue))
-			return on_failure;
-		last_p = p;
-		p = (lbound + hbound) / 2.0;
-		if (!in_open(p, lbound, hbound) || !islessgreater(last_p, p))
-			return hbound;
-		v = f(p, arg);
-		if (!in_closed(v, lvalue, hvalue))
-			return hbound;
-	}
-	return p;
+	return sp90b_bisect_approx(target, lo, hi, f, NULL, arg, on_failure);
 }
 
 void sp90b_pred_finish(uint64_t c, uint64_t n, uint64_t max_run, unsigned k,

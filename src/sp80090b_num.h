@@ -79,4 +79,14 @@ static inline bool in_open(double x, double a, double b)
 double sp90b_bisect(double target, double lo, double hi, double (*f)(double, void *), void *arg,
 		    double on_failure);
 
+/*
+ * The same bisection, with f's value at each point first taken from fast(p, arg, &err),
+ * which returns it to within err (f's own rounding included). f itself is evaluated only
+ * where a comparison is too close for the approximation to decide, so every comparison
+ * comes out as in sp90b_bisect() and so does the result, for fewer evaluations of a costly
+ * f (those near the end, where the bracket has narrowed). Compression uses it.
+ */
+double sp90b_bisect_approx(double target, double lo, double hi, double (*f)(double, void *),
+			   double (*fast)(double, void *, double *), void *arg, double on_failure);
+
 #endif

@@ -3,6 +3,7 @@
 
 #include "sp80090b.h"
 #include "sp80090b_bits.h"
+#include "sp80090b_num.h" /* sp90b_bisect_approx() */
 #include "sp80090b_tuple.h" /* sp90b_bitstring(), tested in check_sp80090b_tuple */
 #include "testutil.h"
 #include "util.h"
@@ -473,6 +474,53 @@ START_TEST(test_binary_paths)
 }
 END_TEST
 
+/* A falling function for the bisections, and an approximation of it off by up to err. */
+struct bisect_case {
+	double a, b, err;
+	unsigned evals; /* of f */
+};
+
+static double bisect_f(double p, void *arg)
+{
+	struct bisect_case *c = arg;
+
+	c->evals++;
+	return c->a - c->b * log(p);
+}
+
+static double bisect_fast(double p, void *arg, double *err)
+{
+	const struct bisect_case *c = arg;
+
+	*err = c->err;
+	return c->a - c->b * log(p) + (2 * tu_rng_unit() - 1) * c->err;
+}
+
+/* Compression's bisection approximates first; every comparison, and the result, must be as
+ * without, however close the approximations (within their bound) come to deciding wrong. */
+START_TEST(test_bisect_approx)
+{
+	tu_rng_seed(0x5eed90b4);
+	for (unsigned t = 0; t < 2000; t++) {
+		struct bisect_case c = {.a = tu_rng_unit(), .b = 0.1 + 4 * tu_rng_unit(),
+					.err = pow(10.0, -1 - 15 * tu_rng_unit())};
+		double lo = tu_rng_unit() / 4, hi = t % 7 ? 1.0 : lo + tu_rng_unit() / 2;
+		/* Targets inside [f(hi), f(lo)], on its ends, and outside (failures). */
+		double f_lo = bisect_f(lo, &c), f_hi = bisect_f(hi, &c);
+		double target = t % 5 == 0 ? (t % 2 ? f_lo : f_hi) :
+				t % 11 == 0 ? f_lo + 1 : f_hi + (f_lo - f_hi) * tu_rng_unit();
+		double want = sp90b_bisect(target, lo, hi, bisect_f, &c, -1.0), got;
+		unsigned exact_evals = c.evals;
+
+		c.evals = 0;
+		got = sp90b_bisect_approx(target, lo, hi, bisect_f, bisect_fast, &c, -1.0);
+		ck_assert_msg(got == want, "target %a in [%a, %a], err %g: %a, exact %a (seed %#llx)",
+			      target, lo, hi, c.err, got, want, (unsigned long long)tu_seed);
+		ck_assert_uint_le(c.evals, exact_evals);
+	}
+}
+END_TEST
+
 static Suite *sp80090b_bits_suite(void)
 {
 	Suite *s = suite_create("sp80090b_bits");
@@ -486,6 +534,7 @@ static Suite *sp80090b_bits_suite(void)
 	tcase_add_test(tc, test_too_small);
 	tcase_add_test(tc, test_biased_iid);
 	tcase_add_test(tc, test_binary_paths);
+	tcase_add_test(tc, test_bisect_approx);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("long");
