@@ -432,32 +432,34 @@ static void lag_chained(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max
 }
 
 /*
- * The same, with the 128 scores as bit planes: plane b holds bit b of every score, lag d in
- * bit d. Where the symbol at i appears in the last 128 comes from a 128-bit ring per
- * symbol (slot -p mod 128 for position p, so that a rotation lines it up with the lags).
- * Adding one to the lags that hit is a ripple-carry over the planes. Ascending d, NIST's
- * winner is the last lag whose new score reaches the running high: the largest d among
- * those hit that now hold the greatest score, if that is at least the old high.
+ * The same, counted for all 128 lags at once. Ascending d, NIST's winner is the last lag
+ * whose new score reaches the running high; so the winner always holds the greatest score,
+ * and the new winner is the largest d among the lags hit that were at most one behind it,
+ * those level with it first. So what is kept is how far each lag is behind the winner, as
+ * bit planes (plane b holds bit b of every lag's deficit, lag d in bit d): the lags level
+ * with it and one behind are read off the planes, and a step adds one to the deficits of
+ * the lags that missed (when the greatest score rose) or takes one off those that hit
+ * (else), a ripple-carry over the planes. Where the symbol at i appears in the last 128
+ * comes from a 128-bit ring per symbol (slot -p mod 128 for position p, so that a rotation
+ * lines it up with the lags).
  */
 static void lag_sliced(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max_run)
 {
-	uint64_t ring[256][2] = {{0}}, plane[32][2] = {{0}}, high = 0, run = 0;
-	unsigned winner = 0, top = 0, b;
+	uint64_t ring[256][2] = {{0}}, plane[33][2] = {{0}}, run = 0;
+	unsigned winner = 0, top = 1, b; /* planes top.. are zero */
 	size_t i;
 
 	ring[sym[0]][0] = 1; /* position 0: slot 0 */
 	for (i = 1; i < n; i++) {
 		uint8_t x = sym[i];
 		unsigned r = (unsigned)(1 - i) & (LAG_D - 1), slot = (unsigned)(-i) & (LAG_D - 1);
-		uint64_t lo = ring[x][0], hi = ring[x][1], clo, chi;
+		uint64_t lo = ring[x][0], hi = ring[x][1], far[2] = {0}, top_lo, top_hi, clo, chi;
+		bool hit = x == sym[i - winner - 1];
 
-		if (x == sym[i - winner - 1]) {
-			++*c;
-			if (++run > *max_run)
-				*max_run = run;
-		} else {
-			run = 0;
-		}
+		/* Without a branch on whether the guess was right: a coin toss on random input. */
+		*c += hit;
+		run = pick(hit, run + 1, 0);
+		*max_run = pick(run > *max_run, run, *max_run);
 		/* The lags that hit: rotate the ring right by r (slot of position i - 1). */
 		if (r & 64) {
 			uint64_t t = lo;
@@ -475,40 +477,46 @@ static void lag_sliced(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max_
 		if (i >= LAG_D)
 			ring[sym[i - LAG_D]][slot >> 6] &= ~(UINT64_C(1) << (slot & 63));
 		ring[x][slot >> 6] |= UINT64_C(1) << (slot & 63);
-		if (!(lo | hi))
-			continue;
 
-		clo = lo;
-		chi = hi;
-		for (b = 0; clo | chi; b++) {
-			uint64_t tlo = plane[b][0] & clo, thi = plane[b][1] & chi;
-
-			plane[b][0] ^= clo;
-			plane[b][1] ^= chi;
-			clo = tlo;
-			chi = thi;
+		/* The lags hit that are level with the winner, else those one behind. */
+		for (b = 1; b < top; b++) {
+			far[0] |= plane[b][0];
+			far[1] |= plane[b][1];
 		}
-		if (b > top)
-			top = b;
-		/* The greatest score among the lags hit, and which lags hold it. */
-		{
-			uint64_t s = 0;
+		top_lo = lo & ~far[0] & ~plane[0][0];
+		top_hi = hi & ~far[1] & ~plane[0][1];
+		if (top_lo | top_hi) {
+			/* The greatest score rises: the others fall one further behind. */
+			clo = ~lo;
+			chi = ~hi;
+			for (b = 0; clo | chi; b++) {
+				uint64_t tlo = plane[b][0] & clo, thi = plane[b][1] & chi;
 
-			for (b = top; b-- > 0;) {
-				uint64_t tlo = lo & plane[b][0], thi = hi & plane[b][1];
-				uint64_t keep = -(uint64_t)((tlo | thi) != 0);
-
-				/* Branch-free: whether a plane narrows the lags is data. */
-				lo = (tlo & keep) | (lo & ~keep);
-				hi = (thi & keep) | (hi & ~keep);
-				s |= keep & (UINT64_C(1) << b);
+				plane[b][0] ^= clo;
+				plane[b][1] ^= chi;
+				clo = tlo;
+				chi = thi;
 			}
-			if (s >= high) {
-				high = s;
-				winner = hi ? 127 - (unsigned)__builtin_clzll(hi)
-					    : 63 - (unsigned)__builtin_clzll(lo);
+			if (b > top)
+				top = b;
+		} else {
+			top_lo = lo & ~far[0] & plane[0][0];
+			top_hi = hi & ~far[1] & plane[0][1];
+			/* The lags hit catch up by one (none is level: no borrow past the top). */
+			clo = lo;
+			chi = hi;
+			for (b = 0; clo | chi; b++) {
+				uint64_t tlo = ~plane[b][0] & clo, thi = ~plane[b][1] & chi;
+
+				plane[b][0] ^= clo;
+				plane[b][1] ^= chi;
+				clo = tlo;
+				chi = thi;
 			}
 		}
+		if (top_lo | top_hi)
+			winner = top_hi ? 127 - (unsigned)__builtin_clzll(top_hi)
+					: 63 - (unsigned)__builtin_clzll(top_lo);
 	}
 }
 
