@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include "sp80090b.h"
+#include "sp80090b_num.h"
 #include "util.h"
 
 #include <stdint.h>
@@ -362,8 +363,8 @@ static void mmc_score(const struct sp90b_work *w, size_t n, unsigned k, struct s
 		uint64_t high = score[winner]; /* score[winner], kept in a register */
 
 		c += hit;
-		run = hit ? run + 1 : guessed ? 0 : run;
-		max_run = run > max_run ? run : max_run;
+		run = pick(hit, run + 1, pick(guessed, 0, run));
+		max_run = pick(run > max_run, run, max_run);
 		for (; r; r &= (uint16_t)(r - 1)) {
 			unsigned d = (unsigned)__builtin_ctz(r);
 			uint64_t v = ++score[d];
@@ -449,11 +450,11 @@ static void lz_score(const struct sp90b_work *w, const uint8_t *sym, size_t n, u
 
 	/* Without a branch on whether the guess was right: a coin toss on random input. */
 	for (size_t i = LZ_FIRST + 1; i < n; i++) {
-		bool hit = w->guess_count[i] && w->guess[i] == sym[i];
+		bool hit = (w->guess_count[i] != 0) & (w->guess[i] == sym[i]);
 
 		c += hit;
-		run = hit ? run + 1 : 0;
-		max_run = run > max_run ? run : max_run;
+		run = pick(hit, run + 1, 0);
+		max_run = pick(run > max_run, run, max_run);
 	}
 	sp90b_pred_finish(c, n - LZ_FIRST - 1, max_run, k, out);
 }
