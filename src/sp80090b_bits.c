@@ -308,7 +308,7 @@ static double compression_expect(double p, void *arg)
  * as A + A_1000). Once B_i underflows the sums stop (as compression_g()'s at its cut-off,
  * a little later): what is left out, or rounded in subnormals, is below 2^-900 in all.
  */
-#define CMP_BLOCK 256
+#define CMP_BLOCK 64
 
 /* x^e, e >= 0, by squaring: fewer than 2 log2(e) roundings of long double. */
 static long double pow_int(long double x, long e)
