@@ -132,13 +132,13 @@ static struct bisect_point bisect_eval(const struct bisect *b, double p)
 /*
  * Makes x exact if it is too close to y (within both errors, with room for what
  * rel_eps_equal() takes as equal) for comparisons of the two to be sure of their outcome,
- * or not finite.
+ * or not finite. An infinite y (a bracket's end not yet evaluated) is never close.
  */
 static void bisect_settle(const struct bisect *b, struct bisect_point *x, double y, double y_err)
 {
 	double room = 2 * (x->err + y_err) + 16 * DBL_EPSILON * fmax(fabs(x->v), fabs(y));
 
-	if (x->err > 0 && (!isfinite(x->v) || !(fabs(x->v - y) > room)))
+	if (x->err > 0 && (!isfinite(x->v) || (!isinf(y) && !(fabs(x->v - y) > room))))
 		*x = (struct bisect_point){.p = x->p, .v = b->f(x->p, b->arg)};
 }
 
