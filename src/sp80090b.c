@@ -453,7 +453,7 @@ static void lag_sliced(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max_
 	for (i = 1; i < n; i++) {
 		uint8_t x = sym[i];
 		unsigned r = (unsigned)(1 - i) & (LAG_D - 1), slot = (unsigned)(-i) & (LAG_D - 1);
-		uint64_t lo = ring[x][0], hi = ring[x][1], far[2] = {0}, top_lo, top_hi, clo, chi;
+		uint64_t lo = ring[x][0], hi = ring[x][1], far[2] = {0}, lead_lo, lead_hi, clo, chi;
 		bool hit = x == sym[i - winner - 1];
 
 		/* Without a branch on whether the guess was right: a coin toss on random input. */
@@ -478,14 +478,15 @@ static void lag_sliced(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max_
 			ring[sym[i - LAG_D]][slot >> 6] &= ~(UINT64_C(1) << (slot & 63));
 		ring[x][slot >> 6] |= UINT64_C(1) << (slot & 63);
 
-		/* The lags hit that are level with the winner, else those one behind. */
+		/* lead: the lags hit that are level with the winner, else those one behind
+		 * (far: two or more behind). */
 		for (b = 1; b < top; b++) {
 			far[0] |= plane[b][0];
 			far[1] |= plane[b][1];
 		}
-		top_lo = lo & ~far[0] & ~plane[0][0];
-		top_hi = hi & ~far[1] & ~plane[0][1];
-		if (top_lo | top_hi) {
+		lead_lo = lo & ~far[0] & ~plane[0][0];
+		lead_hi = hi & ~far[1] & ~plane[0][1];
+		if (lead_lo | lead_hi) {
 			/* The greatest score rises: the others fall one further behind. */
 			clo = ~lo;
 			chi = ~hi;
@@ -500,8 +501,8 @@ static void lag_sliced(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max_
 			if (b > top)
 				top = b;
 		} else {
-			top_lo = lo & ~far[0] & plane[0][0];
-			top_hi = hi & ~far[1] & plane[0][1];
+			lead_lo = lo & ~far[0] & plane[0][0];
+			lead_hi = hi & ~far[1] & plane[0][1];
 			/* The lags hit catch up by one (none is level: no borrow past the top). */
 			clo = lo;
 			chi = hi;
@@ -514,9 +515,9 @@ static void lag_sliced(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max_
 				chi = thi;
 			}
 		}
-		if (top_lo | top_hi)
-			winner = top_hi ? 127 - (unsigned)__builtin_clzll(top_hi)
-					: 63 - (unsigned)__builtin_clzll(top_lo);
+		if (lead_lo | lead_hi)
+			winner = lead_hi ? 127 - (unsigned)__builtin_clzll(lead_hi)
+					: 63 - (unsigned)__builtin_clzll(lead_lo);
 	}
 }
 
