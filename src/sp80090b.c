@@ -108,39 +108,87 @@ static double p_local_search(long r, long n, double lo)
 	return sp90b_bisect(log(0.99), lo, 1.0, run_probability_f, &a, 1.0);
 }
 
+/* A point of the bisection and f's value there, within err (0: exact). */
+struct bisect_point {
+	double p, v, err;
+};
+
+struct bisect {
+	double (*f)(double, void *), (*fast)(double, void *, double *);
+	void *arg;
+};
+
+static struct bisect_point bisect_eval(const struct bisect *b, double p)
+{
+	struct bisect_point x = {.p = p};
+
+	if (b->fast)
+		x.v = b->fast(p, b->arg, &x.err);
+	else
+		x.v = b->f(p, b->arg);
+	return x;
+}
+
+/*
+ * Makes x exact if it is too close to y (within both errors, with room for what
+ * rel_eps_equal() takes as equal) for comparisons of the two to be sure of their outcome,
+ * or not finite. An infinite y (a bracket's end not yet evaluated) is never close.
+ */
+static void bisect_settle(const struct bisect *b, struct bisect_point *x, double y, double y_err)
+{
+	double room = 2 * (x->err + y_err) + 16 * DBL_EPSILON * fmax(fabs(x->v), fabs(y));
+
+	if (x->err > 0 && (!isfinite(x->v) || (!isinf(y) && !(fabs(x->v - y) > room))))
+		*x = (struct bisect_point){.p = x->p, .v = b->f(x->p, b->arg)};
+}
+
+/* The same for both: each is made exact if the two are close. */
+static void bisect_settle2(const struct bisect *b, struct bisect_point *x, struct bisect_point *y)
+{
+	bisect_settle(b, x, y->v, y->err);
+	bisect_settle(b, y, x->v, x->err);
+}
+
+double sp90b_bisect_approx(double target, double lo, double hi, double (*f)(double, void *),
+			   double (*fast)(double, void *, double *), void *arg, double on_failure)
+{
+	const struct bisect b = {f, fast, arg};
+	struct bisect_point l = {lo, INFINITY, 0}, h = {hi, -INFINITY, 0}, m;
+	double p;
+	int j;
+
+	m = bisect_eval(&b, (lo + hi) / 2.0);
+	for (j = 0; j < BISECT_ITER_MAX; j++) {
+		bisect_settle(&b, &m, target, 0);
+		if (rel_eps_equal(m.v, target, DBL_MIN, DBL_EPSILON, 4))
+			break;
+		if (target < m.v)
+			l = m;
+		else
+			h = m;
+		if (l.p >= h.p)
+			return fmin(fmax(l.p, h.p), hi);
+		bisect_settle(&b, &l, target, 0);
+		bisect_settle(&b, &h, target, 0);
+		if (!in_closed(l.p, lo, hi) || !in_closed(h.p, lo, hi) ||
+		    !in_closed(target, l.v, h.v))
+			return on_failure;
+		p = (l.p + h.p) / 2.0;
+		if (!in_open(p, l.p, h.p) || !islessgreater(m.p, p))
+			return h.p;
+		m = bisect_eval(&b, p);
+		bisect_settle2(&b, &m, &l);
+		bisect_settle2(&b, &m, &h);
+		if (!in_closed(m.v, l.v, h.v))
+			return h.p;
+	}
+	return m.p;
+}
+
 double sp90b_bisect(double target, double lo, double hi, double (*f)(double, void *), void *arg,
 		    double on_failure)
 {
-	double lbound = lo, hbound = hi;
-	double lvalue = INFINITY, hvalue = -INFINITY;
-	double p = (lbound + hbound) / 2.0, last_p, v;
-	int j;
-
-	v = f(p, arg);
-	for (j = 0; j < BISECT_ITER_MAX; j++) {
-		if (rel_eps_equal(v, target, DBL_MIN, DBL_EPSILON, 4))
-			break;
-		if (target < v) {
-			lbound = p;
-			lvalue = v;
-		} else {
-			hbound = p;
-			hvalue = v;
-		}
-		if (lbound >= hbound)
-			return fmin(fmax(lbound, hbound), hi);
-		if (!in_closed(lbound, lo, hi) || !in_closed(hbound, lo, hi) ||
-		    !in_closed(target, lvalue, hvalue))
-			return on_failure;
-		last_p = p;
-		p = (lbound + hbound) / 2.0;
-		if (!in_open(p, lbound, hbound) || !islessgreater(last_p, p))
-			return hbound;
-		v = f(p, arg);
-		if (!in_closed(v, lvalue, hvalue))
-			return hbound;
-	}
-	return p;
+	return sp90b_bisect_approx(target, lo, hi, f, NULL, arg, on_failure);
 }
 
 void sp90b_pred_finish(uint64_t c, uint64_t n, uint64_t max_run, unsigned k,
@@ -172,38 +220,70 @@ void sp90b_pred_finish(uint64_t c, uint64_t n, uint64_t max_run, unsigned k,
 /*
  * MultiMCW, §6.3.7: four predictors, each guessing the most common symbol of the last w
  * symbols (w = 63, 255, 1023, 4095; ties go to the symbol seen most recently), and a
- * scoreboard choosing whose guess counts. Window counts are kept incrementally; the mode is
- * searched for again only when a symbol equal to it leaves the window, as NIST does. With
- * many symbols we also count how many have each count: when the new top count is held by
- * one symbol only, and that is the one that came or the one that left (the usual case
- * where one symbol dominates), no search is needed. With few, searching costs less than
- * that bookkeeping.
+ * scoreboard choosing whose guess counts.
+ */
+enum { MCW_NW = 4 };
+static const long mcw_w[MCW_NW] = {63, 255, 1023, 4095};
+
+struct mcw_board {
+	uint64_t score[MCW_NW], c, run, max_run;
+	unsigned winner;
+};
+
+/*
+ * Step i >= 63 of the scoreboard: the winner's guess freq[winner] counts, then each
+ * predictor whose window is full and that guessed x gains a point. Without branches on
+ * whether a guess was right, a coin toss on random input.
+ */
+static inline void mcw_board_step(struct mcw_board *b, const uint8_t freq[MCW_NW], uint8_t x,
+				  long i)
+{
+	bool hit = freq[b->winner] == x;
+	uint64_t high = b->score[b->winner]; /* score[winner], kept in a register */
+
+	b->c += hit;
+	b->run = pick(hit, b->run + 1, 0);
+	b->max_run = pick(b->run > b->max_run, b->run, b->max_run);
+#pragma GCC unroll 4
+	for (unsigned j = 0; j < MCW_NW; j++) {
+		bool right = (i >= mcw_w[j]) & (freq[j] == x);
+		uint64_t v = b->score[j] += right;
+		bool take = right & (v >= high);
+
+		b->winner = (unsigned)pick(take, j, b->winner);
+		high = pick(take, v, high);
+	}
+}
+
+/*
+ * The general predictors: window counts are kept incrementally; the mode is searched for
+ * again only when a symbol equal to it leaves the window, as NIST does. With many symbols
+ * we also count how many have each count: when the new top count is held by one symbol
+ * only, and that is the one that came or the one that left (the usual case where one
+ * symbol dominates), no search is needed. With few, searching costs less than that
+ * bookkeeping.
  */
 #define MCW_SEARCH_MAX_K 16
-int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
+static void mcw_symbols(const uint8_t *sym, size_t n, unsigned k, struct mcw_board *b)
 {
-	enum { NW = 4 };
-	static const long w[NW] = {63, 255, 1023, 4095};
-	long cnt[NW][256], pos[NW][256], max_cnt[NW] = {0};
-	uint16_t *nat[NW], *nat_all; /* nat[j][c]: symbols with count c in window j */
-	uint64_t score[NW] = {0}, c = 0, run = 0, max_run = 0;
-	uint8_t freq[NW] = {0};
-	unsigned winner = 0, j, s;
+	const long *w = mcw_w;
+	long cnt[MCW_NW][256], pos[MCW_NW][256], max_cnt[MCW_NW] = {0};
+	uint16_t *nat[MCW_NW], *nat_all; /* nat[j][c]: symbols with count c in window j */
+	uint8_t freq[MCW_NW] = {0};
+	unsigned j, s;
 	long i, len = (long)n;
 	bool hist = k > MCW_SEARCH_MAX_K;
 	size_t off = 0;
 
-	if (!args_ok(sym, n, k, SP90B_MCW_MIN_SAMPLES))
-		return -1;
 	memset(cnt, 0, sizeof(cnt));
 	memset(pos, 0, sizeof(pos));
 	nat_all = xcalloc(64 + 256 + 1024 + 4096, sizeof(*nat_all));
-	for (j = 0; j < NW; j++) {
+	for (j = 0; j < MCW_NW; j++) {
 		nat[j] = nat_all + off;
 		off += (size_t)w[j] + 1;
 	}
-	for (i = 0; i < w[NW - 1]; i++) {
-		for (j = 0; j < NW; j++) {
+	for (i = 0; i < w[MCW_NW - 1]; i++) {
+		for (j = 0; j < MCW_NW; j++) {
 			if (i >= w[j])
 				continue;
 			if (hist) {
@@ -221,18 +301,8 @@ int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred 
 	for (i = w[0]; i < len; i++) {
 		uint8_t x = sym[i];
 
-		if (freq[winner] == x) {
-			c++;
-			if (++run > max_run)
-				max_run = run;
-		} else {
-			run = 0;
-		}
-		for (j = 0; j < NW; j++)
-			if (i >= w[j] && freq[j] == x && ++score[j] >= score[winner])
-				winner = j;
-
-		for (j = 0; j < NW; j++) {
+		mcw_board_step(b, freq, x, i);
+		for (j = 0; j < MCW_NW; j++) {
 			uint8_t old;
 			long top;
 
@@ -278,7 +348,39 @@ int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred 
 		}
 	}
 	free(nat_all);
-	sp90b_pred_finish(c, (uint64_t)(len - w[0]), max_run, k, out);
+}
+
+/*
+ * Bits: a window of odd length holds no tie, so its most common symbol (what NIST's
+ * incremental search finds too) is the majority, from a running count of ones.
+ */
+static void mcw_bits(const uint8_t *sym, size_t n, struct mcw_board *b)
+{
+	long ones[MCW_NW] = {0}, i, len = (long)n;
+	uint8_t freq[MCW_NW];
+
+	for (i = 0; i < len; i++) {
+		if (i >= mcw_w[0]) {
+			for (unsigned j = 0; j < MCW_NW; j++)
+				freq[j] = 2 * ones[j] > mcw_w[j];
+			mcw_board_step(b, freq, sym[i], i);
+		}
+		for (unsigned j = 0; j < MCW_NW; j++)
+			ones[j] += sym[i] - (i >= mcw_w[j] ? sym[i - mcw_w[j]] : 0);
+	}
+}
+
+int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out)
+{
+	struct mcw_board b = {0};
+
+	if (!args_ok(sym, n, k, SP90B_MCW_MIN_SAMPLES))
+		return -1;
+	if (k == 2)
+		mcw_bits(sym, n, &b);
+	else
+		mcw_symbols(sym, n, k, &b);
+	sp90b_pred_finish(b.c, n - (size_t)mcw_w[0], b.max_run, k, out);
 	return 0;
 }
 
@@ -330,32 +432,34 @@ static void lag_chained(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max
 }
 
 /*
- * The same, with the 128 scores as bit planes: plane b holds bit b of every score, lag d in
- * bit d. Where the symbol at i appears in the last 128 comes from a 128-bit ring per
- * symbol (slot -p mod 128 for position p, so that a rotation lines it up with the lags).
- * Adding one to the lags that hit is a ripple-carry over the planes. Ascending d, NIST's
- * winner is the last lag whose new score reaches the running high: the largest d among
- * those hit that now hold the greatest score, if that is at least the old high.
+ * The same, counted for all 128 lags at once. Ascending d, NIST's winner is the last lag
+ * whose new score reaches the running high; so the winner always holds the greatest score,
+ * and the new winner is the largest d among the lags hit that were at most one behind it,
+ * those level with it first. So what is kept is how far each lag is behind the winner, as
+ * bit planes (plane b holds bit b of every lag's deficit, lag d in bit d): the lags level
+ * with it and one behind are read off the planes, and a step adds one to the deficits of
+ * the lags that missed (when the greatest score rose) or takes one off those that hit
+ * (else), a ripple-carry over the planes. Where the symbol at i appears in the last 128
+ * comes from a 128-bit ring per symbol (slot -p mod 128 for position p, so that a rotation
+ * lines it up with the lags).
  */
 static void lag_sliced(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max_run)
 {
-	uint64_t ring[256][2] = {{0}}, plane[32][2] = {{0}}, high = 0, run = 0;
-	unsigned winner = 0, top = 0, b;
+	uint64_t ring[256][2] = {{0}}, plane[33][2] = {{0}}, run = 0;
+	unsigned winner = 0, top = 1, b; /* planes top.. are zero */
 	size_t i;
 
 	ring[sym[0]][0] = 1; /* position 0: slot 0 */
 	for (i = 1; i < n; i++) {
 		uint8_t x = sym[i];
 		unsigned r = (unsigned)(1 - i) & (LAG_D - 1), slot = (unsigned)(-i) & (LAG_D - 1);
-		uint64_t lo = ring[x][0], hi = ring[x][1], clo, chi;
+		uint64_t lo = ring[x][0], hi = ring[x][1], far[2] = {0}, lead_lo, lead_hi, clo, chi;
+		bool hit = x == sym[i - winner - 1];
 
-		if (x == sym[i - winner - 1]) {
-			++*c;
-			if (++run > *max_run)
-				*max_run = run;
-		} else {
-			run = 0;
-		}
+		/* Without a branch on whether the guess was right: a coin toss on random input. */
+		*c += hit;
+		run = pick(hit, run + 1, 0);
+		*max_run = pick(run > *max_run, run, *max_run);
 		/* The lags that hit: rotate the ring right by r (slot of position i - 1). */
 		if (r & 64) {
 			uint64_t t = lo;
@@ -373,40 +477,47 @@ static void lag_sliced(const uint8_t *sym, size_t n, uint64_t *c, uint64_t *max_
 		if (i >= LAG_D)
 			ring[sym[i - LAG_D]][slot >> 6] &= ~(UINT64_C(1) << (slot & 63));
 		ring[x][slot >> 6] |= UINT64_C(1) << (slot & 63);
-		if (!(lo | hi))
-			continue;
 
-		clo = lo;
-		chi = hi;
-		for (b = 0; clo | chi; b++) {
-			uint64_t tlo = plane[b][0] & clo, thi = plane[b][1] & chi;
-
-			plane[b][0] ^= clo;
-			plane[b][1] ^= chi;
-			clo = tlo;
-			chi = thi;
+		/* lead: the lags hit that are level with the winner, else those one behind
+		 * (far: two or more behind). */
+		for (b = 1; b < top; b++) {
+			far[0] |= plane[b][0];
+			far[1] |= plane[b][1];
 		}
-		if (b > top)
-			top = b;
-		/* The greatest score among the lags hit, and which lags hold it. */
-		{
-			uint64_t s = 0;
+		lead_lo = lo & ~far[0] & ~plane[0][0];
+		lead_hi = hi & ~far[1] & ~plane[0][1];
+		if (lead_lo | lead_hi) {
+			/* The greatest score rises: the others fall one further behind. */
+			clo = ~lo;
+			chi = ~hi;
+			for (b = 0; clo | chi; b++) {
+				uint64_t tlo = plane[b][0] & clo, thi = plane[b][1] & chi;
 
-			for (b = top; b-- > 0;) {
-				uint64_t tlo = lo & plane[b][0], thi = hi & plane[b][1];
-				uint64_t keep = -(uint64_t)((tlo | thi) != 0);
-
-				/* Branch-free: whether a plane narrows the lags is data. */
-				lo = (tlo & keep) | (lo & ~keep);
-				hi = (thi & keep) | (hi & ~keep);
-				s |= keep & (UINT64_C(1) << b);
+				plane[b][0] ^= clo;
+				plane[b][1] ^= chi;
+				clo = tlo;
+				chi = thi;
 			}
-			if (s >= high) {
-				high = s;
-				winner = hi ? 127 - (unsigned)__builtin_clzll(hi)
-					    : 63 - (unsigned)__builtin_clzll(lo);
+			if (b > top)
+				top = b;
+		} else {
+			lead_lo = lo & ~far[0] & plane[0][0];
+			lead_hi = hi & ~far[1] & plane[0][1];
+			/* The lags hit catch up by one (none is level: no borrow past the top). */
+			clo = lo;
+			chi = hi;
+			for (b = 0; clo | chi; b++) {
+				uint64_t tlo = ~plane[b][0] & clo, thi = ~plane[b][1] & chi;
+
+				plane[b][0] ^= clo;
+				plane[b][1] ^= chi;
+				clo = tlo;
+				chi = thi;
 			}
 		}
+		if (lead_lo | lead_hi)
+			winner = lead_hi ? 127 - (unsigned)__builtin_clzll(lead_hi)
+					: 63 - (unsigned)__builtin_clzll(lead_lo);
 	}
 }
 

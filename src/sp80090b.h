@@ -62,9 +62,9 @@ int sp90b_multi_mmc(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred 
 int sp90b_lz78y(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
 
 /*
- * MultiMMC and LZ78Y keep their dictionaries (about 60 bytes per sample) in a work area,
- * which repeated runs (an online estimator's blocks) can reuse instead of allocating it each
- * time. One work area serves one call at a time. sp90b_dict_predictors() runs both, or the
+ * MultiMMC and LZ78Y keep their dictionaries (about 60 bytes per sample, and 1 MiB for
+ * bits) in a work area, which repeated runs (an online estimator's blocks) can reuse instead
+ * of allocating it each time. One work area serves one call at a time. sp90b_dict_predictors() runs both, or the
  * one whose result pointer is not NULL, sharing most of the work; results are those of
  * sp90b_multi_mmc() and sp90b_lz78y(). Returns 0, or -1 (and computes nothing) if n or k is
  * out of range for one asked for.

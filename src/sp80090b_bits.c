@@ -29,13 +29,13 @@
 #define MARKOV_LEN 128
 
 /* NIST's bisection for the p where f reaches target, failing to lo (full entropy); -1 if
- * even f(lo) is not above target. */
+ * even f(lo) is not above target. fast, if not NULL, approximates f (sp90b_bisect_approx()). */
 static double nist_solve(double target, double lo, double hi, double (*f)(double, void *),
-			 void *arg)
+			 double (*fast)(double, void *, double *), void *arg)
 {
 	if (!(f(lo, arg) > target))
 		return -1.0;
-	return sp90b_bisect(target, lo, hi, f, arg, lo);
+	return sp90b_bisect_approx(target, lo, hi, f, fast, arg, lo);
 }
 
 /* ---- Collision ---- */
@@ -92,7 +92,7 @@ int sp90b_collision(const uint8_t *bits, size_t n, struct sp90b_collision *out)
 	 * closed form, but its reference output (which we match) came from its earlier search,
 	 * and the two differ in the last few digits. Past 2.5 (at p = 0.5) there is no p:
 	 * full entropy. */
-	out->p = x > 2.0 ? nist_solve(x, 0.5, 1.0, collision_expect, NULL) : 1.0;
+	out->p = x > 2.0 ? nist_solve(x, 0.5, 1.0, collision_expect, NULL, NULL) : 1.0;
 	out->found = out->p > 0.5;
 	if (out->found) {
 		out->h = -log2(out->p);
@@ -175,6 +175,7 @@ static inline void kahan_add(double *sum, double *comp, double in)
 /* log2l(i), filled in as far as G() reaches: for small z it stops far short of the end. */
 struct log2_table {
 	long double *v;
+	double *d; /* the same, rounded to double */
 	long len, cap, max; /* v[0..len) filled; never more than max entries */
 };
 
@@ -191,10 +192,13 @@ static long log2_reach(struct log2_table *t, long i)
 		if (cap > t->max)
 			cap = t->max;
 		t->v = xreallocarray(t->v, (size_t)cap, sizeof(*t->v));
+		t->d = xreallocarray(t->d, (size_t)cap, sizeof(*t->d));
 		t->cap = cap;
 	}
-	for (; t->len < t->cap; t->len++)
+	for (; t->len < t->cap; t->len++) {
 		t->v[t->len] = log2l((long double)t->len);
+		t->d[t->len] = (double)t->v[t->len];
+	}
 	return t->len - 1;
 }
 
@@ -202,47 +206,58 @@ static long log2_reach(struct log2_table *t, long i)
  * SP 800-90B's G(z), the expected log2 distance contributed by a block of probability z, by
  * the recurrence NIST's tool takes from UL's comments (B_i = (1-z)^(i-1) in long double,
  * Kahan sums in double) and with its cut-off: the sum of sums stops at the first term that
- * is zero in double, and A then leaves out its last term as well. The Kahan sums make this
- * a chain of dependent additions, about 15 cycles a block.
+ * is zero in double, and A then leaves out its last term as well. The Kahan sums make each
+ * G a chain of dependent additions, about 15 cycles a block; the two Gs an expectation
+ * needs are independent, so they are summed side by side (g_*() below), each exactly as
+ * alone, and the processor overlaps the two chains.
  */
-static double compression_g(double z, long nb, struct log2_table *lt)
+struct g_sum {
+	double z, ai_sum, ai_comp, first, first_comp, ad1;
+	long double bterm, bi;
+	bool cut; /* the sum of sums has stopped */
+};
+
+static void g_begin(struct g_sum *g, double z)
 {
-	double ai_sum = 0.0, ai_comp = 0.0, first = 0.0, first_comp = 0.0, ad1;
-	long double bterm = 1.0L - (long double)z, bi = bterm, ai;
-	long i, end;
-	bool cut = false;
+	memset(g, 0, sizeof(*g));
+	g->z = z;
+	g->bterm = 1.0L - (long double)z;
+	g->bi = g->bterm;
+}
 
-	log2_reach(lt, CMP_D);
-	for (i = 2; i <= CMP_D; i++) {
-		kahan_add(&ai_sum, &ai_comp, (double)(lt->v[i] * bi));
-		bi *= bterm;
+/* Term i of A alone (i <= CMP_D), lg[i] = log2l(i). */
+static inline void g_head(struct g_sum *g, const long double *lg, long i)
+{
+	kahan_add(&g->ai_sum, &g->ai_comp, (double)(lg[i] * g->bi));
+	g->bi *= g->bterm;
+}
+
+/* Term i of A and of the sum of sums (CMP_D < i < nb), unless cut off. */
+static inline void g_term(struct g_sum *g, const long double *lg, long i, long nb)
+{
+	long double ai, scaled;
+
+	if (g->cut)
+		return;
+	ai = lg[i] * g->bi;
+	kahan_add(&g->ai_sum, &g->ai_comp, (double)ai);
+	scaled = (long double)(nb - i) * ai;
+	if (!((double)scaled > 0.0)) {
+		g->cut = true;
+		return;
 	}
-	ad1 = ai_sum;
+	kahan_add(&g->first, &g->first_comp, (double)scaled);
+	g->bi *= g->bterm;
+}
 
-	for (i = CMP_D + 1; i <= nb - 1 && !cut;) {
-		end = log2_reach(lt, i);
-		if (end > nb - 1)
-			end = nb - 1;
-		for (; i <= end; i++) {
-			long double scaled;
-
-			ai = lt->v[i] * bi;
-			kahan_add(&ai_sum, &ai_comp, (double)ai);
-			scaled = (long double)(nb - i) * ai;
-			if (!((double)scaled > 0.0)) {
-				cut = true;
-				break;
-			}
-			kahan_add(&first, &first_comp, (double)scaled);
-			bi *= bterm;
-		}
-	}
-	kahan_add(&first, &first_comp, (double)(nb - CMP_D) * ad1);
-	if (!cut) {
+static double g_end(struct g_sum *g, long nb, struct log2_table *lt)
+{
+	kahan_add(&g->first, &g->first_comp, (double)(nb - CMP_D) * g->ad1);
+	if (!g->cut) {
 		log2_reach(lt, nb);
-		kahan_add(&ai_sum, &ai_comp, (double)(lt->v[nb] * bi));
+		kahan_add(&g->ai_sum, &g->ai_comp, (double)(lt->v[nb] * g->bi));
 	}
-	return 1.0 / (double)(nb - CMP_D) * z * (z * first + (ai_sum - ad1));
+	return 1.0 / (double)(nb - CMP_D) * g->z * (g->z * g->first + (g->ai_sum - g->ad1));
 }
 
 struct compression_arg {
@@ -251,14 +266,125 @@ struct compression_arg {
 };
 
 /* The expected statistic if one block value has probability p and the other 63 share the
- * rest equally. */
+ * rest equally: G(p) + 63 G(q). */
 static double compression_expect(double p, void *arg)
 {
 	struct compression_arg *a = arg;
-	double q = (1.0 - p) / ((double)CMP_K - 1.0);
+	struct log2_table *lt = &a->lt;
+	long nb = a->nb, i, end;
+	struct g_sum g[2];
 
-	return compression_g(p, a->nb, &a->lt) +
-	       ((double)CMP_K - 1.0) * compression_g(q, a->nb, &a->lt);
+	g_begin(&g[0], p);
+	g_begin(&g[1], (1.0 - p) / ((double)CMP_K - 1.0));
+	log2_reach(lt, CMP_D);
+	for (i = 2; i <= CMP_D; i++) {
+		g_head(&g[0], lt->v, i);
+		g_head(&g[1], lt->v, i);
+	}
+	g[0].ad1 = g[0].ai_sum;
+	g[1].ad1 = g[1].ai_sum;
+	for (i = CMP_D + 1; i <= nb - 1 && !(g[0].cut && g[1].cut);) {
+		end = log2_reach(lt, i);
+		if (end > nb - 1)
+			end = nb - 1;
+		for (; i <= end; i++) {
+			g_term(&g[0], lt->v, i, nb);
+			g_term(&g[1], lt->v, i, nb);
+		}
+	}
+	return g_end(&g[0], nb, lt) + ((double)CMP_K - 1.0) * g_end(&g[1], nb, lt);
+}
+
+/*
+ * compression_expect() to within err, for sp90b_bisect_approx(), several times faster: in
+ * double and plain sums, the two Gs side by side for the vector unit (estimate_run()).
+ * The terms come in blocks of CMP_BLOCK: B_i starts each block from long double powers of
+ * 1 - z and is then multiplied in double, and each block is summed on its own. All terms
+ * are positive, so with u = DBL_EPSILON / 2: a term is within 2 CMP_BLOCK + 4 u of exact
+ * (1 - z rounded, a rounding a multiplication, lg), a block sum within CMP_BLOCK u more,
+ * and the sum of the blocks one u a block more; compression_g()'s terms are within
+ * nb / 2048 + 1 u (B_i in long double) and its Kahan sums 2 u; the results' last steps a few.
+ * err is four times all that, on the magnitudes that enter the result (A - A_1000 counted
+ * as A + A_1000). Once B_i underflows the sums stop (as compression_g()'s at its cut-off,
+ * a little later): what is left out, or rounded in subnormals, is below 2^-900 in all.
+ */
+#define CMP_BLOCK 64
+
+/* x^e, e >= 0, by squaring: fewer than 2 log2(e) roundings of long double. */
+static long double pow_int(long double x, long e)
+{
+	long double r = 1.0L;
+
+	for (; e; e >>= 1, x *= x)
+		if (e & 1)
+			r *= x;
+	return r;
+}
+
+/* Adds A_i, and (nb - i) A_i if f is not NULL, over i in [from, to) to a[] and f[] (for
+ * z[0] and z[1]), until B_i underflows; b holds B_from in long double for each, and is
+ * advanced with the terms. */
+static void estimate_run(struct compression_arg *arg, const double z[2], long double b[2],
+			 long from, long to, double a[2], double f[2])
+{
+	double bterm[2] = {1.0 - z[0], 1.0 - z[1]};
+	long double step[2] = {pow_int(1.0L - (long double)z[0], CMP_BLOCK),
+			       pow_int(1.0L - (long double)z[1], CMP_BLOCK)};
+	unsigned k;
+
+	while (from < to && ((double)b[0] > 0.0 || (double)b[1] > 0.0)) {
+		long end = log2_reach(&arg->lt, from + CMP_BLOCK - 1) + 1;
+		double bi[2] = {(double)b[0], (double)b[1]}, ab[2] = {0}, fb[2] = {0};
+		const double *lg = arg->lt.d;
+
+		end = end < from + CMP_BLOCK ? end : from + CMP_BLOCK;
+		end = end < to ? end : to;
+		for (long i = from; i < end; i++)
+			for (k = 0; k < 2; k++) {
+				double ai = lg[i] * bi[k];
+
+				ab[k] += ai;
+				fb[k] += (double)(arg->nb - i) * ai;
+				bi[k] *= bterm[k];
+			}
+		for (k = 0; k < 2; k++) {
+			a[k] += ab[k];
+			if (f)
+				f[k] += fb[k];
+			b[k] *= end - from == CMP_BLOCK
+					? step[k]
+					: pow_int(1.0L - (long double)z[k], end - from);
+		}
+		from = end;
+	}
+}
+
+static double compression_estimate(double p, void *arg, double *err)
+{
+	struct compression_arg *a = arg;
+	double z[2] = {p, (1.0 - p) / ((double)CMP_K - 1.0)}, ad1[2] = {0};
+	double ai_sum[2], first[2] = {0}, g[2], mag[2];
+	long double b[2] = {1.0L - (long double)z[0], 1.0L - (long double)z[1]}; /* B_2 */
+	long nb = a->nb, blocks = nb / CMP_BLOCK + 2;
+	unsigned k;
+
+	estimate_run(a, z, b, 2, CMP_D + 1, ad1, NULL);
+	ai_sum[0] = ad1[0];
+	ai_sum[1] = ad1[1];
+	/* A's last term, i = nb, is outside the sum of sums. */
+	estimate_run(a, z, b, CMP_D + 1, nb, ai_sum, first);
+	estimate_run(a, z, b, nb, nb + 1, ai_sum, NULL);
+	for (k = 0; k < 2; k++) {
+		double scale = 1.0 / (double)(nb - CMP_D) * z[k];
+
+		first[k] += (double)(nb - CMP_D) * ad1[k];
+		g[k] = scale * (z[k] * first[k] + (ai_sum[k] - ad1[k]));
+		mag[k] = scale * (z[k] * first[k] + ai_sum[k] + ad1[k]);
+	}
+	*err = 2.0 * (3.0 * CMP_BLOCK + (double)blocks + (double)nb / 2048 + 16) * DBL_EPSILON *
+		       (mag[0] + ((double)CMP_K - 1.0) * mag[1]) +
+	       0x1p-900;
+	return g[0] + ((double)CMP_K - 1.0) * g[1];
 }
 
 int sp90b_compression(const uint8_t *bits, size_t n, struct sp90b_compression *out)
@@ -299,8 +425,9 @@ int sp90b_compression(const uint8_t *bits, size_t n, struct sp90b_compression *o
 	x -= Z_ALPHA * out->sigma_hat / sqrt((double)v);
 	out->x_bar_prime = x;
 
-	p = nist_solve(x, 1.0 / CMP_K, 1.0, compression_expect, &arg);
+	p = nist_solve(x, 1.0 / CMP_K, 1.0, compression_expect, compression_estimate, &arg);
 	free(arg.lt.v);
+	free(arg.lt.d);
 	out->found = p > 1.0 / CMP_K;
 	if (out->found) {
 		out->p = p;

@@ -46,6 +46,17 @@ static inline bool rel_eps_equal(double a, double b, double abs_f, double rel_f,
 	return ib - ia <= max_ulp;
 }
 
+/*
+ * c ? x : y without a branch, for coin tosses such as whether a guess was right, where a
+ * branch would be mispredicted half the time (and compilers do not always avoid one).
+ */
+static inline uint64_t pick(bool c, uint64_t x, uint64_t y)
+{
+	uint64_t m = -(uint64_t)c;
+
+	return (x & m) | (y & ~m);
+}
+
 static inline bool in_closed(double x, double a, double b)
 {
 	return a > b ? (x >= b && x <= a) : (x >= a && x <= b);
@@ -67,5 +78,15 @@ static inline bool in_open(double x, double a, double b)
 #define BISECT_ITER_MAX 1076
 double sp90b_bisect(double target, double lo, double hi, double (*f)(double, void *), void *arg,
 		    double on_failure);
+
+/*
+ * The same bisection, with f's value at each point first taken from fast(p, arg, &err),
+ * which returns it to within err (f's own rounding included). f itself is evaluated only
+ * where a comparison is too close for the approximation to decide, so every comparison
+ * comes out as in sp90b_bisect() and so does the result, for fewer evaluations of a costly
+ * f (those near the end, where the bracket has narrowed). Compression uses it.
+ */
+double sp90b_bisect_approx(double target, double lo, double hi, double (*f)(double, void *),
+			   double (*fast)(double, void *, double *), void *arg, double on_failure);
 
 #endif

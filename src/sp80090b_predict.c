@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include "sp80090b.h"
+#include "sp80090b_num.h"
 #include "util.h"
 
 #include <stdint.h>
@@ -33,12 +34,16 @@
  * MultiMMC's are per order and are counted as they fill. LZ78Y's is global: if a first run
  * added more contexts than it holds, a second run stops adding where NIST's does.
  * Memory is about 60 bytes per sample, in a work area that can be kept between runs.
+ *
+ * Bits (k = 2) take a path of their own, with a table of all contexts (1 MiB), below.
  */
 
 #define CTX_MAX_LEN 16
 #define MMC_MAX_ENTRIES 100000    /* NIST: (x, y) pairs per context length in MultiMMC */
 #define LZ78Y_MAX_CONTEXTS 65536  /* NIST: contexts in the whole LZ78Y dictionary */
 #define LZ_FIRST CTX_MAX_LEN      /* LZ78Y's first step: it trains on position 16 */
+/* Binary input: length l's 2^l contexts at [2^l, 2^(l+1)) of one table. */
+#define BIN_TABLE (2U << CTX_MAX_LEN)
 
 /* The contexts of one length that occur more than once, grouped by class. */
 struct classes {
@@ -67,6 +72,7 @@ struct sp90b_work {
 	uint32_t *guess_count;     /* LZ78Y at i: count behind the best guess so far (0: none) */
 	uint8_t *guess;
 	uint16_t *added;           /* LZ78Y at i: bit j-1: length j added a context */
+	uint64_t *bin;             /* binary input: counts by context (see BIN_TABLE) */
 };
 
 struct sp90b_work *sp90b_work_new(void)
@@ -83,6 +89,10 @@ static void work_release(struct sp90b_work *w)
 		wipe(w->mmc.best, w->cap * sizeof(*w->mmc.best));
 		wipe(w->lz.best, w->cap * sizeof(*w->lz.best));
 	}
+	/* Order-16 counts give away most of a binary input. */
+	if (w->bin)
+		wipe(w->bin, BIN_TABLE * sizeof(*w->bin));
+	free(w->bin);
 	for (unsigned b = 0; b < 2; b++) {
 		free(w->cls[b].id);
 		free(w->cls[b].act);
@@ -336,35 +346,32 @@ static inline void mmc_step(struct sp90b_work *w, struct mmc_pass *st, size_t p,
 	}
 }
 
-/* The scoreboard: at each step the orders that found their context guess in turn. */
+/*
+ * The scoreboard: at each step the orders that found their context guess in turn. Only
+ * those that guessed right gain a point, and only the winner's guess counts (if it found
+ * its context at all: else the run goes on), so both are read off the masks without a
+ * branch on whether a guess was right, which on random bits is a coin toss.
+ */
 static void mmc_score(const struct sp90b_work *w, size_t n, unsigned k, struct sp90b_pred *out)
 {
 	uint64_t score[CTX_MAX_LEN] = {0}, c = 0, run = 0, max_run = 0;
 	unsigned winner = 0;
 
 	for (size_t i = 2; i < n; i++) {
-		unsigned cur = winner;
-		uint16_t f = w->found[i];
-		uint64_t high = score[winner];
+		uint16_t r = w->right[i];
+		bool guessed = (w->found[i] >> winner) & 1, hit = (r >> winner) & 1;
+		uint64_t high = score[winner]; /* score[winner], kept in a register */
 
-		for (; f; f &= (uint16_t)(f - 1)) {
-			unsigned d = (unsigned)__builtin_ctz(f);
+		c += hit;
+		run = pick(hit, run + 1, pick(guessed, 0, run));
+		max_run = pick(run > max_run, run, max_run);
+		for (; r; r &= (uint16_t)(r - 1)) {
+			unsigned d = (unsigned)__builtin_ctz(r);
+			uint64_t v = ++score[d];
 
-			if (w->right[i] & (1U << d)) {
-				uint64_t v = ++score[d];
-
-				/* score[winner], kept in a register */
-				if (v >= high || d == winner) {
-					winner = d;
-					high = v;
-				}
-				if (d == cur) {
-					c++;
-					if (++run > max_run)
-						max_run = run;
-				}
-			} else if (d == cur) {
-				run = 0;
+			if (v >= high) {
+				winner = d;
+				high = v;
 			}
 		}
 	}
@@ -441,14 +448,13 @@ static void lz_score(const struct sp90b_work *w, const uint8_t *sym, size_t n, u
 {
 	uint64_t c = 0, run = 0, max_run = 0;
 
+	/* Without a branch on whether the guess was right: a coin toss on random input. */
 	for (size_t i = LZ_FIRST + 1; i < n; i++) {
-		if (w->guess_count[i] && w->guess[i] == sym[i]) {
-			c++;
-			if (++run > max_run)
-				max_run = run;
-		} else {
-			run = 0;
-		}
+		bool hit = (w->guess_count[i] != 0) & (w->guess[i] == sym[i]);
+
+		c += hit;
+		run = pick(hit, run + 1, 0);
+		max_run = pick(run > max_run, run, max_run);
 	}
 	sp90b_pred_finish(c, n - LZ_FIRST - 1, max_run, k, out);
 }
@@ -482,6 +488,162 @@ static bool lz_find_cut(struct sp90b_work *w, size_t n, struct lz_cut *cut)
 		total += here;
 	}
 	return false;
+}
+
+/*
+ * Binary input (k = 2), the bitstring view's, has too few contexts to need classes: all
+ * 2^l of length l fit in a table indexed by their bits, each entry holding both successors'
+ * counts (y's in bits 32y..32y+31). Nearly every context recurs, so each step goes through
+ * all lengths, as NIST's does, with what links them (MultiMMC's chain of orders, LZ78Y's
+ * dictionary size) in registers; the steps are inlined and unrolled (constant arguments
+ * make a copy for each case). Whether a context is found is close to a coin toss at the
+ * lengths near log2(n), and whether a guess is right at all of them, so the steps combine
+ * their tests with & and | rather than && and ||, which would become branches.
+ * Results are those of the classes.
+ */
+/* The successor an entry predicts (ties: 1, as model.best's). */
+static inline unsigned bin_guess(uint64_t e)
+{
+	return (uint32_t)(e >> 32) >= (uint32_t)e;
+}
+
+/* Length l's table: 2^l entries, indexed by the context's bits, oldest first. */
+static inline uint64_t *bin_entry(uint64_t *t, uint32_t ctx, unsigned l)
+{
+	return t + (1U << l) + (ctx & ((1U << l) - 1));
+}
+
+/* The tables of lengths 1..levels, empty. */
+static uint64_t *bin_tables(struct sp90b_work *w, unsigned levels)
+{
+	if (!w->bin)
+		w->bin = xreallocarray(NULL, BIN_TABLE, sizeof(*w->bin));
+	memset(w->bin, 0, (2U << levels) * sizeof(*w->bin));
+	return w->bin;
+}
+
+/*
+ * MultiMMC at one step over bits, the context's last bit lowest in ctx, y to come: orders
+ * 1..top, as mmc_step() runs each. Returns the orders that found their context, and in
+ * *right those that guessed y. Without `limited` no order can
+ * have reached its entry limit, and entries are not counted.
+ */
+static inline __attribute__((always_inline)) unsigned
+mmc_bin_step(uint64_t *t, uint32_t ctx, unsigned y, unsigned top, bool limited,
+	     uint32_t *entries, unsigned *right)
+{
+	uint64_t inc = UINT64_C(1) << (32 * y);
+	unsigned looked = 1, found = 0, r = 0;
+
+#pragma GCC unroll 16
+	for (unsigned d = 1; d <= top; d++) {
+		uint64_t *e = bin_entry(t, ctx, d), v = *e;
+		unsigned hit = looked & (v != 0), count = 1;
+
+		if (limited) {
+			/* A context found may add a pair, one not found takes an entry (as
+			 * mmc_step()), each while the order has room. */
+			unsigned is_new = (hit ^ 1) | ((uint32_t)(v >> (32 * y)) == 0);
+
+			count = (entries[d] < MMC_MAX_ENTRIES) | (is_new ^ 1);
+			entries[d] += count & is_new;
+		}
+		found |= hit << (d - 1);
+		r |= (hit & (bin_guess(v) ^ y ^ 1)) << (d - 1);
+		*e = v + (inc & -(uint64_t)count);
+		looked = hit;
+	}
+	*right = r;
+	return found;
+}
+
+/* MultiMMC's orders 1..levels over bits: found and right, as level_pass() leaves them. */
+static void mmc_binary(struct sp90b_work *w, const uint8_t *sym, size_t n, unsigned levels)
+{
+	uint64_t *t = bin_tables(w, levels);
+	uint32_t entries[CTX_MAX_LEN + 1] = {0}, ctx = 0;
+	/* An order takes at most an entry a step, n - 1 of them in all. */
+	bool limited = n - 1 > MMC_MAX_ENTRIES;
+
+	for (size_t i = 1; i < n; i++) {
+		unsigned y = sym[i], found, right;
+
+		ctx = ctx << 1 | sym[i - 1];
+		if (i < CTX_MAX_LEN || levels < CTX_MAX_LEN)
+			found = mmc_bin_step(t, ctx, y, i < levels ? (unsigned)i : levels, true,
+					     entries, &right);
+		else if (limited)
+			found = mmc_bin_step(t, ctx, y, CTX_MAX_LEN, true, entries, &right);
+		else
+			found = mmc_bin_step(t, ctx, y, CTX_MAX_LEN, false, entries, &right);
+		w->found[i] = (uint16_t)found;
+		w->right[i] = (uint16_t)right;
+	}
+}
+
+/*
+ * LZ78Y at a step over bits, as lz_step() runs each length: the best guess as count << 6 |
+ * length << 1 | y, so that the greatest wins and ties go to the longest context, as in
+ * NIST's (count 0: none). Longest first, as NIST's: that one is added first if the
+ * dictionary fills up within the step. Without `check` it cannot.
+ */
+static inline __attribute__((always_inline)) uint64_t
+lz_bin_step(uint64_t *t, uint32_t ctx, unsigned y, bool check, uint32_t *size)
+{
+	uint64_t inc = UINT64_C(1) << (32 * y), guess = 0;
+
+#pragma GCC unroll 16
+	for (unsigned l = CTX_MAX_LEN; l > 0; l--) {
+		uint64_t *e = bin_entry(t, ctx, l), v = *e;
+		uint32_t c0 = (uint32_t)v, c1 = (uint32_t)(v >> 32);
+		unsigned g = c1 >= c0, add = v == 0;
+		uint64_t b = (uint64_t)(g ? c1 : c0) << 6 | l << 1 | g;
+
+		if (check)
+			add &= *size < LZ78Y_MAX_CONTEXTS;
+		*size += add;
+		guess = b > guess ? b : guess;
+		*e = v + (inc & -(uint64_t)((v != 0) | add));
+	}
+	return guess;
+}
+
+/* LZ78Y over bits, NIST's dictionary limit included: guess_count and guess, as lz_step()
+ * leaves them. */
+static void lz_binary(struct sp90b_work *w, const uint8_t *sym, size_t n)
+{
+	uint64_t *t = bin_tables(w, CTX_MAX_LEN);
+	uint32_t ctx = 0, size = 0;
+
+	for (size_t i = 0; i < LZ_FIRST; i++)
+		ctx = ctx << 1 | sym[i];
+	for (size_t i = LZ_FIRST; i < n; i++) {
+		unsigned y = sym[i];
+		uint64_t guess;
+
+		if (size + CTX_MAX_LEN <= LZ78Y_MAX_CONTEXTS)
+			guess = lz_bin_step(t, ctx, y, false, &size);
+		else
+			guess = lz_bin_step(t, ctx, y, true, &size);
+		w->guess_count[i] = (uint32_t)(guess >> 6);
+		w->guess[i] = (uint8_t)(guess & 1);
+		ctx = ctx << 1 | y;
+	}
+}
+
+/* Both predictors over bits; as run_predictors(). */
+static void run_binary(struct sp90b_work *w, const uint8_t *sym, size_t n,
+		       struct sp90b_pred *mmc, struct sp90b_pred *lz)
+{
+	work_reserve(w, n);
+	if (mmc) {
+		mmc_binary(w, sym, n, n - 2 < CTX_MAX_LEN ? (unsigned)(n - 2) : CTX_MAX_LEN);
+		mmc_score(w, n, 2, mmc);
+	}
+	if (lz) {
+		lz_binary(w, sym, n);
+		lz_score(w, sym, n, 2, lz);
+	}
 }
 
 /* Run MultiMMC (if mmc) and LZ78Y (if lz) over sym[0..n), n already checked. */
@@ -542,7 +704,10 @@ int sp90b_dict_predictors(struct sp90b_work *w, const uint8_t *sym, size_t n, un
 	if ((!mmc && !lz78y) || (mmc && !mmc_args_ok(sym, n, k)) ||
 	    (lz78y && !lz_args_ok(sym, n, k)))
 		return -1;
-	run_predictors(w, sym, n, k, mmc, lz78y, NULL);
+	if (k == 2)
+		run_binary(w, sym, n, mmc, lz78y);
+	else
+		run_predictors(w, sym, n, k, mmc, lz78y, NULL);
 	return 0;
 }
 

@@ -1,4 +1,4 @@
-/* sp80090b_tuple: t-Tuple and LRS from a suffix array and its LCP array; NIST's bitstring. */
+/* sp80090b_tuple: t-Tuple and LRS from the LCP array of the sorted suffixes; NIST's bitstring. */
 #include "autoconf.h"
 
 #include "sp80090b_tuple.h"
@@ -348,6 +348,80 @@ static uint32_t kasai(const struct text *tx, const uint32_t *sa, const uint32_t 
 	return v;
 }
 
+/*
+ * Where no two suffixes agree on a whole key (h0 symbols: 64 bits; true of random data by
+ * far), the LCP array comes from the suffixes sorted by their first key alone: one word a
+ * suffix, sorted by an LSD radix sort, with no suffix array kept. The sort is stable and
+ * starts from descending positions, so that a suffix that is a prefix of another (padded
+ * with zeros, its key can equal the other's) comes first. Returns false if two suffixes
+ * agree on a whole key: they need the suffix array.
+ */
+#define LSD_BITS 11
+static bool lcp_one_key(const struct text *tx, uint32_t *lcp, uint32_t *v)
+{
+	uint32_t n = tx->n, j, top = 0, *idx, *idx2, *t32, cnt[1U << LSD_BITS];
+	uint64_t *key = xreallocarray(NULL, n, sizeof(*key));
+	uint64_t *key2 = xreallocarray(NULL, n, sizeof(*key2)), *t64;
+	unsigned kb = tx->h0 * tx->b, sh;
+	bool ok = true;
+
+	idx = xreallocarray(NULL, n, sizeof(*idx));
+	idx2 = xreallocarray(NULL, n, sizeof(*idx2));
+	for (j = 0; j < n; j++) {
+		idx[j] = n - 1 - j;
+		key[j] = key_at(tx, idx[j], 0);
+	}
+	/* Keys are left-aligned: their kb bits are the top of the word. */
+	for (sh = 64 - kb; sh < 64; sh += LSD_BITS) {
+		uint32_t mask = (1U << LSD_BITS) - 1, sum = 0;
+
+		memset(cnt, 0, sizeof(cnt));
+		for (j = 0; j < n; j++)
+			cnt[(key[j] >> sh) & mask]++;
+		for (j = 0; j <= mask; j++) {
+			uint32_t c = cnt[j];
+
+			cnt[j] = sum;
+			sum += c;
+		}
+		for (j = 0; j < n; j++) {
+			uint32_t at = cnt[(key[j] >> sh) & mask]++;
+
+			key2[at] = key[j];
+			idx2[at] = idx[j];
+		}
+		t64 = key;
+		key = key2;
+		key2 = t64;
+		t32 = idx;
+		idx = idx2;
+		idx2 = t32;
+	}
+	lcp[0] = 0;
+	for (j = 1; j < n && ok; j++) {
+		uint64_t x = key[j - 1] ^ key[j];
+		/* The shorter suffix's length: a key past it is padding. */
+		uint32_t lim = n - (idx[j - 1] > idx[j] ? idx[j - 1] : idx[j]);
+		uint32_t l = x ? tx->per_bits[__builtin_clzll(x)] : tx->h0;
+
+		ok = l < tx->h0 || lim <= tx->h0;
+		lcp[j] = l < lim ? l : lim;
+		if (lcp[j] > top)
+			top = lcp[j];
+	}
+	/* The keys are the text, and the order gives it away too. */
+	wipe(key, n * sizeof(*key));
+	wipe(key2, n * sizeof(*key2));
+	wipe(idx, n * sizeof(*idx));
+	wipe(idx2, n * sizeof(*idx2));
+	free(key);
+	free(key2);
+	free(idx);
+	free(idx2);
+	*v = top;
+	return ok;
+}
+
 struct frame {
 	uint32_t lcp, lb;
 };
@@ -544,28 +618,30 @@ int sp90b_tuple_lrs(const uint8_t *sym, size_t n, unsigned k, struct sp90b_t_tup
 	for (i = 0; i < ARRAY_SIZE(tx.per_bits); i++)
 		tx.per_bits[i] = (uint8_t)(i / b);
 
-	sa = xreallocarray(NULL, n, sizeof(*sa));
-	rank = xreallocarray(NULL, n, sizeof(*rank));
 	tmp = xreallocarray(NULL, n, sizeof(*tmp));
-	groups = sort_keys(&tx, sa, tmp, rank, &h);
-	cnt = groups < n ? xreallocarray(NULL, n, sizeof(*cnt)) : NULL;
-	double_until_sorted(tx.n, h, groups, sa, &rank, &tmp, cnt);
-	free(cnt);
-
-	if (!lcp_direct(&tx, sa, tmp, &v))
-		v = kasai(&tx, sa, rank, tmp);
+	if (!lcp_one_key(&tx, tmp, &v)) {
+		sa = xreallocarray(NULL, n, sizeof(*sa));
+		rank = xreallocarray(NULL, n, sizeof(*rank));
+		groups = sort_keys(&tx, sa, tmp, rank, &h);
+		cnt = groups < n ? xreallocarray(NULL, n, sizeof(*cnt)) : NULL;
+		double_until_sorted(tx.n, h, groups, sa, &rank, &tmp, cnt);
+		free(cnt);
+		if (!lcp_direct(&tx, sa, tmp, &v))
+			v = kasai(&tx, sa, rank, tmp);
+		/* The symbols can be read back from the suffix order. */
+		wipe(sa, n * sizeof(*sa));
+		wipe(rank, n * sizeof(*rank));
+		free(sa);
+		free(rank);
+	}
 	most = xreallocarray(NULL, (size_t)v + 2, sizeof(*most));
 	pairs = xreallocarray(NULL, (size_t)v + 2, sizeof(*pairs));
 	tuple_counts(tmp, tx.n, v, most, pairs);
 	finish(most, pairs, n, v, tt, lrs);
 
-	/* The symbols can be read back from the packed copy and from the suffix order. */
+	/* The packed copy is the symbols. */
 	wipe(packed, plen);
-	wipe(sa, n * sizeof(*sa));
-	wipe(rank, n * sizeof(*rank));
 	free(packed);
-	free(sa);
-	free(rank);
 	free(tmp);
 	free(most);
 	free(pairs);

@@ -246,6 +246,57 @@ START_TEST(test_edges)
 }
 END_TEST
 
+/* NIST's Lag predictor as it reads (§6.3.8): C and the longest run of correct guesses. */
+static void naive_lag(const uint8_t *s, size_t n, uint64_t *c, uint64_t *max_run)
+{
+	uint64_t score[128] = {0}, run = 0;
+	size_t winner = 0, i, d;
+
+	*c = *max_run = 0;
+	for (i = 1; i < n; i++) {
+		if (i > winner && s[i] == s[i - winner - 1]) {
+			++*c;
+			if (++run > *max_run)
+				*max_run = run;
+		} else {
+			run = 0;
+		}
+		for (d = 0; d < 128 && d < i; d++)
+			if (s[i] == s[i - d - 1] && ++score[d] >= score[winner])
+				winner = d;
+	}
+}
+
+/* Lag counts either by walking repeats or bit-sliced, by how often symbols repeat: both
+ * against the predictor as NIST's reads, on inputs that take one and the other. */
+START_TEST(test_lag_paths)
+{
+	static uint8_t s[20000];
+
+	tu_rng_seed(0x5eed90b5);
+	for (unsigned t = 0; t < 300; t++) {
+		unsigned k = t % 3 ? 2 + (unsigned)(tu_rng_next() % 15) : 256;
+		size_t n = 3 + tu_rng_next() % (t % 20 ? 3000 : sizeof(s) - 3);
+		size_t period = t % 4 ? 0 : 1 + tu_rng_next() % 200, i;
+		double bias = tu_rng_unit();
+		uint64_t c, r;
+		struct sp90b_pred p;
+
+		for (i = 0; i < n; i++)
+			s[i] = period && i >= period && tu_rng_next() % 10
+				       ? s[i - period]
+				       : (uint8_t)(tu_rng_unit() < bias ? 0 : tu_rng_next() % k);
+		naive_lag(s, n, &c, &r);
+		ck_assert_int_eq(sp90b_lag(s, n, k, &p), 0);
+		ck_assert_msg(p.c == c && p.r == r + 1 && p.n == n - 1,
+			      "n %zu k %u: C %llu r %llu, NIST's %llu %llu (seed %#llx)", n, k,
+			      (unsigned long long)p.c, (unsigned long long)p.r,
+			      (unsigned long long)c, (unsigned long long)r + 1,
+			      (unsigned long long)tu_seed);
+	}
+}
+END_TEST
+
 static Suite *sp80090b_suite(void)
 {
 	Suite *s = suite_create("sp80090b");
@@ -256,6 +307,7 @@ static Suite *sp80090b_suite(void)
 	tcase_add_loop_test(tc, test_reference, 0, N_SHORT);
 	tcase_add_test(tc, test_prepare);
 	tcase_add_test(tc, test_edges);
+	tcase_add_test(tc, test_lag_paths);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("long");

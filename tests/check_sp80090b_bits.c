@@ -3,6 +3,7 @@
 
 #include "sp80090b.h"
 #include "sp80090b_bits.h"
+#include "sp80090b_num.h" /* sp90b_bisect_approx() */
 #include "sp80090b_tuple.h" /* sp90b_bitstring(), tested in check_sp80090b_tuple */
 #include "testutil.h"
 #include "util.h"
@@ -392,6 +393,134 @@ START_TEST(test_biased_iid)
 }
 END_TEST
 
+/*
+ * The predictors take a path of their own for bits (k = 2). Given the same bits with k = 3,
+ * they take the general one, whose counts (C, r, N) k does not change: both must agree.
+ */
+static void check_same_as_general(const uint8_t *bits, size_t n, const char *what)
+{
+	static const char *const name[] = {"MultiMCW", "Lag", "MultiMMC", "LZ78Y"};
+	struct sp90b_work *w = sp90b_work_new();
+	struct sp90b_pred fast[4], general[4];
+	int rc2[4], rc3[4];
+
+	rc2[0] = sp90b_multi_mcw(bits, n, 2, &fast[0]);
+	rc3[0] = sp90b_multi_mcw(bits, n, 3, &general[0]);
+	rc2[1] = sp90b_lag(bits, n, 2, &fast[1]);
+	rc3[1] = sp90b_lag(bits, n, 3, &general[1]);
+	rc2[2] = rc2[3] = sp90b_dict_predictors(w, bits, n, 2, &fast[2], &fast[3]);
+	rc3[2] = rc3[3] = sp90b_dict_predictors(w, bits, n, 3, &general[2], &general[3]);
+	for (unsigned p = 0; p < 4; p++) {
+		/* The binary MultiMMC and LZ78Y need a sample more than the general ones. */
+		ck_assert_msg(rc2[p] == rc3[p] || (rc2[p] < 0 && n <= SP90B_LZ78Y_MIN_SAMPLES),
+			      "%s, n %zu, %s", what, n, name[p]);
+		if (rc2[p] < 0)
+			continue;
+		ck_assert_msg(fast[p].c == general[p].c && fast[p].r == general[p].r &&
+				      fast[p].n == general[p].n,
+			      "%s, n %zu, %s: C %llu r %llu N %llu, general %llu %llu %llu "
+			      "(seed %#llx)",
+			      what, n, name[p], (unsigned long long)fast[p].c,
+			      (unsigned long long)fast[p].r, (unsigned long long)fast[p].n,
+			      (unsigned long long)general[p].c, (unsigned long long)general[p].r,
+			      (unsigned long long)general[p].n, (unsigned long long)tu_seed);
+	}
+	sp90b_work_free(w);
+}
+
+/* Bits that are 1 with probability p1, or (period > 0) repeat with that period, each bit
+ * flipped with probability p1. */
+static void fill_bits(uint8_t *bits, size_t n, double p1, size_t period)
+{
+	for (size_t i = 0; i < n; i++)
+		bits[i] = period ? (uint8_t)((i >= period ? bits[i - period] : tu_rng_next() & 1) ^
+					     (tu_rng_unit() < p1))
+				 : (uint8_t)(tu_rng_unit() < p1);
+}
+
+START_TEST(test_binary_paths)
+{
+	/* Past 100,001 bits an order of MultiMMC can fill up; LZ78Y's dictionary fills from
+	 * some 30,000 random bits on. */
+	enum { LONG = 300000 };
+	uint8_t *bits = xmalloc(LONG);
+	size_t n;
+
+	tu_rng_seed(0x5eed90b3);
+	for (n = 2; n <= 40; n++) {
+		fill_bits(bits, n, 0.5, 0);
+		check_same_as_general(bits, n, "short");
+	}
+	memset(bits, 0, LONG);
+	check_same_as_general(bits, 1000, "all 0");
+	memset(bits, 1, LONG);
+	check_same_as_general(bits, LONG, "all 1");
+	for (unsigned t = 0; t < 60; t++) {
+		double p1 = (double)(tu_rng_next() % 101) / 100;
+		size_t period = t % 3 ? 0 : 1 + tu_rng_next() % 40;
+
+		n = 2 + tu_rng_next() % (t % 4 ? 6000 : 40000);
+		fill_bits(bits, n, period ? p1 / 10 : p1, period);
+		check_same_as_general(bits, n, period ? "periodic" : "random");
+	}
+	fill_bits(bits, LONG, 0.5, 0);
+	check_same_as_general(bits, LONG, "long random");
+	fill_bits(bits, LONG, 0.7, 0);
+	check_same_as_general(bits, LONG, "long biased");
+	/* Where order 16 wins, and what its full dictionary leaves out changes its guesses. */
+	fill_bits(bits, LONG, 0.2, 16);
+	check_same_as_general(bits, LONG, "long, period 16");
+	free(bits);
+}
+END_TEST
+
+/* A falling function for the bisections, and an approximation of it off by up to err. */
+struct bisect_case {
+	double a, b, err;
+	unsigned evals; /* of f */
+};
+
+static double bisect_f(double p, void *arg)
+{
+	struct bisect_case *c = arg;
+
+	c->evals++;
+	return c->a - c->b * log(p);
+}
+
+static double bisect_fast(double p, void *arg, double *err)
+{
+	const struct bisect_case *c = arg;
+
+	*err = c->err;
+	return c->a - c->b * log(p) + (2 * tu_rng_unit() - 1) * c->err;
+}
+
+/* Compression's bisection approximates first; every comparison, and the result, must be as
+ * without, however close the approximations (within their bound) come to deciding wrong. */
+START_TEST(test_bisect_approx)
+{
+	tu_rng_seed(0x5eed90b4);
+	for (unsigned t = 0; t < 2000; t++) {
+		struct bisect_case c = {.a = tu_rng_unit(), .b = 0.1 + 4 * tu_rng_unit(),
+					.err = pow(10.0, -1 - 15 * tu_rng_unit())};
+		double lo = tu_rng_unit() / 4, hi = t % 7 ? 1.0 : lo + tu_rng_unit() / 2;
+		/* Targets inside [f(hi), f(lo)], on its ends, and outside (failures). */
+		double f_lo = bisect_f(lo, &c), f_hi = bisect_f(hi, &c);
+		double target = t % 5 == 0 ? (t % 2 ? f_lo : f_hi) :
+				t % 11 == 0 ? f_lo + 1 : f_hi + (f_lo - f_hi) * tu_rng_unit();
+		double want = sp90b_bisect(target, lo, hi, bisect_f, &c, -1.0), got;
+		unsigned exact_evals = c.evals;
+
+		c.evals = 0;
+		got = sp90b_bisect_approx(target, lo, hi, bisect_f, bisect_fast, &c, -1.0);
+		ck_assert_msg(got == want, "target %a in [%a, %a], err %g: %a, exact %a (seed %#llx)",
+			      target, lo, hi, c.err, got, want, (unsigned long long)tu_seed);
+		ck_assert_uint_le(c.evals, exact_evals);
+	}
+}
+END_TEST
+
 static Suite *sp80090b_bits_suite(void)
 {
 	Suite *s = suite_create("sp80090b_bits");
@@ -404,6 +533,8 @@ static Suite *sp80090b_bits_suite(void)
 	tcase_add_test(tc, test_alternating);
 	tcase_add_test(tc, test_too_small);
 	tcase_add_test(tc, test_biased_iid);
+	tcase_add_test(tc, test_binary_paths);
+	tcase_add_test(tc, test_bisect_approx);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("long");
