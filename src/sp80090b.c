@@ -231,24 +231,29 @@ struct mcw_board {
 };
 
 /*
- * Step i >= 63 of the scoreboard: the winner's guess freq[winner] counts, then each
- * predictor whose window is full and that guessed x gains a point. Without branches on
- * whether a guess was right, a coin toss on random input.
+ * A step of the scoreboard: right holds the predictors whose window is full and that
+ * guessed right (bit j: predictor j). The winner's guess counts, then each of those gains
+ * a point. Without branches on whether a guess was right, a coin toss on random bits;
+ * `sparse` (many symbols) adds one on whether any was, which is then seldom so.
  */
-static inline void mcw_board_step(struct mcw_board *b, const uint8_t freq[MCW_NW], uint8_t x,
-				  long i)
+static inline __attribute__((always_inline)) void mcw_board_step(struct mcw_board *b,
+								 unsigned right, bool sparse)
 {
-	bool hit = freq[b->winner] == x;
+	bool hit = (right >> b->winner) & 1;
 	uint64_t high = b->score[b->winner]; /* score[winner], kept in a register */
 
+	if (sparse && !right) {
+		b->run = 0;
+		return;
+	}
 	b->c += hit;
 	b->run = pick(hit, b->run + 1, 0);
 	b->max_run = pick(b->run > b->max_run, b->run, b->max_run);
 #pragma GCC unroll 4
 	for (unsigned j = 0; j < MCW_NW; j++) {
-		bool right = (i >= mcw_w[j]) & (freq[j] == x);
-		uint64_t v = b->score[j] += right;
-		bool take = right & (v >= high);
+		bool r = (right >> j) & 1;
+		uint64_t v = b->score[j] += r;
+		bool take = r & (v >= high);
 
 		b->winner = (unsigned)pick(take, j, b->winner);
 		high = pick(take, v, high);
@@ -300,8 +305,11 @@ static void mcw_symbols(const uint8_t *sym, size_t n, unsigned k, struct mcw_boa
 
 	for (i = w[0]; i < len; i++) {
 		uint8_t x = sym[i];
+		unsigned right = 0;
 
-		mcw_board_step(b, freq, x, i);
+		for (j = 0; j < MCW_NW; j++)
+			right |= (unsigned)((i >= w[j]) & (freq[j] == x)) << j;
+		mcw_board_step(b, right, true);
 		for (j = 0; j < MCW_NW; j++) {
 			uint8_t old;
 			long top;
@@ -357,16 +365,19 @@ static void mcw_symbols(const uint8_t *sym, size_t n, unsigned k, struct mcw_boa
 static void mcw_bits(const uint8_t *sym, size_t n, struct mcw_board *b)
 {
 	long ones[MCW_NW] = {0}, i, len = (long)n;
-	uint8_t freq[MCW_NW];
+	unsigned j, full = 0; /* bit j: window j is full, so predictor j guesses */
 
 	for (i = 0; i < len; i++) {
-		if (i >= mcw_w[0]) {
-			for (unsigned j = 0; j < MCW_NW; j++)
-				freq[j] = 2 * ones[j] > mcw_w[j];
-			mcw_board_step(b, freq, sym[i], i);
+		unsigned guess_one = 0;
+
+		for (j = 0; j < MCW_NW; j++) {
+			full |= (unsigned)(i == mcw_w[j]) << j;
+			guess_one |= (unsigned)(2 * ones[j] > mcw_w[j]) << j;
 		}
-		for (unsigned j = 0; j < MCW_NW; j++)
-			ones[j] += sym[i] - (i >= mcw_w[j] ? sym[i - mcw_w[j]] : 0);
+		if (full)
+			mcw_board_step(b, (sym[i] ? guess_one : ~guess_one) & full, false);
+		for (j = 0; j < MCW_NW; j++)
+			ones[j] += sym[i] - ((full >> j) & 1 ? sym[i - mcw_w[j]] : 0);
 	}
 }
 

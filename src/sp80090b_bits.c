@@ -300,12 +300,12 @@ static double compression_expect(double p, void *arg)
  * double and plain sums, the two Gs side by side for the vector unit (estimate_run()).
  * The terms come in blocks of CMP_BLOCK: B_i starts each block from long double powers of
  * 1 - z and is then multiplied in double, and each block is summed on its own. All terms
- * are positive, so with u = DBL_EPSILON / 2: a term is within 2 CMP_BLOCK + 4 u of exact
- * (1 - z rounded, a rounding a multiplication, lg), a block sum within CMP_BLOCK u more,
- * and the sum of the blocks one u a block more; compression_g()'s terms are within
- * nb / 2048 + 1 u (B_i in long double) and its Kahan sums 2 u; the results' last steps a few.
- * err is four times all that, on the magnitudes that enter the result (A - A_1000 counted
- * as A + A_1000). Once B_i underflows the sums stop (as compression_g()'s at its cut-off,
+ * are positive, so with u = DBL_EPSILON / 2: a term is within (2 CMP_BLOCK + 4) u of
+ * exact (1 - z rounded, a rounding a multiplication, lg), a block sum within CMP_BLOCK u
+ * more, and the sum of the blocks one u a block more; g_term()'s terms are within
+ * (nb / 2048 + 1) u (B_i in long double) and its Kahan sums 2 u; the results' last steps a
+ * few. err is four times all that, on the magnitudes that enter the result (A - A_1000
+ * counted as A + A_1000). Once B_i underflows the sums stop (as g_term()'s at its cut-off,
  * a little later): what is left out, or rounded in subnormals, is below 2^-900 in all.
  */
 #define CMP_BLOCK 64
@@ -365,7 +365,8 @@ static double compression_estimate(double p, void *arg, double *err)
 	double z[2] = {p, (1.0 - p) / ((double)CMP_K - 1.0)}, ad1[2] = {0};
 	double ai_sum[2], first[2] = {0}, g[2], mag[2];
 	long double b[2] = {1.0L - (long double)z[0], 1.0L - (long double)z[1]}; /* B_2 */
-	long nb = a->nb, blocks = nb / CMP_BLOCK + 2;
+	/* Blocks: also cut short at each run's end and where the log2 table grows. */
+	long nb = a->nb, blocks = nb / CMP_BLOCK + 3 + 64;
 	unsigned k;
 
 	estimate_run(a, z, b, 2, CMP_D + 1, ad1, NULL);

@@ -501,6 +501,7 @@ static bool lz_find_cut(struct sp90b_work *w, size_t n, struct lz_cut *cut)
  * their tests with & and | rather than && and ||, which would become branches.
  * Results are those of the classes.
  */
+
 /* The successor an entry predicts (ties: 1, as model.best's). */
 static inline unsigned bin_guess(uint64_t e)
 {
@@ -525,8 +526,8 @@ static uint64_t *bin_tables(struct sp90b_work *w, unsigned levels)
 /*
  * MultiMMC at one step over bits, the context's last bit lowest in ctx, y to come: orders
  * 1..top, as mmc_step() runs each. Returns the orders that found their context, and in
- * *right those that guessed y. Without `limited` no order can
- * have reached its entry limit, and entries are not counted.
+ * *right those that guessed y. Without `limited` no order can have reached its entry
+ * limit, and entries are not counted.
  */
 static inline __attribute__((always_inline)) unsigned
 mmc_bin_step(uint64_t *t, uint32_t ctx, unsigned y, unsigned top, bool limited,

@@ -351,28 +351,42 @@ static uint32_t kasai(const struct text *tx, const uint32_t *sa, const uint32_t 
 /*
  * Where no two suffixes agree on a whole key (h0 symbols: 64 bits; true of random data by
  * far), the LCP array comes from the suffixes sorted by their first key alone: one word a
- * suffix, sorted by an LSD radix sort, with no suffix array kept. The sort is stable and
- * starts from descending positions, so that a suffix that is a prefix of another (padded
- * with zeros, its key can equal the other's) comes first. Returns false if two suffixes
- * agree on a whole key: they need the suffix array.
+ * suffix, with no suffix array kept. An LSD radix sort orders them by the key's top
+ * LSD_PASSES * LSD_BITS bits, and the few runs that agree that far are finished by
+ * insertion. Both are stable and start from descending positions, so that a suffix that is
+ * a prefix of another (padded with zeros, its key can equal the other's) comes first.
+ * Returns false if two suffixes agree on a whole key (they need the suffix array), or a
+ * run to finish is longer than LSD_RUN_MAX (the suffix array is then the faster).
  */
 #define LSD_BITS 11
+#define LSD_PASSES 3
+#define LSD_RUN_MAX 32
+#define LSD_LOW (64 - LSD_PASSES * LSD_BITS) /* bits left unsorted */
 static bool lcp_one_key(const struct text *tx, uint32_t *lcp, uint32_t *v)
 {
-	uint32_t n = tx->n, j, top = 0, *idx, *idx2, *t32, cnt[1U << LSD_BITS];
-	uint64_t *key = xreallocarray(NULL, n, sizeof(*key));
-	uint64_t *key2 = xreallocarray(NULL, n, sizeof(*key2)), *t64;
-	unsigned kb = tx->h0 * tx->b, sh;
+	uint32_t n = tx->n, j, a, top = 0, *idx, *idx2, *t32, cnt[1U << LSD_BITS] = {0};
+	uint64_t *key, *key2, *t64;
+	unsigned sh;
 	bool ok = true;
 
+	/* Many suffixes alike in their first LSD_BITS bits foretell long runs to finish, or
+	 * long repeats: then the suffix array at once. */
+	for (j = 0; j < n; j++)
+		cnt[key_at(tx, j, 0) >> (64 - LSD_BITS)]++;
+	for (j = 0; j < 1U << LSD_BITS; j++)
+		if (cnt[j] > n / 64 + LSD_RUN_MAX)
+			return false;
+
+	key = xreallocarray(NULL, n, sizeof(*key));
+	key2 = xreallocarray(NULL, n, sizeof(*key2));
 	idx = xreallocarray(NULL, n, sizeof(*idx));
 	idx2 = xreallocarray(NULL, n, sizeof(*idx2));
 	for (j = 0; j < n; j++) {
 		idx[j] = n - 1 - j;
 		key[j] = key_at(tx, idx[j], 0);
 	}
-	/* Keys are left-aligned: their kb bits are the top of the word. */
-	for (sh = 64 - kb; sh < 64; sh += LSD_BITS) {
+	/* Keys are left-aligned: their symbols are the top of the word. */
+	for (sh = LSD_LOW; sh < 64; sh += LSD_BITS) {
 		uint32_t mask = (1U << LSD_BITS) - 1, sum = 0;
 
 		memset(cnt, 0, sizeof(cnt));
@@ -396,6 +410,23 @@ static bool lcp_one_key(const struct text *tx, uint32_t *lcp, uint32_t *v)
 		t32 = idx;
 		idx = idx2;
 		idx2 = t32;
+	}
+	for (a = 0; a < n && ok; a = j) {
+		/* A run: the keys agree on the bits sorted. */
+		for (j = a + 1; j < n && key[j] >> LSD_LOW == key[a] >> LSD_LOW; j++)
+			;
+		ok = j - a <= LSD_RUN_MAX;
+		for (uint32_t m = a + 1; m < j && ok; m++) {
+			uint64_t km = key[m];
+			uint32_t im = idx[m], q;
+
+			for (q = m; q > a && key[q - 1] > km; q--) {
+				key[q] = key[q - 1];
+				idx[q] = idx[q - 1];
+			}
+			key[q] = km;
+			idx[q] = im;
+		}
 	}
 	lcp[0] = 0;
 	for (j = 1; j < n && ok; j++) {

@@ -14,8 +14,8 @@
  * runs the bitstring view only when there are more than 2 distinct symbols).
  *
  * Both come from the LCP array of the suffixes in order. Where no repeat is as long as 64
- * bits of packed symbols (random data), sorting the suffixes by those 64 bits alone (an LSD
- * radix sort) gives it; else from a suffix array: the suffixes are sorted 64 bits at a time
+ * bits of packed symbols (random data), sorting the suffixes by those 64 bits alone (a radix
+ * sort) gives it; else from a suffix array: the suffixes are sorted 64 bits at a time
  * (MSD radix sort), as deep as they agree up to 1024 bits, then by prefix doubling:
  * O(n log n) whatever the input, and no doubling at all unless some repeat is longer than
  * that. Memory: 28 bytes a symbol (12 for the suffix array, 16 with doubling), and 20 a
