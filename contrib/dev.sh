@@ -13,7 +13,8 @@ TEST_DEPS="check strace util-linux mandoc jq"
 # The packet source: network namespaces (tests/t_pcap.sh), and tcpdump to compare its cost
 # with (bench/pcap.sh).
 TEST_DEPS="$TEST_DEPS iproute2 tcpdump"
-# The packet source without rtnetlink (tests/t_pcap_nonetlink.sh): its launcher's seccomp filter.
+# The packet source without rtnetlink (tests/t_pcap_nonetlink.sh) and the block source without
+# uevents (tests/t_block_nouevent.sh): their launcher's seccomp filter.
 TEST_DEPS="$TEST_DEPS libseccomp-dev"
 # The block source's stacked disks (tests/t_block.sh): a device-mapper device on a loop device.
 TEST_DEPS="$TEST_DEPS dmsetup"

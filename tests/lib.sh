@@ -191,3 +191,128 @@ total() {
 		for (i = 1; i < NF; i++) if ($(i + 1) ~ /^events,?$/) ev[$3] = $i
 	} END { for (k in ev) n += ev[k]; print n + 0 }'
 }
+
+# ---- the block source (t_block*.sh): loop devices with direct I/O on files in /dev/shm, the
+# daemon in a private mount namespace, per-disk counts checked against the kernel's own ----
+DIO=$top_builddir/tests/dio
+BLKT=$top_builddir/tests/blkt
+LOOPS=() # loop devices the test attached: detached by loops_cleanup
+IMGS=()  # their backing files: removed by loops_cleanup
+
+new_image() { # new_image VAR [DIR]: a 64 MiB file in DIR (default /dev/shm), its path in VAR
+	local _f # not a name the caller's VAR may be
+	_f=$(mktemp "${2:-/dev/shm}/entropyd-$(basename "$0" .sh).XXXXXX") || fail "mktemp in ${2:-/dev/shm}"
+	IMGS+=("$_f")
+	truncate -s 64M "$_f"
+	printf -v "$1" '%s' "$_f"
+}
+new_loop() { # new_loop VAR [DIR]: a loop device with direct I/O on a new_image, its path in VAR
+	local img l
+	new_image img "${2:-}"
+	l=$(losetup --find --show --direct-io=on "$img") || fail "losetup on $img"
+	LOOPS+=("$l")
+	printf -v "$1" '%s' "$l"
+}
+loops_cleanup() { # any blktrace taken down, the loop devices detached, their files removed
+	local l
+	for l in "${LOOPS[@]}"; do
+		"$BLKT" teardown "$l" > /dev/null 2>&1
+		losetup -d "$l" 2>/dev/null
+	done
+	rm -f "${IMGS[@]}"
+}
+
+# block_conf FILE BACKEND DEVICE...: a private config where only the block class runs.
+block_conf() {
+	local file=$1 backend=$2 list="" d; shift 2
+	for d in "$@"; do list="$list${list:+, }\"$d\""; done
+	cat > "$file" <<-EOF2
+	feed = { mode = "always"; };
+	policy = { input = { mode = "disabled"; }; network = { mode = "disabled"; };
+	           block = { mode = "trusted"; }; };
+	sources = { block = { backend = "$backend"; devices = [ $list ]; }; };
+	control = { socket = "$T/run/io.entropyd"; };
+	EOF2
+}
+
+# start_ns SETUP ARGS...: entropyd in a private mount namespace (whatever it or SETUP mounts,
+# tracefs or debugfs, stays there), after the shell commands SETUP there, under $WRAP (a
+# launcher that execs its arguments) if set; its runtime directory (state file) is $T/run.
+# Same PID as the daemon.
+start_ns() {
+	local setup=$1; shift
+	mkdir -p "$T/run"
+	: > "$T/log" # now, not when the shell gets round to the redirection below
+	RUNTIME_DIRECTORY=$T/run unshare -m sh -c "$setup"'
+		exec "$@"' start_ns ${WRAP:-} "$ENTROPYD" --foreground "$@" > "$T/log" 2>&1 8>&- &
+	DAEMON_PID=$!
+	wait_for 10 grep -q "started:" "$T/log" || fail "daemon did not start"
+}
+
+# wait_line TEXT: ask for the summary until a line holding TEXT (fixed string) shows.
+wait_line() {
+	for _ in $(seq 50); do
+		kill -USR1 "$DAEMON_PID"
+		sleep 0.1
+		grep -qF -- "$1" "$T/log" && return 0
+	done
+	return 1
+}
+# summary NAME: the last summary line of block/NAME.
+summary() { grep -F "block/$1: kind " "$T/log" | tail -1; }
+# wait_last NAME REGEX: ask for the summary until the last line of block/NAME matches.
+wait_last() {
+	for _ in $(seq 50); do
+		kill -USR1 "$DAEMON_PID"
+		sleep 0.1
+		summary "$1" | grep -qE -- "$2" && return 0
+	done
+	return 1
+}
+# expect_events NAME TOTAL: wait until block/NAME has one sample per completion, TOTAL in
+# all. Never more: a completion counted twice fails. Fewer only by what perf itself never
+# writes to a ring: on this kernel (a loaded VM) perf now and then counts a tracepoint hit
+# and writes no record for it, with no PERF_RECORD_LOST and no lost_samples. The daemon
+# counts those from perf's own counts, and the exact sum is checked when it stops; here up
+# to 2 % may be missing, and is said. MISS[NAME] holds how many so far.
+declare -A MISS
+expect_events() {
+	local name=$1 total=$2 want got d
+	want=$((total - ${MISS[$name]:-0}))
+	wait_last "$name" " $want events, " && return 0
+	got=$(summary "$name" | grep -oE '[0-9]+ events' | cut -d' ' -f1)
+	[ -n "$got" ] || fail "$name: no summary"
+	[ "$got" -le "$want" ] || fail "$name: $got samples for $want completions: some counted twice"
+	d=$((want - got))
+	MISS[$name]=$((${MISS[$name]:-0} + d))
+	[ $((MISS[$name] * 50)) -le "$total" ] || fail "$name: ${MISS[$name]} of $total completions missing"
+	echo "  note: $d completion(s) of $name not sampled; ${MISS[$name]} of $total so far"
+}
+# A CPU taken offline takes every perf event on it along, in every daemon: a block test that
+# counts exactly while another takes a CPU offline (make -j, another build tree) fails. So a
+# test holds this lock exclusively while it takes CPUs offline and back, and a test whose daemon
+# sees a CPU come back only at a periodic rescan (no uevents) holds it shared all along.
+CPU_LOCK=/run/lock/entropyd-tests-cpu-hotplug
+[ -d /run/lock ] || CPU_LOCK=/tmp/entropyd-tests-cpu-hotplug
+# cpu_lock -s|-x SECONDS: take it shared or exclusive (fd 7), waiting up to SECONDS;
+# cpu_lock -u: let it go.
+cpu_lock() {
+	[ "$1" = -u ] && { flock -u 7; exec 7>&-; return 0; }
+	exec 7>> "$CPU_LOCK" || return 1
+	flock "$1" -w "$2" 7
+}
+# requests DEV: the requests the kernel completed on DEV (reads, writes, discards, flushes).
+requests() { awk '{ print $1 + $5 + $12 + $16 }' "/sys/block/${1#/dev/}/stat"; }
+# quiet DEV: no request completes on DEV for half a second (within 10 s); udev may still be
+# probing a device just attached, and every completion after a count starts must be ours.
+quiet() {
+	local a b n=0
+	command -v udevadm > /dev/null && udevadm settle --timeout=5 2>/dev/null
+	a=$(requests "$1")
+	for _ in $(seq 100); do
+		sleep 0.1
+		b=$(requests "$1")
+		if [ "$a" = "$b" ]; then n=$((n + 1)); [ "$n" -ge 5 ] && return 0; else n=0; a=$b; fi
+	done
+	return 1
+}

@@ -14,11 +14,6 @@
 for tool in losetup unshare findmnt; do
 	command -v "$tool" > /dev/null || skip "no $tool"
 done
-DIO=$top_builddir/tests/dio
-BLKT=$top_builddir/tests/blkt
-
-LOOPS=()
-IMGS=()
 HOLD_PID=
 CPU_OFF= # a CPU this test took offline
 DMS=()    # device-mapper devices this test made
@@ -38,107 +33,15 @@ block_cleanup() {
 	for l in "${MNTS[@]}"; do
 		umount -l "$l" 2>/dev/null
 	done
-	for l in "${LOOPS[@]}"; do
-		"$BLKT" teardown "$l" > /dev/null 2>&1
-		losetup -d "$l" 2>/dev/null
-	done
-	rm -f "${IMGS[@]}"
+	loops_cleanup
 	cleanup
 }
 trap block_cleanup EXIT
 
-new_loop() { # new_loop VAR [DIR]: a 64 MiB loop device with direct I/O, on a file in DIR
-	local img l    # (default /dev/shm), its path in VAR
-	img=$(mktemp "${2:-/dev/shm}/entropyd-t_block.XXXXXX")
-	IMGS+=("$img")
-	truncate -s 64M "$img"
-	l=$(losetup --find --show --direct-io=on "$img") || fail "losetup on $img"
-	LOOPS+=("$l")
-	printf -v "$1" '%s' "$l"
-}
-
-# conf FILE BACKEND DEVICE...: a private config where only the block class runs.
-conf() {
-	local file=$1 backend=$2 list="" d; shift 2
-	for d in "$@"; do list="$list${list:+, }\"$d\""; done
-	cat > "$file" <<-EOF
-	feed = { mode = "always"; };
-	policy = { input = { mode = "disabled"; }; network = { mode = "disabled"; };
-	           block = { mode = "trusted"; }; };
-	sources = { block = { backend = "$backend"; devices = [ $list ]; }; };
-	control = { socket = "$T/run/io.entropyd"; };
-	EOF
-}
-
-# start_ns SETUP ARGS...: entropyd in a private mount namespace, after the shell commands
-# SETUP there; its runtime directory (state file) is $T/run. Same PID as the daemon.
-start_ns() {
-	local setup=$1; shift
-	mkdir -p "$T/run"
-	: > "$T/log" # now, not when the shell gets round to the redirection below
-	RUNTIME_DIRECTORY=$T/run unshare -m sh -c "$setup"'
-		exec "$0" --foreground "$@"' "$ENTROPYD" "$@" > "$T/log" 2>&1 8>&- &
-	DAEMON_PID=$!
-	wait_for 10 grep -q "started:" "$T/log" || fail "daemon did not start"
-}
 NO_DEBUGFS='umount -a -t debugfs 2>/dev/null;'
 NO_TRACEFS='umount -a -t tracefs 2>/dev/null;'
 DEBUGFS="$NO_DEBUGFS mount -t debugfs none /sys/kernel/debug || exit 99;"
-
-# wait_line TEXT: ask for the summary until a line holding TEXT (fixed string) shows.
-wait_line() {
-	for _ in $(seq 50); do
-		kill -USR1 "$DAEMON_PID"
-		sleep 0.1
-		grep -qF -- "$1" "$T/log" && return 0
-	done
-	return 1
-}
-# summary NAME: the last summary line of block/NAME.
-summary() { grep -F "block/$1: kind " "$T/log" | tail -1; }
-# wait_last NAME REGEX: ask for the summary until the last line of block/NAME matches.
-wait_last() {
-	for _ in $(seq 50); do
-		kill -USR1 "$DAEMON_PID"
-		sleep 0.1
-		summary "$1" | grep -qE -- "$2" && return 0
-	done
-	return 1
-}
-# expect_events NAME TOTAL: wait until block/NAME has one sample per completion, TOTAL in
-# all. Never more: a completion counted twice fails. Fewer only by what perf itself never
-# writes to a ring: on this kernel (a loaded VM) perf now and then counts a tracepoint hit
-# and writes no record for it, with no PERF_RECORD_LOST and no lost_samples. The daemon
-# counts those from perf's own counts, and the exact sum is checked when it stops; here up
-# to 2 % may be missing, and is said.
-declare -A MISS
-expect_events() {
-	local name=$1 total=$2 want got d
-	want=$((total - ${MISS[$name]:-0}))
-	wait_last "$name" " $want events, " && return 0
-	got=$(summary "$name" | grep -oE '[0-9]+ events' | cut -d' ' -f1)
-	[ -n "$got" ] || fail "$name: no summary"
-	[ "$got" -le "$want" ] || fail "$name: $got samples for $want completions: some counted twice"
-	d=$((want - got))
-	MISS[$name]=$((${MISS[$name]:-0} + d))
-	[ $((MISS[$name] * 50)) -le "$total" ] || fail "$name: ${MISS[$name]} of $total completions missing"
-	echo "  note: $d completion(s) of $name not sampled; ${MISS[$name]} of $total so far"
-}
-# requests DEV: the requests the kernel completed on DEV (reads, writes, discards, flushes).
-requests() { awk '{ print $1 + $5 + $12 + $16 }' "/sys/block/${1#/dev/}/stat"; }
 traced() { cat "/sys/block/${1#/dev/}/trace/enable"; }
-# quiet DEV: no request completes on DEV for half a second (within 10 s).
-quiet() {
-	local a b n=0
-	command -v udevadm > /dev/null && udevadm settle --timeout=5 2>/dev/null
-	a=$(requests "$1")
-	for _ in $(seq 100); do
-		sleep 0.1
-		b=$(requests "$1")
-		if [ "$a" = "$b" ]; then n=$((n + 1)); [ "$n" -ge 5 ] && return 0; else n=0; a=$b; fi
-	done
-	return 1
-}
 
 new_loop L
 N=${L#/dev/}
@@ -146,7 +49,7 @@ new_loop L2
 N2=${L2#/dev/}
 
 # ---- the tracepoint: every completion, counted once, on CLOCK_MONOTONIC ----
-conf "$T/tp.conf" tracepoint "$N"
+block_conf "$T/tp.conf" tracepoint "$N"
 start_ns "$NO_DEBUGFS $NO_TRACEFS" -vv --dry-run -f "$T/tp.conf"
 grep -q "block: tracefs was not mounted; mounted it at /sys/kernel/tracing" "$T/log" ||
 	fail "tracefs mount not said"
@@ -182,7 +85,7 @@ pass "bursts: 15650 completions, $((15650 - ${MISS[$N]:-0})) samples across $swi
 # A second disk by reload; the first keeps its instance and counters.
 # udev may still be probing the new loop device: wait until it is quiet, so that every
 # completion after the count starts is ours.
-conf "$T/tp.conf" tracepoint "$N" "/dev/$N2"
+block_conf "$T/tp.conf" tracepoint "$N" "/dev/$N2"
 quiet "$L2" || fail "$N2 never went quiet"
 start_L2=$(requests "$L2")
 kill -HUP "$DAEMON_PID"
@@ -223,14 +126,17 @@ final=$(( $(summary "$N" | grep -oE '[0-9]+ events' | cut -d' ' -f1) + done_L2 -
 	fail "$taken taken + $unsampled never written != $done_all completed: the daemon lost or doubled some"
 pass "$done_all completions: $taken sampled, $unsampled never written by perf, none twice"
 
-# ---- CPU hotplug: a CPU's perf events die with it; when it is back, so is its ring ----
+# ---- CPU hotplug: a CPU's perf events die with it; when it is back, so is its ring. Under
+# the CPU lock, so that no other block test is counting meanwhile ----
 CPU1=/sys/devices/system/cpu/cpu1/online
 if [ ! -w "$CPU1" ] || [ "$(cat "$CPU1" 2>/dev/null)" != 1 ]; then
 	echo "  skip: CPU hotplug: $CPU1 is not there, not writable or not online"
 elif ! command -v taskset > /dev/null; then
 	echo "  skip: CPU hotplug: no taskset"
+elif ! cpu_lock -x 150; then
+	echo "  skip: CPU hotplug: other block tests held $CPU_LOCK for 150 s"
 else
-	conf "$T/tp1.conf" tracepoint "$N"
+	block_conf "$T/tp1.conf" tracepoint "$N"
 	start_ns "" -v --dry-run -f "$T/tp1.conf"
 	wait_for 5 grep -q "block/$N: attached (virtual)" "$T/log" || fail "$N not attached"
 	CPU_OFF=$CPU1
@@ -261,6 +167,7 @@ else
 	[ $(($(requests "$L") - before)) -eq 1500 ] || fail "kernel request count"
 	expect_events "$N" 3000
 	stop_daemon
+	cpu_lock -u
 	pass "CPU 1 quickly offline and back: seen by its uevent, 1500 more completions counted"
 fi
 
@@ -272,7 +179,7 @@ for _ in $(seq 12); do
 	EL+=("$EV")
 	ENAMES+=("${EV#/dev/}")
 done
-conf "$T/em.conf" tracepoint "${ENAMES[@]}"
+block_conf "$T/em.conf" tracepoint "${ENAMES[@]}"
 start_ns "ulimit -S -n 30;" -v --dry-run -f "$T/em.conf"
 for n in "${ENAMES[@]}"; do
 	wait_last "$n" ", state tracepoint, " || fail "soft limit 30: $(summary "$n")"
@@ -343,7 +250,7 @@ if [ -z "$BD" ] || [ ! -e "/sys/block/$BD" ]; then
 else
 	new_loop L3 /var/tmp
 	N3=${L3#/dev/}
-	conf "$T/st.conf" tracepoint "$N3" "$BD"
+	block_conf "$T/st.conf" tracepoint "$N3" "$BD"
 	start_ns "" -v --dry-run -f "$T/st.conf"
 	wait_for 5 grep -q "block/$N3: stacked on $BD, which is traced too: not traced itself" "$T/log" ||
 		fail "$N3 on a file on $BD: not said to be stacked"
@@ -353,7 +260,7 @@ else
 	wait_line "block/$BD: kind disk, state tracepoint, " || fail "$BD: $(summary "$BD")"
 	summary "$N3" | grep -q " 0 events, " || fail "$N3 traced although stacked: $(summary "$N3")"
 	# Named alone, it is traced.
-	conf "$T/st.conf" tracepoint "$N3"
+	block_conf "$T/st.conf" tracepoint "$N3"
 	kill -HUP "$DAEMON_PID"
 	wait_for 5 grep -q "block/$N3: no longer stacked on a traced disk: traced" "$T/log" ||
 		fail "$N3 not traced once $BD is no longer named"
@@ -389,7 +296,7 @@ else
 		L7=$(losetup --find --show "$T/o6/img") || fail "losetup on overlayfs"
 		LOOPS+=("$L7")
 		N7=${L7#/dev/}
-		conf "$T/ov.conf" tracepoint "$N6" "$N7"
+		block_conf "$T/ov.conf" tracepoint "$N6" "$N7"
 		start_ns "" -v --dry-run -f "$T/ov.conf"
 		wait_for 5 grep -q "block/$N7: its backing file is on overlayfs or btrfs" "$T/log" ||
 			fail "$N7 on overlayfs on $N6: not said to be stacked"
@@ -397,7 +304,7 @@ else
 			fail "no stacked state: $(summary "$N7")"
 		wait_last "$N6" ", state tracepoint, " || fail "$N6: $(summary "$N6")"
 		# Named alone, it is traced.
-		conf "$T/ov.conf" tracepoint "$N7"
+		block_conf "$T/ov.conf" tracepoint "$N7"
 		kill -HUP "$DAEMON_PID"
 		wait_for 5 grep -q "block/$N7: no longer stacked on a traced disk: traced" "$T/log" ||
 			fail "$N7 alone: not traced"
@@ -421,7 +328,7 @@ elif DMS+=("entropyd-t_block-$$") &&
 else
 	DM=$(basename "$(readlink -f "/dev/mapper/entropyd-t_block-$$")")
 	[ -e "/sys/block/$DM/slaves/$N" ] || fail "$DM is not on $N"
-	conf "$T/dm.conf" tracepoint "$N" "$DM"
+	block_conf "$T/dm.conf" tracepoint "$N" "$DM"
 	start_ns "" -v --dry-run -f "$T/dm.conf"
 	wait_for 5 grep -q "block/$DM: stacked on $N, which is traced too" "$T/log" ||
 		fail "$DM over $N: not said to be stacked"
@@ -434,7 +341,7 @@ else
 fi
 
 # ---- blktrace: set up, started, and on this kernel (lockdown) stopped on EPERM ----
-conf "$T/bt.conf" blktrace "$N"
+block_conf "$T/bt.conf" blktrace "$N"
 start_ns "$DEBUGFS" -v --dry-run -f "$T/bt.conf"
 grep -q "block: backend blktrace" "$T/log" || fail "blktrace backend not logged"
 wait_line "block/$N: kind virtual, state blktrace" || fail "no blktrace state"
@@ -500,7 +407,7 @@ else
 	HOLD_PID=$!
 	exec 8> "$T/hold.in"
 	wait_for 5 grep -q held "$T/hold.out" || fail "helper: $(cat "$T/hold.out")"
-	conf "$T/bt2.conf" blktrace "$N4" "$N5"
+	block_conf "$T/bt2.conf" blktrace "$N4" "$N5"
 	start_ns "$DEBUGFS" -v --dry-run -f "$T/bt2.conf"
 	wait_line "block/$N4: kind virtual, state blktrace: EBUSY: " || fail "no EBUSY: $(summary "$N4")"
 	wait_last "$N5" ", state blktrace(: EPERM: relay files closed \(lockdown\))?, " ||
