@@ -12,9 +12,10 @@
 # Each run first sends WARM packets (5000 a second) and measures from after them: the
 # instance's first estimates (at 1024, 2048 and 4096 packets, every estimator at once) are a
 # one-off start-up cost, shown apart as ed-start-ms; what follows is the steady state. The
-# estimator's cost is bounded by event time, whatever the rate: a block every 10 s, the
-# costlier estimators every 2 and 10 minutes (src/est_sp90b.c). A run of a few seconds sees
-# at most one cheap estimate; SECONDS-PER-RATE of 620 or more sees the whole cycle.
+# estimator's cost is bounded by event time, whatever the rate: for packets a block every
+# minute (sources.network.estimate_interval), the costlier estimators every 12 and 60
+# minutes (src/est_sp90b.c). A run of a few seconds sees none of them, one of 620 s ten
+# cheap ones; bench/pipeline prints what the whole cycle costs a second of events.
 #   bench/pcap.sh [SECONDS-PER-RATE]     (root; needs tcpdump; default 4 s)
 #   RATES="low medium" bench/pcap.sh 620 (only those rows)
 set -u
