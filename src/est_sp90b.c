@@ -53,8 +53,9 @@
  * A 4096-symbol block can show at most about 6.6 bits per symbol even from a perfect
  * source (MCV's 99% bound on the commonest of 256 values), well above the class caps.
  *
- * Scratch (the renumbered block and the predictors' work area, about 250 KB) is shared by
- * all instances: the daemon is single-threaded and an estimate is done within one call.
+ * Scratch (the renumbered block, its bits and the predictors' work area, a little over
+ * 1 MB with the tables of the bitstring predictors) is shared by all instances: the daemon
+ * is single-threaded and an estimate is done within one call.
  */
 
 #define BLOCK 4096
