@@ -25,20 +25,6 @@ void est_init(struct est *e, const struct est_ops *ops, const struct est_params 
 	e->state = ops->create(p);
 }
 
-void est_add(struct est *e, uint64_t t_ns, struct est_out *out)
-{
-	out->bits = 0;
-	out->have_symbol = false;
-	out->symbol = 0;
-	e->ops->add(e->state, t_ns, out);
-	/* The class cap is the last word, whatever an estimator says; and an estimate too small
-	 * to tell from zero is zero. */
-	if (!(out->bits >= EST_MIN_BITS))
-		out->bits = 0;
-	if (out->bits > e->params.cap_bits) /* a comparison, not fmin(): every event */
-		out->bits = e->params.cap_bits;
-}
-
 void est_fini(struct est *e)
 {
 	if (e->ops)

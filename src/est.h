@@ -71,7 +71,20 @@ extern const unsigned est_sp90b_lit[EST_LEVELS], est_sp90b_bit[EST_LEVELS];
 
 const struct est_ops *est_find(const char *name);
 void est_init(struct est *e, const struct est_ops *ops, const struct est_params *p);
-void est_add(struct est *e, uint64_t t_ns, struct est_out *out);
+/* One event (inline: every event of every source comes through here). */
+static inline void est_add(struct est *e, uint64_t t_ns, struct est_out *out)
+{
+	out->bits = 0;
+	out->have_symbol = false;
+	out->symbol = 0;
+	e->ops->add(e->state, t_ns, out);
+	/* The class cap is the last word, whatever an estimator says; and an estimate too small
+	 * to tell from zero is zero. */
+	if (!(out->bits >= EST_MIN_BITS))
+		out->bits = 0;
+	if (out->bits > e->params.cap_bits)
+		out->bits = e->params.cap_bits;
+}
 void est_fini(struct est *e);
 
 #endif

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include "est.h"
+#include "est_kernel.h"
 #include "sp80090b_assess.h"
 
 #include <math.h>
@@ -78,7 +79,7 @@ const unsigned est_sp90b_bit[EST_LEVELS] = {BIT_CHEAP, BIT_COSTLY, SP90B_ALL_TES
 struct sp90b_est {
 	uint64_t quantum_ns, jiffy_ns;
 	uint64_t every_ns; /* event time between estimated blocks */
-	void *kernel;      /* est_kernel's state, at full resolution only */
+	struct kernel_rule kernel; /* the kernel's rule, at full resolution only */
 	uint64_t last_t;
 	uint64_t symbols;  /* symbols produced so far */
 	uint64_t blocks;   /* full blocks */
@@ -108,7 +109,7 @@ static void *sp90b_create(const struct est_params *p)
 	s->jiffy_ns = p->jiffy_ns;
 	s->every_ns = p->estimate_every_ns ? p->estimate_every_ns : ESTIMATE_EVERY_NS;
 	if (!s->jiffy_ns)
-		s->kernel = est_kernel_ops.create(p);
+		kernel_rule_init(&s->kernel, p->quantum_ns);
 	if (scratch.users++ == 0)
 		scratch.work = sp90b_scratch_new();
 	return s;
@@ -118,8 +119,6 @@ static void sp90b_destroy(void *state)
 {
 	struct sp90b_est *s = state;
 
-	if (s->kernel)
-		est_kernel_ops.destroy(s->kernel);
 	wipe(s, sizeof(*s));
 	free(s);
 	if (--scratch.users == 0) {
@@ -256,7 +255,7 @@ static void sp90b_add(void *state, uint64_t t_ns, struct est_out *out)
 	} else {
 		struct est_out k = {0};
 
-		est_kernel_ops.add(s->kernel, t_ns, &k);
+		kernel_rule_add(&s->kernel, t_ns, &k);
 		bits = k.bits;
 		if (s->have_last) {
 			/* A clock that steps back gives delta 0, not a huge one. */
