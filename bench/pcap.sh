@@ -18,6 +18,7 @@
 # cheap ones; bench/pipeline prints what the whole cycle costs a second of events.
 #   bench/pcap.sh [SECONDS-PER-RATE]     (root; needs tcpdump; default 4 s)
 #   RATES="low medium" bench/pcap.sh 620 (only those rows)
+#   ROUNDS=5 bench/pcap.sh               (every rate 5 times, alternating; medians at the end)
 set -u
 
 secs=${1:-4}
@@ -113,7 +114,7 @@ run() {
 		printf "%-14s %8.0f %9d %9d %8d %8.2f %6.1f %9.0f %9d %8.2f %9.0f %6.2f %11.1f\n", label,
 			rate, sent, epk, esk, ecpu / 1e6, (span > 0 ? ecpu / 10 / span : 0), en, tpk,
 			tcpu / 1e6, tn, (tn ? en / tn : 0), start / 1e6
-	}'
+	}' | tee -a "$W/rows"
 }
 
 # Rates: the generator's gap sets them; the flood is as fast as one core sends.
@@ -121,16 +122,27 @@ low_n=$((1000 * secs)) med_n=$((20000 * secs)) flood_n=$((150000 * secs))
 echo "entropyd $(basename "$ENTROPYD") vs $(tcpdump --version 2>&1 | head -1); snaplen $SNAPLEN, filter \"$FILTER\", direction in"
 printf "%-14s %8s %9s %9s %8s %8s %6s %9s %9s %8s %9s %6s %11s\n" rate pps sent ed-pkts ed-skip \
 	ed-cpu-ms ed-cpu% ed-ns/pkt td-pkts td-cpu-ms td-ns/pkt ratio ed-start-ms
-for r in ${RATES:-low medium flood medium+cap flood+cap}; do
-	case $r in
-	low) run low 1000 "$low_n" 100000000 ;;
-	medium) run medium 50 "$med_n" 100000000 ;;
-	flood) run flood 0 "$flood_n" 100000000 ;;
-	medium+cap) run medium+cap 50 "$med_n" 10000 ;;
-	flood+cap) run flood+cap 0 "$flood_n" 10000 ;;
-	*) echo "bench/pcap.sh: unknown rate $r (low, medium, flood, medium+cap, flood+cap)" >&2 ;;
-	esac
+for _ in $(seq "${ROUNDS:-1}"); do
+	for r in ${RATES:-low medium flood medium+cap flood+cap}; do
+		case $r in
+		low) run low 1000 "$low_n" 100000000 ;;
+		medium) run medium 50 "$med_n" 100000000 ;;
+		flood) run flood 0 "$flood_n" 100000000 ;;
+		medium+cap) run medium+cap 50 "$med_n" 10000 ;;
+		flood+cap) run flood+cap 0 "$flood_n" 10000 ;;
+		*) echo "bench/pcap.sh: unknown rate $r (low, medium, flood, medium+cap, flood+cap)" >&2 ;;
+		esac
+	done
 done
+# Rounds alternate the rates, so that a slow spell of the machine touches several; the
+# median of each rate's ratios is what to quote.
+if [ "${ROUNDS:-1}" -gt 1 ]; then
+	sort -k1,1 -k12,12n "$W/rows" | awk '
+		{ r[$1] = r[$1] " " $12; n[$1]++ }
+		END { for (k in r) { split(substr(r[k], 2), v, " "); m = n[k]
+			med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+			printf "median ratio %-14s %5.2f of %d rounds (%s)\n", k, med, m, substr(r[k], 2) } }'
+fi
 echo "ratio = entropyd ns/packet / tcpdump ns/packet (target: <= 1); ed-skip: over the event cap;"
 echo "ed-cpu% = entropyd's CPU over the traffic's span, in % of one core; the first three rows"
 echo "time every packet (no cap); +cap rows run the default configuration (10000 events/s);"
