@@ -288,18 +288,15 @@ expect_events() {
 	[ $((MISS[$name] * 50)) -le "$total" ] || fail "$name: ${MISS[$name]} of $total completions missing"
 	echo "  note: $d completion(s) of $name not sampled; ${MISS[$name]} of $total so far"
 }
-# A CPU taken offline takes every perf event on it along, in every daemon: a block test that
-# counts exactly while another takes a CPU offline (make -j, another build tree) fails. So a
-# test holds this lock exclusively while it takes CPUs offline and back, and a test whose daemon
-# sees a CPU come back only at a periodic rescan (no uevents) holds it shared all along.
-CPU_LOCK=/run/lock/entropyd-tests-cpu-hotplug
-[ -d /run/lock ] || CPU_LOCK=/tmp/entropyd-tests-cpu-hotplug
-# cpu_lock -s|-x SECONDS: take it shared or exclusive (fd 7), waiting up to SECONDS;
-# cpu_lock -u: let it go.
-cpu_lock() {
-	[ "$1" = -u ] && { flock -u 7; exec 7>&-; return 0; }
-	exec 7>> "$CPU_LOCK" || return 1
-	flock "$1" -w "$2" 7
+# The block tests (t_block, t_block_nouevent) run one at a time, whatever runs them (make -j,
+# another build tree): each attaches and detaches loop devices whose numbers the other would
+# take over, and t_block takes a CPU offline, which every perf event on it dies with.
+BLOCK_LOCK=/run/lock/entropyd-tests-block
+[ -d /run/lock ] || BLOCK_LOCK=/tmp/entropyd-tests-block
+# block_lock SECONDS: hold it (fd 7) until the test exits, waiting up to SECONDS for it.
+block_lock() {
+	exec 7>> "$BLOCK_LOCK" || return 1
+	flock -x -w "$1" 7
 }
 # requests DEV: the requests the kernel completed on DEV (reads, writes, discards, flushes).
 requests() { awk '{ print $1 + $5 + $12 + $16 }' "/sys/block/${1#/dev/}/stat"; }

@@ -8,10 +8,9 @@
 # start is found by the first periodic rescan and counted exactly; a disk detached is shown
 # gone by the second rescan while the other is still counted. About 65 s. Needs root, and
 # libseccomp at build time (in CI a missing launcher fails: this test must run there).
-# CPU hotplug is not done here: taking a CPU offline kills every perf event on it, those of any
-# block test running alongside too (t_block in make -j2 check lost 1285 of 15650 so), and this
-# daemon would see a CPU come back only at its next rescan; so the test holds the CPU lock
-# shared (lib.sh: cpu_lock) and t_block's CPU hotplug waits for it.
+# CPU hotplug is not done here: this daemon would see a CPU come back only at its next
+# rescan. Like t_block, it holds the block lock (lib.sh: block_lock) for its whole run: the
+# two take over each other's loop device numbers, and t_block takes a CPU offline.
 . "$(dirname "$0")/lib.sh"
 
 NONETLINK=$top_builddir/tests/nonetlink
@@ -51,7 +50,7 @@ since() { awk -v t0="$1" -v t="$(date +%s.%N)" 'BEGIN { printf "%.1f", t - t0 }'
 at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; } # at_least A B: A >= B
 gone() { grep -q "block/$1: gone (removed, detached or without a medium); dropped" "$T/log"; }
 
-cpu_lock -s 150 || fail "other block tests held $CPU_LOCK for 150 s"
+block_lock 300 || fail "another block test held $BLOCK_LOCK for 300 s"
 
 # A disk there at the start, and the name of one that is not: a loop device of our own, past
 # any that losetup --find hands out, so no other test can take it meanwhile.
