@@ -17,12 +17,13 @@
 #include <stdbool.h>
 
 #include "log.h"
+#include "util.h"
 
 static const unsigned keep[] = {CAP_SYS_ADMIN, CAP_NET_RAW};
 
 static bool kept(unsigned cap)
 {
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
 		if (keep[i] == cap)
 			return true;
 	return false;
@@ -43,7 +44,7 @@ static bool holds_others(void)
 
 int privs_drop(void)
 {
-	bool have[sizeof(keep) / sizeof(keep[0])];
+	bool have[ARRAY_SIZE(keep)];
 	capng_select_t what = CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT;
 
 	if (capng_get_caps_process() < 0) {
@@ -52,14 +53,14 @@ int privs_drop(void)
 	}
 	if (!holds_others())
 		return 0;
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
 		have[i] = capng_have_capability(CAPNG_PERMITTED, keep[i]);
 	/* Changing the bounding set takes CAP_SETPCAP, which a unit's bounding set leaves out
 	 * (it is already as small as it should be). */
 	if (capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP))
 		what |= CAPNG_SELECT_BOUNDS;
 	capng_clear(CAPNG_SELECT_ALL);
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
 		if (have[i])
 			capng_update(CAPNG_ADD,
 				     CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
