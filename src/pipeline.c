@@ -106,40 +106,29 @@ static void failed_forget_all(void)
 /* The least claim: below it the cutoffs no longer catch anything the estimate does not. */
 #define HEALTH_CLAIM_MIN 0.5
 
-static long class_quantum(const struct config *cfg, enum src_class cls)
-{
-	switch (cls) {
-	case CLASS_INPUT:
-		return cfg->input.quantum_ns;
-	case CLASS_BLOCK:
-		return cfg->block.quantum_ns;
-	case CLASS_NETWORK:
-	case CLASS_COUNT:
-		break;
-	}
-	return cfg->network.quantum_ns;
-}
-
-static double class_estimate_interval(const struct config *cfg, enum src_class cls)
-{
-	switch (cls) {
-	case CLASS_INPUT:
-		return cfg->input.estimate_interval;
-	case CLASS_BLOCK:
-		return cfg->block.estimate_interval;
-	case CLASS_NETWORK:
-	case CLASS_COUNT:
-		break;
-	}
-	return cfg->network.estimate_interval;
-}
-
+/* The estimator's parameters for an instance: its class's timing settings and cap. */
 static struct est_params est_params_for(const struct instance *inst)
 {
+	const struct config *c = P.cfg;
+	long quantum_ns = c->network.quantum_ns;
+	double interval = c->network.estimate_interval;
+
+	switch (inst->cls) {
+	case CLASS_INPUT:
+		quantum_ns = c->input.quantum_ns;
+		interval = c->input.estimate_interval;
+		break;
+	case CLASS_BLOCK:
+		quantum_ns = c->block.quantum_ns;
+		interval = c->block.estimate_interval;
+		break;
+	case CLASS_NETWORK:
+	case CLASS_COUNT:
+		break;
+	}
 	return (struct est_params){
-		.quantum_ns = (uint64_t)class_quantum(P.cfg, inst->cls),
-		.estimate_every_ns =
-			(uint64_t)(class_estimate_interval(P.cfg, inst->cls) * NS_PER_SEC),
+		.quantum_ns = (uint64_t)quantum_ns,
+		.estimate_every_ns = (uint64_t)(interval * NS_PER_SEC),
 		.cap_bits = inst->rule.cap_bits_per_event,
 		.jiffy_ns = (inst->flags & INST_KERNEL_CREDITS) ? P.jiffy_ns : 0,
 	};
