@@ -838,6 +838,24 @@ START_TEST(test_reconfigure_to_disabled)
 }
 END_TEST
 
+/* A disk's instance after WARM events (an estimate, the health tests passed) and the
+ * estimate it has made so far, as the reference says. */
+static struct instance *warm_disk(struct stream *s, double *est0)
+{
+	struct instance *inst;
+	struct inst_info in;
+
+	tu_rng_seed(SEED);
+	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	stream_init(s, 4);
+	stream_run(s, inst, WARM);
+	in = info_of(0);
+	*est0 = in.c.estimated_bits;
+	ck_assert(*est0 > 0);
+	estimate_matches(&in.c, s);
+	return inst;
+}
+
 START_TEST(test_reconfigure_new_quantum_restarts_estimator)
 {
 	struct stream s;
@@ -846,14 +864,7 @@ START_TEST(test_reconfigure_new_quantum_restarts_estimator)
 	struct inst_info in;
 	double est0;
 
-	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
-	stream_init(&s, 4);
-	stream_run(&s, inst, WARM);
-	in = info_of(0);
-	est0 = in.c.estimated_bits;
-	ck_assert(est0 > 0);
-	estimate_matches(&in.c, &s);
+	inst = warm_disk(&s, &est0);
 
 	c2 = second_config();
 	c2->block.quantum_ns = 10 * QUANTUM;
@@ -883,12 +894,7 @@ START_TEST(test_reconfigure_estimate_interval_restarts_estimator_only)
 	struct inst_info in;
 	double est0;
 
-	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
-	stream_init(&s, 4);
-	stream_run(&s, inst, WARM);
-	est0 = info_of(0).c.estimated_bits;
-	ck_assert(est0 > 0);
+	inst = warm_disk(&s, &est0);
 
 	c2 = second_config();
 	c2->block.estimate_interval = 30;
