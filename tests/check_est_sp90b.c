@@ -525,6 +525,19 @@ START_TEST(test_single_value_block_keeps_results)
 }
 END_TEST
 
+/* A busy source for `seconds` of event time from *t on: ~10,000 events a second (50-150 µs
+ * apart), a block every ~0.4 s. */
+static void busy(struct est *e, uint64_t *t, unsigned seconds)
+{
+	uint64_t t0 = *t;
+	struct est_out out;
+
+	while (*t - t0 < seconds * SEC) {
+		est_add(e, *t, &out);
+		*t += 50 * US + tu_rng_next() % (100 * US);
+	}
+}
+
 START_TEST(test_schedule_busy_and_slow)
 {
 	/* Busy: ~10,000 events a second, a block every ~0.4 s, estimated every ten seconds for
@@ -534,15 +547,11 @@ START_TEST(test_schedule_busy_and_slow)
 	struct est e;
 	struct est_out out;
 	struct est_report r;
-	uint64_t t = 2 * SEC, t0;
+	uint64_t t = 2 * SEC;
 
 	tu_rng_seed(SEED);
 	sp90b_est(&e, 1000, 8, 0);
-	t0 = t;
-	while (t - t0 < 1500 * SEC) {
-		est_add(&e, t, &out);
-		t += 50 * US + tu_rng_next() % (100 * US);
-	}
+	busy(&e, &t, 1500);
 	r = report(&e);
 	/* one every 10-10.4 s after the first */
 	ck_assert_msg(r.estimated >= 1 + 144 && r.estimated <= 1 + 150, "%llu estimated",
@@ -578,16 +587,12 @@ START_TEST(test_schedule_follows_interval)
 	 * minute, the costly estimators every 12 and all of them every 60 minutes. */
 	struct est_params p = {.quantum_ns = 1000, .cap_bits = 8, .estimate_every_ns = 60 * SEC};
 	struct est e;
-	struct est_out out;
 	struct est_report r;
-	uint64_t t = 2 * SEC, t0 = t;
+	uint64_t t = 2 * SEC;
 
 	tu_rng_seed(SEED);
 	est_init(&e, &est_sp90b_ops, &p);
-	while (t - t0 < 3900 * SEC) {
-		est_add(&e, t, &out);
-		t += 50 * US + tu_rng_next() % (100 * US);
-	}
+	busy(&e, &t, 3900);
 	r = report(&e);
 	/* one every 60-60.4 s after the first */
 	ck_assert_msg(r.estimated >= 1 + 64 && r.estimated <= 1 + 65, "%llu estimated",
