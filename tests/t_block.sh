@@ -369,21 +369,30 @@ esac
 [ "$(traced "$L")" = 0 ] || fail "trace left on $N after exit"
 [ ! -e "$T/run/blktrace.state" ] || fail "state file left after a clean exit"
 
+# hold_trace DEV: another tracer (tests/blkt hold) holds a trace on DEV until let_go.
+hold_trace() {
+	"$BLKT" hold "$1" < "$T/hold.in" > "$T/hold.out" 2>&1 &
+	HOLD_PID=$!
+	exec 8> "$T/hold.in"
+	wait_for 5 grep -q held "$T/hold.out" || fail "helper: $(cat "$T/hold.out")"
+}
+# let_go: the other tracer leaves, its trace untouched to the end; the daemon reloads.
+let_go() {
+	exec 8>&-
+	wait "$HOLD_PID" || fail "the other tracer lost its trace (helper exit $?)"
+	HOLD_PID=
+	kill -HUP "$DAEMON_PID"
+	wait_for 5 grep -q "configuration reloaded" "$T/log" || fail "reload"
+}
+
 # ---- EBUSY: another tracer holds the disk; ours waits, and takes it after a reload ----
 mkfifo "$T/hold.in"
-"$BLKT" hold "$L" < "$T/hold.in" > "$T/hold.out" 2>&1 &
-HOLD_PID=$!
-exec 8> "$T/hold.in"
-wait_for 5 grep -q held "$T/hold.out" || fail "helper: $(cat "$T/hold.out")"
+hold_trace "$L"
 start_ns "$DEBUGFS" -v --dry-run -f "$T/bt.conf"
 wait_line "block/$N: kind virtual, state blktrace: EBUSY: another blktrace is running on the device, " ||
 	fail "no EBUSY state: $(summary "$N")"
 [ "$(traced "$L")" = 1 ] || fail "the other tracer's trace was taken down"
-exec 8>&-
-wait "$HOLD_PID" || fail "the other tracer lost its trace (helper exit $?)"
-HOLD_PID=
-kill -HUP "$DAEMON_PID"
-wait_for 5 grep -q "configuration reloaded" "$T/log" || fail "reload"
+let_go
 wait_last "$N" ", state blktrace(: EPERM: relay files closed \(lockdown\))?, " ||
 	fail "after the other tracer left: $(summary "$N")"
 stop_daemon
@@ -401,20 +410,13 @@ else
 	MNTS+=("$T/m4")
 	new_loop L5 "$T/m4"
 	N5=${L5#/dev/}
-	"$BLKT" hold "$L4" < "$T/hold.in" > "$T/hold.out" 2>&1 &
-	HOLD_PID=$!
-	exec 8> "$T/hold.in"
-	wait_for 5 grep -q held "$T/hold.out" || fail "helper: $(cat "$T/hold.out")"
+	hold_trace "$L4"
 	block_conf "$T/bt2.conf" blktrace "$N4" "$N5"
 	start_ns "$DEBUGFS" -v --dry-run -f "$T/bt2.conf"
 	wait_line "block/$N4: kind virtual, state blktrace: EBUSY: " || fail "no EBUSY: $(summary "$N4")"
 	wait_last "$N5" ", state blktrace(: EPERM: relay files closed \(lockdown\))?, " ||
 		fail "$N5 on a file on $N4, whose trace failed: not traced: $(summary "$N5")"
-	exec 8>&-
-	wait "$HOLD_PID" || fail "the other tracer lost its trace (helper exit $?)"
-	HOLD_PID=
-	kill -HUP "$DAEMON_PID"
-	wait_for 5 grep -q "configuration reloaded" "$T/log" || fail "reload"
+	let_go
 	wait_last "$N4" ", state blktrace(: EPERM: relay files closed \(lockdown\))?, " ||
 		fail "$N4 not retried on reload: $(summary "$N4")"
 	if summary "$N4" | grep -q ", state blktrace, "; then
