@@ -70,10 +70,6 @@ void capture_flush(struct capture *c)
 {
 	if (c->n_batch && c->inst) {
 		capture_weigh(c);
-		/* For the tests' and the curious administrator's benefit (debug log, counts
-		 * only): how many stamps carry more than whole microseconds. */
-		for (unsigned i = 0; i < c->n_batch; i++)
-			c->sub_us += c->batch[i] % 1000 != 0;
 		pipeline_samples(c->inst, c->batch, c->n_batch);
 		wipe(c->batch, c->n_batch * sizeof(c->batch[0]));
 	}
@@ -113,6 +109,9 @@ void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *byt
 	}
 	flow_key_of(c->dlt, bytes, h->caplen, &k);
 	flow_top_add(&c->top, &k);
+	/* For the tests' and the curious administrator's benefit (debug log, counts only): how
+	 * many stamps carry more than whole microseconds. */
+	c->sub_us += t % 1000 != 0;
 	c->batch[c->n_batch++] = t;
 	if (c->n_batch == CAPTURE_BATCH)
 		capture_flush(c);
