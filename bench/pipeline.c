@@ -2,78 +2,49 @@
  * feed, dry-run sink), beside a bare loop over the same timestamps, in one run. */
 #include "autoconf.h"
 
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-#include "config.h"
 #include "est.h"
-#include "feed.h"
 #include "log.h"
 #include "pipeline.h"
-#include "pool.h"
-#include "sink.h"
+#include "rig.h"
 
 #define CAPTURE_RUN 256 /* what the packet source hands over at most (CAPTURE_BATCH) */
-
-static double cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* The baseline: read every timestamp and take its delta, nothing else. */
 static double bare_loop(const uint64_t *t, size_t n)
 {
 	volatile uint64_t acc = 0;
 	uint64_t prev = 0;
-	double start = cpu_ns();
+	double start = rig_cpu_ns();
 
 	for (size_t i = 0; i < n; i++) {
 		acc += t[i] - prev;
 		prev = t[i];
 	}
-	return (cpu_ns() - start) / (double)n;
+	return (rig_cpu_ns() - start) / (double)n;
 }
 
 /* run 1: an event a call (input and block sources); more: runs of that many
  * (pipeline_samples, as the packet source hands them over). */
 static double full_pipeline(const uint64_t *t, size_t n, size_t run)
 {
-	struct config *cfg = config_defaults();
-	struct event_base *base = event_base_new();
-	struct pool pool;
-	struct sink sink;
-	struct feed feed;
+	struct rig rig;
 	struct instance *inst;
 	double start, per;
 
-	cfg->feed.mode = FEED_ALWAYS;
-	cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = 1e6;
-	sink_open(&sink, SINK_DRY_RUN, cfg->feed.device);
-	pool_init(&pool, feed_poke, &feed);
-	feed_init(&feed, base, cfg, &pool, &sink);
-	pipeline_init(cfg, &pool);
+	rig_open(&rig);
 	inst = pipeline_attach(CLASS_INPUT, "bench0", "stream", 0);
-	start = cpu_ns();
+	start = rig_cpu_ns();
 	for (size_t i = 0; i < n; i += run) {
 		if (run == 1)
 			pipeline_sample(inst, t[i]);
 		else
 			pipeline_samples(inst, t + i, n - i < run ? n - i : run);
 	}
-	per = (cpu_ns() - start) / (double)n;
-	feed_flush(&feed);
-	printf("  (sink: %llu batches, %llu bits credited)\n", (unsigned long long)sink.feeds,
-	       (unsigned long long)sink.credited);
-	pipeline_fini();
-	feed_fini(&feed);
-	sink_close(&sink);
-	event_base_free(base);
-	config_free(cfg);
+	per = (rig_cpu_ns() - start) / (double)n;
+	rig_close(&rig, true);
 	return per;
 }
 
@@ -93,12 +64,12 @@ static void estimator_levels(void)
 	printf("estimator levels, CPU per random 4096-symbol block:");
 	for (int level = 0; level < EST_LEVELS; level++) {
 		struct sp90b_assessment a;
-		double start = cpu_ns();
+		double start = rig_cpu_ns();
 
 		for (size_t r = 0; r < ARRAY_SIZE(blocks); r++)
 			sp90b_assess(work, blocks[r], sizeof(blocks[r]), 8, est_sp90b_lit[level],
 				     est_sp90b_bit[level], &a);
-		ms[level] = (cpu_ns() - start) / ARRAY_SIZE(blocks) / 1e6;
+		ms[level] = (rig_cpu_ns() - start) / ARRAY_SIZE(blocks) / 1e6;
 		printf(" %s %.2f ms%s", names[level], ms[level], level + 1 < EST_LEVELS ? "," : "\n");
 	}
 	for (int every = 10; every <= 60; every += 50)

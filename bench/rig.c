@@ -1,0 +1,43 @@
+/* bench/rig: see rig.h. */
+#include "autoconf.h"
+
+#include "rig.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "pipeline.h"
+
+double rig_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+void rig_open(struct rig *r)
+{
+	r->cfg = config_defaults();
+	r->base = event_base_new();
+	r->cfg->feed.mode = FEED_ALWAYS;
+	r->cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = 1e6;
+	sink_open(&r->sink, SINK_DRY_RUN, r->cfg->feed.device);
+	pool_init(&r->pool, feed_poke, &r->feed);
+	feed_init(&r->feed, r->base, r->cfg, &r->pool, &r->sink);
+	pipeline_init(r->cfg, &r->pool);
+}
+
+void rig_close(struct rig *r, bool say)
+{
+	feed_flush(&r->feed);
+	if (say)
+		printf("  (sink: %llu batches, %llu bits credited)\n", (unsigned long long)r->sink.feeds,
+	       (unsigned long long)r->sink.credited);
+	pipeline_fini();
+	feed_fini(&r->feed);
+	sink_close(&r->sink);
+	event_base_free(r->base);
+	config_free(r->cfg);
+}
