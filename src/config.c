@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "est.h"
 #include "settings.h"
 #include "source_pcap.h"
 #include "util.h"
@@ -125,7 +126,7 @@ static const struct setting sources_tab[] = {
 
 #define QUANTUM_KEY(field)                                                                 \
 	{.key = "quantum_ns", .type = SET_INT64, .offset = CFG(field), .min = 1, .max = 1e9,   \
-	 .def_num = 1000, .unit = "ns", .help = "timing quantum of the symbols estimated"}
+	 .def_num = EST_QUANTUM_DEFAULT_NS, .unit = "ns", .help = "timing quantum of the symbols estimated"}
 
 /* How often the SP 800-90B estimators look at the instance's symbols (est_sp90b.c): a block
  * at most every `estimate_interval` seconds of event time, the costlier estimators 12 and 60

@@ -15,6 +15,17 @@
  * tenth of a bit the estimate is that residue, and it counts as zero. */
 #define EST_MIN_BITS 0.1
 
+/* The default quantum (sources.*.quantum_ns), a microsecond. */
+#define EST_QUANTUM_DEFAULT_NS 1000
+
+/* x in quanta. Every event is divided by its quantum, twice: the default one is a constant
+ * here, which the compiler turns into a multiplication (a division by a variable costs
+ * tens of cycles, as much as the rest of the estimator's step). */
+static inline uint64_t est_quanta(uint64_t x, uint64_t quantum_ns)
+{
+	return quantum_ns == EST_QUANTUM_DEFAULT_NS ? x / EST_QUANTUM_DEFAULT_NS : x / quantum_ns;
+}
+
 struct est_params {
 	uint64_t quantum_ns; /* timing resolution that symbols are taken at */
 	double cap_bits;     /* the class's physical cap, bits per event */

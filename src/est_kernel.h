@@ -32,7 +32,7 @@ static inline uint64_t kernel_rule_abs(int64_t v)
 /* The event at t_ns: out->bits, and its symbol (the low 8 bits of Δ) once there is a Δ. */
 static inline void kernel_rule_add(struct kernel_rule *k, uint64_t t_ns, struct est_out *out)
 {
-	int64_t t = (int64_t)(t_ns / k->quantum_ns);
+	int64_t t = (int64_t)est_quanta(t_ns, k->quantum_ns);
 	int64_t delta = t - k->last_time;
 	int64_t delta2 = delta - k->last_delta;
 	int64_t delta3 = delta2 - k->last_delta2;

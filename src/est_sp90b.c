@@ -262,7 +262,7 @@ static void sp90b_add(void *state, uint64_t t_ns, struct est_out *out)
 			uint64_t delta = t_ns > s->last_t ? t_ns - s->last_t : 0;
 
 			out->have_symbol = true;
-			out->symbol = (uint8_t)(delta / s->quantum_ns);
+			out->symbol = (uint8_t)est_quanta(delta, s->quantum_ns);
 		}
 		s->have_last = true;
 		s->last_t = t_ns;
