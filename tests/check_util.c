@@ -209,8 +209,10 @@ END_TEST
 
 START_TEST(test_xreallocarray_overflow_aborts)
 {
-	/* nmemb * size overflows size_t: must not wrap to a small allocation. */
-	void *p = xreallocarray(NULL, SIZE_MAX / 2 + 2, 2);
+	/* nmemb * size overflows size_t: must not wrap to a small allocation. (Through a
+	 * volatile, or the compiler, inlining across files, warns of the size it can see.) */
+	volatile size_t nmemb = SIZE_MAX / 2 + 2;
+	void *p = xreallocarray(NULL, nmemb, 2);
 
 	free(p);
 }
