@@ -4,6 +4,7 @@
 #define ENTROPYD_EST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sp80090b_assess.h"
@@ -59,7 +60,9 @@ struct est_report {
 struct est_ops {
 	const char *name;
 	void *(*create)(const struct est_params *p);
-	void (*add)(void *state, uint64_t t_ns, struct est_out *out);
+	/* n events in time order, out[i] for t_ns[i] (every field set): a run at once, so that
+	 * a busy source makes one call, not one an event. */
+	void (*add)(void *state, const uint64_t *t_ns, size_t n, struct est_out *out);
 	void (*destroy)(void *state);
 	void (*report)(void *state, struct est_report *r); /* may be NULL */
 };
@@ -82,19 +85,25 @@ extern const unsigned est_sp90b_lit[EST_LEVELS], est_sp90b_bit[EST_LEVELS];
 
 const struct est_ops *est_find(const char *name);
 void est_init(struct est *e, const struct est_ops *ops, const struct est_params *p);
-/* One event (inline: every event of every source comes through here). */
-static inline void est_add(struct est *e, uint64_t t_ns, struct est_out *out)
+/* A run of events, as est_add() on each in turn (inline: every event of every source comes
+ * through here). */
+static inline void est_add_run(struct est *e, const uint64_t *t_ns, size_t n,
+			       struct est_out *out)
 {
-	out->bits = 0;
-	out->have_symbol = false;
-	out->symbol = 0;
-	e->ops->add(e->state, t_ns, out);
+	e->ops->add(e->state, t_ns, n, out);
 	/* The class cap is the last word, whatever an estimator says; and an estimate too small
 	 * to tell from zero is zero. */
-	if (!(out->bits >= EST_MIN_BITS))
-		out->bits = 0;
-	if (out->bits > e->params.cap_bits)
-		out->bits = e->params.cap_bits;
+	for (size_t i = 0; i < n; i++) {
+		if (!(out[i].bits >= EST_MIN_BITS))
+			out[i].bits = 0;
+		if (out[i].bits > e->params.cap_bits)
+			out[i].bits = e->params.cap_bits;
+	}
+}
+/* One event. */
+static inline void est_add(struct est *e, uint64_t t_ns, struct est_out *out)
+{
+	est_add_run(e, &t_ns, 1, out);
 }
 void est_fini(struct est *e);
 

@@ -13,9 +13,10 @@ static void *kernel_create(const struct est_params *p)
 	return k;
 }
 
-static void kernel_add(void *state, uint64_t t_ns, struct est_out *out)
+static void kernel_add(void *state, const uint64_t *t_ns, size_t n, struct est_out *out)
 {
-	kernel_rule_add(state, t_ns, out);
+	for (size_t i = 0; i < n; i++)
+		kernel_rule_add(state, t_ns[i], &out[i]);
 }
 
 static void kernel_destroy(void *state)

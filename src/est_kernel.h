@@ -38,6 +38,7 @@ static inline void kernel_rule_add(struct kernel_rule *k, uint64_t t_ns, struct 
 	int64_t delta3 = delta2 - k->last_delta2;
 	uint64_t m;
 
+	*out = (struct est_out){0};
 	k->last_time = t;
 	k->last_delta = delta;
 	k->last_delta2 = delta2;

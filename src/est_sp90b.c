@@ -87,7 +87,7 @@ struct sp90b_est {
 	uint64_t estimated_t; /* the event time of the last estimated block's end */
 	uint64_t costly_t, full_t;         /* ... and of the last estimate at each level */
 	uint64_t costly_runs, full_runs;
-	bool have_last, have_estimate;
+	bool have_estimate;
 	bool full_due;     /* the next estimated block runs every estimator */
 	double h;          /* current min-entropy per symbol */
 	const char *min_by;
@@ -244,32 +244,32 @@ static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 	}
 }
 
-static void sp90b_add(void *state, uint64_t t_ns, struct est_out *out)
+static void sp90b_add(void *state, const uint64_t *t_ns, size_t n, struct est_out *out)
 {
 	struct sp90b_est *s = state;
-	double bits = INFINITY;
 
-	if (s->jiffy_ns) {
-		out->have_symbol = true;
-		out->symbol = (uint8_t)(t_ns % s->jiffy_ns / s->quantum_ns);
-	} else {
-		struct est_out k = {0};
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = t_ns[i];
+		double bits = INFINITY;
 
-		kernel_rule_add(&s->kernel, t_ns, &k);
-		bits = k.bits;
-		if (s->have_last) {
-			/* A clock that steps back gives delta 0, not a huge one. */
-			uint64_t delta = t_ns > s->last_t ? t_ns - s->last_t : 0;
-
-			out->have_symbol = true;
-			out->symbol = (uint8_t)est_quanta(delta, s->quantum_ns);
+		if (s->jiffy_ns) {
+			out[i] = (struct est_out){.have_symbol = true};
+			out[i].symbol = (uint8_t)est_quanta(t % s->jiffy_ns, s->quantum_ns);
+		} else {
+			/* The kernel rule's bits; it has a symbol once there is a delta. */
+			kernel_rule_add(&s->kernel, t, &out[i]);
+			bits = out[i].bits;
+			/* Ours is the delta in quanta; a clock that steps back gives 0, not a huge
+			 * one. */
+			if (out[i].have_symbol)
+				out[i].symbol = (uint8_t)est_quanta(t > s->last_t ? t - s->last_t : 0,
+								    s->quantum_ns);
+			s->last_t = t;
 		}
-		s->have_last = true;
-		s->last_t = t_ns;
+		if (out[i].have_symbol)
+			push(s, out[i].symbol, t);
+		out[i].bits = !s->have_estimate ? 0 : bits < s->h ? bits : s->h;
 	}
-	if (out->have_symbol)
-		push(s, out->symbol, t_ns);
-	out->bits = !s->have_estimate ? 0 : bits < s->h ? bits : s->h;
 }
 
 static void sp90b_report(void *state, struct est_report *r)

@@ -103,6 +103,8 @@ static void failed_forget_all(void)
 
 /* How often (in symbols) the health tests' claimed min-entropy follows the estimate. */
 #define HEALTH_CLAIM_EVERY 1024
+/* Events the estimator takes at once (as many as the packet source hands over). */
+#define PIPELINE_RUN 256
 /* The least claim: below it the cutoffs no longer catch anything the estimate does not. */
 #define HEALTH_CLAIM_MIN 0.5
 
@@ -352,23 +354,22 @@ static void hold(struct instance *inst, double credit, bool have_symbol)
 	}
 }
 
-/* One event of a run that pipeline_samples() has mixed into the pool already; fits: its
- * bytes went in whole, so it may earn credit. *now_ns: the coarse clock, read once a run,
- * at its first credit (0 until then). */
-static void sample_one(struct instance *inst, uint64_t t_ns, bool fits, uint64_t *now_ns)
+/* One event of a run that pipeline_samples() has mixed into the pool already, with what the
+ * estimator made of it; fits: its bytes went in whole, so it may earn credit. *now_ns: the
+ * coarse clock, read once a run, at its first credit (0 until then). */
+static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_out *out,
+		       bool fits, uint64_t *now_ns)
 {
-	struct est_out out;
 	double credit;
 
-	est_add(&inst->est, t_ns, &out);
-	if (out.have_symbol) {
-		health_check(inst, out.symbol);
-		record_symbol(inst->rec, out.symbol);
+	if (out->have_symbol) {
+		health_check(inst, out->symbol);
+		record_symbol(inst->rec, out->symbol);
 	}
-	inst->last_estimate = out.bits;
-	inst->c.estimated_bits += out.bits;
+	inst->last_estimate = out->bits;
+	inst->c.estimated_bits += out->bits;
 	/* Data folded into a full pool earns none, and takes nothing from the per-second cap. */
-	credit = fits && health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out.bits)
+	credit = fits && health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out->bits)
 							       : 0;
 	credit *= inst->weight;
 	/* The bucket refills lazily: events without credit need not read the clock, and a
@@ -379,12 +380,14 @@ static void sample_one(struct instance *inst, uint64_t t_ns, bool fits, uint64_t
 		credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
 				       *now_ns);
 	}
-	hold(inst, credit, out.have_symbol);
+	hold(inst, credit, out->have_symbol);
 }
 
 void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 {
 	uint64_t now_ns = 0;
+	struct est_out out[PIPELINE_RUN];
+	size_t used = 0;
 
 	inst->c.events += n;
 	if (inst->rule.mode == MODE_DISABLED) {
@@ -395,16 +398,26 @@ void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 	while (n > 0) {
 		/* As many events as fit whole go in at once (a full pool flushes or folds on
 		 * notification); if none fits, the rest is folded in. The data is mixed in now;
-		 * its credit follows once the health tests vouch for it. */
+		 * its credit follows once the health tests vouch for it. The estimator takes
+		 * the events a run at a time, and a run ends where the health tests next read
+		 * its estimate (health_claim()): each of them sees the estimate as of its own
+		 * event, as if every event came alone. */
 		size_t room = pool_room(P.pool) / sizeof(*t_ns);
+		size_t claim = HEALTH_CLAIM_EVERY - inst->health.count.symbols % HEALTH_CLAIM_EVERY;
 		size_t run = room && room < n ? room : n;
-		bool fits = pool_add_events(P.pool, t_ns, run * sizeof(*t_ns), run);
+		bool fits;
 
+		run = run < PIPELINE_RUN ? run : PIPELINE_RUN;
+		run = run < claim ? run : claim;
+		used = run > used ? run : used;
+		fits = pool_add_events(P.pool, t_ns, run * sizeof(*t_ns), run);
+		est_add_run(&inst->est, t_ns, run, out);
 		for (size_t i = 0; i < run; i++)
-			sample_one(inst, t_ns[i], fits, &now_ns);
+			sample_one(inst, t_ns[i], &out[i], fits, &now_ns);
 		t_ns += run;
 		n -= run;
 	}
+	wipe(out, used * sizeof(out[0])); /* symbols are timing: none is left behind */
 }
 
 void pipeline_sample(struct instance *inst, uint64_t t_ns)

@@ -265,11 +265,11 @@ static void *fake_create(const struct est_params *p)
 	return &token;
 }
 
-static void fake_add(void *state, uint64_t t_ns, struct est_out *out)
+static void fake_add(void *state, const uint64_t *t_ns, size_t n, struct est_out *out)
 {
-	out->bits = fake_bits;
-	out->have_symbol = true;
-	out->symbol = (uint8_t)t_ns;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct est_out){.bits = fake_bits, .have_symbol = true,
+					  .symbol = (uint8_t)t_ns[i]};
 }
 
 static void fake_destroy(void *state)

@@ -605,6 +605,67 @@ START_TEST(test_schedule_follows_interval)
 }
 END_TEST
 
+/* est_add_run() over runs of any length gives every event what est_add() gives it alone:
+ * the same symbol and bits, the same estimates (blocks estimated within a run), at the
+ * default quantum and another, at full resolution and below a jiffy, through a clock that
+ * steps back; and so does the kernel rule. */
+START_TEST(test_runs_as_single_events)
+{
+	enum { N = 14000 };
+	static uint64_t t[N];
+	static struct est_out one[N], runs[N];
+	const struct {
+		const struct est_ops *ops;
+		struct est_params p;
+	} cases[] = {
+		{&est_sp90b_ops, {.quantum_ns = 1000, .cap_bits = 8, .estimate_every_ns = SEC}},
+		{&est_sp90b_ops, {.quantum_ns = 100, .cap_bits = 6, .estimate_every_ns = SEC}},
+		{&est_sp90b_ops,
+		 {.quantum_ns = 1000, .cap_bits = 8, .jiffy_ns = 4 * MS, .estimate_every_ns = SEC}},
+		{&est_kernel_ops, {.quantum_ns = 1000, .cap_bits = 11}},
+	};
+	uint64_t now = 5 * SEC;
+
+	tu_rng_seed(SEED);
+	for (size_t i = 0; i < N; i++) {
+		t[i] = now += 200 * US + tu_rng_next() % (3 * MS);
+		if (i == N / 2)
+			t[i] -= 2 * SEC; /* the clock stepped back */
+	}
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct est a, b;
+
+		est_init(&a, cases[c].ops, &cases[c].p);
+		est_init(&b, cases[c].ops, &cases[c].p);
+		for (size_t i = 0; i < N; i++)
+			est_add(&a, t[i], &one[i]);
+		for (size_t i = 0, run; i < N; i += run) {
+			run = 1 + tu_rng_next() % 300;
+			run = run < N - i ? run : N - i;
+			est_add_run(&b, t + i, run, runs + i);
+		}
+		for (size_t i = 0; i < N; i++)
+			ck_assert_msg(one[i].have_symbol == runs[i].have_symbol &&
+					      one[i].symbol == runs[i].symbol &&
+					      one[i].bits == runs[i].bits,
+				      "case %zu, event %zu: symbol %d/%u bits %g alone, %d/%u bits %g "
+				      "in a run (seed %#llx)", c, i, one[i].have_symbol, one[i].symbol,
+				      one[i].bits, runs[i].have_symbol, runs[i].symbol, runs[i].bits,
+				      (unsigned long long)tu_seed);
+		if (cases[c].ops->report) {
+			struct est_report ra = report(&a), rb = report(&b);
+
+			ck_assert_uint_eq(ra.estimated, rb.estimated);
+			ck_assert_msg(ra.estimated >= 3, "case %zu: %llu blocks estimated", c,
+				      (unsigned long long)ra.estimated);
+			ck_assert(ra.h == rb.h);
+		}
+		est_fini(&a);
+		est_fini(&b);
+	}
+}
+END_TEST
+
 static Suite *est_sp90b_suite(void)
 {
 	Suite *s = suite_create("est_sp90b");
@@ -625,6 +686,7 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_single_value_block_keeps_results);
 	tcase_add_test(tc, test_schedule_busy_and_slow);
 	tcase_add_test(tc, test_schedule_follows_interval);
+	tcase_add_test(tc, test_runs_as_single_events);
 	suite_add_tcase(s, tc);
 	return s;
 }
