@@ -38,7 +38,7 @@ static uint64_t word_of(const uint8_t *p, size_t n)
 /* The key is built in registers and stored as whole words: key_eq() reads it back as
  * words at once, and a word loaded from narrower stores would stall (no store-to-load
  * forwarding). */
-static void set_key(struct flow_key *k, enum flow_family fam, const uint8_t *addr, size_t len)
+static inline void set_key(struct flow_key *k, enum flow_family fam, const uint8_t *addr, size_t len)
 {
 	const uint8_t head[8] = {(uint8_t)fam, (uint8_t)len};
 	uint64_t w0 = word_of(head, sizeof(head)), w1 = word_of(addr, len < 8 ? len : 8);
@@ -52,7 +52,7 @@ static void set_key(struct flow_key *k, enum flow_family fam, const uint8_t *add
 }
 
 /* An IP header at pkt[off..caplen): its source address. false if it is not one. */
-static bool ip_source(const uint8_t *pkt, size_t caplen, size_t off, unsigned version_hint,
+static inline bool ip_source(const uint8_t *pkt, size_t caplen, size_t off, unsigned version_hint,
 		      struct flow_key *k)
 {
 	unsigned version;
