@@ -91,7 +91,7 @@ static void one_round(const struct pcap_pkthdr *h, size_t n, bool capped, double
 		fprintf(stderr, "bench/packet: cannot open a pcap dumper on /dev/null\n");
 		exit(1);
 	}
-	rig_open(&rig);
+	rig_open(&rig, false);
 	capture_attach(&c, "bench0", "veth");
 	capture_begin(&c, DLT_EN10MB, true, capped ? capture_max_eps(rig.cfg) : 100000000);
 	for (size_t i = 0; i < WARM; i++)

@@ -34,7 +34,7 @@ static double full_pipeline(const uint64_t *t, size_t n, size_t run)
 	struct instance *inst;
 	double start, per;
 
-	rig_open(&rig);
+	rig_open(&rig, true);
 	inst = pipeline_attach(CLASS_INPUT, "bench0", "stream", 0);
 	start = rig_cpu_ns();
 	for (size_t i = 0; i < n; i += run) {

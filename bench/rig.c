@@ -17,11 +17,12 @@ double rig_cpu_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-void rig_open(struct rig *r)
+void rig_open(struct rig *r, bool feed_always)
 {
 	r->cfg = config_defaults();
 	r->base = event_base_new();
-	r->cfg->feed.mode = FEED_ALWAYS;
+	if (feed_always)
+		r->cfg->feed.mode = FEED_ALWAYS;
 	r->cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = 1e6;
 	sink_open(&r->sink, SINK_DRY_RUN, r->cfg->feed.device);
 	pool_init(&r->pool, feed_poke, &r->feed);
