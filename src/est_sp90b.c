@@ -253,8 +253,10 @@ static void sp90b_add(void *state, const uint64_t *t_ns, size_t n, struct est_ou
 		double bits = INFINITY;
 
 		if (s->jiffy_ns) {
-			out[i] = (struct est_out){.have_symbol = true};
-			out[i].symbol = (uint8_t)est_quanta(t % s->jiffy_ns, s->quantum_ns);
+			out[i] = (struct est_out){
+				.have_symbol = true,
+				.symbol = (uint8_t)est_quanta(t % s->jiffy_ns, s->quantum_ns),
+			};
 		} else {
 			/* The kernel rule's bits; it has a symbol once there is a delta. */
 			kernel_rule_add(&s->kernel, t, &out[i]);
