@@ -15,7 +15,9 @@
 # estimator's cost is bounded by event time, whatever the rate: for packets a block every
 # minute (sources.network.estimate_interval), the costlier estimators every 12 and 60
 # minutes (src/est_sp90b.c). A run of a few seconds sees none of them, one of 620 s ten
-# cheap ones; bench/pipeline prints what the whole cycle costs a second of events.
+# cheap ones; so the whole cycle's cost a second (bench/pipeline --levels, measured here
+# first) is shared out over each rate's packets a second and added in the last column,
+# ratio+est: what the daemon costs a packet in the long run, beside tcpdump.
 #   bench/pcap.sh [SECONDS-PER-RATE]     (root; needs tcpdump; default 4 s)
 #   RATES="low medium" bench/pcap.sh 620 (only those rows)
 #   ROUNDS=5 bench/pcap.sh               (every rate 5 times, alternating; medians at the end)
@@ -26,6 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$(cd "$here/.." && pwd)}"
 ENTROPYD=${ENTROPYD:-$top_builddir/src/entropyd}
 UDPGEN=${UDPGEN:-$top_builddir/tests/udpgen}
+PIPELINE=${PIPELINE:-$top_builddir/bench/pipeline} # "make bench" builds it
 SNAPLEN=64
 FILTER="udp dst port 9999"
 WARM=6000
@@ -76,6 +79,9 @@ write_conf() { # write_conf MAX_EVENTS_PER_SECOND
 
 cpu_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
 
+# The estimators' whole cycle, in us of CPU a second of events, at the network default.
+est_us=$("$PIPELINE" --levels 2> /dev/null | sed -n 's/.*estimate_interval of 60 s: \([0-9.]*\) us/\1/p')
+
 # run LABEL GAP_US COUNT MAX_EPS: one measurement; prints a table row.
 run() {
 	local label=$1 gap=$2 count=$3 eps=$4 e0 t0 e1 t1 ev tp sent w0
@@ -108,20 +114,24 @@ run() {
 	set -- $ev
 	awk -v label="$label" -v sent="$sent" -v span="$(sed -n 's/.*span_us=//p' "$W/gen")" \
 		-v epk="$((${1:-0} - WARM))" -v esk="${2:-0}" -v ecpu="$((e1 - e0))" \
-		-v tpk="$((${tp:-0} - WARM))" -v tcpu="$((t1 - t0))" -v start="$((e0 - w0))" 'BEGIN {
+		-v tpk="$((${tp:-0} - WARM))" -v tcpu="$((t1 - t0))" -v start="$((e0 - w0))" \
+		-v est="${est_us:-0}" 'BEGIN {
 		rate = span > 0 ? sent / (span / 1e6) : 0
 		en = epk ? ecpu / epk : 0; tn = tpk ? tcpu / tpk : 0
-		printf "%-14s %8.0f %9d %9d %8d %8.2f %6.1f %9.0f %9d %8.2f %9.0f %6.2f %11.1f\n", label,
-			rate, sent, epk, esk, ecpu / 1e6, (span > 0 ? ecpu / 10 / span : 0), en, tpk,
-			tcpu / 1e6, tn, (tn ? en / tn : 0), start / 1e6
+		# The cycle costs the same a second of packet time at any rate (or cap).
+		long = en + (rate > 0 ? est * 1000 / rate : 0)
+		printf "%-14s %8.0f %9d %9d %8d %8.2f %6.1f %9.0f %9d %8.2f %9.0f %6.2f %11.1f %9s\n",
+			label, rate, sent, epk, esk, ecpu / 1e6, (span > 0 ? ecpu / 10 / span : 0), en,
+			tpk, tcpu / 1e6, tn, (tn ? en / tn : 0), start / 1e6,
+			(est > 0 && tn ? sprintf("%.2f", long / tn) : "-")
 	}' | tee -a "$W/rows"
 }
 
 # Rates: the generator's gap sets them; the flood is as fast as one core sends.
 low_n=$((1000 * secs)) med_n=$((20000 * secs)) flood_n=$((150000 * secs))
 echo "entropyd $(basename "$ENTROPYD") vs $(tcpdump --version 2>&1 | head -1); snaplen $SNAPLEN, filter \"$FILTER\", direction in"
-printf "%-14s %8s %9s %9s %8s %8s %6s %9s %9s %8s %9s %6s %11s\n" rate pps sent ed-pkts ed-skip \
-	ed-cpu-ms ed-cpu% ed-ns/pkt td-pkts td-cpu-ms td-ns/pkt ratio ed-start-ms
+printf "%-14s %8s %9s %9s %8s %8s %6s %9s %9s %8s %9s %6s %11s %9s\n" rate pps sent ed-pkts \
+	ed-skip ed-cpu-ms ed-cpu% ed-ns/pkt td-pkts td-cpu-ms td-ns/pkt ratio ed-start-ms ratio+est
 for _ in $(seq "${ROUNDS:-1}"); do
 	for r in ${RATES:-low medium flood medium+cap flood+cap}; do
 		case $r in
@@ -136,14 +146,25 @@ for _ in $(seq "${ROUNDS:-1}"); do
 done
 # Rounds alternate the rates, so that a slow spell of the machine touches several; the
 # median of each rate's ratios is what to quote.
-if [ "${ROUNDS:-1}" -gt 1 ]; then
-	sort -k1,1 -k12,12n "$W/rows" | awk '
-		{ r[$1] = r[$1] " " $12; n[$1]++ }
+medians() { # medians COLUMN NAME
+	sort -k1,1 -k"$1,$1n" "$W/rows" | awk -v c="$1" -v name="$2" '
+		$c != "-" { r[$1] = r[$1] " " $c; n[$1]++ }
 		END { for (k in r) { split(substr(r[k], 2), v, " "); m = n[k]
 			med = m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
-			printf "median ratio %-14s %5.2f of %d rounds (%s)\n", k, med, m, substr(r[k], 2) } }'
+			printf "median %-9s %-14s %5.2f of %d rounds (%s)\n", name, k, med, m,
+				substr(r[k], 2) } }'
+}
+if [ "${ROUNDS:-1}" -gt 1 ]; then
+	medians 12 ratio
+	medians 14 ratio+est
 fi
 echo "ratio = entropyd ns/packet / tcpdump ns/packet (target: <= 1); ed-skip: over the event cap;"
 echo "ed-cpu% = entropyd's CPU over the traffic's span, in % of one core; the first three rows"
 echo "time every packet (no cap); +cap rows run the default configuration (10000 events/s);"
 echo "ed-start-ms: entropyd's CPU for the $WARM packets sent first (its first estimates), not counted"
+if [ -n "$est_us" ]; then
+	echo "ratio+est: with the estimators' whole cycle, $est_us us a second of packets (bench/pipeline"
+	echo "--levels), shared out over the packets of that second: the long-run ratio"
+else
+	echo "ratio+est: not known (build bench/pipeline: make bench)"
+fi
