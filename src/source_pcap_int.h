@@ -78,6 +78,7 @@ struct link_info {
 	int master; /* the bridge, bond, team or VRF it is a port of; 0: none */
 	int lower;  /* the device it is stacked on (VLAN, macvlan, ...); 0: none */
 	bool loopback;
+	bool tunnel; /* a tunnel not bound to a device: its packets came in on another one */
 	char name[IFNAMSIZ];
 	char kind[24];
 };

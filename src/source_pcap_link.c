@@ -21,6 +21,9 @@
 #include "util.h"
 
 #define NL_BUF 32768
+#ifndef ARPHRD_IP6GRE /* <linux/if_arp.h> has it, glibc's <net/if_arp.h> not */
+#define ARPHRD_IP6GRE 823
+#endif
 
 /* Kinds whose IFLA_LINK is a peer, not a device below them. */
 static bool link_is_peer(const char *kind)
@@ -31,6 +34,24 @@ static bool link_is_peer(const char *kind)
 		if (strcmp(kind, peers[i]) == 0)
 			return true;
 	return false;
+}
+
+/* A tunnel's packets arrived first, encapsulated, on another interface, which the kernel
+ * does not name as its lower device unless the tunnel is bound to one: by its kind, or by
+ * its link type (IP-in-IP, SIT, GRE; none at all for WireGuard and tun). */
+static bool is_tunnel(const char *kind, unsigned arphrd)
+{
+	static const char *const tunnels[] = {
+		"gre",  "gretap", "erspan", "ip6gre", "ip6gretap", "ip6erspan", "ipip",
+		"sit",  "ip6tnl", "vti",    "vti6",   "xfrm",      "vxlan",     "geneve",
+		"bareudp", "gtp", "pfcp",   "amt",    "wireguard", "tun",       "l2tp",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(tunnels); i++)
+		if (strcmp(kind, tunnels[i]) == 0)
+			return true;
+	return arphrd == ARPHRD_TUNNEL || arphrd == ARPHRD_TUNNEL6 || arphrd == ARPHRD_SIT ||
+	       arphrd == ARPHRD_IPGRE || arphrd == ARPHRD_IP6GRE || arphrd == ARPHRD_NONE;
 }
 
 static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
@@ -83,6 +104,7 @@ static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 	 * device; of a veth, the peer; in another namespace, nothing here. */
 	if (link > 0 && link != li->ifindex && !other_netns && !link_is_peer(li->kind))
 		li->lower = link;
+	li->tunnel = !li->lower && is_tunnel(li->kind, ifi->ifi_type);
 	return li->ifindex > 0 && li->name[0];
 }
 
@@ -166,8 +188,37 @@ static int sys_ifindex(const char *name, const char *rel)
 	return ix > 0 ? ix : 0;
 }
 
+/* Without rtnetlink, from sysfs: the kind (the device type a driver gives, or "tun" for a
+ * tun/tap device), and whether the link type is a tunnel's. */
+static void sys_kind(struct link_info *li)
+{
+	char path[PATH_MAX], line[64];
+	unsigned arphrd = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/uevent", li->name);
+	if ((f = fopen(path, "re"))) {
+		while (fgets(line, sizeof(line), f))
+			if (strncmp(line, "DEVTYPE=", 8) == 0)
+				snprintf(li->kind, sizeof(li->kind), "%.*s",
+					 (int)strcspn(line + 8, "\n"), line + 8);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/sys/class/net/%s/tun_flags", li->name);
+	if (access(path, F_OK) == 0)
+		snprintf(li->kind, sizeof(li->kind), "tun");
+	snprintf(path, sizeof(path), "/sys/class/net/%s/type", li->name);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(line, sizeof(line), f))
+			arphrd = (unsigned)strtoul(line, NULL, 10);
+		fclose(f);
+	}
+	li->tunnel = !li->lower && is_tunnel(li->kind, arphrd);
+}
+
 /* Without rtnetlink, from sysfs: the master, and the device below (a lower_* link to a
- * device that is not a port of this one: a bridge's lower devices are its ports). */
+ * device that is not a port of this one: a bridge's lower devices are its ports); then
+ * the kind. */
 static void sys_stacking(struct link_info *li)
 {
 	char path[64];
@@ -191,6 +242,7 @@ static void sys_stacking(struct link_info *li)
 			li->lower = ix;
 	}
 	closedir(d);
+	sys_kind(li);
 }
 
 /* Without rtnetlink: the names in /proc/net/dev, flags and index by ioctl. */

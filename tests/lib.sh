@@ -132,6 +132,25 @@ make_macvlan() {
 	ip -n "$NA" neigh replace 10.79.0.2 lladdr "$(mac "$NB" "$1")" dev "$VA" nud permanent
 }
 
+# make_vxlan NAME: a VXLAN tunnel over the veth, 10.76.0.1 in $NA to 10.76.0.2 in $NB; what
+# it carries arrives, encapsulated, on $VB first. unmake_vxlan NAME removes both ends.
+make_vxlan() {
+	local ns
+	ip -n "$NA" link add "$1" type vxlan id 42 dstport 4789 local 10.77.0.1 remote 10.77.0.2 ||
+		fail "vxlan"
+	ip -n "$NB" link add "$1" type vxlan id 42 dstport 4789 local 10.77.0.2 remote 10.77.0.1 ||
+		fail "vxlan"
+	for ns in "$NA" "$NB"; do
+		ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$1.disable_ipv6=1"
+		ip -n "$ns" link set "$1" up
+	done
+	ip -n "$NA" addr add 10.76.0.1/24 dev "$1"
+	ip -n "$NB" addr add 10.76.0.2/24 dev "$1"
+	ip -n "$NA" neigh replace 10.76.0.2 lladdr "$(mac "$NB" "$1")" dev "$1" nud permanent
+	ip -n "$NB" neigh replace 10.76.0.1 lladdr "$(mac "$NA" "$1")" dev "$1" nud permanent
+}
+unmake_vxlan() { ip -n "$NA" link del "$1"; ip -n "$NB" link del "$1"; }
+
 # make_bridge NAME: a bridge over $VB, with $VB's address; unmake_bridge NAME undoes it.
 make_bridge() {
 	ip -n "$NB" link add "$1" type bridge forward_delay 0 || fail "bridge"

@@ -199,6 +199,29 @@ done
 ip -n "$NB" link del "$MV"
 pass "a macvlan on the veth: 500 arrivals counted once, on $VB (\"*\" and auto); state \"stacked on $VB\""
 
+# A tunnel: what it carries came in on the veth first, and the kernel names no lower device
+# for it. Captured on both (the filter "udp" takes the outer and the inner packet), each
+# arrival would count twice; auto leaves the tunnel out. A tunnel named in the list is
+# captured.
+VX=edpx$$
+make_vxlan "$VX"
+conf "interfaces = [ \"auto\" ]; filter = \"udp\";"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$VB"
+send 400 50-500 10.76.0.1 9999 10.76.0.2
+events "$VB" 400
+[ "$(total)" -eq 400 ] || fail "auto with a VXLAN: $(total) events in all for 400 arrivals"
+grep -qE "network/$VX: (attached|capturing)" "$T/log" && fail "auto captured the VXLAN"
+stop_daemon
+conf "interfaces = [ \"$VX\" ];"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$VX"
+send 300 50-500 10.76.0.1 9999 10.76.0.2
+events "$VX" 300
+stop_daemon
+unmake_vxlan "$VX"
+pass "a VXLAN over the veth: auto leaves it out (400 arrivals counted once, on $VB); named, it is captured (300 of 300)"
+
 # The veth as a bridge port: the bridge is captured, the port is not; the bridge down, the port.
 make_bridge "$BR"
 conf "interfaces = [ \"edp*\" ]; filter = \"udp dst port 9999\";"

@@ -108,3 +108,29 @@ stop_daemon
 pass "by glob: the macvlan \"stacked on $VB\" (500 counted once), then gone; a bridge over" \
 	"$VB captured ${took} s after both changes, $VB \"port of $BR\" (300 counted once);" \
 	"the bridge down: shown down, $VB captured again (100 more)"
+
+# ---- tunnels, told from sysfs: a VXLAN (its device type) and a tun device (tun_flags) ----
+unmake_bridge "$BR"
+VX=edpx$$ TN=edpt$$
+make_vxlan "$VX"
+ip netns exec "$NB" ip tuntap add "$TN" mode tun || fail "tun"
+ip -n "$NB" link set "$TN" up
+conf "interfaces = [ \"auto\" ]; filter = \"udp\";"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$VB"
+send 400 50-500 10.76.0.1 9999 10.76.0.2
+events "$VB" 400
+[ "$(total)" -eq 400 ] || fail "auto with a VXLAN: $(total) events in all for 400 arrivals"
+grep -qE "network/($VX|$TN): (attached|capturing)" "$T/log" && fail "auto captured a tunnel"
+stop_daemon
+conf "interfaces = [ \"$VX\", \"$TN\" ];"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$VX"
+started_capturing "$TN"
+wait_summary "network/$VX: kind vxlan," || fail "the VXLAN's kind from sysfs: $(line "$VX")"
+wait_summary "network/$TN: kind tun," || fail "the tun device's kind from sysfs: $(line "$TN")"
+stop_daemon
+unmake_vxlan "$VX"
+ip -n "$NB" link del "$TN"
+pass "tunnels from sysfs: auto leaves a VXLAN and a tun device out (400 arrivals counted once," \
+	"on $VB); named, both are captured, shown as kind vxlan and tun"
