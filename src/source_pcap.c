@@ -158,7 +158,7 @@ struct iface {
 	unsigned flags;
 	int master, lower; /* struct link_info's */
 	bool loopback, seen;
-	bool tunnel; /* struct link_info's: auto leaves it out */
+	bool secondhand; /* struct link_info's: auto leaves it out */
 	bool ever_present;
 	bool disabled;          /* by policy: never opened, said once */
 	bool no_hw;             /* the card's timestamps failed or are another's: the kernel's */
@@ -217,10 +217,11 @@ static enum match config_match(const struct config *cfg, const struct iface *f)
 	const struct strlist *l = &cfg->network.interfaces;
 	enum match m = M_NONE;
 
-	/* auto: every interface but loopback and unbound tunnels, whose packets arrived on
-	 * another interface first (absent: only ever for a moment). */
+	/* auto: every interface but loopback and those whose packets are secondhand, such as
+	 * a tunnel's, which arrived on another interface first (absent: only ever for a
+	 * moment). */
 	if (is_auto(l) || l->n == 0)
-		return !f->loopback && !f->tunnel ? M_AUTO : M_NONE;
+		return !f->loopback && !f->secondhand ? M_AUTO : M_NONE;
 	for (size_t i = 0; i < l->n; i++) {
 		if (strcmp(l->v[i], f->name) == 0)
 			return M_EXACT;
@@ -673,7 +674,7 @@ void net_link_update(struct pcap_state *st, const struct link_info *li)
 	f->master = li->master;
 	f->lower = li->lower;
 	f->loopback = li->loopback;
-	f->tunnel = li->tunnel;
+	f->secondhand = li->secondhand;
 	f->ever_present = true;
 	f->seen = true;
 	snprintf(f->kind, sizeof(f->kind), "%s",

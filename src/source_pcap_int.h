@@ -78,7 +78,9 @@ struct link_info {
 	int master; /* the bridge, bond, team or VRF it is a port of; 0: none */
 	int lower;  /* the device it is stacked on (VLAN, macvlan, ...); 0: none */
 	bool loopback;
-	bool tunnel; /* a tunnel not bound to a device: its packets came in on another one */
+	/* Its packets are not arrivals of its own (a tunnel not bound to a device, an ifb, an
+	 * nlmon: see source_pcap_link.c), so auto leaves it out. */
+	bool secondhand;
 	char name[IFNAMSIZ];
 	char kind[24];
 };

@@ -222,6 +222,27 @@ stop_daemon
 unmake_vxlan "$VX"
 pass "a VXLAN over the veth: auto leaves it out (400 arrivals counted once, on $VB); named, it is captured (300 of 300)"
 
+# An ifb: every packet that arrives on the veth is redirected to it (tc mirred), and seen
+# there again, leaving (so with direction "both" it would count twice). auto leaves it out.
+IFB=edpi$$
+ip -n "$NB" link add "$IFB" type ifb || fail "ifb"
+ip -n "$NB" link set "$IFB" up
+tc -n "$NB" qdisc add dev "$VB" ingress || fail "ingress qdisc"
+tc -n "$NB" filter add dev "$VB" parent ffff: protocol all u32 match u32 0 0 \
+	action mirred egress redirect dev "$IFB" || fail "tc mirred"
+conf "interfaces = [ \"auto\" ]; filter = \"udp dst port 9999\"; direction = \"both\";"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$VB"
+send 300 50-500
+events "$VB" 300
+[ "$(total)" -eq 300 ] || fail "auto with an ifb: $(total) events in all for 300 arrivals"
+grep -qE "network/$IFB: (attached|capturing)" "$T/log" && fail "auto captured the ifb"
+stop_daemon
+tc -n "$NB" qdisc del dev "$VB" ingress
+ip -n "$NB" link del "$IFB"
+pass "an ifb that the veth's arrivals are redirected to: auto leaves it out (300 counted once," \
+	"direction both)"
+
 # The veth as a bridge port: the bridge is captured, the port is not; the bridge down, the port.
 make_bridge "$BR"
 conf "interfaces = [ \"edp*\" ]; filter = \"udp dst port 9999\";"
