@@ -112,6 +112,12 @@ void stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v
 /* "port of", "stacked on", "counted on"; "" for the others. */
 const char *stack_why_text(enum stack_why why);
 
+/* Are the packets seen on a device of this kind (rtnetlink's IFLA_INFO_KIND, or sysfs's
+ * device type; "" if none) and link type (ARPHRD_*) secondhand, arrivals that another
+ * interface saw first, or no arrivals at all? For a device the kernel names no lower
+ * device of: such a device is left out by auto (source_pcap_stack.c). */
+bool link_secondhand(const char *kind, unsigned arphrd);
+
 /* Of the timestamp types a card offers (pcap_list_tstamp_types), the one asked for: the
  * card's own clock, unsynced before synced; -1: none of them, the host's stamps. */
 int tstamp_pick(const int *types, int n);

@@ -21,12 +21,6 @@
 #include "util.h"
 
 #define NL_BUF 32768
-#ifndef ARPHRD_IP6GRE /* <linux/if_arp.h> has these, glibc's <net/if_arp.h> not */
-#define ARPHRD_IP6GRE 823
-#endif
-#ifndef ARPHRD_NETLINK
-#define ARPHRD_NETLINK 824
-#endif
 
 /* Kinds whose IFLA_LINK is a peer, not a device below them. */
 static bool link_is_peer(const char *kind)
@@ -37,28 +31,6 @@ static bool link_is_peer(const char *kind)
 		if (strcmp(kind, peers[i]) == 0)
 			return true;
 	return false;
-}
-
-/* Packets seen on such a device are secondhand: a tunnel's arrived first, encapsulated, on
- * another interface, which the kernel does not name as its lower device unless the tunnel
- * is bound to one; an ifb's were redirected to it from another interface (tc mirred); an
- * nlmon's are the host's own netlink messages. By kind, or by link type (IP-in-IP, SIT,
- * GRE, netlink; none at all for WireGuard and tun). */
-static bool is_secondhand(const char *kind, unsigned arphrd)
-{
-	static const char *const kinds[] = {
-		"gre",     "gretap", "erspan", "ip6gre", "ip6gretap", "ip6erspan", "ipip",
-		"sit",     "ip6tnl", "vti",    "vti6",   "xfrm",      "vxlan",     "geneve",
-		"bareudp", "gtp",    "pfcp",   "amt",    "wireguard", "tun",       "l2tp",
-		"ifb",     "nlmon",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
-		if (strcmp(kind, kinds[i]) == 0)
-			return true;
-	return arphrd == ARPHRD_TUNNEL || arphrd == ARPHRD_TUNNEL6 || arphrd == ARPHRD_SIT ||
-	       arphrd == ARPHRD_IPGRE || arphrd == ARPHRD_IP6GRE || arphrd == ARPHRD_NETLINK ||
-	       arphrd == ARPHRD_NONE;
 }
 
 static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
@@ -111,7 +83,7 @@ static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 	 * device; of a veth, the peer; in another namespace, nothing here. */
 	if (link > 0 && link != li->ifindex && !other_netns && !link_is_peer(li->kind))
 		li->lower = link;
-	li->secondhand = !li->lower && is_secondhand(li->kind, ifi->ifi_type);
+	li->secondhand = !li->lower && link_secondhand(li->kind, ifi->ifi_type);
 	return li->ifindex > 0 && li->name[0];
 }
 
@@ -220,7 +192,7 @@ static void sys_kind(struct link_info *li)
 			arphrd = (unsigned)strtoul(line, NULL, 10);
 		fclose(f);
 	}
-	li->secondhand = !li->lower && is_secondhand(li->kind, arphrd);
+	li->secondhand = !li->lower && link_secondhand(li->kind, arphrd);
 }
 
 /* Without rtnetlink, from sysfs: the master, and the device below (a lower_* link to a

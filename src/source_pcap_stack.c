@@ -1,6 +1,7 @@
 /* source_pcap_stack: which of the wanted interfaces are captured, so that one packet arrival
  * is counted once — a pure rule over the links' master and lower devices (rtnetlink's
- * IFLA_MASTER and IFLA_LINK), and the choice of a timestamp type. No libpcap calls here.
+ * IFLA_MASTER and IFLA_LINK), and which devices see only secondhand packets (auto leaves
+ * them out); and the choice of a timestamp type. No libpcap calls here.
  *
  * An arrival is seen again on every device above the one it came in on: on the bridge, bond,
  * team or VRF the port belongs to (its master), and on the VLAN, macvlan or ipvlan stacked on
@@ -19,11 +20,19 @@
 
 #include "source_pcap.h"
 
+#include <net/if_arp.h>
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
+
+#ifndef ARPHRD_IP6GRE /* <linux/if_arp.h> has these, glibc's <net/if_arp.h> not */
+#define ARPHRD_IP6GRE 823
+#endif
+#ifndef ARPHRD_NETLINK
+#define ARPHRD_NETLINK 824
+#endif
 
 static size_t find(const struct stack_link *l, size_t n, int ifindex)
 {
@@ -166,3 +175,27 @@ int tstamp_pick(const int *types, int n)
 				return prefer[i];
 	return -1;
 }
+
+/* Packets seen on such a device are secondhand: a tunnel's arrived first, encapsulated, on
+ * another interface, which the kernel does not name as its lower device unless the tunnel
+ * is bound to one; so did a PPP device's (over Ethernet; over a serial line it has none
+ * other, and must be named); an ifb's were redirected to it from another interface (tc
+ * mirred); an nlmon's are the host's own netlink messages. By kind, or by link type
+ * (IP-in-IP, SIT, GRE, PPP, netlink; none at all for WireGuard and tun). */
+bool link_secondhand(const char *kind, unsigned arphrd)
+{
+	static const char *const kinds[] = {
+		"gre",     "gretap", "erspan", "ip6gre", "ip6gretap", "ip6erspan", "ipip",
+		"sit",     "ip6tnl", "vti",    "vti6",   "xfrm",      "vxlan",     "geneve",
+		"bareudp", "gtp",    "pfcp",   "amt",    "wireguard", "tun",       "l2tp",
+		"ppp",     "ifb",    "nlmon",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (strcmp(kind, kinds[i]) == 0)
+			return true;
+	return arphrd == ARPHRD_TUNNEL || arphrd == ARPHRD_TUNNEL6 || arphrd == ARPHRD_SIT ||
+	       arphrd == ARPHRD_IPGRE || arphrd == ARPHRD_IP6GRE || arphrd == ARPHRD_PPP ||
+	       arphrd == ARPHRD_NETLINK || arphrd == ARPHRD_NONE;
+}
+

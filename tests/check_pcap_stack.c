@@ -4,12 +4,14 @@
 #include "autoconf.h"
 
 #include <check.h>
+#include <net/if_arp.h>
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "source_pcap.h"
 #include "testutil.h"
+#include "util.h"
 
 #define SEED 0x57ac4edu
 
@@ -207,6 +209,32 @@ START_TEST(test_random_graphs_count_once)
 }
 END_TEST
 
+/* Secondhand by kind, whatever the link type; by link type, whatever the kind; a device of
+ * its own (Ethernet, a bridge, a veth, a VLAN) is not. */
+START_TEST(test_secondhand)
+{
+	static const char *const tunnels[] = {"vxlan", "wireguard", "tun", "gre", "ipip",
+					      "geneve", "ppp", "ifb", "nlmon", "xfrm"};
+	static const char *const own[] = {"", "veth", "bridge", "bond", "vlan", "macvlan",
+					  "ipvlan", "device"};
+	static const unsigned secondhand_types[] = {ARPHRD_TUNNEL, ARPHRD_TUNNEL6, ARPHRD_SIT,
+						    ARPHRD_IPGRE, 823 /* IP6GRE */, ARPHRD_PPP,
+						    824 /* NETLINK */, ARPHRD_NONE};
+
+	for (size_t i = 0; i < ARRAY_SIZE(tunnels); i++)
+		ck_assert_msg(link_secondhand(tunnels[i], ARPHRD_ETHER), "%s", tunnels[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
+		ck_assert_msg(!link_secondhand(own[i], ARPHRD_ETHER), "\"%s\"", own[i]);
+		ck_assert_msg(!link_secondhand(own[i], ARPHRD_IEEE80211), "\"%s\" on wifi", own[i]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(secondhand_types); i++)
+		ck_assert_msg(link_secondhand("", secondhand_types[i]), "type %u",
+			      secondhand_types[i]);
+	ck_assert(!link_secondhand("", ARPHRD_LOOPBACK)); /* loopback: left out on its own */
+	ck_assert(!link_secondhand("vxlanx", ARPHRD_ETHER)); /* whole kinds only */
+}
+END_TEST
+
 START_TEST(test_stack_text)
 {
 	ck_assert_str_eq(stack_why_text(STACK_PORT), "port of");
@@ -246,6 +274,7 @@ static Suite *pcap_stack_suite(void)
 	tcase_add_test(tc, test_vlan_enslaved_to_a_bridge);
 	tcase_add_test(tc, test_loops_and_strangers);
 	tcase_add_test(tc, test_random_graphs_count_once);
+	tcase_add_test(tc, test_secondhand);
 	tcase_add_test(tc, test_stack_text);
 	tcase_add_test(tc, test_tstamp_pick);
 	suite_add_tcase(s, tc);
