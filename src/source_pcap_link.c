@@ -42,6 +42,11 @@ static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 
 	if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
 		return false;
+	/* The bridge's own notices about its ports (AF_BRIDGE) carry neither the kind nor the
+	 * lower device, and its RTM_DELLINK means "no longer a port", not "gone": the link's
+	 * own messages (AF_UNSPEC) say all of it. */
+	if (ifi->ifi_family == AF_BRIDGE)
+		return false;
 	memset(li, 0, sizeof(*li));
 	li->ifindex = ifi->ifi_index;
 	li->flags = ifi->ifi_flags;

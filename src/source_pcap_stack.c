@@ -181,14 +181,16 @@ int tstamp_pick(const int *types, int n)
  * is bound to one; so did a PPP device's (over Ethernet; over a serial line it has none
  * other, and must be named); an ifb's were redirected to it from another interface (tc
  * mirred); an nlmon's are the host's own netlink messages. By kind, or by link type
- * (IP-in-IP, SIT, GRE, PPP, netlink; none at all for WireGuard and tun). */
+ * (IP-in-IP, SIT, GRE, PPP, netlink). Not by the link type "none": WireGuard, tun and
+ * OpenVPN's ovpn have it, and are known by their kinds, but so do cellular modems in raw-IP
+ * mode (qmi_wwan, hso), whose packets are their own. */
 bool link_secondhand(const char *kind, unsigned arphrd)
 {
 	static const char *const kinds[] = {
 		"gre",     "gretap", "erspan", "ip6gre", "ip6gretap", "ip6erspan", "ipip",
 		"sit",     "ip6tnl", "vti",    "vti6",   "xfrm",      "vxlan",     "geneve",
 		"bareudp", "gtp",    "pfcp",   "amt",    "wireguard", "tun",       "l2tp",
-		"ppp",     "ifb",    "nlmon",
+		"ovpn",    "ppp",    "ifb",    "nlmon",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
@@ -196,6 +198,6 @@ bool link_secondhand(const char *kind, unsigned arphrd)
 			return true;
 	return arphrd == ARPHRD_TUNNEL || arphrd == ARPHRD_TUNNEL6 || arphrd == ARPHRD_SIT ||
 	       arphrd == ARPHRD_IPGRE || arphrd == ARPHRD_IP6GRE || arphrd == ARPHRD_PPP ||
-	       arphrd == ARPHRD_NETLINK || arphrd == ARPHRD_NONE;
+	       arphrd == ARPHRD_NETLINK;
 }
 

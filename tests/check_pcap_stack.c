@@ -210,16 +210,16 @@ START_TEST(test_random_graphs_count_once)
 END_TEST
 
 /* Secondhand by kind, whatever the link type; by link type, whatever the kind; a device of
- * its own (Ethernet, a bridge, a veth, a VLAN) is not. */
+ * its own (Ethernet, Wi-Fi, a bridge, a veth, a VLAN, a modem) is not. */
 START_TEST(test_secondhand)
 {
 	static const char *const tunnels[] = {"vxlan", "wireguard", "tun", "gre", "ipip",
-					      "geneve", "ppp", "ifb", "nlmon", "xfrm"};
+					      "geneve", "ppp", "ifb", "nlmon", "xfrm", "ovpn"};
 	static const char *const own[] = {"", "veth", "bridge", "bond", "vlan", "macvlan",
 					  "ipvlan", "device"};
 	static const unsigned secondhand_types[] = {ARPHRD_TUNNEL, ARPHRD_TUNNEL6, ARPHRD_SIT,
 						    ARPHRD_IPGRE, 823 /* IP6GRE */, ARPHRD_PPP,
-						    824 /* NETLINK */, ARPHRD_NONE};
+						    824 /* NETLINK */};
 
 	for (size_t i = 0; i < ARRAY_SIZE(tunnels); i++)
 		ck_assert_msg(link_secondhand(tunnels[i], ARPHRD_ETHER), "%s", tunnels[i]);
@@ -231,6 +231,9 @@ START_TEST(test_secondhand)
 		ck_assert_msg(link_secondhand("", secondhand_types[i]), "type %u",
 			      secondhand_types[i]);
 	ck_assert(!link_secondhand("", ARPHRD_LOOPBACK)); /* loopback: left out on its own */
+	/* A cellular modem in raw-IP mode has no link type and no kind: its packets are its
+	 * own (WireGuard and tun, with the same link type, are known by their kinds). */
+	ck_assert(!link_secondhand("", ARPHRD_NONE));
 	ck_assert(!link_secondhand("vxlanx", ARPHRD_ETHER)); /* whole kinds only */
 }
 END_TEST

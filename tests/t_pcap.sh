@@ -212,6 +212,17 @@ send 400 50-500 10.76.0.1 9999 10.76.0.2
 events "$VB" 400
 [ "$(total)" -eq 400 ] || fail "auto with a VXLAN: $(total) events in all for 400 arrivals"
 grep -qE "network/$VX: (attached|capturing)" "$T/log" && fail "auto captured the VXLAN"
+# Made a port of a bridge (down), the VXLAN is still secondhand: the bridge's own notice
+# about its port (AF_BRIDGE, without the kind) does not make it a device of its own.
+BX=edpy$$
+ip -n "$NB" link add "$BX" type bridge forward_delay 0 || fail "bridge"
+ip -n "$NB" link set "$VX" master "$BX"
+sleep 1
+send 200 50-500 10.76.0.1 9999 10.76.0.2
+events "$VB" 600
+[ "$(total)" -eq 600 ] || fail "a VXLAN in a bridge: $(total) events in all for 600 arrivals"
+grep -qE "network/$VX: (attached|capturing)" "$T/log" && fail "auto captured the VXLAN in a bridge"
+ip -n "$NB" link del "$BX"
 stop_daemon
 conf "interfaces = [ \"$VX\" ];"
 start_daemon -v --dry-run -f "$T/e.conf"
@@ -220,7 +231,8 @@ send 300 50-500 10.76.0.1 9999 10.76.0.2
 events "$VX" 300
 stop_daemon
 unmake_vxlan "$VX"
-pass "a VXLAN over the veth: auto leaves it out (400 arrivals counted once, on $VB); named, it is captured (300 of 300)"
+pass "a VXLAN over the veth: auto leaves it out (400 arrivals counted once, on $VB), also as" \
+	"a port of a bridge (200 more, once); named, it is captured (300 of 300)"
 
 # An ifb: every packet that arrives on the veth is redirected to it (tc mirred), and seen
 # there again, leaving (so with direction "both" it would count twice). auto leaves it out.
