@@ -158,7 +158,7 @@ struct iface {
 	unsigned flags;
 	int master, lower; /* struct link_info's */
 	bool loopback, seen;
-	bool secondhand; /* struct link_info's: auto leaves it out */
+	bool secondhand; /* its packets are not arrivals of its own: auto leaves it out */
 	bool ever_present;
 	bool disabled;          /* by policy: never opened, said once */
 	bool no_hw;             /* the card's timestamps failed or are another's: the kernel's */
@@ -674,7 +674,9 @@ void net_link_update(struct pcap_state *st, const struct link_info *li)
 	f->master = li->master;
 	f->lower = li->lower;
 	f->loopback = li->loopback;
-	f->secondhand = li->secondhand;
+	/* A tunnel bound to a device is stacked on it; one that is not, and the like, carry
+	 * secondhand packets (link_secondhand()). */
+	f->secondhand = !li->lower && link_secondhand(li->kind, li->arphrd);
 	f->ever_present = true;
 	f->seen = true;
 	snprintf(f->kind, sizeof(f->kind), "%s",

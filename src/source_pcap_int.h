@@ -78,11 +78,9 @@ struct link_info {
 	int master; /* the bridge, bond, team or VRF it is a port of; 0: none */
 	int lower;  /* the device it is stacked on (VLAN, macvlan, ...); 0: none */
 	bool loopback;
-	/* Its packets are not arrivals of its own (a tunnel not bound to a device, an ifb, an
-	 * nlmon: see source_pcap_link.c), so auto leaves it out. */
-	bool secondhand;
+	unsigned arphrd; /* its link type (ARPHRD_*); 0 if not known */
 	char name[IFNAMSIZ];
-	char kind[24];
+	char kind[24]; /* rtnetlink's, or sysfs's device type; "" if none */
 };
 
 /* source_pcap.c: a link is there (again) or changed; a link is gone; rescan soon. The

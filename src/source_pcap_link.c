@@ -50,6 +50,7 @@ static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 	memset(li, 0, sizeof(*li));
 	li->ifindex = ifi->ifi_index;
 	li->flags = ifi->ifi_flags;
+	li->arphrd = ifi->ifi_type;
 	li->loopback = ifi->ifi_type == ARPHRD_LOOPBACK || (ifi->ifi_flags & IFF_LOOPBACK);
 	len = (int)(nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
 	for (rta = IFLA_RTA(ifi); RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
@@ -88,7 +89,6 @@ static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 	 * device; of a veth, the peer; in another namespace, nothing here. */
 	if (link > 0 && link != li->ifindex && !other_netns && !link_is_peer(li->kind))
 		li->lower = link;
-	li->secondhand = !li->lower && link_secondhand(li->kind, ifi->ifi_type);
 	return li->ifindex > 0 && li->name[0];
 }
 
@@ -155,29 +155,40 @@ static int nl_dump(struct pcap_state *st)
 	return r < 0 ? -1 : 0;
 }
 
-/* The ifindex of /sys/class/net/<name>/<rel> (a link to a device), 0 if there is none. */
-static int sys_ifindex(const char *name, const char *rel)
+/* The number in /sys/class/net/<name>/<file>, or -1 if it cannot be read. */
+static long sys_number(const char *name, const char *file)
 {
 	char path[PATH_MAX], line[32];
 	FILE *f;
-	int ix = 0;
+	long v = -1;
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/%s/ifindex", name, rel);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", name, file);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return -1;
 	if (fgets(line, sizeof(line), f))
-		ix = atoi(line);
+		v = strtol(line, NULL, 10);
 	fclose(f);
-	return ix > 0 ? ix : 0;
+	return v;
+}
+
+/* The ifindex of /sys/class/net/<name>/<rel> (a link to a device), 0 if there is none. */
+static int sys_ifindex(const char *name, const char *rel)
+{
+	char file[PATH_MAX];
+	long ix;
+
+	snprintf(file, sizeof(file), "%s/ifindex", rel);
+	ix = sys_number(name, file);
+	return ix > 0 && ix <= INT_MAX ? (int)ix : 0;
 }
 
 /* Without rtnetlink, from sysfs: the kind (the device type a driver gives, or "tun" for a
- * tun/tap device; an ifb has none), and whether the device's packets are secondhand. */
+ * tun/tap device; an ifb has none), and the link type. */
 static void sys_kind(struct link_info *li)
 {
 	char path[PATH_MAX], line[64];
-	unsigned arphrd = 0;
+	long type = sys_number(li->name, "type");
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/class/net/%s/uevent", li->name);
@@ -191,13 +202,7 @@ static void sys_kind(struct link_info *li)
 	snprintf(path, sizeof(path), "/sys/class/net/%s/tun_flags", li->name);
 	if (access(path, F_OK) == 0)
 		snprintf(li->kind, sizeof(li->kind), "tun");
-	snprintf(path, sizeof(path), "/sys/class/net/%s/type", li->name);
-	if ((f = fopen(path, "re"))) {
-		if (fgets(line, sizeof(line), f))
-			arphrd = (unsigned)strtoul(line, NULL, 10);
-		fclose(f);
-	}
-	li->secondhand = !li->lower && link_secondhand(li->kind, arphrd);
+	li->arphrd = type > 0 && type <= UINT16_MAX ? (unsigned)type : 0;
 }
 
 /* Without rtnetlink, from sysfs: the master, and the device below (a lower_* link to a
