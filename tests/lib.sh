@@ -150,6 +150,19 @@ make_vxlan() {
 	ip -n "$NB" neigh replace 10.76.0.1 lladdr "$(mac "$NA" "$1")" dev "$1" nud permanent
 }
 unmake_vxlan() { ip -n "$NA" link del "$1"; ip -n "$NB" link del "$1"; }
+# auto_counts_vxlan_once SKIPPED: a daemon on auto (filter "udp", which takes the outer
+# packet on the veth and the inner one on the tunnel) counts 400 arrivals through the VXLAN
+# of make_vxlan once, on $VB, and captures none of the interfaces SKIPPED (an extended regex)
+# matches. The daemon is left running.
+auto_counts_vxlan_once() {
+	conf "interfaces = [ \"auto\" ]; filter = \"udp\";"
+	start_daemon -v --dry-run -f "$T/e.conf"
+	started_capturing "$VB"
+	send 400 50-500 10.76.0.1 9999 10.76.0.2
+	events "$VB" 400
+	[ "$(total)" -eq 400 ] || fail "auto with a VXLAN: $(total) events in all for 400 arrivals"
+	grep -qE "network/($1): (attached|capturing)" "$T/log" && fail "auto captured $1"
+}
 
 # make_bridge NAME: a bridge over $VB, with $VB's address; unmake_bridge NAME undoes it.
 make_bridge() {
