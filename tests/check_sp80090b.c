@@ -297,6 +297,86 @@ START_TEST(test_lag_paths)
 }
 END_TEST
 
+/* NIST's MultiMCW predictor as it reads (§6.3.7): window counts kept, but the most common
+ * symbol of each window searched for afresh at every step (ties: the one seen last). */
+static void naive_mcw(const uint8_t *s, size_t n, uint64_t *c, uint64_t *max_run)
+{
+	static const size_t w[4] = {63, 255, 1023, 4095};
+	size_t cnt[4][256] = {{0}}, last[256] = {0}, i, j;
+	uint64_t score[4] = {0}, run = 0;
+	size_t winner = 0;
+
+	*c = *max_run = 0;
+	for (i = 0; i < n; i++) {
+		int frequent[4];
+
+		for (j = 0; j < 4; j++) {
+			size_t best = 0;
+
+			frequent[j] = -1;
+			if (i < w[j])
+				continue;
+			for (unsigned v = 0; v < 256; v++)
+				if (cnt[j][v] && (cnt[j][v] > best ||
+						  (cnt[j][v] == best && last[v] > last[frequent[j]]))) {
+					best = cnt[j][v];
+					frequent[j] = (int)v;
+				}
+		}
+		if (i >= w[0]) {
+			if (frequent[winner] == s[i]) {
+				++*c;
+				if (++run > *max_run)
+					*max_run = run;
+			} else {
+				run = 0;
+			}
+			for (j = 0; j < 4; j++)
+				if (frequent[j] == s[i] && ++score[j] >= score[winner])
+					winner = j;
+		}
+		for (j = 0; j < 4; j++) {
+			cnt[j][s[i]]++;
+			if (i >= w[j])
+				cnt[j][s[i - w[j]]]--;
+		}
+		last[s[i]] = i;
+	}
+}
+
+/* MultiMCW finds a window's most common symbol anew in three ways (a count of counts, a
+ * search over the symbols, a walk over the window), by how many symbols there are and how
+ * they spread: each against the predictor as NIST's reads. */
+START_TEST(test_mcw_paths)
+{
+	static uint8_t s[12000];
+
+	tu_rng_seed(0x3c3c90b5);
+	for (unsigned t = 0; t < 120; t++) {
+		static const unsigned ks[] = {2, 3, 9, 16, 17, 64, 200, 256};
+		unsigned k = ks[t % ARRAY_SIZE(ks)];
+		size_t more = t % 10 ? 2500 : sizeof(s) - SP90B_MCW_MIN_SAMPLES;
+		size_t n = SP90B_MCW_MIN_SAMPLES + tu_rng_next() % more;
+		size_t period = t % 4 ? 0 : 1 + tu_rng_next() % 300, i;
+		double bias = t % 3 ? tu_rng_unit() : 0;
+		uint64_t c, r;
+		struct sp90b_pred p;
+
+		for (i = 0; i < n; i++)
+			s[i] = period && i >= period && tu_rng_next() % 10
+				       ? s[i - period]
+				       : (uint8_t)(tu_rng_unit() < bias ? 0 : tu_rng_next() % k);
+		naive_mcw(s, n, &c, &r);
+		ck_assert_int_eq(sp90b_multi_mcw(s, n, k, &p), 0);
+		ck_assert_msg(p.c == c && p.r == r + 1 && p.n == n - 63,
+			      "n %zu k %u: C %llu r %llu, NIST's %llu %llu (seed %#llx)", n, k,
+			      (unsigned long long)p.c, (unsigned long long)p.r,
+			      (unsigned long long)c, (unsigned long long)r + 1,
+			      (unsigned long long)tu_seed);
+	}
+}
+END_TEST
+
 static Suite *sp80090b_suite(void)
 {
 	Suite *s = suite_create("sp80090b");
@@ -308,6 +388,7 @@ static Suite *sp80090b_suite(void)
 	tcase_add_test(tc, test_prepare);
 	tcase_add_test(tc, test_edges);
 	tcase_add_test(tc, test_lag_paths);
+	tcase_add_test(tc, test_mcw_paths);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("long");
