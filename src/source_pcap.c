@@ -162,10 +162,12 @@ struct iface {
 	bool ever_present;
 	bool disabled;          /* by policy: never opened, said once */
 	bool no_hw;             /* the card's timestamps failed or are another's: the kernel's */
-	/* Not captured because another captured interface sees its arrivals (set by
-	 * net_links_settle): the state shown, e.g. "stacked on eth0"; "" when captured. */
-	char stacked[IFNAMSIZ + 16];
-	char stacked_logged[IFNAMSIZ + 16];
+	/* Not captured because another captured interface sees its arrivals, or (auto) because
+	 * it carries a secondhand device's packets (set by net_links_settle): the state shown,
+	 * e.g. "stacked on eth0"; "" when captured. */
+	char stacked[IFNAMSIZ + 24];
+	bool stacked_secondhand; /* stacked names a secondhand device below, not a capture */
+	char stacked_logged[IFNAMSIZ + 24];
 	const char *logged;     /* the failure last logged, so a retry does not repeat it */
 	enum match match;
 	enum if_status status;
@@ -611,15 +613,16 @@ static void if_sync(struct pcap_state *st, struct iface *f)
 		/* Said once per reason; shown as the state where the interface was asked for by
 		 * name or glob (auto never promised it). */
 		if (strcmp(f->stacked, f->stacked_logged) != 0) {
+			const char *why = f->stacked_secondhand ? "which are not arrivals of its own"
+								: "whose capture counts its packets";
+
 			if (f->cap.inst && f->status == IF_OPEN)
-				log_info("network/%s: closed: %s, whose capture counts its packets",
-					 f->name, f->stacked);
+				log_info("network/%s: closed: %s, %s", f->name, f->stacked, why);
 			else if (f->match == M_AUTO)
-				log_debug("network/%s: not captured: %s, whose capture counts its "
-					  "packets", f->name, f->stacked);
+				log_debug("network/%s: not captured: %s, %s", f->name, f->stacked,
+					  why);
 			else
-				log_info("network/%s: not captured: %s, whose capture counts its "
-					 "packets", f->name, f->stacked);
+				log_info("network/%s: not captured: %s, %s", f->name, f->stacked, why);
 			strlcopy(f->stacked_logged, f->stacked, sizeof(f->stacked_logged));
 		}
 		if_close(f);
@@ -724,6 +727,8 @@ void net_links_settle(struct pcap_state *st)
 		l[i].up = f->ifindex && (f->flags & IFF_UP);
 		l[i].wanted = f->match != M_NONE && l[i].up &&
 			      pipeline_enabled(CLASS_NETWORK, f->name);
+		l[i].secondhand = f->secondhand;
+		l[i].own_only = f->match == M_AUTO;
 	}
 	stack_resolve(l, n, v);
 	i = 0;
@@ -735,6 +740,7 @@ void net_links_settle(struct pcap_state *st)
 				 by->name);
 		else
 			f->stacked[0] = '\0';
+		f->stacked_secondhand = by && v[i].why == STACK_SECONDHAND;
 	}
 	free(l);
 	free(v);

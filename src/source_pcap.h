@@ -91,7 +91,9 @@ struct stack_link {
 	int master;
 	int lower;
 	bool up;
-	bool wanted; /* it would be captured but for this rule (matched, up, not disabled) */
+	bool wanted;     /* it would be captured but for this rule (matched, up, not disabled) */
+	bool secondhand; /* its packets arrived on another interface first (link_secondhand()) */
+	bool own_only;   /* wanted only if its packets are its own ("auto") */
 };
 
 enum stack_why {
@@ -100,16 +102,18 @@ enum stack_why {
 	STACK_PORT,   /* a port of `by`, which is captured */
 	STACK_ON,     /* stacked on `by`, which is captured */
 	STACK_SHARED, /* shares its arrivals with `by` otherwise (further up or down) */
+	STACK_SECONDHAND, /* own_only, and above `by`, which is secondhand: not captured */
 };
 
 struct stack_verdict {
 	enum stack_why why;
-	int by; /* ifindex of the captured interface that counts its arrivals */
+	int by; /* ifindex of the captured interface that counts its arrivals; for
+		 * STACK_SECONDHAND, of the secondhand device below it (not captured) */
 };
 
 /* A verdict for each of the n links. */
 void stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v);
-/* "port of", "stacked on", "counted on"; "" for the others. */
+/* "port of", "stacked on", "counted on", "carries the packets of"; "" for the others. */
 const char *stack_why_text(enum stack_why why);
 
 /* Are the packets seen on a device of this kind (rtnetlink's IFLA_INFO_KIND, or sysfs's

@@ -15,7 +15,15 @@
  *     it (it sees their packets and the rest of its own);
  *  3. ties by ifindex.
  * Only devices that are up carry arrivals upward, and a down one is not wanted, so a port
- * whose bridge is down is captured itself. */
+ * whose bridge is down is captured itself.
+ *
+ * A device whose packets are secondhand (a tunnel's, link_secondhand()) passes them upward
+ * too: a bridge with a VXLAN or tap port, a VLAN on a VXLAN, carry packets that arrived on
+ * another interface first. Where only devices of their own are wanted ("auto", own_only),
+ * such a device is left out (STACK_SECONDHAND) before the rest is decided, and its ports come
+ * first in the order, in its place: a bridge with a tunnel among its ports is not captured,
+ * its other ports are, each for itself (before another bridge above a VLAN of one of them
+ * could take that port's arrivals as its own). */
 #include "autoconf.h"
 
 #include "source_pcap.h"
@@ -58,6 +66,7 @@ static unsigned depth(const struct stack_link *l, size_t n, size_t i, bool up)
 
 struct order {
 	size_t i;
+	bool orphan; /* its master is left out as secondhand: it takes the master's place */
 	bool master;
 	unsigned depth;
 	int ifindex;
@@ -67,6 +76,8 @@ static int order_cmp(const void *a, const void *b)
 {
 	const struct order *x = a, *y = b;
 
+	if (x->orphan != y->orphan)
+		return x->orphan ? -1 : 1;
 	if (x->master != y->master)
 		return x->master ? -1 : 1;
 	if (x->depth != y->depth)
@@ -109,20 +120,57 @@ static void cover(const struct stack_link *l, size_t n, size_t k, size_t *by, si
 	}
 }
 
+/* Mark what lies above link k (through devices that are up) and has no mark yet as carrying
+ * k's packets: from[y] = k. */
+static void carry_up(const struct stack_link *l, size_t n, size_t k, size_t *from,
+		     size_t *stack)
+{
+	size_t top = 0;
+
+	stack[top++] = k;
+	while (top) {
+		size_t x = stack[--top];
+
+		for (size_t y = 0; y < n; y++) {
+			if (from[y] != n || y == k || !l[y].up)
+				continue;
+			if (l[x].master != l[y].ifindex && l[y].lower != l[x].ifindex)
+				continue;
+			from[y] = k;
+			stack[top++] = y;
+		}
+	}
+}
+
 void stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v)
 {
 	struct order *o = xcalloc(n ? n : 1, sizeof(*o));
 	size_t *by = xcalloc(n ? n : 1, sizeof(*by)), *stack = xcalloc(n ? n : 1, sizeof(*stack));
+	size_t *from = xcalloc(n ? n : 1, sizeof(*from));
 	bool *seen = xcalloc(n ? n : 1, sizeof(*seen));
 	size_t m = 0;
 
+	for (size_t i = 0; i < n; i++)
+		from[i] = n;
+	for (size_t i = 0; i < n; i++)
+		if (l[i].secondhand && l[i].up)
+			carry_up(l, n, i, from, stack);
 	for (size_t i = 0; i < n; i++) {
 		by[i] = n;
 		v[i].why = l[i].wanted ? STACK_CAPTURED : STACK_NOT_WANTED;
 		v[i].by = 0;
-		if (!l[i].wanted || !l[i].up)
+		if (l[i].wanted && l[i].up && l[i].own_only && from[i] != n) {
+			v[i].why = STACK_SECONDHAND;
+			v[i].by = l[from[i]].ifindex;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t mi = find(l, n, l[i].master);
+
+		if (v[i].why != STACK_CAPTURED || !l[i].up)
 			continue;
 		o[m].i = i;
+		o[m].orphan = mi < n && v[mi].why == STACK_SECONDHAND;
 		o[m].ifindex = l[i].ifindex;
 		o[m].master = false;
 		for (size_t j = 0; j < n && !o[m].master; j++)
@@ -150,6 +198,7 @@ void stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v
 	free(o);
 	free(by);
 	free(stack);
+	free(from);
 	free(seen);
 }
 
@@ -159,6 +208,7 @@ const char *stack_why_text(enum stack_why why)
 	case STACK_PORT: return "port of";
 	case STACK_ON: return "stacked on";
 	case STACK_SHARED: return "counted on";
+	case STACK_SECONDHAND: return "carries the packets of";
 	default: return "";
 	}
 }

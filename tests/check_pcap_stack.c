@@ -15,7 +15,7 @@
 
 #define SEED 0x57ac4edu
 
-/* A link: ifindex, master, lower, up, wanted. */
+/* A link: ifindex, master, lower, up, wanted; neither secondhand nor own_only. */
 #define L(ix, m, lo) {(ix), (m), (lo), true, true}
 
 static void resolve(const struct stack_link *l, size_t n, struct stack_verdict *v)
@@ -134,6 +134,15 @@ START_TEST(test_loops_and_strangers)
 	ck_assert_uint_eq(v[3].why, STACK_CAPTURED);
 	ck_assert_uint_eq(captured, 3); /* one of the loop */
 	resolve(l, 0, v);
+	/* A tunnel in the loop, as auto sees it: what lies above it is left out, nothing hangs. */
+	for (size_t i = 0; i < 4; i++)
+		l[i].own_only = true;
+	l[0].secondhand = true;
+	l[0].wanted = false;
+	resolve(l, 4, v);
+	want(v, 0, STACK_NOT_WANTED, 0);
+	want(v, 1, STACK_SECONDHAND, 2);
+	want(v, 2, STACK_CAPTURED, 0);
 }
 END_TEST
 
@@ -178,6 +187,11 @@ START_TEST(test_random_graphs_count_once)
 				l[i].lower = (int)(1 + tu_rng_next() % i);
 			l[i].up = tu_rng_next() % 8 != 0;
 			l[i].wanted = l[i].up && tu_rng_next() % 5 != 0;
+			/* Some tunnels, and auto (which does not want them) on some rounds. */
+			l[i].secondhand = tu_rng_next() % 6 == 0;
+			l[i].own_only = round % 2 == 0;
+			if (l[i].own_only && l[i].secondhand)
+				l[i].wanted = false;
 		}
 		for (size_t i = 0; i < n; i++) /* masters: later links, so no loops either */
 			if (i + 1 < n && tu_rng_next() % 3 == 0)
@@ -186,6 +200,24 @@ START_TEST(test_random_graphs_count_once)
 		for (size_t a = 0; a < n; a++) {
 			if (!l[a].wanted) {
 				ck_assert_uint_eq(v[a].why, STACK_NOT_WANTED);
+				continue;
+			}
+			/* Where only devices of their own are wanted, none above an up tunnel is
+			 * captured, and one is left out for that only if it is above one. */
+			for (size_t b = 0; b < n && l[a].own_only; b++)
+				ck_assert_msg(!(l[b].secondhand && l[b].up && above(l, n, b, a, 0)) ||
+						      v[a].why == STACK_SECONDHAND,
+					      "link %zu carries tunnel %zu's packets, and is %d "
+					      "(seed %#llx, round %d)",
+					      a, b, v[a].why, (unsigned long long)tu_seed, round);
+			if (v[a].why == STACK_SECONDHAND) {
+				size_t b = (size_t)v[a].by - 1;
+
+				ck_assert(l[a].own_only);
+				ck_assert_msg(v[a].by >= 1 && l[b].secondhand && l[b].up &&
+						      above(l, n, b, a, 0),
+					      "link %zu said to carry %d's packets (seed %#llx)", a,
+					      v[a].by, (unsigned long long)tu_seed);
 				continue;
 			}
 			if (v[a].why == STACK_CAPTURED) {
@@ -206,6 +238,68 @@ START_TEST(test_random_graphs_count_once)
 				      v[a].by, (unsigned long long)tu_seed);
 		}
 	}
+}
+END_TEST
+
+START_TEST(test_secondhand_carried_up)
+{
+	/* 2 eth0; 5 br0 with ports 3 eth1 and 4 vx0 (a VXLAN); 6 a VLAN on vx0; 7 a macvlan on
+	 * br0. All of their own but vx0, which auto does not want. */
+	struct stack_link l[] = {L(2, 0, 0), L(3, 5, 0), L(4, 5, 0), L(5, 0, 0), L(6, 0, 4),
+				 L(7, 0, 5)};
+	struct stack_verdict v[6];
+
+	for (size_t i = 0; i < 6; i++)
+		l[i].own_only = true;
+	l[2].secondhand = true;
+	l[2].wanted = false;
+	resolve(l, 6, v);
+	want(v, 0, STACK_CAPTURED, 0);
+	want(v, 1, STACK_CAPTURED, 0); /* its bridge is left out: eth1 counts its arrivals */
+	want(v, 2, STACK_NOT_WANTED, 0);
+	want(v, 3, STACK_SECONDHAND, 4);
+	want(v, 4, STACK_SECONDHAND, 4);
+	want(v, 5, STACK_SECONDHAND, 4);
+	/* The tunnel down: it carries nothing, and the bridge is kept over its ports. */
+	l[2].up = false;
+	resolve(l, 6, v);
+	want(v, 1, STACK_PORT, 5);
+	want(v, 3, STACK_CAPTURED, 0);
+	want(v, 4, STACK_CAPTURED, 0);
+	want(v, 5, STACK_ON, 5);
+	/* Up again, and the devices named (not auto): the administrator's choice. */
+	l[2].up = true;
+	for (size_t i = 0; i < 6; i++)
+		l[i].own_only = false;
+	resolve(l, 6, v);
+	want(v, 1, STACK_PORT, 5);
+	want(v, 3, STACK_CAPTURED, 0);
+	want(v, 4, STACK_CAPTURED, 0);
+	want(v, 5, STACK_ON, 5);
+}
+END_TEST
+
+START_TEST(test_secondhand_bridge_ports_first)
+{
+	/* A virtualisation host: 5 vmbr0 with ports 2 eno1 and 3 tap0 (a VM's); 6 vmbr1 with
+	 * ports 4 eno1.10 (a VLAN on eno1) and 7 veth0 (a container's). auto leaves vmbr0 out,
+	 * and eno1 takes its place before vmbr1 (which would otherwise be kept over eno1.10 and
+	 * take eno1 with it): eno1's arrivals, its VLAN's included, are counted there. */
+	struct stack_link l[] = {L(2, 5, 0), L(3, 5, 0), L(4, 6, 2), L(5, 0, 0), L(6, 0, 0),
+				 L(7, 6, 0)};
+	struct stack_verdict v[6];
+
+	for (size_t i = 0; i < 6; i++)
+		l[i].own_only = true;
+	l[1].secondhand = true;
+	l[1].wanted = false;
+	resolve(l, 6, v);
+	want(v, 0, STACK_CAPTURED, 0);
+	want(v, 1, STACK_NOT_WANTED, 0);
+	want(v, 2, STACK_ON, 2);
+	want(v, 3, STACK_SECONDHAND, 3);
+	want(v, 4, STACK_SHARED, 2);
+	want(v, 5, STACK_CAPTURED, 0);
 }
 END_TEST
 
@@ -243,6 +337,7 @@ START_TEST(test_stack_text)
 	ck_assert_str_eq(stack_why_text(STACK_PORT), "port of");
 	ck_assert_str_eq(stack_why_text(STACK_ON), "stacked on");
 	ck_assert_str_eq(stack_why_text(STACK_SHARED), "counted on");
+	ck_assert_str_eq(stack_why_text(STACK_SECONDHAND), "carries the packets of");
 	ck_assert_str_eq(stack_why_text(STACK_CAPTURED), "");
 }
 END_TEST
@@ -278,6 +373,8 @@ static Suite *pcap_stack_suite(void)
 	tcase_add_test(tc, test_loops_and_strangers);
 	tcase_add_test(tc, test_random_graphs_count_once);
 	tcase_add_test(tc, test_secondhand);
+	tcase_add_test(tc, test_secondhand_carried_up);
+	tcase_add_test(tc, test_secondhand_bridge_ports_first);
 	tcase_add_test(tc, test_stack_text);
 	tcase_add_test(tc, test_tstamp_pick);
 	suite_add_tcase(s, tc);

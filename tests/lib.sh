@@ -153,10 +153,10 @@ unmake_vxlan() { ip -n "$NA" link del "$1"; ip -n "$NB" link del "$1"; }
 # auto_counts_vxlan_once SKIPPED: a daemon on auto (filter "udp", which takes the outer
 # packet on the veth and the inner one on the tunnel) counts 400 arrivals through the VXLAN
 # of make_vxlan once, on $VB, and captures none of the interfaces SKIPPED (an extended regex)
-# matches. The daemon is left running.
+# matches. The daemon is left running, logging at debug level (what auto leaves out).
 auto_counts_vxlan_once() {
 	conf "interfaces = [ \"auto\" ]; filter = \"udp\";"
-	start_daemon -v --dry-run -f "$T/e.conf"
+	start_daemon -vv --dry-run -f "$T/e.conf"
 	started_capturing "$VB"
 	send 400 50-500 10.76.0.1 9999 10.76.0.2
 	events "$VB" 400

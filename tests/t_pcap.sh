@@ -216,6 +216,14 @@ send 200 50-500 10.76.0.1 9999 10.76.0.2
 events "$VB" 600
 [ "$(total)" -eq 600 ] || fail "a VXLAN in a bridge: $(total) events in all for 600 arrivals"
 grep -qE "network/$VX: (attached|capturing)" "$T/log" && fail "auto captured the VXLAN in a bridge"
+# The bridge up: it carries the VXLAN's packets, secondhand, and auto leaves it out too.
+ip -n "$NB" link set "$BX" up
+wait_for 5 grep -q "network/$BX: not captured: carries the packets of $VX" "$T/log" ||
+	fail "the bridge over a VXLAN not left out"
+send 200 50-500 10.76.0.1 9999 10.76.0.2
+events "$VB" 800
+[ "$(total)" -eq 800 ] || fail "a VXLAN in a bridge, up: $(total) events in all for 800 arrivals"
+grep -qE "network/$BX: (attached|capturing)" "$T/log" && fail "auto captured the bridge over a VXLAN"
 ip -n "$NB" link del "$BX"
 stop_daemon
 conf "interfaces = [ \"$VX\" ];"
@@ -226,7 +234,8 @@ events "$VX" 300
 stop_daemon
 unmake_vxlan "$VX"
 pass "a VXLAN over the veth: auto leaves it out (400 arrivals counted once, on $VB), also as" \
-	"a port of a bridge (200 more, once); named, it is captured (300 of 300)"
+	"a port of a bridge (200 more, once), and the bridge when it is up (200 more, once);" \
+	"named, it is captured (300 of 300)"
 
 # An ifb: every packet that arrives on the veth is redirected to it (tc mirred), and seen
 # there again, leaving (so with direction "both" it would count twice). auto leaves it out.
