@@ -205,8 +205,12 @@ timeout -k 10 "$BOOT_LIMIT" systemd-nspawn -q -D "$ROOT" -M "entropyd-test-$$" -
 TIMEOUT_PID=$!
 wait_for 10 pgrep -P "$TIMEOUT_PID" -x systemd-nspawn > /dev/null || fail "systemd-nspawn did not start"
 NSPAWN_PID=$(pgrep -P "$TIMEOUT_PID" -x systemd-nspawn)
-wait_for 10 pgrep -P "$NSPAWN_PID" > /dev/null || fail "no init in the container"
-LEADER=$(pgrep -P "$NSPAWN_PID" | head -1)
+# The container's init is a child of systemd-nspawn; so, for a moment, is a helper of
+# nspawn's own that exits (taken for init, it left every later command without a
+# namespace): wait for the child that runs systemd.
+init_pid() { pgrep -P "$NSPAWN_PID" -x systemd | head -1 | grep .; }
+wait_for 10 init_pid > /dev/null || fail "no init in the container"
+LEADER=$(init_pid)
 booted() {
 	local s
 	s=$(inside systemctl is-system-running 2> /dev/null)
