@@ -266,8 +266,7 @@ static inline __attribute__((always_inline)) void mcw_board_step(struct mcw_boar
  * we also count how many have each count: when the new top count is held by one symbol
  * only, and that is the one that came or the one that left (the usual case where one
  * symbol dominates), no search is needed. With few, searching costs less than that
- * bookkeeping. A search goes over the symbols, or over the window where that is shorter (the
- * 63-symbol window of 8-bit samples).
+ * bookkeeping.
  */
 #define MCW_SEARCH_MAX_K 16
 static void mcw_symbols(const uint8_t *sym, size_t n, unsigned k, struct mcw_board *b)
@@ -341,21 +340,6 @@ static void mcw_symbols(const uint8_t *sym, size_t n, unsigned k, struct mcw_boa
 			if (hist && nat[j][top] == 1 && (cnt[j][x] == top || cnt[j][old] == top)) {
 				max_cnt[j] = top;
 				freq[j] = cnt[j][x] == top ? x : old;
-			} else if (w[j] < (long)k) {
-				/* Fewer places in the window than symbols: walk it from the newest;
-				 * a symbol's last place is where pos says, and the first of the top
-				 * count met there is the most recent. */
-				long best = 0;
-
-				for (long t = i; t > i - w[j]; t--) {
-					uint8_t y = sym[t];
-
-					if (pos[j][y] == t && cnt[j][y] > best) {
-						best = cnt[j][y];
-						freq[j] = y;
-					}
-				}
-				max_cnt[j] = best;
 			} else {
 				long max_pos = i - w[j];
 
