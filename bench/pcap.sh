@@ -21,6 +21,11 @@
 #   bench/pcap.sh [SECONDS-PER-RATE]     (root; needs tcpdump; default 4 s)
 #   RATES="low medium" bench/pcap.sh 620 (only those rows)
 #   ROUNDS=5 bench/pcap.sh               (every rate 5 times, alternating; medians at the end)
+#   FLOOR=1 bench/pcap.sh                (a third capturer, bench/pcapfloor: libpcap alone,
+#                                         opened as entropyd opens it, doing nothing with the
+#                                         packets; fl-ns/pkt is what neither can change, and
+#                                         own = (ed - fl) / (td - fl) compares what each does
+#                                         with a packet on top of it)
 set -u
 
 secs=${1:-4}
@@ -29,6 +34,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 ENTROPYD=${ENTROPYD:-$top_builddir/src/entropyd}
 UDPGEN=${UDPGEN:-$top_builddir/tests/udpgen}
 PIPELINE=${PIPELINE:-$top_builddir/bench/pipeline} # "make bench" builds it
+PCAPFLOOR=${PCAPFLOOR:-$top_builddir/bench/pcapfloor}
+FLOOR=${FLOOR:-0}
 SNAPLEN=64
 FILTER="udp dst port 9999"
 WARM=6000
@@ -36,13 +43,15 @@ WARM=6000
 [ "$(id -u)" -eq 0 ] || { echo "bench/pcap.sh: needs root (network namespaces)" >&2; exit 77; }
 command -v tcpdump > /dev/null || { echo "bench/pcap.sh: needs tcpdump (apt-get install tcpdump)" >&2; exit 77; }
 [ -x "$UDPGEN" ] || { echo "bench/pcap.sh: build $UDPGEN first (make check builds it)" >&2; exit 77; }
+[ "$FLOOR" = 0 ] || [ -x "$PCAPFLOOR" ] ||
+	{ echo "bench/pcap.sh: build $PCAPFLOOR first (make bench builds it)" >&2; exit 77; }
 
 id=$$
 NA=edbA$id NB=edbB$id VA=edbA$id VB=edbB$id
 W=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-bench.XXXXXX")
-EPID= TPID=
+EPID= TPID= FPID=
 cleanup() {
-	for p in $EPID $TPID; do kill -KILL "$p" 2> /dev/null; done
+	for p in $EPID $TPID $FPID; do kill -KILL "$p" 2> /dev/null; done
 	ip netns del "$NA" 2> /dev/null
 	ip netns del "$NB" 2> /dev/null
 	rm -rf "$W"
@@ -84,54 +93,67 @@ est_us=$("$PIPELINE" --levels 2> /dev/null | sed -n 's/.*estimate_interval of 60
 
 # run LABEL GAP_US COUNT MAX_EPS: one measurement; prints a table row.
 run() {
-	local label=$1 gap=$2 count=$3 eps=$4 e0 t0 e1 t1 ev tp sent w0
+	local label=$1 gap=$2 count=$3 eps=$4 e0 t0 e1 t1 f0 f1 ev tp fp sent w0
 	write_conf "$eps"
 	$RX ip netns exec "$NB" "$ENTROPYD" --foreground --dry-run -f "$W/e.conf" > "$W/log" 2>&1 &
 	EPID=$!
 	$RX ip netns exec "$NB" tcpdump -i "$VB" -s "$SNAPLEN" -Q in -w /dev/null -n "$FILTER" \
 		> /dev/null 2> "$W/tcpdump" &
 	TPID=$!
+	: > "$W/floor"
+	if [ "$FLOOR" != 0 ]; then
+		$RX ip netns exec "$NB" "$PCAPFLOOR" "$VB" "$SNAPLEN" in "$FILTER" 2> "$W/floor" &
+		FPID=$!
+	fi
 	for _ in $(seq 50); do
-		grep -q "started:" "$W/log" && grep -q "listening on" "$W/tcpdump" && break
+		grep -q "started:" "$W/log" && grep -q "listening on" "$W/tcpdump" &&
+			{ [ "$FLOOR" = 0 ] || grep -q "listening on" "$W/floor"; } && break
 		sleep 0.1
 	done
 	sleep 0.5
 	w0=$(cpu_ns "$EPID")
 	$TX ip netns exec "$NA" "$UDPGEN" -d 10.201.0.2 -n "$WARM" -g 200 -r 5 2> /dev/null
 	sleep 1.5
-	e0=$(cpu_ns "$EPID"); t0=$(cpu_ns "$TPID")
+	e0=$(cpu_ns "$EPID"); t0=$(cpu_ns "$TPID"); f0=$([ -z "$FPID" ] || cpu_ns "$FPID")
 	$TX ip netns exec "$NA" "$UDPGEN" -d 10.201.0.2 -n "$count" -g "$gap" -r 7 2> "$W/gen"
 	sleep 1.5 # both hand over their last buffered block (tcpdump's timeout is 1 s)
-	e1=$(cpu_ns "$EPID"); t1=$(cpu_ns "$TPID")
+	e1=$(cpu_ns "$EPID"); t1=$(cpu_ns "$TPID"); f1=$([ -z "$FPID" ] || cpu_ns "$FPID")
 	kill -USR1 "$EPID"
 	sleep 0.3
 	ev=$(grep -oE "network/$VB: .* ([0-9]+) events, ([0-9]+) skipped" "$W/log" | tail -1 |
 		sed -E 's/.* ([0-9]+) events, ([0-9]+) skipped/\1 \2/')
 	kill -INT "$TPID"; wait "$TPID" 2> /dev/null; TPID=
+	if [ -n "$FPID" ]; then kill -INT "$FPID"; wait "$FPID" 2> /dev/null; FPID=; fi
 	kill -TERM "$EPID"; wait "$EPID" 2> /dev/null; EPID=
 	tp=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured.*/\1/p' "$W/tcpdump")
 	sent=$(sed -n 's/^sent=\([0-9]*\).*/\1/p' "$W/gen")
+	fp=$(sed -n 's/^\([0-9]*\) packets$/\1/p' "$W/floor")
 	set -- $ev
 	awk -v label="$label" -v sent="$sent" -v span="$(sed -n 's/.*span_us=//p' "$W/gen")" \
 		-v epk="$((${1:-0} - WARM))" -v esk="${2:-0}" -v ecpu="$((e1 - e0))" \
 		-v tpk="$((${tp:-0} - WARM))" -v tcpu="$((t1 - t0))" -v start="$((e0 - w0))" \
-		-v est="${est_us:-0}" 'BEGIN {
+		-v est="${est_us:-0}" -v fpk="$((${fp:-0} - WARM))" -v fcpu="$((${f1:-0} - ${f0:-0}))" \
+		-v floor="$FLOOR" 'BEGIN {
 		rate = span > 0 ? sent / (span / 1e6) : 0
-		en = epk ? ecpu / epk : 0; tn = tpk ? tcpu / tpk : 0
+		en = epk ? ecpu / epk : 0; tn = tpk ? tcpu / tpk : 0; fn = fpk > 0 ? fcpu / fpk : 0
 		# The cycle costs the same a second of packet time at any rate (or cap).
 		long = en + (rate > 0 ? est * 1000 / rate : 0)
-		printf "%-14s %8.0f %9d %9d %8d %8.2f %6.1f %9.0f %9d %8.2f %9.0f %6.2f %11.1f %9s\n",
+		printf "%-14s %8.0f %9d %9d %8d %8.2f %6.1f %9.0f %9d %8.2f %9.0f %6.2f %11.1f %9s",
 			label, rate, sent, epk, esk, ecpu / 1e6, (span > 0 ? ecpu / 10 / span : 0), en,
 			tpk, tcpu / 1e6, tn, (tn ? en / tn : 0), start / 1e6,
 			(est > 0 && tn ? sprintf("%.2f", long / tn) : "-")
+		if (floor != 0)
+			printf " %10.0f %6s", fn, (fn > 0 && tn > fn ? sprintf("%.2f", (en - fn) / (tn - fn)) : "-")
+		printf "\n"
 	}' | tee -a "$W/rows"
 }
 
 # Rates: the generator's gap sets them; the flood is as fast as one core sends.
 low_n=$((1000 * secs)) med_n=$((20000 * secs)) flood_n=$((150000 * secs))
 echo "entropyd $(basename "$ENTROPYD") vs $(tcpdump --version 2>&1 | head -1); snaplen $SNAPLEN, filter \"$FILTER\", direction in"
-printf "%-14s %8s %9s %9s %8s %8s %6s %9s %9s %8s %9s %6s %11s %9s\n" rate pps sent ed-pkts \
+printf "%-14s %8s %9s %9s %8s %8s %6s %9s %9s %8s %9s %6s %11s %9s" rate pps sent ed-pkts \
 	ed-skip ed-cpu-ms ed-cpu% ed-ns/pkt td-pkts td-cpu-ms td-ns/pkt ratio ed-start-ms ratio+est
+[ "$FLOOR" = 0 ] && echo || printf " %10s %6s\n" fl-ns/pkt own
 for _ in $(seq "${ROUNDS:-1}"); do
 	for r in ${RATES:-low medium flood medium+cap flood+cap}; do
 		case $r in
@@ -157,11 +179,13 @@ medians() { # medians COLUMN NAME
 if [ "${ROUNDS:-1}" -gt 1 ]; then
 	medians 12 ratio
 	medians 14 ratio+est
+	[ "$FLOOR" = 0 ] || medians 16 own
 fi
 echo "ratio = entropyd ns/packet / tcpdump ns/packet (target: <= 1); ed-skip: over the event cap;"
 echo "ed-cpu% = entropyd's CPU over the traffic's span, in % of one core; the first three rows"
 echo "time every packet (no cap); +cap rows run the default configuration (10000 events/s);"
 echo "ed-start-ms: entropyd's CPU for the $WARM packets sent first (its first estimates), not counted"
+[ "$FLOOR" = 0 ] || echo "fl-ns/pkt: bench/pcapfloor's CPU a packet (libpcap alone); own = (ed - fl) / (td - fl)"
 if [ -n "$est_us" ]; then
 	echo "ratio+est: with the estimators' whole cycle, $est_us us a second of packets (bench/pipeline"
 	echo "--levels), shared out over the packets of that second: the long-run ratio"
