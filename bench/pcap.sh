@@ -4,11 +4,11 @@
 # exit; no traffic leaves them); tests/udpgen sends in one, entropyd --dry-run and
 # "tcpdump -s SNAPLEN -w /dev/null" capture side by side in the other, with the same filter
 # and direction. CPU is each process's own run time (/proc/PID/schedstat, nanoseconds) over
-# the traffic, divided by the packets it counted. With two CPUs or more, both capturing
-# processes run on CPU 1 and the generator on CPU 0, so that the receive path's softirq work
-# (veth delivers on the sender's CPU) is not charged to whichever capturer happened to be
-# running when it came. Rates: low, medium, a flood (no event cap),
-# and the medium rate and the flood under the default cap of 10000 events per second.
+# the traffic, divided by the packets it counted. With two CPUs or more, the capturing
+# processes (two, or three with FLOOR=1) run on CPU 1 and the generator on CPU 0, so that
+# the receive path's softirq work (veth delivers on the sender's CPU) is not charged to
+# whichever capturer happened to be running when it came. Rates: low, medium, a flood (no
+# event cap), and the medium rate and the flood under the default cap of 10000 events a second.
 # Each run first sends WARM packets (5000 a second) and measures from after them: the
 # instance's first estimates (at 1024, 2048 and 4096 packets, every estimator at once) are a
 # one-off start-up cost, shown apart as ed-start-ms; what follows is the steady state. The
@@ -22,10 +22,12 @@
 #   RATES="low medium" bench/pcap.sh 620 (only those rows)
 #   ROUNDS=5 bench/pcap.sh               (every rate 5 times, alternating; medians at the end)
 #   FLOOR=1 bench/pcap.sh                (a third capturer, bench/pcapfloor: libpcap alone,
-#                                         opened as entropyd opens it, doing nothing with the
-#                                         packets; fl-ns/pkt is what neither can change, and
+#                                         opened and read as entropyd does, doing nothing with
+#                                         the packets; fl-ns/pkt is what neither can change,
 #                                         own = (ed - fl) / (td - fl) compares what each does
-#                                         with a packet on top of it)
+#                                         with a packet on top of it. It shares CPU 1 with the
+#                                         other two, so compare ratios of FLOOR=1 runs with
+#                                         each other, not with those of runs without it)
 set -u
 
 secs=${1:-4}
@@ -35,7 +37,7 @@ ENTROPYD=${ENTROPYD:-$top_builddir/src/entropyd}
 UDPGEN=${UDPGEN:-$top_builddir/tests/udpgen}
 PIPELINE=${PIPELINE:-$top_builddir/bench/pipeline} # "make bench" builds it
 PCAPFLOOR=${PCAPFLOOR:-$top_builddir/bench/pcapfloor}
-FLOOR=${FLOOR:-0}
+case ${FLOOR:-0} in 0 | no | "") FLOOR=0 ;; *) FLOOR=1 ;; esac
 SNAPLEN=64
 FILTER="udp dst port 9999"
 WARM=6000
@@ -110,13 +112,18 @@ run() {
 			{ [ "$FLOOR" = 0 ] || grep -q "listening on" "$W/floor"; } && break
 		sleep 0.1
 	done
+	if [ -n "$FPID" ] && ! kill -0 "$FPID" 2> /dev/null; then
+		echo "bench/pcap.sh: bench/pcapfloor did not start:" >&2
+		cat "$W/floor" >&2
+		exit 1
+	fi
 	sleep 0.5
 	w0=$(cpu_ns "$EPID")
 	$TX ip netns exec "$NA" "$UDPGEN" -d 10.201.0.2 -n "$WARM" -g 200 -r 5 2> /dev/null
 	sleep 1.5
 	e0=$(cpu_ns "$EPID"); t0=$(cpu_ns "$TPID"); f0=$([ -z "$FPID" ] || cpu_ns "$FPID")
 	$TX ip netns exec "$NA" "$UDPGEN" -d 10.201.0.2 -n "$count" -g "$gap" -r 7 2> "$W/gen"
-	sleep 1.5 # both hand over their last buffered block (tcpdump's timeout is 1 s)
+	sleep 1.5 # all hand over their last buffered block (tcpdump's timeout is 1 s)
 	e1=$(cpu_ns "$EPID"); t1=$(cpu_ns "$TPID"); f1=$([ -z "$FPID" ] || cpu_ns "$FPID")
 	kill -USR1 "$EPID"
 	sleep 0.3

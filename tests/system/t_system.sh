@@ -209,8 +209,8 @@ NSPAWN_PID=$(pgrep -P "$TIMEOUT_PID" -x systemd-nspawn)
 # nspawn's own that exits (taken for init, it left every later command without a
 # namespace): wait for the child that runs systemd.
 init_pid() { pgrep -P "$NSPAWN_PID" -x systemd | head -1 | grep .; }
-wait_for 10 init_pid > /dev/null || fail "no init in the container"
-LEADER=$(init_pid)
+wait_for 30 init_pid > /dev/null || fail "no init in the container"
+LEADER=$(init_pid) || fail "the container's init is gone"
 booted() {
 	local s
 	s=$(inside systemctl is-system-running 2> /dev/null)
