@@ -23,6 +23,8 @@
 #define ROUNDS 16   /* DISPATCH_ROUNDS */
 #define DRAIN_MS 20 /* DRAIN_MS */
 
+static const struct timespec drain_ts = {0, DRAIN_MS * 1000000L};
+
 static volatile sig_atomic_t stop;
 
 static void on_signal(int sig)
@@ -75,6 +77,7 @@ int main(int argc, char **argv)
 	bool busy = false;
 	struct bpf_program prog;
 	struct sigaction sa;
+	sigset_t block, unblocked;
 	struct pollfd pfd;
 	pcap_t *p;
 	int rc;
@@ -109,6 +112,12 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* The signals are let in only inside ppoll, so one cannot land between the test of
+	 * `stop` and the wait, and the wait needs no timeout (which would wake us for nothing). */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &unblocked);
 	pfd.fd = pcap_get_selectable_fd(p);
 	pfd.events = POLLIN;
 	fprintf(stderr, "listening on %s\n", argv[1]);
@@ -116,9 +125,8 @@ int main(int argc, char **argv)
 		long long now;
 		int got, ready;
 
-		/* Busy: the ring is read every DRAIN_MS without asking; else on readiness (a
-		 * finite wait, so that a signal between the test and the wait is not missed). */
-		ready = poll(busy ? NULL : &pfd, busy ? 0 : 1, busy ? DRAIN_MS : 200);
+		/* Busy: the ring is read every DRAIN_MS without asking; else on readiness. */
+		ready = ppoll(busy ? NULL : &pfd, busy ? 0 : 1, busy ? &drain_ts : NULL, &unblocked);
 		if (ready < 0 && errno != EINTR)
 			break;
 		if (!busy && ready <= 0)
