@@ -80,7 +80,7 @@ struct link_info {
 	bool loopback;
 	unsigned arphrd; /* its link type (ARPHRD_*); 0 if not known */
 	char name[IFNAMSIZ];
-	char kind[24]; /* rtnetlink's, or sysfs's device type; "" if none */
+	char kind[24]; /* rtnetlink's, or sysfs's device type or the driver's name; "" if none */
 };
 
 /* source_pcap.c: a link is there (again) or changed; a link is gone; rescan soon. The

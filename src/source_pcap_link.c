@@ -8,8 +8,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <linux/ethtool.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <net/if_arp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,10 +186,35 @@ static int sys_ifindex(const char *name, const char *rel)
 	return ix > 0 && ix <= INT_MAX ? (int)ix : 0;
 }
 
+/* The name of a device's driver, as ethtool reports it; false if it does not say. */
+static bool driver_name(const char *ifname, char *out, size_t size)
+{
+	struct ethtool_drvinfo info;
+	struct ifreq ifr;
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+
+	if (s < 0)
+		return false;
+	memset(&info, 0, sizeof(info));
+	memset(&ifr, 0, sizeof(ifr));
+	info.cmd = ETHTOOL_GDRVINFO;
+	strlcopy(ifr.ifr_name, ifname, sizeof(ifr.ifr_name));
+	ifr.ifr_data = (void *)&info;
+	r = ioctl(s, SIOCETHTOOL, &ifr);
+	close(s);
+	if (r < 0 || !info.driver[0])
+		return false;
+	snprintf(out, size, "%.*s", (int)sizeof(info.driver), info.driver);
+	return true;
+}
+
 /* Without rtnetlink, from sysfs: the kind (the device type a driver gives, or "tun" for a
- * tun/tap device; an ifb has none), and the link type. */
+ * tun/tap device), and the link type. A device with neither whose driver is that of a
+ * device of secondhand packets (an ifb's: ifb), or a veth, is given the driver's name, which
+ * for these is their kind; other drivers (a card's) are not kinds. */
 static void sys_kind(struct link_info *li)
 {
+	char driver[sizeof(li->kind)];
 	char path[PATH_MAX], line[64];
 	long type = sys_number(li->name, "type");
 	FILE *f;
@@ -203,6 +231,9 @@ static void sys_kind(struct link_info *li)
 	if (access(path, F_OK) == 0)
 		snprintf(li->kind, sizeof(li->kind), "tun");
 	li->arphrd = type > 0 && type <= UINT16_MAX ? (unsigned)type : 0;
+	if (!li->kind[0] && driver_name(li->name, driver, sizeof(driver)) &&
+	    (link_secondhand(driver, ARPHRD_ETHER) || strcmp(driver, "veth") == 0))
+		snprintf(li->kind, sizeof(li->kind), "%s", driver);
 }
 
 /* Without rtnetlink, from sysfs: the master, and the device below (a lower_* link to a
