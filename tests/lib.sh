@@ -164,6 +164,29 @@ auto_counts_vxlan_once() {
 	grep -qE "network/($1): (attached|capturing)" "$T/log" && fail "auto captured $1"
 }
 
+# make_ifb NAME: an ifb device that every packet arriving on $VB is redirected to (tc
+# mirred), where it is seen again, leaving. unmake_ifb NAME undoes it.
+make_ifb() {
+	ip -n "$NB" link add "$1" type ifb || fail "ifb"
+	ip -n "$NB" link set "$1" up
+	tc -n "$NB" qdisc add dev "$VB" ingress || fail "ingress qdisc"
+	tc -n "$NB" filter add dev "$VB" parent ffff: protocol all u32 match u32 0 0 \
+		action mirred egress redirect dev "$1" || fail "tc mirred"
+}
+unmake_ifb() { tc -n "$NB" qdisc del dev "$VB" ingress; ip -n "$NB" link del "$1"; }
+# auto_counts_ifb_once NAME: a daemon on auto, timing both directions, counts 300 arrivals
+# on $VB once, and does not capture the ifb of make_ifb NAME. The daemon is stopped.
+auto_counts_ifb_once() {
+	conf "interfaces = [ \"auto\" ]; filter = \"udp dst port 9999\"; direction = \"both\";"
+	start_daemon -v --dry-run -f "$T/e.conf"
+	started_capturing "$VB"
+	send 300 50-500
+	events "$VB" 300
+	[ "$(total)" -eq 300 ] || fail "auto with an ifb: $(total) events in all for 300 arrivals"
+	grep -qE "network/$1: (attached|capturing)" "$T/log" && fail "auto captured the ifb"
+	stop_daemon
+}
+
 # make_bridge NAME: a bridge over $VB, with $VB's address; unmake_bridge NAME undoes it.
 make_bridge() {
 	ip -n "$NB" link add "$1" type bridge forward_delay 0 || fail "bridge"

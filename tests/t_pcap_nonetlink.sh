@@ -133,26 +133,14 @@ pass "tunnels from sysfs: auto leaves a VXLAN and a tun device out (400 arrivals
 # Every packet that arrives on the veth is redirected to it (tc mirred) and seen there again,
 # leaving (so with direction "both" it would count twice). auto leaves it out.
 IFB=edpi$$
-ip -n "$NB" link add "$IFB" type ifb || fail "ifb"
-ip -n "$NB" link set "$IFB" up
-tc -n "$NB" qdisc add dev "$VB" ingress || fail "ingress qdisc"
-tc -n "$NB" filter add dev "$VB" parent ffff: protocol all u32 match u32 0 0 \
-	action mirred egress redirect dev "$IFB" || fail "tc mirred"
-conf "interfaces = [ \"auto\" ]; filter = \"udp dst port 9999\"; direction = \"both\";"
-start_daemon -v --dry-run -f "$T/e.conf"
-started_capturing "$VB"
-send 300 50-500
-events "$VB" 300
-[ "$(total)" -eq 300 ] || fail "auto with an ifb: $(total) events in all for 300 arrivals"
-grep -qE "network/$IFB: (attached|capturing)" "$T/log" && fail "auto captured the ifb"
-stop_daemon
+make_ifb "$IFB"
+auto_counts_ifb_once "$IFB"
 conf "interfaces = [ \"$IFB\", \"$VB\" ];"
 start_daemon -v --dry-run -f "$T/e.conf"
 started_capturing "$IFB"
 wait_summary "network/$IFB: kind ifb," || fail "the ifb's kind: $(line "$IFB")"
 wait_summary "network/$VB: kind veth," || fail "the veth's kind: $(line "$VB")"
 stop_daemon
-tc -n "$NB" qdisc del dev "$VB" ingress
-ip -n "$NB" link del "$IFB"
+unmake_ifb "$IFB"
 pass "an ifb that the veth's arrivals are redirected to, told by its driver: auto leaves it" \
 	"out (300 counted once, direction both); named, shown as kind ifb (the veth as veth)"
