@@ -267,6 +267,27 @@ static void naive_lag(const uint8_t *s, size_t n, uint64_t *c, uint64_t *max_run
 	}
 }
 
+/* n symbols of k values: with a period, nine in ten repeat the symbol that far back; the
+ * others are 0 with probability bias, else any value. */
+static void random_symbols(uint8_t *s, size_t n, unsigned k, size_t period, double bias)
+{
+	for (size_t i = 0; i < n; i++)
+		s[i] = period && i >= period && tu_rng_next() % 10
+			       ? s[i - period]
+			       : (uint8_t)(tu_rng_unit() < bias ? 0 : tu_rng_next() % k);
+}
+
+/* A predictor's result against its reading of NIST's text: C, the longest run of correct
+ * guesses (NIST's r is one more) and the number of guesses. */
+static void same_as_nist(const struct sp90b_pred *p, uint64_t c, uint64_t run, uint64_t guesses,
+			 size_t n, unsigned k)
+{
+	ck_assert_msg(p->c == c && p->r == run + 1 && p->n == guesses,
+		      "n %zu k %u: C %llu r %llu, NIST's %llu %llu (seed %#llx)", n, k,
+		      (unsigned long long)p->c, (unsigned long long)p->r, (unsigned long long)c,
+		      (unsigned long long)run + 1, (unsigned long long)tu_seed);
+}
+
 /* Lag counts either by walking repeats or bit-sliced, by how often symbols repeat: both
  * against the predictor as NIST's reads, on inputs that take one and the other. */
 START_TEST(test_lag_paths)
@@ -277,22 +298,14 @@ START_TEST(test_lag_paths)
 	for (unsigned t = 0; t < 300; t++) {
 		unsigned k = t % 3 ? 2 + (unsigned)(tu_rng_next() % 15) : 256;
 		size_t n = 3 + tu_rng_next() % (t % 20 ? 3000 : sizeof(s) - 3);
-		size_t period = t % 4 ? 0 : 1 + tu_rng_next() % 200, i;
-		double bias = tu_rng_unit();
+		size_t period = t % 4 ? 0 : 1 + tu_rng_next() % 200;
 		uint64_t c, r;
 		struct sp90b_pred p;
 
-		for (i = 0; i < n; i++)
-			s[i] = period && i >= period && tu_rng_next() % 10
-				       ? s[i - period]
-				       : (uint8_t)(tu_rng_unit() < bias ? 0 : tu_rng_next() % k);
+		random_symbols(s, n, k, period, tu_rng_unit());
 		naive_lag(s, n, &c, &r);
 		ck_assert_int_eq(sp90b_lag(s, n, k, &p), 0);
-		ck_assert_msg(p.c == c && p.r == r + 1 && p.n == n - 1,
-			      "n %zu k %u: C %llu r %llu, NIST's %llu %llu (seed %#llx)", n, k,
-			      (unsigned long long)p.c, (unsigned long long)p.r,
-			      (unsigned long long)c, (unsigned long long)r + 1,
-			      (unsigned long long)tu_seed);
+		same_as_nist(&p, c, r, n - 1, n, k);
 	}
 }
 END_TEST
@@ -357,22 +370,14 @@ START_TEST(test_mcw_paths)
 		unsigned k = ks[t % ARRAY_SIZE(ks)];
 		size_t more = t % 10 ? 2500 : sizeof(s) - SP90B_MCW_MIN_SAMPLES;
 		size_t n = SP90B_MCW_MIN_SAMPLES + tu_rng_next() % more;
-		size_t period = t % 4 ? 0 : 1 + tu_rng_next() % 300, i;
-		double bias = t % 3 ? tu_rng_unit() : 0;
+		size_t period = t % 4 ? 0 : 1 + tu_rng_next() % 300;
 		uint64_t c, r;
 		struct sp90b_pred p;
 
-		for (i = 0; i < n; i++)
-			s[i] = period && i >= period && tu_rng_next() % 10
-				       ? s[i - period]
-				       : (uint8_t)(tu_rng_unit() < bias ? 0 : tu_rng_next() % k);
+		random_symbols(s, n, k, period, t % 3 ? tu_rng_unit() : 0);
 		naive_mcw(s, n, &c, &r);
 		ck_assert_int_eq(sp90b_multi_mcw(s, n, k, &p), 0);
-		ck_assert_msg(p.c == c && p.r == r + 1 && p.n == n - 63,
-			      "n %zu k %u: C %llu r %llu, NIST's %llu %llu (seed %#llx)", n, k,
-			      (unsigned long long)p.c, (unsigned long long)p.r,
-			      (unsigned long long)c, (unsigned long long)r + 1,
-			      (unsigned long long)tu_seed);
+		same_as_nist(&p, c, r, n - 63, n, k);
 	}
 }
 END_TEST
