@@ -1,7 +1,8 @@
 /* block_disks: what sysfs says about the entries of /sys/block, for the block source's
  * "auto": whole physical disks, virtual devices, disks stacked on others (through slaves/,
  * or a loop device's backing file), and network-backed disks (an iSCSI session, an FC
- * remote port, NVMe over a fabric, NBD, RBD, DRBD, AoE, RNBD). Reads sysfs only; a
+ * remote port, NVMe over a fabric, NBD, RBD, DRBD, AoE, RNBD, or a device-mapper, md or
+ * bcache device with one of those below it). Reads sysfs only; a
  * sysroot prefix lets the tests use a fake tree. */
 #include "autoconf.h"
 
@@ -121,6 +122,45 @@ static const char *network_of(const char *sysroot, const char *name, const char 
 	return what;
 }
 
+/* What network a device below a stacked disk (its slaves/: device-mapper, md, bcache) goes
+ * over, at any depth, or NULL. A slave is a disk or a partition (/sys/class/block/NAME,
+ * whose directory is then inside its disk's). Bounded, so that a loop in a tree cannot
+ * hang us. */
+static const char *network_below(const char *sysroot, const char *name, unsigned depth)
+{
+	char path[PATH_MAX], real[PATH_MAX], disk[NAME_MAX + 1];
+	const char *what = NULL;
+	struct dirent *de;
+	DIR *d;
+
+	if (depth > 8)
+		return NULL;
+	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/slaves", sysroot, name);
+	if (!(d = opendir(path)))
+		return NULL;
+	while (!what && (de = readdir(d))) {
+		char *slash;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/sys/class/block/%s", sysroot, de->d_name);
+		if (!realpath(path, real))
+			continue;
+		snprintf(disk, sizeof(disk), "%s", de->d_name);
+		snprintf(path, sizeof(path), "%s/partition", real);
+		if (access(path, F_OK) == 0 && (slash = strrchr(real, '/'))) {
+			*slash = '\0'; /* the partition's directory is in its disk's */
+			slash = strrchr(real, '/');
+			snprintf(disk, sizeof(disk), "%s", slash ? slash + 1 : real);
+		}
+		what = network_of(sysroot, disk, real);
+		if (!what)
+			what = network_below(sysroot, disk, depth + 1);
+	}
+	closedir(d);
+	return what;
+}
+
 bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_info *out)
 {
 	char path[PATH_MAX], real[PATH_MAX], buf[64];
@@ -140,6 +180,8 @@ bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_i
 	}
 	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/slaves", sysroot, name);
 	out->stacked = !dir_empty(path);
+	if (out->stacked && !out->network)
+		out->network = network_below(sysroot, name, 0);
 	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/hidden", sysroot, name);
 	out->hidden = read_line(path, buf, sizeof(buf)) && strcmp(buf, "1") == 0;
 	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/queue/add_random", sysroot, name);

@@ -404,6 +404,56 @@ START_TEST(test_network)
 }
 END_TEST
 
+/* A stack is network-backed if a device below it is, at any depth, disk or partition: the
+ * slaves are looked up in /sys/class/block, as the kernel lists them. */
+START_TEST(test_network_below)
+{
+	static const struct {
+		const char *name, *network;
+	} disks[] = {
+		{"dm-0", NULL},       /* on vda */
+		{"dm-1", "NBD"},      /* on nbd0 */
+		{"dm-2", "NBD"},      /* on dm-1 */
+		{"md1", "iSCSI"},     /* on sdb1, a partition of the iSCSI disk */
+		{"md2", "NVMe over TCP"}, /* on nvme1n1p1: the transport is the disk's */
+		{"bcache0", NULL},    /* on sda */
+	};
+	const char *sdb = "sys/devices/platform/host2/session1/target2:0:0/2:0:0:0/block/sdb";
+	char rel[512];
+	struct block_disk_info in;
+
+	fake_network_disks();
+	mkdirs("sys/class/block");
+	link_to("sys/class/block/vda", "sys/devices/pci0000:00/0000:00:02.0/virtio1/block/vda");
+	link_to("sys/class/block/sda",
+		"sys/devices/pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block/sda");
+	link_to("sys/class/block/nbd0", "sys/devices/virtual/block/nbd0");
+	link_to("sys/class/block/dm-1", "sys/devices/virtual/block/dm-1");
+	snprintf(rel, sizeof(rel), "%s/sdb1", sdb);
+	link_to("sys/class/block/sdb1", rel);
+	snprintf(rel, sizeof(rel), "%s/sdb1/partition", sdb);
+	write_file(rel, "1\n");
+	fake_disk("dm-1", "virtual/block", "253:1\n", "2097152\n", 0, "nbd0");
+	fake_disk("dm-2", "virtual/block", "253:2\n", "2097152\n", 0, "dm-1");
+	fake_disk("md1", "virtual/block", "9:1\n", "2097152\n", 0, "sdb1");
+	link_to("sys/class/block/nvme1n1p1",
+		"sys/devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1/nvme1n1p1");
+	write_file("sys/devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1/nvme1n1p1/partition", "1\n");
+	fake_disk("md2", "virtual/block", "9:2\n", "2097152\n", 0, "nvme1n1p1");
+	for (size_t i = 0; i < ARRAY_SIZE(disks); i++) {
+		ck_assert_msg(block_disk_probe(root, disks[i].name, &in), "probe %s",
+			      disks[i].name);
+		if (!disks[i].network)
+			ck_assert_msg(!in.network, "%s is local, not %s", disks[i].name,
+				      in.network);
+		else
+			ck_assert_msg(in.network && strcmp(in.network, disks[i].network) == 0,
+				      "%s: %s, not %s", disks[i].name,
+				      in.network ? in.network : "local", disks[i].network);
+	}
+}
+END_TEST
+
 /* The traced disks of test_stacked, as a NULL-terminated list. */
 static bool traced_in(void *ctx, const char *name)
 {
@@ -495,6 +545,7 @@ static Suite *block_suite(void)
 	tcase_add_test(tc, test_names_and_globs);
 	tcase_add_test(tc, test_stacked);
 	tcase_add_test(tc, test_network);
+	tcase_add_test(tc, test_network_below);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tp, test_format_field);
 	tcase_add_test(tp, test_filter);
