@@ -21,9 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "pipeline.h"
@@ -417,19 +414,10 @@ static int tstamp_choice(pcap_t *p)
  * it: leave such a card alone. A card that cannot say is left to libpcap. */
 static bool hwtstamp_left_alone(const char *ifname)
 {
-	struct hwtstamp_config hc;
-	struct ifreq ifr;
-	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
+	struct hwtstamp_config hc = {0};
 
-	if (s < 0)
-		return false;
-	memset(&hc, 0, sizeof(hc));
-	memset(&ifr, 0, sizeof(ifr));
-	strlcopy(ifr.ifr_name, ifname, sizeof(ifr.ifr_name));
-	ifr.ifr_data = (void *)&hc;
-	r = ioctl(s, SIOCGHWTSTAMP, &ifr);
-	close(s);
-	return r == 0 && !hwtstamp_config_free(hc.tx_type, hc.rx_filter);
+	return net_dev_ioctl(ifname, SIOCGHWTSTAMP, &hc) == 0 &&
+	       !hwtstamp_config_free(hc.tx_type, hc.rx_filter);
 }
 
 /* pcap_create and pcap_activate with our settings, the card's timestamps if `hw` and it

@@ -95,6 +95,9 @@ void net_rescan_soon(struct pcap_state *st);
 int net_links_dump(struct pcap_state *st);
 int net_links_monitor(struct pcap_state *st);
 void net_links_monitor_stop(struct pcap_state *st);
+/* An interface ioctl whose struct ifreq carries a pointer (ifr_data: ethtool's, the card's
+ * timestamping), on a socket of its own; ioctl's result. */
+int net_dev_ioctl(const char *ifname, unsigned long request, void *data);
 
 /* source_pcap_file.c: the savefile of sources.network.file. */
 void net_replay_start(struct pcap_state *st);

@@ -186,23 +186,27 @@ static int sys_ifindex(const char *name, const char *rel)
 	return ix > 0 && ix <= INT_MAX ? (int)ix : 0;
 }
 
-/* The name of a device's driver, as ethtool reports it; false if it does not say. */
-static bool driver_name(const char *ifname, char *out, size_t size)
+int net_dev_ioctl(const char *ifname, unsigned long request, void *data)
 {
-	struct ethtool_drvinfo info;
 	struct ifreq ifr;
 	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
 
 	if (s < 0)
-		return false;
-	memset(&info, 0, sizeof(info));
+		return -1;
 	memset(&ifr, 0, sizeof(ifr));
-	info.cmd = ETHTOOL_GDRVINFO;
 	strlcopy(ifr.ifr_name, ifname, sizeof(ifr.ifr_name));
-	ifr.ifr_data = (void *)&info;
-	r = ioctl(s, SIOCETHTOOL, &ifr);
+	ifr.ifr_data = data;
+	r = ioctl(s, request, &ifr);
 	close(s);
-	if (r < 0 || !info.driver[0])
+	return r;
+}
+
+/* The name of a device's driver, as ethtool reports it; false if it does not say. */
+static bool driver_name(const char *ifname, char *out, size_t size)
+{
+	struct ethtool_drvinfo info = {.cmd = ETHTOOL_GDRVINFO};
+
+	if (net_dev_ioctl(ifname, SIOCETHTOOL, &info) < 0 || !info.driver[0])
 		return false;
 	snprintf(out, size, "%.*s", (int)sizeof(info.driver), info.driver);
 	return true;
