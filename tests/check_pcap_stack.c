@@ -16,11 +16,21 @@
 #define SEED 0x57ac4edu
 
 /* A link: ifindex, master, lower, up, wanted; neither secondhand nor own_only. */
-#define L(ix, m, lo) {(ix), (m), (lo), true, true}
+#define L(ix, m, lo) {.ifindex = (ix), .master = (m), .lower = (lo), .up = true, .wanted = true}
 
 static void resolve(const struct stack_link *l, size_t n, struct stack_verdict *v)
 {
 	stack_resolve(l, n, v);
+}
+
+/* The links as auto sees them, with link `tunnel` a device of secondhand packets: every
+ * link wanted only if its packets are its own, the tunnel not wanted. */
+static void as_auto(struct stack_link *l, size_t n, size_t tunnel)
+{
+	for (size_t i = 0; i < n; i++)
+		l[i].own_only = true;
+	l[tunnel].secondhand = true;
+	l[tunnel].wanted = false;
 }
 
 static void want(const struct stack_verdict *v, size_t i, enum stack_why why, int by)
@@ -135,10 +145,7 @@ START_TEST(test_loops_and_strangers)
 	ck_assert_uint_eq(captured, 3); /* one of the loop */
 	resolve(l, 0, v);
 	/* A tunnel in the loop, as auto sees it: what lies above it is left out, nothing hangs. */
-	for (size_t i = 0; i < 4; i++)
-		l[i].own_only = true;
-	l[0].secondhand = true;
-	l[0].wanted = false;
+	as_auto(l, 4, 0);
 	resolve(l, 4, v);
 	want(v, 0, STACK_NOT_WANTED, 0);
 	want(v, 1, STACK_SECONDHAND, 2);
@@ -249,10 +256,7 @@ START_TEST(test_secondhand_carried_up)
 				 L(7, 0, 5)};
 	struct stack_verdict v[6];
 
-	for (size_t i = 0; i < 6; i++)
-		l[i].own_only = true;
-	l[2].secondhand = true;
-	l[2].wanted = false;
+	as_auto(l, 6, 2);
 	resolve(l, 6, v);
 	want(v, 0, STACK_CAPTURED, 0);
 	want(v, 1, STACK_CAPTURED, 0); /* its bridge is left out: eth1 counts its arrivals */
@@ -289,10 +293,7 @@ START_TEST(test_secondhand_bridge_ports_first)
 				 L(7, 6, 0)};
 	struct stack_verdict v[6];
 
-	for (size_t i = 0; i < 6; i++)
-		l[i].own_only = true;
-	l[1].secondhand = true;
-	l[1].wanted = false;
+	as_auto(l, 6, 1);
 	resolve(l, 6, v);
 	want(v, 0, STACK_CAPTURED, 0);
 	want(v, 1, STACK_NOT_WANTED, 0);
