@@ -85,6 +85,12 @@ static int order_cmp(const void *a, const void *b)
 	return (x->ifindex > y->ifindex) - (x->ifindex < y->ifindex);
 }
 
+/* Does y see x's arrivals next: is y x's master, or stacked on x? */
+static bool next_up(const struct stack_link *l, size_t x, size_t y)
+{
+	return l[x].master == l[y].ifindex || l[y].lower == l[x].ifindex;
+}
+
 /* Mark what shares arrivals with link k and is not decided yet (by[] == n) as counted on k:
  * everything above k and everything below it, through devices that are up, including what
  * lies beyond a device decided before. */
@@ -101,15 +107,9 @@ static void cover(const struct stack_link *l, size_t n, size_t k, size_t *by, si
 			size_t x = stack[--top];
 
 			for (size_t y = 0; y < n; y++) {
-				bool edge;
+				bool edge = dir == 0 ? next_up(l, x, y) : next_up(l, y, x);
 
-				if (seen[y] || !l[y].up)
-					continue;
-				if (dir == 0) /* y is x's master, or stacked on x */
-					edge = l[x].master == l[y].ifindex || l[y].lower == l[x].ifindex;
-				else          /* y is a port of x, or x is stacked on y */
-					edge = l[y].master == l[x].ifindex || l[x].lower == l[y].ifindex;
-				if (!edge)
+				if (seen[y] || !l[y].up || !edge)
 					continue;
 				seen[y] = true;
 				stack[top++] = y;
@@ -132,9 +132,7 @@ static void carry_up(const struct stack_link *l, size_t n, size_t k, size_t *fro
 		size_t x = stack[--top];
 
 		for (size_t y = 0; y < n; y++) {
-			if (from[y] != n || y == k || !l[y].up)
-				continue;
-			if (l[x].master != l[y].ifindex && l[y].lower != l[x].ifindex)
+			if (from[y] != n || y == k || !l[y].up || !next_up(l, x, y))
 				continue;
 			from[y] = k;
 			stack[top++] = y;
