@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "source_block.h"
+#include "block_backend.h"
 
 struct blkt_backend;
 

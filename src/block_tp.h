@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "source_block.h"
+#include "block_backend.h"
 
 struct block_tp;
 

@@ -93,25 +93,7 @@ static struct log_ratelimit rl_trace = LOG_RATELIMIT_INIT;
 static struct log_ratelimit rl_clock = LOG_RATELIMIT_INIT;
 static struct log_ratelimit rl_uevent = LOG_RATELIMIT_INIT;
 
-/* ---- pure parts: selection, ordering ---- */
-
-static int cmp_sample(const void *a, const void *b)
-{
-	const struct block_sample *x = a, *y = b;
-
-	return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
-}
-
-void block_samples_sort(struct block_sample *s, size_t n)
-{
-	size_t i;
-
-	/* Usually one CPU's run, already in order: check before sorting. */
-	for (i = 1; i < n && s[i - 1].t_ns <= s[i].t_ns; i++)
-		;
-	if (i < n)
-		qsort(s, n, sizeof(*s), cmp_sample);
-}
+/* ---- pure parts: selection ---- */
 
 const char *block_selects(const struct strlist *devices, const char *name,
 			  const struct block_disk_info *info)
