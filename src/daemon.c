@@ -17,7 +17,7 @@
 #include "pool.h"
 #include "privs.h"
 #include "sink.h"
-#include "source.h"
+#include "sources.h"
 
 struct daemon {
 	const struct daemon_opts *opts;

@@ -1,103 +1,355 @@
-/* source: the driver table, one per class, and starting/stopping them in order. Classes whose
- * driver is not built in exist as named stubs, so the log says exactly what is missing. */
+/* source: the source core (see source.h): for one class, its instances, their states,
+ * retries, rescans and reloads. It names no driver: sources.c holds the table of them. */
 #include "autoconf.h"
 
 #include "source.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "log.h"
-#include "source_block.h"
-#include "source_evdev.h"
-#include "source_pcap.h"
+#include "pipeline.h"
+#include "util.h"
 
-static const struct source_ops *const drivers[CLASS_COUNT] = {
-	[CLASS_INPUT] = &source_evdev_ops,
-	[CLASS_BLOCK] = &source_block_ops,
-	[CLASS_NETWORK] = &source_pcap_ops,
-};
+/* ---- instances ---- */
 
-const struct source_ops *source_driver(enum src_class cls)
+struct src_inst *source_find(struct source *src, const char *name)
 {
-	return drivers[cls];
+	SOURCE_FOREACH(si, src)
+		if (strcmp(si->name, name) == 0)
+			return si;
+	return NULL;
 }
 
-/* A class is wanted unless its mode is disabled and no override enables an instance. */
-static bool class_wanted(const struct config *cfg, enum src_class cls)
+struct src_inst *source_found(struct source *src, const char *name, bool *added)
 {
-	const struct class_policy *cp = &cfg->policy[cls];
+	struct src_inst *si = source_find(src, name);
 
-	if (cp->rule.mode != MODE_DISABLED)
+	if (added)
+		*added = !si;
+	if (!si) {
+		si = xcalloc(1, sizeof(*si));
+		si->src = src;
+		si->name = xstrdup(name);
+		si->drv = xcalloc(1, src->ops->inst_size ? src->ops->inst_size : 1);
+		si->next = src->insts;
+		src->insts = si;
+	}
+	si->seen = true;
+	return si;
+}
+
+void source_attach(struct src_inst *si, const char *kind, unsigned flags)
+{
+	if (si->inst)
+		return;
+	si->inst = pipeline_attach(si->src->ops->cls, si->name, kind, flags);
+	if (si->state[0])
+		pipeline_set_state(si->inst, si->state);
+}
+
+void source_detach(struct src_inst *si)
+{
+	if (!si->inst)
+		return;
+	if (si->src->ops->detach)
+		si->src->ops->detach(si);
+	pipeline_detach(si->inst);
+	si->inst = NULL;
+}
+
+void source_set_state(struct src_inst *si, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(si->state, sizeof(si->state), fmt, ap);
+	va_end(ap);
+	if (si->inst)
+		pipeline_set_state(si->inst, si->state);
+}
+
+void source_forget(struct src_inst *si)
+{
+	struct source *src = si->src;
+
+	for (struct src_inst **pp = &src->insts; *pp; pp = &(*pp)->next)
+		if (*pp == si) {
+			*pp = si->next;
+			break;
+		}
+	src->ops->close(si);
+	source_detach(si);
+	if (src->ops->forget)
+		src->ops->forget(si);
+	wipe(si->drv, src->ops->inst_size);
+	free(si->drv);
+	free(si->name);
+	wipe(si, sizeof(*si));
+	free(si);
+}
+
+void source_forget_all(struct source *src)
+{
+	while (src->insts)
+		source_forget(src->insts);
+}
+
+/* ---- opening, closing, retrying ---- */
+
+static void arm_retry(struct source *src)
+{
+	uint64_t now = mono_ns(), first = 0;
+	struct timeval tv;
+
+	if (!src->retry_ev)
+		return;
+	SOURCE_FOREACH(si, src)
+		if (si->status == SRC_RETRY && (!first || si->retry_at < first))
+			first = si->retry_at;
+	if (!first) {
+		event_del(src->retry_ev);
+		return;
+	}
+	first = first > now ? first - now : 0;
+	tv.tv_sec = (time_t)(first / NS_PER_SEC);
+	tv.tv_usec = (suseconds_t)(first % NS_PER_SEC / 1000);
+	evtimer_add(src->retry_ev, &tv);
+}
+
+unsigned source_next_retry_s(const struct src_inst *si)
+{
+	const struct source_ops *ops = si->src->ops;
+	unsigned s = si->retry_s ? si->retry_s * 2 : ops->retry_min_s;
+
+	return s > ops->retry_max_s ? ops->retry_max_s : s;
+}
+
+static void back_off(struct src_inst *si)
+{
+	si->retry_s = source_next_retry_s(si);
+	si->retry_at = mono_ns() + (uint64_t)si->retry_s * NS_PER_SEC;
+	si->status = SRC_RETRY;
+	arm_retry(si->src);
+}
+
+bool source_allowed(struct src_inst *si)
+{
+	const struct source_ops *ops = si->src->ops;
+
+	if (pipeline_enabled(ops->cls, si->name)) {
+		si->disabled = false;
 		return true;
-	for (size_t i = 0; i < cp->n_overrides; i++)
-		if ((cp->overrides[i].set & RULE_SET_MODE) &&
-		    cp->overrides[i].rule.mode != MODE_DISABLED)
-			return true;
+	}
+	if (!si->disabled)
+		log_info("%s/%s: %s", ops->name, si->name,
+			 si->inst || si->status == SRC_OPEN ? "closed: now disabled by policy"
+							   : "not opened: disabled by policy");
+	si->disabled = true;
 	return false;
 }
 
-static int start_one(struct source *src)
+void source_close(struct src_inst *si, enum src_status status)
 {
-	const struct source_ops *ops = src->ops;
+	si->src->ops->close(si);
+	si->status = status;
+	si->retry_at = 0;
+	if (status != SRC_CLOSED)
+		return;
+	/* Closed by the driver's rules (down, stacked): a later open starts the backoff anew. */
+	si->retry_s = 0;
+}
 
+enum src_status source_open(struct src_inst *si)
+{
+	if (!source_allowed(si)) {
+		source_close(si, SRC_SKIPPED);
+		source_detach(si);
+		return si->status;
+	}
+	si->status = si->src->ops->open(si);
+	si->retry_at = 0;
+	if (si->status == SRC_OPEN)
+		si->retry_s = 0;
+	else if (si->status == SRC_RETRY)
+		back_off(si);
+	return si->status;
+}
+
+void source_failed(struct src_inst *si)
+{
+	si->src->ops->close(si);
+	back_off(si);
+}
+
+void source_retry_now(struct src_inst *si)
+{
+	if (si->status != SRC_RETRY && si->status != SRC_WAIT)
+		return;
+	source_open(si);
+	arm_retry(si->src);
+}
+
+static void retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct source *src = arg;
+	uint64_t now = mono_ns();
+	bool retried = false;
+
+	SOURCE_FOREACH_SAFE(si, nx, src)
+		if (si->status == SRC_RETRY && si->retry_at <= now) {
+			source_open(si);
+			retried = true;
+		}
+	if (retried && src->ops->settle)
+		src->ops->settle(src);
+	arm_retry(src);
+}
+
+/* ---- rescans ---- */
+
+void source_rescan(struct source *src)
+{
+	SOURCE_FOREACH(si, src)
+		si->seen = false;
+	if (!src->ops->scan(src))
+		return;
+	SOURCE_FOREACH_SAFE(si, nx, src)
+		if (!si->seen) {
+			if (src->ops->gone)
+				src->ops->gone(si);
+			else
+				source_forget(si);
+		}
+	if (src->ops->settle)
+		src->ops->settle(src);
+	arm_retry(src);
+}
+
+static void rescan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	source_rescan(arg);
+}
+
+void source_rescan_soon(struct source *src)
+{
+	unsigned ms = src->ops->rescan_delay_ms;
+	struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+
+	if (src->rescan_ev && !evtimer_pending(src->rescan_ev, NULL))
+		evtimer_add(src->rescan_ev, &tv);
+}
+
+void source_poll_every(struct source *src, unsigned seconds)
+{
+	struct timeval tv = {.tv_sec = seconds};
+
+	src->poll_s = seconds;
+	if (!src->poll_ev)
+		return;
+	event_del(src->poll_ev);
+	if (seconds)
+		event_add(src->poll_ev, &tv);
+}
+
+/* ---- one class ---- */
+
+static void free_timers(struct source *src)
+{
+	if (src->rescan_ev)
+		event_free(src->rescan_ev);
+	if (src->poll_ev)
+		event_free(src->poll_ev);
+	if (src->retry_ev)
+		event_free(src->retry_ev);
+	src->rescan_ev = src->poll_ev = src->retry_ev = NULL;
+}
+
+int source_start(struct source *src, const struct source_ops *ops, struct event_base *base,
+		 const struct config *cfg)
+{
+	memset(src, 0, sizeof(*src));
+	src->ops = ops;
+	src->base = base;
+	src->cfg = cfg;
 	if (ops->missing) {
 		log_warn("%s source: not started: %s", ops->name, ops->missing);
 		return 0;
 	}
-	if (ops->start(src) < 0)
+	src->rescan_ev = evtimer_new(base, rescan_cb, src);
+	src->poll_ev = event_new(base, -1, EV_PERSIST, rescan_cb, src);
+	src->retry_ev = evtimer_new(base, retry_cb, src);
+	if (!src->rescan_ev || !src->poll_ev || !src->retry_ev)
+		log_warn("%s source: cannot register timers with the event loop; devices that "
+			 "fail or change are not looked at again until a reload",
+			 ops->name);
+	if (ops->start(src) < 0) {
+		source_forget_all(src);
+		free_timers(src);
 		return -1;
+	}
 	src->running = true;
 	return 0;
 }
 
-int sources_start(struct source *srcs, struct event_base *base, const struct config *cfg)
+/* A reload: what policy now disables is closed, what waits is tried again, an open instance
+ * the driver no longer wants as it is is closed; then a rescan opens what is wanted. */
+void source_reload(struct source *src, const struct config *cfg)
 {
-	for (int c = 0; c < CLASS_COUNT; c++) {
-		struct source *src = &srcs[c];
+	const struct source_ops *ops = src->ops;
+	char why[256];
 
-		src->ops = drivers[c];
-		src->base = base;
-		src->cfg = cfg;
-		src->priv = NULL;
-		src->running = false;
-		if (!class_wanted(cfg, (enum src_class)c)) {
-			log_info("%s source: disabled by policy", src->ops->name);
+	src->cfg = cfg;
+	if (ops->reload && !ops->reload(src))
+		return;
+	SOURCE_FOREACH_SAFE(si, nx, src) {
+		if ((si->inst || si->status == SRC_OPEN || si->status == SRC_RETRY) &&
+		    !source_allowed(si)) {
+			source_close(si, SRC_SKIPPED);
+			source_detach(si);
 			continue;
 		}
-		if (start_one(src) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-void sources_reload(struct source *srcs, const struct config *cfg)
-{
-	for (int c = 0; c < CLASS_COUNT; c++) {
-		struct source *src = &srcs[c];
-		bool was = class_wanted(src->cfg, (enum src_class)c);
-		bool wanted = class_wanted(cfg, (enum src_class)c);
-
-		src->cfg = cfg;
-		if (src->running && !wanted) {
-			src->ops->stop(src);
-			src->running = false;
-			log_info("%s source: stopped, now disabled by policy", src->ops->name);
-		} else if (src->running) {
-			src->ops->reload(src);
-		} else if (wanted && (!src->ops->missing || !was)) {
-			/* A stub newly wanted says once more what is missing. */
-			if (start_one(src) < 0)
-				log_warn("%s source: could not be started after reload",
-					 src->ops->name);
+		switch (si->status) {
+		case SRC_OPEN:
+			if (!ops->recheck)
+				break;
+			switch (ops->recheck(si, why, sizeof(why))) {
+			case SRC_CLOSED:
+				source_close(si, SRC_CLOSED);
+				break;
+			case SRC_SKIPPED:
+				log_info("%s/%s: closed: %s", ops->name, si->name, why);
+				source_close(si, SRC_SKIPPED);
+				source_detach(si);
+				break;
+			default:
+				break;
+			}
+			break;
+		case SRC_SKIPPED:
+		case SRC_WAIT:
+		case SRC_RETRY:
+			/* A reload is also the way to say "try again now". */
+			si->status = SRC_CLOSED;
+			si->retry_s = 0;
+			si->retry_at = 0;
+			break;
+		case SRC_CLOSED:
+		case SRC_ENDED:
+			break;
 		}
 	}
+	source_rescan(src);
 }
 
-void sources_stop(struct source *srcs)
+void source_stop(struct source *src)
 {
-	for (int c = CLASS_COUNT - 1; c >= 0; c--) {
-		struct source *src = &srcs[c];
-
-		if (src->running)
-			src->ops->stop(src);
-		src->running = false;
+	if (src->running) {
+		source_forget_all(src);
+		src->ops->stop(src);
 	}
+	src->running = false;
+	free_timers(src);
 }

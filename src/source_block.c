@@ -877,7 +877,7 @@ static int block_start(struct source *src)
 	return 0;
 }
 
-static void block_reload(struct source *src)
+static bool block_reload(struct source *src)
 {
 	struct block_state *st = src->priv;
 
@@ -907,6 +907,7 @@ static void block_reload(struct source *src)
 	rescan(st);
 	report_unmatched(st);
 	arm_retry(st);
+	return false;
 }
 
 static void block_stop(struct source *src)

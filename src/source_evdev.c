@@ -42,26 +42,16 @@
 
 enum node_type { NODE_EVDEV, NODE_FIFO, NODE_FILE };
 
-enum dev_status {
-	DS_OPEN,    /* attached and read */
-	DS_SKIPPED, /* disabled by policy or excluded: stays closed until a reload or a new node */
-	DS_FAILED,  /* could not be opened or was lost: retried when its attributes change */
-	DS_ENDED,   /* a file read to its end: not read again unless a new file replaces it */
-};
-
-struct evdev_state;
-
+/* One node: the driver's part of its instance (src_inst.drv). The core keeps the instance's
+ * status: open, skipped (disabled or excluded: until a reload or a new node), waiting
+ * (could not be opened or was lost: tried again when its attributes change), ended (a file
+ * read to its end). */
 struct dev {
-	struct dev *next;
-	struct evdev_state *st;
-	char *name; /* the node's basename, which is the instance name */
+	struct src_inst *si;
 	char *path;
-	enum dev_status status;
 	enum node_type type;
-	bool seen; /* during a rescan */
 	int fd;
 	struct event *ev;
-	struct instance *inst;
 	const char *kind;
 	char devname[128]; /* EVIOCGNAME, made printable; empty for streams */
 	bool virt;
@@ -78,7 +68,6 @@ struct evdev_state {
 	struct event *iev;
 	int wd;  /* watch on the directory; -1 if none */
 	int pwd; /* watch on its parent while the directory does not exist; -1 if none */
-	struct dev *devs;
 	/* The one buffer raw records are read into: a carried partial record plus a batch. */
 	unsigned char buf[(READ_RECORDS + 1) * REC_SIZE] __attribute__((aligned(8)));
 };
@@ -195,17 +184,17 @@ static const char *watch_path(const struct config *cfg)
 	return cfg->input.watch && cfg->input.watch[0] ? cfg->input.watch : DEFAULT_WATCH;
 }
 
-static struct dev *dev_find(struct evdev_state *st, const char *name)
+static struct evdev_state *state_of(const struct src_inst *si)
 {
-	for (struct dev *d = st->devs; d; d = d->next)
-		if (strcmp(d->name, name) == 0)
-			return d;
-	return NULL;
+	return si->src->priv;
 }
 
-/* Close the fd and detach the instance; the entry stays (its status says why). */
-static void dev_close(struct dev *d, const char *final_state)
+/* Stop reading; what the node was is forgotten with it, so that a node reopened is probed
+ * afresh. */
+static void evdev_close(struct src_inst *si)
 {
+	struct dev *d = si->drv;
+
 	if (d->ev) {
 		event_free(d->ev);
 		d->ev = NULL;
@@ -214,54 +203,29 @@ static void dev_close(struct dev *d, const char *final_state)
 		close(d->fd);
 		d->fd = -1;
 	}
-	if (d->inst) {
-		if (d->parser.dropped || d->parser.bad_time)
-			log_info("input/%s: %llu reports not sampled after overruns, %llu with an "
-				 "invalid timestamp",
-				 d->name, (unsigned long long)d->parser.dropped,
-				 (unsigned long long)d->parser.bad_time);
-		if (final_state)
-			pipeline_set_state(d->inst, final_state);
-		pipeline_detach(d->inst);
-		d->inst = NULL;
-	}
 	wipe(d->carry, sizeof(d->carry));
 	d->ncarry = 0;
-	memset(&d->parser, 0, sizeof(d->parser));
-	d->logged_dropped = d->logged_bad_time = 0;
 	d->devname[0] = '\0';
 	d->kind = NULL;
 	d->virt = false;
 }
 
-static void dev_free(struct dev *d)
+static void evdev_detach(struct src_inst *si)
 {
-	dev_close(d, NULL);
-	free(d->name);
+	struct dev *d = si->drv;
+
+	if (d->parser.dropped || d->parser.bad_time)
+		log_info("input/%s: %llu reports not sampled after overruns, %llu with an invalid "
+			 "timestamp",
+			 si->name, (unsigned long long)d->parser.dropped,
+			 (unsigned long long)d->parser.bad_time);
+}
+
+static void evdev_forget(struct src_inst *si)
+{
+	struct dev *d = si->drv;
+
 	free(d->path);
-	wipe(d, sizeof(*d));
-	free(d);
-}
-
-static void dev_remove(struct evdev_state *st, struct dev *d)
-{
-	for (struct dev **pp = &st->devs; *pp; pp = &(*pp)->next) {
-		if (*pp == d) {
-			*pp = d->next;
-			dev_free(d);
-			return;
-		}
-	}
-}
-
-static void drop_all(struct evdev_state *st)
-{
-	while (st->devs) {
-		struct dev *d = st->devs;
-
-		st->devs = d->next;
-		dev_free(d);
-	}
 }
 
 /* Device names come from whoever made the device (uinput lets anyone with access pick
@@ -293,8 +257,9 @@ static bool sysfs_virtual(dev_t rdev)
 }
 
 /* Ask an evdev device what it is. 1: evdev; 0: not evdev (ENOTTY); -1: error (errno). */
-static int probe_evdev(struct dev *d, int fd, const struct stat *sb)
+static int probe_evdev(struct src_inst *si, int fd, const struct stat *sb)
 {
+	struct dev *d = si->drv;
 	struct input_id id;
 	struct evdev_caps caps;
 	char raw[256];
@@ -306,7 +271,7 @@ static int probe_evdev(struct dev *d, int fd, const struct stat *sb)
 		log_limited(&rl_open, LOG_WARNING,
 			    "input/%s: cannot ask for CLOCK_MONOTONIC timestamps (%s); "
 			    "using the device's default clock",
-			    d->name, strerror(errno));
+			    si->name, strerror(errno));
 	memset(raw, 0, sizeof(raw));
 	if (ioctl(fd, EVIOCGNAME(sizeof(raw) - 1), raw) < 0)
 		raw[0] = '\0';
@@ -323,19 +288,20 @@ static int probe_evdev(struct dev *d, int fd, const struct stat *sb)
 }
 
 /* Why config keeps an opened node from being used, or NULL if it may be. */
-static const char *rejection(const struct config *cfg, const struct dev *d, char *why,
+static const char *rejection(const struct config *cfg, const struct src_inst *si, char *why,
 			     size_t size)
 {
+	const struct dev *d = si->drv;
 	const char *devname = d->devname[0] ? d->devname : NULL;
 	const char *pat;
 
-	pat = evdev_glob_match(&cfg->input.exclude, d->name, d->path, devname, d->kind);
+	pat = evdev_glob_match(&cfg->input.exclude, si->name, d->path, devname, d->kind);
 	if (pat) {
 		snprintf(why, size, "matches the input exclude pattern \"%s\"", pat);
 		return why;
 	}
 	if (cfg->input.include.n &&
-	    !evdev_glob_match(&cfg->input.include, d->name, d->path, devname, d->kind)) {
+	    !evdev_glob_match(&cfg->input.include, si->name, d->path, devname, d->kind)) {
 		snprintf(why, size, "matches no input include pattern");
 		return why;
 	}
@@ -348,54 +314,65 @@ static const char *rejection(const struct config *cfg, const struct dev *d, char
 	return NULL;
 }
 
-static void dev_sample(void *ctx, uint64_t t_ns)
+/* A reload: an open node the new config excludes is closed until the next one. */
+static enum src_status evdev_recheck(struct src_inst *si, char *why, size_t size)
 {
-	struct dev *d = ctx;
-
-	pipeline_sample(d->inst, t_ns);
+	return rejection(si->src->cfg, si, why, size) ? SRC_SKIPPED : SRC_OPEN;
 }
 
-/* Say the first time per instance that reports were not sampled; dev_close sums up. */
-static void dev_report_parser(struct dev *d)
+static void dev_sample(void *ctx, uint64_t t_ns)
 {
+	struct src_inst *si = ctx;
+
+	pipeline_sample(si->inst, t_ns);
+}
+
+/* Say the first time per instance that reports were not sampled; evdev_detach sums up. */
+static void dev_report_parser(struct src_inst *si)
+{
+	struct dev *d = si->drv;
 	const struct evdev_parser *p = &d->parser;
 
 	if (p->dropped && !d->logged_dropped)
 		log_limited(&rl_data, LOG_INFO,
 			    "input/%s: the kernel dropped events (reader overrun); the report "
 			    "that ends each gap is not sampled",
-			    d->name);
+			    si->name);
 	if (p->bad_time && !d->logged_bad_time)
 		log_limited(&rl_data, LOG_WARNING,
-			    "input/%s: reports with an invalid timestamp are ignored", d->name);
+			    "input/%s: reports with an invalid timestamp are ignored", si->name);
 	d->logged_dropped = p->dropped;
 	d->logged_bad_time = p->bad_time;
 }
 
 /* A regular file was read to its end. */
-static void dev_end(struct dev *d)
+static void dev_end(struct src_inst *si)
 {
+	struct dev *d = si->drv;
+
 	if (d->ncarry)
 		log_limited(&rl_data, LOG_NOTICE,
 			    "input/%s: %zu trailing bytes (less than one record) ignored",
-			    d->name, d->ncarry);
-	log_info("input/%s: read to its end; closed", d->name);
-	dev_close(d, "ended");
-	d->status = DS_ENDED;
+			    si->name, d->ncarry);
+	log_info("input/%s: read to its end; closed", si->name);
+	source_set_state(si, "ended");
+	source_close(si, SRC_ENDED);
+	source_detach(si);
 }
 
 /* A read error (ENODEV: the device was unplugged): close it and carry on. */
-static void dev_lost(struct dev *d, const char *why)
+static void dev_lost(struct src_inst *si, const char *why)
 {
-	log_limited(&rl_lost, LOG_NOTICE, "input/%s: %s; closed", d->name, why);
-	dev_close(d, NULL);
-	d->status = DS_FAILED;
+	log_limited(&rl_lost, LOG_NOTICE, "input/%s: %s; closed", si->name, why);
+	source_close(si, SRC_WAIT);
+	source_detach(si);
 }
 
 static void dev_read_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct dev *d = arg;
-	struct evdev_state *st = d->st;
+	struct src_inst *si = arg;
+	struct dev *d = si->drv;
+	struct evdev_state *st = state_of(si);
 
 	for (int round = 0; round < READS_PER_WAKEUP; round++) {
 		size_t len, used;
@@ -406,57 +383,53 @@ static void dev_read_cb(evutil_socket_t fd, short what, void *arg)
 				continue;
 			if (errno == EAGAIN)
 				return;
-			dev_lost(d, errno == ENODEV ? "device gone (ENODEV)" : strerror(errno));
+			dev_lost(si, errno == ENODEV ? "device gone (ENODEV)" : strerror(errno));
 			return;
 		}
 		if (n == 0) {
 			if (d->type == NODE_FILE)
-				dev_end(d);
+				dev_end(si);
 			else
-				dev_lost(d, "unexpected end of file");
+				dev_lost(si, "unexpected end of file");
 			return;
 		}
 		memcpy(st->buf, d->carry, d->ncarry);
 		len = d->ncarry + (size_t)n;
-		used = evdev_parse(&d->parser, st->buf, len, dev_sample, d);
+		used = evdev_parse(&d->parser, st->buf, len, dev_sample, si);
 		d->ncarry = len - used;
 		wipe(d->carry, sizeof(d->carry));
 		memcpy(d->carry, st->buf + used, d->ncarry);
 		wipe(st->buf, len);
-		dev_report_parser(d);
+		dev_report_parser(si);
 	}
 	/* A regular file never says EAGAIN: come back for the rest after other events. */
 	if (d->type == NODE_FILE)
 		event_active(d->ev, EV_READ, 0);
 }
 
-/* Open a node if policy and config allow it, and attach it to the pipeline. */
-static void dev_open(struct dev *d)
+/* Open a node that policy allows if config does too, and attach it to the pipeline. */
+static enum src_status evdev_open(struct src_inst *si)
 {
-	struct evdev_state *st = d->st;
-	const struct config *cfg = st->src->cfg;
+	struct dev *d = si->drv;
+	const struct config *cfg = si->src->cfg;
 	const char *pat;
 	char why[256];
 	struct stat sb, fsb;
 	int fd, flags, r;
 
-	d->status = DS_SKIPPED;
-	if (!pipeline_enabled(CLASS_INPUT, d->name)) {
-		log_info("input/%s: not opened: disabled by policy", d->name);
-		return;
-	}
+	memset(&d->parser, 0, sizeof(d->parser));
+	d->logged_dropped = d->logged_bad_time = 0;
 	/* Excluded by node name or path: never opened at all. */
-	pat = evdev_glob_match(&cfg->input.exclude, d->name, d->path, NULL, NULL);
+	pat = evdev_glob_match(&cfg->input.exclude, si->name, d->path, NULL, NULL);
 	if (pat) {
 		log_info("input/%s: not opened: matches the input exclude pattern \"%s\"",
-			 d->name, pat);
-		return;
+			 si->name, pat);
+		return SRC_SKIPPED;
 	}
-	d->status = DS_FAILED;
 	if (stat(d->path, &sb) < 0) {
-		log_limited(&rl_open, LOG_WARNING, "input/%s: cannot stat %s: %s", d->name,
+		log_limited(&rl_open, LOG_WARNING, "input/%s: cannot stat %s: %s", si->name,
 			    d->path, strerror(errno));
-		return;
+		return SRC_WAIT;
 	}
 	if (S_ISFIFO(sb.st_mode)) {
 		/* Holding a write end too means a writer that closes never makes the FIFO
@@ -467,85 +440,81 @@ static void dev_open(struct dev *d)
 	} else {
 		log_limited(&rl_open, LOG_NOTICE,
 			    "input/%s: not a character device, FIFO or regular file; skipped",
-			    d->name);
-		d->status = DS_SKIPPED;
-		return;
+			    si->name);
+		return SRC_SKIPPED;
 	}
 	fd = open(d->path, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		log_limited(&rl_open, LOG_WARNING, "input/%s: cannot open %s: %s", d->name,
+		log_limited(&rl_open, LOG_WARNING, "input/%s: cannot open %s: %s", si->name,
 			    d->path, strerror(errno));
-		return;
+		return SRC_WAIT;
 	}
+	d->fd = fd;
 	if (fstat(fd, &fsb) < 0 || (fsb.st_mode & S_IFMT) != (sb.st_mode & S_IFMT)) {
 		/* Replaced between stat and open; the inotify event for that follows. */
-		close(fd);
-		return;
+		evdev_close(si);
+		return SRC_WAIT;
 	}
-	r = probe_evdev(d, fd, &fsb);
+	r = probe_evdev(si, fd, &fsb);
 	if (r < 0) {
-		log_limited(&rl_open, LOG_WARNING, "input/%s: evdev ioctl failed: %s", d->name,
+		log_limited(&rl_open, LOG_WARNING, "input/%s: evdev ioctl failed: %s", si->name,
 			    strerror(errno));
-		close(fd);
-		return;
+		evdev_close(si);
+		return SRC_WAIT;
 	}
 	if (r == 0 && S_ISCHR(fsb.st_mode)) {
 		/* A character device that is not evdev could be anything (/dev/zero would
 		 * keep the loop busy forever): leave it alone. */
 		log_limited(&rl_open, LOG_NOTICE,
 			    "input/%s: not an evdev device (ENOTTY) and not a FIFO or file; skipped",
-			    d->name);
-		close(fd);
-		d->status = DS_SKIPPED;
-		return;
+			    si->name);
+		evdev_close(si);
+		return SRC_SKIPPED;
 	}
 	d->type = r ? NODE_EVDEV : S_ISFIFO(fsb.st_mode) ? NODE_FIFO : NODE_FILE;
 	if (d->type != NODE_EVDEV)
 		d->kind = "stream";
-	if (rejection(cfg, d, why, sizeof(why))) {
-		log_info("input/%s%s%s%s: not used: %s", d->name, d->devname[0] ? " (\"" : "",
+	if (rejection(cfg, si, why, sizeof(why))) {
+		log_info("input/%s%s%s%s: not used: %s", si->name, d->devname[0] ? " (\"" : "",
 			 d->devname, d->devname[0] ? "\")" : "", why);
-		close(fd);
-		dev_close(d, NULL);
-		d->status = DS_SKIPPED;
-		return;
+		evdev_close(si);
+		return SRC_SKIPPED;
 	}
 	if (d->type != NODE_EVDEV)
 		log_info("input/%s: not an evdev device (ENOTTY): %s, read as a stream of "
 			 "struct input_event records",
-			 d->name, type_name(d->type));
-	d->fd = fd;
-	if (d->type == NODE_FILE) {
-		d->ev = event_new(st->src->base, -1, 0, dev_read_cb, d);
-	} else {
-		d->ev = event_new(st->src->base, fd, EV_READ | EV_PERSIST, dev_read_cb, d);
-	}
+			 si->name, type_name(d->type));
+	if (d->type == NODE_FILE)
+		d->ev = event_new(si->src->base, -1, 0, dev_read_cb, si);
+	else
+		d->ev = event_new(si->src->base, fd, EV_READ | EV_PERSIST, dev_read_cb, si);
 	if (!d->ev || (d->type != NODE_FILE && event_add(d->ev, NULL) < 0)) {
 		log_limited(&rl_open, LOG_WARNING, "input/%s: cannot register with the event loop",
-			    d->name);
-		dev_close(d, NULL);
-		return;
+			    si->name);
+		evdev_close(si);
+		return SRC_WAIT;
 	}
-	d->inst = pipeline_attach(CLASS_INPUT, d->name, d->kind,
-				  d->type == NODE_EVDEV ? INST_KERNEL_CREDITS : 0);
-	pipeline_set_state(d->inst, d->type == NODE_EVDEV ? "open" : "stream");
+	source_set_state(si, "%s", d->type == NODE_EVDEV ? "open" : "stream");
+	source_attach(si, d->kind, d->type == NODE_EVDEV ? INST_KERNEL_CREDITS : 0);
 	if (d->type == NODE_FILE)
 		event_active(d->ev, EV_READ, 0);
-	d->status = DS_OPEN;
+	return SRC_OPEN;
 }
 
-static void node_add(struct evdev_state *st, const char *name)
+/* A node found: a new instance, or one that waits tried again. */
+static void node_found(struct evdev_state *st, const char *name)
 {
-	struct dev *d = xcalloc(1, sizeof(*d));
+	bool added;
+	struct src_inst *si = source_found(st->src, name, &added);
+	struct dev *d = si->drv;
 
-	d->st = st;
-	d->name = xstrdup(name);
-	d->path = xasprintf("%s/%s", st->watch, name);
-	d->fd = -1;
-	d->seen = true;
-	d->next = st->devs;
-	st->devs = d;
-	dev_open(d);
+	if (added) {
+		d->si = si;
+		d->fd = -1;
+		d->path = xasprintf("%s/%s", st->watch, name);
+	}
+	if (added || si->status == SRC_CLOSED || si->status == SRC_WAIT)
+		source_open(si);
 }
 
 /* ---- the watched directory ---- */
@@ -560,37 +529,27 @@ static int filter_names(const struct dirent *de)
 	return evdev_node_name(de->d_name);
 }
 
-/* Bring the list in line with the directory: open new nodes, forget vanished ones, retry
- * failed ones. At start, after an inotify overflow, when the directory appears, on reload. */
-static void rescan(struct evdev_state *st)
+/* Every node in the directory: at start, after an inotify overflow, when the directory
+ * appears, on reload. While the directory is not there (and inotify waits for it), none. */
+static bool evdev_scan(struct source *src)
 {
+	struct evdev_state *st = src->priv;
 	struct dirent **names;
-	int n = scandir(st->watch, &names, filter_names, cmp_names);
+	int n;
 
+	if (st->wd < 0 && st->ifd >= 0)
+		return false;
+	n = scandir(st->watch, &names, filter_names, cmp_names);
 	if (n < 0) {
 		log_errno(LOG_WARNING, "input: cannot read %s", st->watch);
-		return;
+		return false;
 	}
-	for (struct dev *d = st->devs; d; d = d->next)
-		d->seen = false;
 	for (int i = 0; i < n; i++) {
-		struct dev *d = dev_find(st, names[i]->d_name);
-
-		if (!d) {
-			node_add(st, names[i]->d_name);
-		} else {
-			d->seen = true;
-			if (d->status == DS_FAILED)
-				dev_open(d);
-		}
+		node_found(st, names[i]->d_name);
 		free(names[i]);
 	}
 	free(names);
-	for (struct dev *d = st->devs, *next; d; d = next) {
-		next = d->next;
-		if (!d->seen)
-			dev_remove(st, d);
-	}
+	return true;
 }
 
 static char *parent_dir(const char *path)
@@ -647,20 +606,20 @@ static void watch_dir(struct evdev_state *st)
 		inotify_rm_watch(st->ifd, st->pwd);
 		st->pwd = -1;
 	}
-	rescan(st);
+	source_rescan(st->src);
 }
 
 static void dir_gone(struct evdev_state *st)
 {
 	log_warn("input: %s went away; its devices are closed until it reappears", st->watch);
 	st->wd = -1; /* the kernel has removed the watch itself */
-	drop_all(st);
+	source_forget_all(st->src);
 	watch_dir(st);
 }
 
 static void handle_dir_event(struct evdev_state *st, const struct inotify_event *ie)
 {
-	struct dev *d;
+	struct src_inst *si;
 
 	if (ie->mask & (IN_DELETE_SELF | IN_IGNORED | IN_UNMOUNT)) {
 		dir_gone(st);
@@ -668,24 +627,22 @@ static void handle_dir_event(struct evdev_state *st, const struct inotify_event 
 	}
 	if (!ie->len || (ie->mask & IN_ISDIR) || !evdev_node_name(ie->name))
 		return;
-	d = dev_find(st, ie->name);
+	si = source_find(st->src, ie->name);
 	if (ie->mask & (IN_DELETE | IN_MOVED_FROM)) {
-		if (d) {
-			if (d->status == DS_OPEN)
-				log_info("input/%s: node removed; closed", d->name);
-			dev_remove(st, d);
+		if (si) {
+			if (si->status == SRC_OPEN)
+				log_info("input/%s: node removed; closed", si->name);
+			source_forget(si);
 		}
 	} else if (ie->mask & (IN_CREATE | IN_MOVED_TO)) {
 		/* A new node under an old name is a new device. */
-		if (d)
-			dev_remove(st, d);
-		node_add(st, ie->name);
+		if (si)
+			source_forget(si);
+		node_found(st, ie->name);
 	} else if (ie->mask & IN_ATTRIB) {
 		/* udev sets owner and mode after the node appears: retry what failed. */
-		if (!d)
-			node_add(st, ie->name);
-		else if (d->status == DS_FAILED)
-			dev_open(d);
+		if (!si || si->status == SRC_WAIT)
+			node_found(st, ie->name);
 	}
 }
 
@@ -694,7 +651,7 @@ static void handle_event(struct evdev_state *st, const struct inotify_event *ie)
 	if (ie->mask & IN_Q_OVERFLOW) {
 		log_limited(&rl_notify, LOG_NOTICE, "input: inotify queue overflowed; rescanning");
 		if (st->wd >= 0)
-			rescan(st);
+			source_rescan(st->src);
 		return;
 	}
 	if (st->wd >= 0 && ie->wd == st->wd) {
@@ -742,7 +699,7 @@ static void watch_start(struct evdev_state *st)
 	if (st->ifd < 0) {
 		log_errno(LOG_WARNING, "input: inotify unavailable; devices present now are "
 				       "used, later ones are not seen until a reload");
-		rescan(st);
+		source_rescan(st->src);
 		return;
 	}
 	st->iev = event_new(st->src->base, st->ifd, EV_READ | EV_PERSIST, inotify_cb, st);
@@ -787,48 +744,26 @@ static int evdev_start(struct source *src)
 	return 0;
 }
 
-static void evdev_reload(struct source *src)
+/* A new watch directory starts afresh; otherwise the core goes through the nodes, and a
+ * directory whose parent could not be watched is tried again. */
+static bool evdev_reload(struct source *src)
 {
 	struct evdev_state *st = src->priv;
 	char *watch = normalise_dir(watch_path(src->cfg));
-	char why[256];
 
 	if (strcmp(watch, st->watch) != 0) {
 		log_info("input: now watching %s instead of %s", watch, st->watch);
 		watch_stop(st);
-		drop_all(st);
+		source_forget_all(src);
 		free(st->watch);
 		st->watch = watch;
 		watch_start(st);
-		return;
+		return false;
 	}
 	free(watch);
-	for (struct dev *d = st->devs; d; d = d->next) {
-		switch (d->status) {
-		case DS_OPEN:
-			/* Still wanted: keep the instance and its pipeline state untouched. */
-			if (!pipeline_enabled(CLASS_INPUT, d->name)) {
-				log_info("input/%s: closed: now disabled by policy", d->name);
-			} else if (rejection(src->cfg, d, why, sizeof(why))) {
-				log_info("input/%s: closed: %s", d->name, why);
-			} else {
-				break;
-			}
-			dev_close(d, NULL);
-			d->status = DS_SKIPPED;
-			break;
-		case DS_SKIPPED:
-		case DS_FAILED:
-			dev_open(d);
-			break;
-		case DS_ENDED:
-			break;
-		}
-	}
-	if (st->wd >= 0 || st->ifd < 0)
-		rescan(st);
-	else if (st->pwd < 0)
+	if (st->wd < 0 && st->ifd >= 0 && st->pwd < 0)
 		watch_dir(st);
+	return true;
 }
 
 static void evdev_stop(struct source *src)
@@ -838,7 +773,6 @@ static void evdev_stop(struct source *src)
 	if (!st)
 		return;
 	watch_stop(st);
-	drop_all(st);
 	free(st->watch);
 	wipe(st, sizeof(*st));
 	free(st);
@@ -849,7 +783,14 @@ const struct source_ops source_evdev_ops = {
 	.name = "input",
 	.cls = CLASS_INPUT,
 	.missing = NULL,
+	.inst_size = sizeof(struct dev),
 	.start = evdev_start,
-	.reload = evdev_reload,
 	.stop = evdev_stop,
+	.scan = evdev_scan,
+	.open = evdev_open,
+	.close = evdev_close,
+	.detach = evdev_detach,
+	.forget = evdev_forget,
+	.reload = evdev_reload,
+	.recheck = evdev_recheck,
 };

@@ -924,7 +924,7 @@ static int pcap_src_start(struct source *src)
 	return 0;
 }
 
-static void pcap_src_reload(struct source *src)
+static bool pcap_src_reload(struct source *src)
 {
 	struct pcap_state *st = src->priv;
 	const struct config *cfg = src->cfg;
@@ -935,13 +935,14 @@ static void pcap_src_reload(struct source *src)
 		log_info("network: now %s", offline(cfg) ? "replaying a savefile" : "capturing live");
 		state_stop(st);
 		state_start(st);
-		return;
+		return false;
 	}
 	if (st->offline) {
 		net_replay_reload(st);
-		return;
+		return false;
 	}
 	live_reload(st);
+	return false;
 }
 
 static void pcap_src_stop(struct source *src)

@@ -258,9 +258,6 @@ static void setup(void)
 	pool_init(&pool, NULL, NULL);
 	pipeline_init(cfg, &pool);
 	memset(&src, 0, sizeof(src));
-	src.ops = &source_evdev_ops;
-	src.base = base;
-	src.cfg = cfg;
 	started = false;
 	fds_at_setup = tu_count_fds();
 }
@@ -268,7 +265,7 @@ static void setup(void)
 static void teardown(void)
 {
 	if (started)
-		source_evdev_ops.stop(&src);
+		source_stop(&src);
 	ck_assert_ptr_null(src.priv);
 	ck_assert_int_eq(tu_count_fds(), fds_at_setup); /* every node and inotify closed */
 	pipeline_fini();
@@ -280,7 +277,7 @@ static void teardown(void)
 
 static void start(void)
 {
-	ck_assert_int_eq(source_evdev_ops.start(&src), 0);
+	ck_assert_int_eq(source_start(&src, &source_evdev_ops, base, cfg), 0);
 	started = true;
 }
 
@@ -290,9 +287,8 @@ static void reload(struct config *next)
 	struct config *old = cfg;
 
 	cfg = next;
-	src.cfg = next;
 	pipeline_reconfigure(next);
-	source_evdev_ops.reload(&src);
+	source_reload(&src, next);
 	config_free(old);
 }
 

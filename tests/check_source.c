@@ -15,7 +15,7 @@
 #include "log.h"
 #include "pipeline.h"
 #include "pool.h"
-#include "source.h"
+#include "sources.h"
 #include "source_evdev.h"
 #include "testutil.h"
 #include "util.h"

@@ -1,0 +1,85 @@
+/* sources: the driver table, one per class, and starting, reloading and stopping every class
+ * in order. Classes whose driver is not built in exist as named stubs, so the log says
+ * exactly what is missing. */
+#include "autoconf.h"
+
+#include "sources.h"
+
+#include <string.h>
+
+#include "log.h"
+#include "source_block.h"
+#include "source_evdev.h"
+#include "source_pcap.h"
+
+static const struct source_ops *const drivers[CLASS_COUNT] = {
+	[CLASS_INPUT] = &source_evdev_ops,
+	[CLASS_BLOCK] = &source_block_ops,
+	[CLASS_NETWORK] = &source_pcap_ops,
+};
+
+const struct source_ops *source_driver(enum src_class cls)
+{
+	return drivers[cls];
+}
+
+/* A class is wanted unless its mode is disabled and no override enables an instance. */
+static bool class_wanted(const struct config *cfg, enum src_class cls)
+{
+	const struct class_policy *cp = &cfg->policy[cls];
+
+	if (cp->rule.mode != MODE_DISABLED)
+		return true;
+	for (size_t i = 0; i < cp->n_overrides; i++)
+		if ((cp->overrides[i].set & RULE_SET_MODE) &&
+		    cp->overrides[i].rule.mode != MODE_DISABLED)
+			return true;
+	return false;
+}
+
+int sources_start(struct source *srcs, struct event_base *base, const struct config *cfg)
+{
+	for (int c = 0; c < CLASS_COUNT; c++) {
+		struct source *src = &srcs[c];
+
+		memset(src, 0, sizeof(*src));
+		src->ops = drivers[c];
+		src->base = base;
+		src->cfg = cfg;
+		if (!class_wanted(cfg, (enum src_class)c)) {
+			log_info("%s source: disabled by policy", src->ops->name);
+			continue;
+		}
+		if (source_start(src, drivers[c], base, cfg) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void sources_reload(struct source *srcs, const struct config *cfg)
+{
+	for (int c = 0; c < CLASS_COUNT; c++) {
+		struct source *src = &srcs[c];
+		bool was = class_wanted(src->cfg, (enum src_class)c);
+		bool wanted = class_wanted(cfg, (enum src_class)c);
+
+		src->cfg = cfg;
+		if (src->running && !wanted) {
+			source_stop(src);
+			log_info("%s source: stopped, now disabled by policy", src->ops->name);
+		} else if (src->running) {
+			source_reload(src, cfg);
+		} else if (wanted && (!src->ops->missing || !was)) {
+			/* A stub newly wanted says once more what is missing. */
+			if (source_start(src, drivers[c], src->base, cfg) < 0)
+				log_warn("%s source: could not be started after reload",
+					 src->ops->name);
+		}
+	}
+}
+
+void sources_stop(struct source *srcs)
+{
+	for (int c = CLASS_COUNT - 1; c >= 0; c--)
+		source_stop(&srcs[c]);
+}

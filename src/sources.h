@@ -1,0 +1,15 @@
+/* sources: every source class, each started, reloaded and stopped through the core. */
+#ifndef ENTROPYD_SOURCES_H
+#define ENTROPYD_SOURCES_H
+
+#include "source.h"
+
+/* All drivers, one per class, indexed by enum src_class. */
+const struct source_ops *source_driver(enum src_class cls);
+
+/* Start every class that is not disabled by policy. -1 if a start-up error is fatal. */
+int sources_start(struct source *srcs, struct event_base *base, const struct config *cfg);
+void sources_reload(struct source *srcs, const struct config *cfg);
+void sources_stop(struct source *srcs);
+
+#endif
