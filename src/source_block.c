@@ -44,8 +44,6 @@
 #define RETRY_MAX_S 600
 #define CLOCK_SLACK_NS 10000000ull
 
-struct block_state;
-
 /* A network-backed disk that "auto" passes over: said once while it is there. */
 struct passed {
 	struct passed *next;
@@ -53,20 +51,13 @@ struct passed {
 	char name[NAME_MAX + 1];
 };
 
+/* One disk: the driver's part of its instance (src_inst.drv). Open means traced; a disk the
+ * backend cannot trace yet retries (EBUSY, EPERM), one stacked on a traced disk waits. */
 struct disk {
-	struct disk *next;
-	struct block_state *st;
-	char name[NAME_MAX + 1];
 	struct block_disk_info info;
 	uint32_t kdev;
-	bool seen;
-	bool skipped; /* disabled by policy: not attached */
-	bool traced;  /* the backend delivers its completions */
+	bool traced; /* the backend delivers its completions */
 	char below[NAME_MAX + 1]; /* a traced disk it is stacked on: not traced itself */
-	struct instance *inst;
-	char state[160]; /* the instance's state; the pipeline keeps a pointer to it */
-	uint64_t retry_at;
-	unsigned retry_s;
 	uint64_t last_t, out_of_order, ahead;
 };
 
@@ -78,15 +69,12 @@ struct block_state {
 	char tp_err[256];
 	struct blkt_backend *bt;
 	char *rundir;
-	struct disk *disks;
 	struct passed *passed;
 	int nlfd;
 	struct event *nlev;
-	struct event *rescan_ev;
-	struct event *retry_ev;
-	uint64_t tp_retry_at;
+	struct event *tp_retry_ev; /* the tracepoint asked for could not be opened: again */
 	unsigned tp_retry_s;
-	uint64_t next_rescan;
+	bool say_unmatched; /* after the next rescan: names that select no disk */
 };
 
 static struct log_ratelimit rl_trace = LOG_RATELIMIT_INIT;
@@ -116,11 +104,11 @@ const char *block_selects(const struct strlist *devices, const char *name,
 
 /* ---- completions ---- */
 
-static struct disk *disk_by_kdev(struct block_state *st, uint32_t kdev)
+static struct src_inst *disk_by_kdev(struct block_state *st, uint32_t kdev)
 {
-	for (struct disk *d = st->disks; d; d = d->next)
-		if (d->kdev == kdev)
-			return d;
+	SOURCE_FOREACH(si, st->src)
+		if (((struct disk *)si->drv)->kdev == kdev)
+			return si;
 	return NULL;
 }
 
@@ -128,15 +116,18 @@ static void on_samples(void *ctx, const struct block_sample *s, size_t n)
 {
 	struct block_state *st = ctx;
 	uint64_t now = mono_ns();
+	struct src_inst *si = NULL;
 	struct disk *d = NULL;
 
 	for (size_t i = 0; i < n; i++) {
-		if (!d || d->kdev != s[i].kdev)
-			d = disk_by_kdev(st, s[i].kdev);
-		if (!d || !d->inst || !d->traced)
+		if (!d || d->kdev != s[i].kdev) {
+			si = disk_by_kdev(st, s[i].kdev);
+			d = si ? si->drv : NULL;
+		}
+		if (!d || !si->inst || !d->traced)
 			continue;
 		if (s[i].t_ns == BLOCK_NO_TIME) {
-			pipeline_skip(d->inst, 1);
+			pipeline_skip(si->inst, 1);
 			continue;
 		}
 		/* Read after it happened, on the same clock: a time ahead of ours is not
@@ -148,13 +139,13 @@ static void on_samples(void *ctx, const struct block_sample *s, size_t n)
 				log_limited(&rl_clock, LOG_WARNING,
 					    "block/%s: completion times ahead of CLOCK_MONOTONIC: "
 					    "the kernel did not stamp them with the clock asked for",
-					    d->name);
+					    si->name);
 		}
 		if (s[i].t_ns < d->last_t)
 			d->out_of_order++;
 		else
 			d->last_t = s[i].t_ns;
-		pipeline_sample(d->inst, s[i].t_ns);
+		pipeline_sample(si->inst, s[i].t_ns);
 	}
 }
 
@@ -189,11 +180,20 @@ static bool tp_open(struct block_state *st)
 	return true;
 }
 
+static void tp_retry_in(struct block_state *st, unsigned seconds)
+{
+	struct timeval tv = {.tv_sec = seconds};
+
+	if (st->tp_retry_ev)
+		evtimer_add(st->tp_retry_ev, &tv);
+}
+
 static void backend_open(struct block_state *st)
 {
 	st->tp_err[0] = '\0';
-	st->tp_retry_at = 0;
 	st->tp_retry_s = 0;
+	if (st->tp_retry_ev)
+		event_del(st->tp_retry_ev);
 	if (st->configured != BACKEND_BLKTRACE) {
 		st->using = BACKEND_TRACEPOINT;
 		if (tp_open(st)) {
@@ -206,7 +206,7 @@ static void backend_open(struct block_state *st)
 				 st->tp_err, RETRY_MIN_S);
 			blkt_cleanup_leftovers(st->rundir);
 			st->tp_retry_s = RETRY_MIN_S;
-			st->tp_retry_at = mono_ns() + RETRY_MIN_S * NS_PER_SEC;
+			tp_retry_in(st, RETRY_MIN_S);
 			return;
 		}
 		log_notice("block: the tracepoint cannot be used (%s); backend blktrace (auto)",
@@ -218,75 +218,82 @@ static void backend_open(struct block_state *st)
 	st->bt = blkt_backend_new(st->src->base, st->rundir, on_samples, st);
 }
 
-static void set_state(struct disk *d, const char *fmt, ...) PRINTF_LIKE(2, 3);
-static void set_state(struct disk *d, const char *fmt, ...)
+/* The instance's kind in status: a network-backed disk is marked as such, since its
+ * timing is the network's. */
+static const char *disk_kind(const struct block_disk_info *info)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(d->state, sizeof(d->state), fmt, ap);
-	va_end(ap);
-	if (d->inst)
-		pipeline_set_state(d->inst, d->state);
+	if (info->network)
+		return "network-backed";
+	return info->is_virtual ? "virtual" : "disk";
 }
 
-/* Have the backend trace one attached disk (the tracepoint's filter is set afterwards, for
- * all disks at once). */
-static void trace_disk(struct disk *d)
+/* Have the backend trace one disk that policy allows, attached first (the tracepoint's
+ * filter is set afterwards, for all disks at once). */
+static enum src_status block_open(struct src_inst *si)
 {
-	struct block_state *st = d->st;
+	struct block_state *st = si->src->priv;
+	struct disk *d = si->drv;
 	char why[128];
 
-	d->retry_at = 0;
+	if (!si->inst) {
+		d->last_t = d->out_of_order = d->ahead = 0;
+		source_attach(si, disk_kind(&d->info), d->info.add_random ? INST_KERNEL_CREDITS : 0);
+		if (d->info.add_random)
+			log_info("block/%s: the kernel credits its completions itself "
+				 "(queue/add_random = 1): only timing below its resolution counts",
+				 si->name);
+	}
+	d->traced = false;
 	if (strcmp(d->below, BLOCK_UNKNOWN_DISK) == 0) {
-		d->traced = false;
-		set_state(d, "stacked on %s: not traced while other disks are", d->below);
-		return;
+		source_set_state(si, "stacked on %s: not traced while other disks are", d->below);
+		return SRC_WAIT;
 	}
 	if (d->below[0]) {
-		d->traced = false;
-		set_state(d, "stacked on %s: not traced, its I/O is counted there", d->below);
-		return;
+		source_set_state(si, "stacked on %s: not traced, its I/O is counted there",
+				 d->below);
+		return SRC_WAIT;
 	}
 	if (st->using == BACKEND_TRACEPOINT) {
 		d->traced = st->tp != NULL;
-		if (d->traced)
-			set_state(d, "tracepoint");
-		else
-			set_state(d, "tracepoint unavailable");
-		return;
+		source_set_state(si, "%s", d->traced ? "tracepoint" : "tracepoint unavailable");
+		return d->traced ? SRC_OPEN : SRC_WAIT;
 	}
-	if (blkt_start(st->bt, d->name, d->info.major, d->info.minor, why, sizeof(why))) {
+	if (blkt_start(st->bt, si->name, d->info.major, d->info.minor, why, sizeof(why))) {
 		d->traced = true;
-		d->retry_s = 0;
-		set_state(d, "blktrace");
-		return;
+		source_set_state(si, "blktrace");
+		return SRC_OPEN;
 	}
-	d->traced = false;
-	d->retry_s = d->retry_s ? d->retry_s * 2 : RETRY_MIN_S;
-	if (d->retry_s > RETRY_MAX_S)
-		d->retry_s = RETRY_MAX_S;
-	d->retry_at = mono_ns() + (uint64_t)d->retry_s * NS_PER_SEC;
-	set_state(d, "blktrace: %s", why);
-	log_limited(&rl_trace, LOG_NOTICE, "block/%s: blktrace: %s; retrying in %u s", d->name,
-		    why, d->retry_s);
+	source_set_state(si, "blktrace: %s", why);
+	log_limited(&rl_trace, LOG_NOTICE, "block/%s: blktrace: %s; retrying in %u s", si->name,
+		    why, source_next_retry_s(si));
+	return SRC_RETRY;
 }
 
-static void untrace_disk(struct disk *d)
+static void block_close(struct src_inst *si)
 {
-	if (d->traced && d->st->using == BACKEND_BLKTRACE && d->st->bt)
-		blkt_stop(d->st->bt, d->info.major, d->info.minor);
+	struct block_state *st = si->src->priv;
+	struct disk *d = si->drv;
+
+	if (d->traced && st->using == BACKEND_BLKTRACE && st->bt)
+		blkt_stop(st->bt, d->info.major, d->info.minor);
 	d->traced = false;
-	d->retry_at = 0;
-	d->retry_s = 0;
+}
+
+static void block_detach(struct src_inst *si)
+{
+	struct disk *d = si->drv;
+
+	if (d->out_of_order || d->ahead)
+		log_info("block/%s: %llu completions read out of order across CPUs, %llu stamped "
+			 "ahead of CLOCK_MONOTONIC",
+			 si->name, (unsigned long long)d->out_of_order,
+			 (unsigned long long)d->ahead);
 }
 
 static void backend_close(struct block_state *st)
 {
 	struct block_tp_stats s;
 
-	for (struct disk *d = st->disks; d; d = d->next)
-		untrace_disk(d);
 	if (st->tp) {
 		block_tp_get_stats(st->tp, &s);
 		log_info("block: tracepoint: %llu completions taken, %llu of other disks, %llu lost "
@@ -301,6 +308,8 @@ static void backend_close(struct block_state *st)
 	st->tp = NULL;
 	blkt_backend_free(st->bt);
 	st->bt = NULL;
+	if (st->tp_retry_ev)
+		event_del(st->tp_retry_ev);
 }
 
 /* The tracepoint follows the set of traced disks: filtered to them, off without any. */
@@ -311,127 +320,62 @@ static void update_filter(struct block_state *st)
 
 	if (!st->tp)
 		return;
-	for (struct disk *d = st->disks; d; d = d->next)
+	SOURCE_FOREACH(si, st->src) {
+		struct disk *d = si->drv;
+
 		if (d->traced) {
 			k = xreallocarray(k, n + 1, sizeof(*k));
 			k[n++] = d->kdev;
 		}
+	}
 	block_tp_set_devices(st->tp, k, n);
 	free(k);
 	/* A disk whose instances could not be opened (EMFILE) says so until a rescan opens
 	 * them. */
-	for (struct disk *d = st->disks; d; d = d->next) {
+	SOURCE_FOREACH(si, st->src) {
+		struct disk *d = si->drv;
 		const char *why = d->traced ? block_tp_device_error(st->tp, d->kdev) : NULL;
-		char state[sizeof(d->state)];
+		char state[sizeof(si->state)];
 
-		if (!d->traced || !d->inst)
+		if (!d->traced || !si->inst)
 			continue;
 		if (why)
 			snprintf(state, sizeof(state), "tracepoint failed: %s", why);
 		else
 			strlcopy(state, "tracepoint", sizeof(state));
-		if (strcmp(state, d->state) != 0)
-			set_state(d, "%s", state);
+		if (strcmp(state, si->state) != 0)
+			source_set_state(si, "%s", state);
 	}
 }
 
 /* ---- disks ---- */
 
-/* The instance's kind in status: a network-backed disk is marked as such, since its
- * timing is the network's. */
-static const char *disk_kind(const struct block_disk_info *info)
+static void say_stacked(const struct src_inst *si)
 {
-	if (info->network)
-		return "network-backed";
-	return info->is_virtual ? "virtual" : "disk";
-}
+	const struct disk *d = si->drv;
 
-static void disk_open(struct disk *d)
-{
-	d->skipped = false;
-	if (!pipeline_enabled(CLASS_BLOCK, d->name)) {
-		log_info("block/%s: not traced: disabled by policy", d->name);
-		d->skipped = true;
-		return;
-	}
-	d->last_t = d->out_of_order = d->ahead = 0;
-	d->inst = pipeline_attach(CLASS_BLOCK, d->name, disk_kind(&d->info),
-				  d->info.add_random ? INST_KERNEL_CREDITS : 0);
-	if (d->info.add_random)
-		log_info("block/%s: the kernel credits its completions itself (queue/add_random "
-			 "= 1): only timing below its resolution counts",
-			 d->name);
-	trace_disk(d);
-}
-
-static void disk_close(struct disk *d, const char *why)
-{
-	untrace_disk(d);
-	if (!d->inst)
-		return;
-	if (why)
-		log_info("block/%s: %s", d->name, why);
-	if (d->out_of_order || d->ahead)
-		log_info("block/%s: %llu completions read out of order across CPUs, %llu stamped "
-			 "ahead of CLOCK_MONOTONIC",
-			 d->name, (unsigned long long)d->out_of_order,
-			 (unsigned long long)d->ahead);
-	pipeline_detach(d->inst);
-	d->inst = NULL;
-}
-
-static void disk_free(struct disk *d, const char *why)
-{
-	disk_close(d, why);
-	free(d);
-}
-
-static void disk_remove(struct block_state *st, struct disk *d, const char *why)
-{
-	for (struct disk **pp = &st->disks; *pp; pp = &(*pp)->next)
-		if (*pp == d) {
-			*pp = d->next;
-			disk_free(d, why);
-			return;
-		}
-}
-
-static struct disk *disk_find(struct block_state *st, const char *name)
-{
-	for (struct disk *d = st->disks; d; d = d->next)
-		if (strcmp(d->name, name) == 0)
-			return d;
-	return NULL;
-}
-
-static void say_stacked(const struct disk *d)
-{
 	if (strcmp(d->below, BLOCK_UNKNOWN_DISK) == 0)
 		log_info("block/%s: its backing file is on overlayfs or btrfs (or the like), "
 			 "whose disk is not known, and other disks are traced: not traced "
 			 "itself, since its I/O may be counted on one of them",
-			 d->name);
+			 si->name);
 	else if (d->below[0])
 		log_info("block/%s: stacked on %s, which is traced too: not traced itself, so "
 			 "that one I/O is counted once",
-			 d->name, d->below);
+			 si->name, d->below);
 	else
-		log_info("block/%s: no longer stacked on a traced disk: traced", d->name);
+		log_info("block/%s: no longer stacked on a traced disk: traced", si->name);
 }
 
 static void disk_add(struct block_state *st, const char *name,
 		     const struct block_disk_info *info, const char *pat, const char *below)
 {
-	struct disk *d = xcalloc(1, sizeof(*d));
+	struct src_inst *si = source_found(st->src, name, NULL);
+	struct disk *d = si->drv;
 
-	d->st = st;
-	strlcopy(d->name, name, sizeof(d->name));
 	strlcopy(d->below, below, sizeof(d->below));
 	d->info = *info;
 	d->kdev = BLOCK_KDEV(info->major, info->minor);
-	d->seen = true;
-	d->next = st->disks;
-	st->disks = d;
 	log_info("block/%s: %u:%u selected by \"%s\"", name, info->major, info->minor, pat);
 	if (info->network)
 		log_msg(policy_resolve(st->src->cfg, CLASS_BLOCK, name).mode == MODE_TRUSTED
@@ -442,22 +386,24 @@ static void disk_add(struct block_state *st, const char *name,
 			"in policy.block.instances",
 			name, info->network);
 	if (d->below[0])
-		say_stacked(d);
-	disk_open(d);
+		say_stacked(si);
+	source_open(si);
 }
 
 /* A disk stacked on a traced one is not traced itself (its I/O would count twice), or
  * traced again once it no longer is. */
-static void restack(struct disk *d, const char *below)
+static void restack(struct src_inst *si, const char *below)
 {
+	struct disk *d = si->drv;
+
 	if (strcmp(d->below, below) == 0)
 		return;
 	strlcopy(d->below, below, sizeof(d->below));
-	say_stacked(d);
-	if (!d->inst)
+	say_stacked(si);
+	if (!si->inst)
 		return;
-	untrace_disk(d);
-	trace_disk(d);
+	source_close(si, SRC_CLOSED);
+	source_open(si);
 }
 
 /* Would this disk be traced, stacking aside: selected, with a medium, enabled by policy? */
@@ -475,58 +421,30 @@ static bool would_trace(const struct block_state *st, const char *name)
  * this rescan is guessed, and the guess checked by restack_all once all are in. */
 static bool is_traced(void *ctx, const char *name)
 {
-	const struct block_state *st = ctx;
-	const struct disk *d;
+	struct block_state *st = ctx;
+	const struct src_inst *si = source_find(st->src, name);
 
-	for (d = st->disks; d && strcmp(d->name, name) != 0; d = d->next)
-		;
-	return d ? d->traced : would_trace(st, name);
+	return si ? ((const struct disk *)si->drv)->traced : would_trace(st, name);
 }
 
-/* Is a disk other than d traced? One stacked on a disk not known (BLOCK_UNKNOWN_DISK) may
- * be stacked on any of them. */
-static bool other_traced(const struct block_state *st, const struct disk *d)
+/* Is a disk other than `self` traced? One stacked on a disk not known (BLOCK_UNKNOWN_DISK)
+ * may be stacked on any of them. */
+static bool other_traced(const struct block_state *st, const struct src_inst *self)
 {
-	for (const struct disk *e = st->disks; e; e = e->next)
-		if (e != d && e->traced)
+	SOURCE_FOREACH(si, st->src)
+		if (si != self && ((const struct disk *)si->drv)->traced)
 			return true;
 	return false;
 }
 
 /* Where below a disk is stacked on, as block_stacked_on says; "" when it is on an unknown
  * disk and no other disk is traced. */
-static void stacked_on(struct block_state *st, const struct disk *d, const char *name,
+static void stacked_on(struct block_state *st, const struct src_inst *si, const char *name,
 		       char *below, size_t size)
 {
 	block_stacked_on("", name, is_traced, st, below, size);
-	if (strcmp(below, BLOCK_UNKNOWN_DISK) == 0 && !other_traced(st, d))
+	if (strcmp(below, BLOCK_UNKNOWN_DISK) == 0 && !other_traced(st, si))
 		below[0] = '\0';
-}
-
-/* A disk is left out as stacked only while the one below is traced: after a rescan, and
- * whenever a trace starts or fails. Each pass settles a layer more, bottom up. */
-static void restack_all(struct block_state *st)
-{
-	size_t n = 0;
-
-	for (struct disk *d = st->disks; d; d = d->next)
-		n++;
-	for (size_t pass = 0; pass <= n; pass++) {
-		bool changed = false;
-
-		for (struct disk *d = st->disks; d; d = d->next) {
-			char below[NAME_MAX + 1] = "";
-
-			stacked_on(st, d, d->name, below, sizeof(below));
-			if (strcmp(d->below, below) != 0) {
-				restack(d, below);
-				changed = true;
-			}
-		}
-		if (!changed)
-			break;
-	}
-	update_filter(st);
 }
 
 /* Names in the config that select nothing: said at start and reload, not on every rescan. */
@@ -541,9 +459,11 @@ static void report_unmatched(struct block_state *st)
 
 		if (strcmp(pat, "auto") == 0)
 			continue;
-		for (struct disk *d = st->disks; d && !found; d = d->next)
-			found = block_selects(&(struct strlist){.v = &devs->v[i], .n = 1}, d->name,
-					      &d->info) != NULL;
+		SOURCE_FOREACH(si, st->src)
+			if (!found)
+				found = block_selects(&(struct strlist){.v = &devs->v[i], .n = 1},
+						      si->name,
+						      &((const struct disk *)si->drv)->info) != NULL;
 		if (found)
 			continue;
 		if (strncmp(pat, "/dev/", 5) == 0)
@@ -556,6 +476,36 @@ static void report_unmatched(struct block_state *st)
 		else
 			log_info("block: \"%s\" matches no disk with a medium (yet)", devs->v[i]);
 	}
+}
+
+/* A disk is left out as stacked only while the one below is traced: after a rescan, and
+ * whenever a trace starts or fails. Each pass settles a layer more, bottom up. */
+static void restack_all(struct source *src)
+{
+	struct block_state *st = src->priv;
+	size_t n = 0;
+
+	SOURCE_FOREACH(si, src)
+		n++;
+	for (size_t pass = 0; pass <= n; pass++) {
+		bool changed = false;
+
+		SOURCE_FOREACH(si, src) {
+			char below[NAME_MAX + 1] = "";
+
+			stacked_on(st, si, si->name, below, sizeof(below));
+			if (strcmp(((struct disk *)si->drv)->below, below) != 0) {
+				restack(si, below);
+				changed = true;
+			}
+		}
+		if (!changed)
+			break;
+	}
+	update_filter(st);
+	if (st->say_unmatched)
+		report_unmatched(st);
+	st->say_unmatched = false;
 }
 
 /* A disk that "auto" leaves out for being network-backed is said once, not on every
@@ -602,11 +552,12 @@ static void prune_passed(struct block_state *st, bool all)
 	}
 }
 
-/* Bring the disks in line with /sys/block and the config. */
-static void rescan(struct block_state *st)
+/* The disks in /sys/block that the config selects. */
+static bool block_scan(struct source *src)
 {
 	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
-	const struct config *cfg = st->src->cfg;
+	struct block_state *st = src->priv;
+	const struct config *cfg = src->cfg;
 	struct dirent *de;
 	DIR *dir;
 	int probe[2];
@@ -621,7 +572,7 @@ static void rescan(struct block_state *st)
 				    "kept as they are until the next rescan", strerror(errno));
 			if (i == 1)
 				close(probe[0]);
-			return;
+			return false;
 		}
 	}
 	for (int i = 0; i < 2; i++)
@@ -630,14 +581,13 @@ static void rescan(struct block_state *st)
 	dir = opendir(SYS_BLOCK);
 	if (!dir) {
 		log_errno(LOG_WARNING, "block: cannot read " SYS_BLOCK);
-		return;
+		return false;
 	}
-	for (struct disk *d = st->disks; d; d = d->next)
-		d->seen = false;
 	while ((de = readdir(dir))) {
 		struct block_disk_info info;
 		char below[NAME_MAX + 1] = "";
 		const char *pat;
+		struct src_inst *si;
 		struct disk *d;
 
 		if (de->d_name[0] == '.' || !block_disk_probe("", de->d_name, &info))
@@ -647,104 +597,58 @@ static void rescan(struct block_state *st)
 			note_passed(st, de->d_name, &info);
 		if (!pat || info.sectors == 0)
 			continue; /* not wanted, or no medium (a detached loop device) */
-		d = disk_find(st, de->d_name);
-		if (!d)
+		si = source_find(src, de->d_name);
+		d = si ? si->drv : NULL;
+		if (!si)
 			stacked_on(st, NULL, de->d_name, below, sizeof(below));
 		if (d && (d->info.major != info.major || d->info.minor != info.minor ||
 			  d->info.add_random != info.add_random)) {
 			/* Another device under the old name, or the kernel's crediting changed:
 			 * a new instance. */
-			disk_remove(st, d, "changed; attached again");
-			d = NULL;
+			if (si->inst)
+				log_info("block/%s: changed; attached again", si->name);
+			source_forget(si);
+			si = NULL;
 		}
-		if (!d) {
+		if (!si) {
 			disk_add(st, de->d_name, &info, pat, below);
 			continue;
 		}
-		d->seen = true;
-		d->info = info;
+		si->seen = true;
+		((struct disk *)si->drv)->info = info;
+		if (si->status == SRC_CLOSED)
+			source_open(si);
 	}
 	closedir(dir);
 	prune_passed(st, false);
-	for (struct disk *d = st->disks, *next; d; d = next) {
-		next = d->next;
-		if (!d->seen)
-			disk_remove(st, d, "gone (removed, detached or without a medium); dropped");
-	}
-	restack_all(st);
 	if (st->tp)
 		block_tp_rescan_cpus(st->tp);
+	return true;
 }
 
-/* ---- timers and uevents ---- */
-
-static void arm_retry(struct block_state *st)
+static void block_gone(struct src_inst *si)
 {
-	uint64_t now = mono_ns(), next = st->next_rescan;
-	struct timeval tv;
+	if (si->inst)
+		log_info("block/%s: gone (removed, detached or without a medium); dropped",
+			 si->name);
+	source_forget(si);
+}
 
-	for (struct disk *d = st->disks; d; d = d->next)
-		if (d->retry_at && (!next || d->retry_at < next))
-			next = d->retry_at;
-	if (st->tp_retry_at && (!next || st->tp_retry_at < next))
-		next = st->tp_retry_at;
-	if (!next) {
-		event_del(st->retry_ev);
+/* ---- the tracepoint's retry, and uevents ---- */
+
+static void tp_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct block_state *st = arg;
+
+	if (!tp_open(st)) {
+		st->tp_retry_s = st->tp_retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S : st->tp_retry_s * 2;
+		tp_retry_in(st, st->tp_retry_s);
 		return;
 	}
-	next = next > now ? next - now : 0;
-	tv.tv_sec = (time_t)(next / NS_PER_SEC);
-	tv.tv_usec = (suseconds_t)(next % NS_PER_SEC / 1000);
-	event_add(st->retry_ev, &tv);
-}
-
-static void retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct block_state *st = arg;
-	uint64_t now = mono_ns();
-	bool retried = false;
-
-	if (st->tp_retry_at && st->tp_retry_at <= now) {
-		if (tp_open(st)) {
-			st->tp_retry_at = 0;
-			for (struct disk *d = st->disks; d; d = d->next)
-				if (d->inst)
-					trace_disk(d);
-			restack_all(st);
-		} else {
-			st->tp_retry_s = st->tp_retry_s * 2 > RETRY_MAX_S ? RETRY_MAX_S
-									 : st->tp_retry_s * 2;
-			st->tp_retry_at = now + (uint64_t)st->tp_retry_s * NS_PER_SEC;
-		}
-	}
-	for (struct disk *d = st->disks; d; d = d->next)
-		if (d->inst && d->retry_at && d->retry_at <= now) {
-			trace_disk(d);
-			retried = true;
-		}
-	if (retried)
-		restack_all(st);
-	if (st->next_rescan && st->next_rescan <= now) {
-		st->next_rescan = now + RESCAN_S * NS_PER_SEC;
-		rescan(st);
-	}
-	arm_retry(st);
-}
-
-static void rescan_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct block_state *st = arg;
-
-	rescan(st);
-	arm_retry(st);
-}
-
-static void schedule_rescan(struct block_state *st)
-{
-	struct timeval tv = {.tv_sec = 0, .tv_usec = RESCAN_DELAY_MS * 1000};
-
-	if (!evtimer_pending(st->rescan_ev, NULL))
-		event_add(st->rescan_ev, &tv);
+	SOURCE_FOREACH(si, st->src)
+		if (si->inst)
+			source_open(si);
+	restack_all(st->src);
 }
 
 /* Is this uevent (NUL-separated KEY=value lines) about a block device, or a CPU (one that
@@ -803,7 +707,7 @@ static void uevent_cb(evutil_socket_t fd, short what, void *arg)
 			continue;
 		if (n < 0 && errno == ENOBUFS) {
 			/* Events were lost: read everything again. */
-			schedule_rescan(st);
+			source_rescan_soon(st->src);
 			continue;
 		}
 		if (n < 0) {
@@ -818,7 +722,7 @@ static void uevent_cb(evutil_socket_t fd, short what, void *arg)
 		if (block_uevent(buf, (size_t)n, &cpu)) {
 			if (cpu >= 0 && st->tp)
 				block_tp_cpu_changed(st->tp, (unsigned)cpu);
-			schedule_rescan(st);
+			source_rescan_soon(st->src);
 		}
 	}
 }
@@ -843,20 +747,10 @@ static void uevents_open(struct block_state *st)
 		close(st->nlfd);
 	st->nlev = NULL;
 	st->nlfd = -1;
-	st->next_rescan = mono_ns() + RESCAN_S * NS_PER_SEC;
+	source_poll_every(st->src, RESCAN_S);
 }
 
 /* ---- the driver ---- */
-
-static void drop_all(struct block_state *st, const char *why)
-{
-	while (st->disks) {
-		struct disk *d = st->disks;
-
-		st->disks = d->next;
-		disk_free(d, why);
-	}
-}
 
 static int block_start(struct source *src)
 {
@@ -866,48 +760,36 @@ static int block_start(struct source *src)
 	st->nlfd = -1;
 	st->rundir = rundir();
 	st->configured = src->cfg->block.backend;
-	st->rescan_ev = evtimer_new(src->base, rescan_cb, st);
-	st->retry_ev = evtimer_new(src->base, retry_cb, st);
+	st->tp_retry_ev = evtimer_new(src->base, tp_retry_cb, st);
 	src->priv = st;
 	backend_open(st);
 	uevents_open(st);
-	rescan(st);
-	report_unmatched(st);
-	arm_retry(st);
+	st->say_unmatched = true;
+	source_rescan(src);
 	return 0;
 }
 
+/* A new backend feeds the instances there are; the core then goes through them (a reload
+ * is also the way to say "try again now") and rescans. */
 static bool block_reload(struct source *src)
 {
 	struct block_state *st = src->priv;
 
 	if (src->cfg->block.backend != st->configured) {
-		/* Instances stay; only what feeds them changes. */
 		log_info("block: backend %s instead of %s", backend_name(src->cfg->block.backend),
 			 backend_name(st->configured));
+		SOURCE_FOREACH(si, src)
+			if (si->status == SRC_OPEN)
+				source_close(si, SRC_CLOSED);
 		backend_close(st);
 		st->configured = src->cfg->block.backend;
 		backend_open(st);
 	}
-	for (struct disk *d = st->disks; d; d = d->next) {
-		if (d->inst && !pipeline_enabled(CLASS_BLOCK, d->name)) {
-			disk_close(d, "closed: now disabled by policy");
-			d->skipped = true;
-		} else if (d->skipped) {
-			disk_open(d);
-		} else if (d->inst && (!d->traced || d->retry_at)) {
-			/* A reload is also the way to say "try again now". */
-			d->retry_s = 0;
-			trace_disk(d);
-		}
-	}
-	if (st->tp_retry_at)
-		st->tp_retry_at = mono_ns();
+	if (st->tp_retry_s && !st->tp)
+		tp_retry_in(st, 0);
 	prune_passed(st, true);
-	rescan(st);
-	report_unmatched(st);
-	arm_retry(st);
-	return false;
+	st->say_unmatched = true;
+	return true;
 }
 
 static void block_stop(struct source *src)
@@ -917,16 +799,13 @@ static void block_stop(struct source *src)
 	if (!st)
 		return;
 	backend_close(st);
-	drop_all(st, NULL);
 	prune_passed(st, true);
 	if (st->nlev)
 		event_free(st->nlev);
 	if (st->nlfd >= 0)
 		close(st->nlfd);
-	if (st->rescan_ev)
-		event_free(st->rescan_ev);
-	if (st->retry_ev)
-		event_free(st->retry_ev);
+	if (st->tp_retry_ev)
+		event_free(st->tp_retry_ev);
 	free(st->rundir);
 	wipe(st, sizeof(*st));
 	free(st);
@@ -937,7 +816,17 @@ const struct source_ops source_block_ops = {
 	.name = "block",
 	.cls = CLASS_BLOCK,
 	.missing = NULL,
+	.inst_size = sizeof(struct disk),
+	.retry_min_s = RETRY_MIN_S,
+	.retry_max_s = RETRY_MAX_S,
+	.rescan_delay_ms = RESCAN_DELAY_MS,
 	.start = block_start,
-	.reload = block_reload,
 	.stop = block_stop,
+	.scan = block_scan,
+	.open = block_open,
+	.close = block_close,
+	.detach = block_detach,
+	.gone = block_gone,
+	.settle = restack_all,
+	.reload = block_reload,
 };
