@@ -249,15 +249,17 @@ int net_dev_ioctl(const char *ifname, unsigned long request, void *data)
 	return r;
 }
 
-/* The name of a device's driver, as ethtool reports it; false if it does not say. */
+/* The name of a device's driver, as ethtool reports it; false if it does not say, or if the
+ * name does not fit in out (cut short, it would be another name). */
 static bool driver_name(const char *ifname, char *out, size_t size)
 {
 	struct ethtool_drvinfo info = {.cmd = ETHTOOL_GDRVINFO};
+	int n;
 
 	if (net_dev_ioctl(ifname, SIOCETHTOOL, &info) < 0 || !info.driver[0])
 		return false;
-	snprintf(out, size, "%.*s", (int)sizeof(info.driver), info.driver);
-	return true;
+	n = snprintf(out, size, "%.*s", (int)sizeof(info.driver), info.driver);
+	return n >= 0 && (size_t)n < size;
 }
 
 /* Without rtnetlink, from sysfs: the kind (the device type a driver gives, or "tun" for a
