@@ -146,12 +146,12 @@ static const char *network_below(const char *sysroot, const char *name, unsigned
 		snprintf(path, sizeof(path), "%s/sys/class/block/%s", sysroot, de->d_name);
 		if (!realpath(path, real))
 			continue;
-		snprintf(disk, sizeof(disk), "%s", de->d_name);
-		snprintf(path, sizeof(path), "%s/partition", real);
-		if (access(path, F_OK) == 0 && (slash = strrchr(real, '/'))) {
+		strlcopy(disk, de->d_name, sizeof(disk));
+		if (snprintf(path, sizeof(path), "%s/partition", real) < (int)sizeof(path) &&
+		    access(path, F_OK) == 0 && (slash = strrchr(real, '/'))) {
 			*slash = '\0'; /* the partition's directory is in its disk's */
 			slash = strrchr(real, '/');
-			snprintf(disk, sizeof(disk), "%s", slash ? slash + 1 : real);
+			strlcopy(disk, slash ? slash + 1 : real, sizeof(disk));
 		}
 		what = network_of(sysroot, disk, real);
 		if (!what)

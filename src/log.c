@@ -30,6 +30,8 @@ void log_close(void)
 		closelog();
 }
 
+static void log_v(int prio, const char *fmt, va_list ap, int err) PRINTF_LIKE(2, 0);
+
 static void log_v(int prio, const char *fmt, va_list ap, int err)
 {
 	char buf[1024];

@@ -25,6 +25,53 @@
 
 #define NL_BUF 32768
 
+/* The kernel's NLMSG_* and RTA_* macros cast their argument to char *, dropping the const of a
+ * message we only read, and NLMSG_OK compares the unsigned nlmsg_len with an int: these are
+ * the same walks over const messages, with unsigned lengths. Where the macros let the length
+ * go negative after the last (unpadded) message, the step here stops at the end, at 0. */
+static bool nl_ok(const struct nlmsghdr *nh, size_t len)
+{
+	return len >= sizeof(*nh) && nh->nlmsg_len >= sizeof(*nh) && nh->nlmsg_len <= len;
+}
+
+static const struct nlmsghdr *nl_next(const struct nlmsghdr *nh, size_t *len)
+{
+	size_t step = NLMSG_ALIGN(nh->nlmsg_len);
+
+	step = step < *len ? step : *len;
+	*len -= step;
+	return (const void *)((const char *)nh + step);
+}
+
+static const void *nl_data(const struct nlmsghdr *nh)
+{
+	return (const char *)nh + NLMSG_HDRLEN;
+}
+
+static bool rta_ok(const struct rtattr *rta, size_t len)
+{
+	return len >= sizeof(*rta) && rta->rta_len >= sizeof(*rta) && rta->rta_len <= len;
+}
+
+static const struct rtattr *rta_next(const struct rtattr *rta, size_t *len)
+{
+	size_t step = RTA_ALIGN(rta->rta_len);
+
+	step = step < *len ? step : *len;
+	*len -= step;
+	return (const void *)((const char *)rta + step);
+}
+
+static const void *rta_data(const struct rtattr *rta)
+{
+	return (const char *)rta + RTA_LENGTH(0);
+}
+
+static const struct rtattr *ifla_rta(const struct ifinfomsg *ifi)
+{
+	return (const void *)((const char *)ifi + NLMSG_ALIGN(sizeof(*ifi)));
+}
+
 /* Kinds whose IFLA_LINK is a peer, not a device below them. */
 static bool link_is_peer(const char *kind)
 {
@@ -38,9 +85,10 @@ static bool link_is_peer(const char *kind)
 
 static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 {
-	const struct ifinfomsg *ifi = NLMSG_DATA(nh);
+	const struct ifinfomsg *ifi = nl_data(nh);
 	const struct rtattr *rta;
-	int len, link = 0;
+	size_t len;
+	int link = 0;
 	bool other_netns = false;
 
 	if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
@@ -55,36 +103,36 @@ static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 	li->flags = ifi->ifi_flags;
 	li->arphrd = ifi->ifi_type;
 	li->loopback = ifi->ifi_type == ARPHRD_LOOPBACK || (ifi->ifi_flags & IFF_LOOPBACK);
-	len = (int)(nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi)));
-	for (rta = IFLA_RTA(ifi); RTA_OK(rta, len); rta = RTA_NEXT(rta, len)) {
+	len = nh->nlmsg_len - NLMSG_LENGTH(sizeof(*ifi));
+	for (rta = ifla_rta(ifi); rta_ok(rta, len); rta = rta_next(rta, &len)) {
 		size_t plen = RTA_PAYLOAD(rta);
 
 		if (rta->rta_type == IFLA_IFNAME && plen > 0) {
 			size_t n = plen < sizeof(li->name) ? plen : sizeof(li->name) - 1;
 
-			memcpy(li->name, RTA_DATA(rta), n);
+			memcpy(li->name, rta_data(rta), n);
 			li->name[n] = '\0';
 		} else if (rta->rta_type == IFLA_MASTER && plen >= 4) {
 			uint32_t m;
 
-			memcpy(&m, RTA_DATA(rta), 4);
+			memcpy(&m, rta_data(rta), 4);
 			li->master = m <= INT32_MAX ? (int)m : 0;
 		} else if (rta->rta_type == IFLA_LINK && plen >= 4) {
 			int32_t l;
 
-			memcpy(&l, RTA_DATA(rta), 4);
+			memcpy(&l, rta_data(rta), 4);
 			link = l;
 		} else if (rta->rta_type == IFLA_LINK_NETNSID) {
 			other_netns = true;
 		} else if (rta->rta_type == IFLA_LINKINFO) {
-			const struct rtattr *in = RTA_DATA(rta);
-			int ilen = (int)plen;
+			const struct rtattr *in = rta_data(rta);
+			size_t ilen = plen;
 
-			for (; RTA_OK(in, ilen); in = RTA_NEXT(in, ilen)) {
+			for (; rta_ok(in, ilen); in = rta_next(in, &ilen)) {
 				if (in->rta_type != IFLA_INFO_KIND || RTA_PAYLOAD(in) == 0)
 					continue;
 				snprintf(li->kind, sizeof(li->kind), "%.*s",
-					 (int)RTA_PAYLOAD(in), (const char *)RTA_DATA(in));
+					 (int)RTA_PAYLOAD(in), (const char *)rta_data(in));
 			}
 		}
 	}
@@ -99,10 +147,10 @@ static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 static int nl_messages(struct pcap_state *st, const char *buf, size_t n)
 {
 	const struct nlmsghdr *nh = (const struct nlmsghdr *)buf;
-	int len = (int)n;
+	size_t len = n;
 	struct link_info li;
 
-	for (; NLMSG_OK(nh, len); nh = NLMSG_NEXT(nh, len)) {
+	for (; nl_ok(nh, len); nh = nl_next(nh, &len)) {
 		if (nh->nlmsg_type == NLMSG_DONE)
 			return 1;
 		if (nh->nlmsg_type == NLMSG_ERROR)
@@ -201,15 +249,17 @@ int net_dev_ioctl(const char *ifname, unsigned long request, void *data)
 	return r;
 }
 
-/* The name of a device's driver, as ethtool reports it; false if it does not say. */
+/* The name of a device's driver, as ethtool reports it; false if it does not say, or if the
+ * name does not fit in out (cut short, it would be another name). */
 static bool driver_name(const char *ifname, char *out, size_t size)
 {
 	struct ethtool_drvinfo info = {.cmd = ETHTOOL_GDRVINFO};
+	int n;
 
 	if (net_dev_ioctl(ifname, SIOCETHTOOL, &info) < 0 || !info.driver[0])
 		return false;
-	snprintf(out, size, "%.*s", (int)sizeof(info.driver), info.driver);
-	return true;
+	n = snprintf(out, size, "%.*s", (int)sizeof(info.driver), info.driver);
+	return n >= 0 && (size_t)n < size;
 }
 
 /* Without rtnetlink, from sysfs: the kind (the device type a driver gives, or "tun" for a

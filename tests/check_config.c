@@ -355,136 +355,101 @@ START_TEST(test_shipped_has_every_key)
 }
 END_TEST
 
-/* ---- one error each ---- */
+/* ---- errors ---- */
 
-START_TEST(test_wrong_type)
-{
-	struct config_errors errs = {0};
+/* A file that must fail to load, and each error it gives, in order. */
+struct bad_file {
+	const char *fixture;
+	struct bad_entry {
+		unsigned line;
+		const char *key, *problem, *allowed;
+	} errors[9]; /* up to the first with no key */
+};
 
-	load_bad(FIXTURE("wrong-type.conf"), 1, &errs);
+static const struct bad_file bad_files[] = {
 	/* line 3 (an integer where a float goes) is fine */
-	assert_msg(errs.msg[0], FIXTURE("wrong-type.conf"), 7, "policy.network.scale",
-		   "wrong type (a string)", "a number > 0 and < 1");
-	config_errors_free(&errs);
-}
-END_TEST
-
-START_TEST(test_wrong_shape)
-{
-	const char *f = FIXTURE("wrong-shape.conf");
-	struct config_errors errs = {0};
-
-	load_bad(f, 4, &errs);
-	assert_msg(errs.msg[0], f, 2, "feed", "wrong type (an integer)", "a group");
-	assert_msg(errs.msg[1], f, 4, "policy.input", "wrong type (a string)", "a group");
-	assert_msg(errs.msg[2], f, 7, "control.socket", "wrong type (a group)", "absolute path");
-	assert_msg(errs.msg[3], f, 10, "sources.network.instances", "wrong type (a group)",
-		   "a list of groups");
-	config_errors_free(&errs);
-}
-END_TEST
-
-START_TEST(test_out_of_range)
-{
-	const char *f = FIXTURE("out-of-range.conf");
-	struct config_errors errs = {0};
-
-	load_bad(f, 2, &errs);
-	assert_msg(errs.msg[0], f, 2, "feed.batch_bits", "4097 is out of range",
-		   "an integer from 8 to 4096 bits");
-	/* the bounds of scale are exclusive */
-	assert_msg(errs.msg[1], f, 6, "policy.network.scale", "1.0 is out of range",
-		   "a number > 0 and < 1");
-	config_errors_free(&errs);
-}
-END_TEST
-
-START_TEST(test_wrapped_int)
-{
-	const char *f = FIXTURE("wrapped-int.conf");
-	struct config_errors errs = {0};
-
-	load_bad(f, 1, &errs);
-	assert_msg(errs.msg[0], f, 4, "sources.input.quantum_ns", "5000000000 is out of range",
-		   "an integer from 1 to 1000000000 ns");
-	config_errors_free(&errs);
-}
-END_TEST
-
-START_TEST(test_unknown_key)
-{
-	const char *f = FIXTURE("unknown-key.conf");
-	struct config_errors errs = {0};
-
-	load_bad(f, 1, &errs);
-	assert_msg(errs.msg[0], f, 3, "feed.batch_size", "unknown key",
-		   "mode, device, reseed, batch_bits, batch_interval, mix_interval, "
-		   "low_watermark");
-	config_errors_free(&errs);
-}
-END_TEST
-
-/* The scanner that catches wrapped integers must stop at the end of the text. */
-START_TEST(test_ends_in_word)
-{
-	const char *f = FIXTURE("ends-in-word.conf");
-	struct config_errors errs = {0};
-
-	load_bad(f, 1, &errs);
-	assert_msg(errs.msg[0], f, 3, "stray", "unknown key", "feed, policy, sources, control");
-	config_errors_free(&errs);
-}
-END_TEST
-
-START_TEST(test_unknown_mode)
-{
-	const char *f = FIXTURE("unknown-mode.conf");
-	struct config_errors errs = {0};
-
-	load_bad(f, 1, &errs);
-	assert_msg(errs.msg[0], f, 3, "policy.block.mode", "unknown value \"partly-trusted\"",
-		   "\"trusted\", \"reduced\", \"mix-only\", \"disabled\"");
-	config_errors_free(&errs);
-}
-END_TEST
-
-START_TEST(test_duplicate_instance)
-{
-	const char *f = FIXTURE("duplicate-instance.conf");
-	struct config_errors errs = {0};
-
-	load_bad(f, 1, &errs);
-	assert_msg(errs.msg[0], f, 6, "policy.network.instances[2].name",
-		   "duplicate instance \"eth1\" (first at line 4)", "each name once in a list");
-	config_errors_free(&errs);
-}
-END_TEST
-
-START_TEST(test_missing_name)
-{
-	const char *f = FIXTURE("missing-name.conf");
-	struct config_errors errs = {0};
-
-	load_bad(f, 1, &errs);
+	{"wrong-type.conf",
+	 {{7, "policy.network.scale", "wrong type (a string)", "a number > 0 and < 1"}}},
+	{"wrong-shape.conf",
+	 {{2, "feed", "wrong type (an integer)", "a group"},
+	  {4, "policy.input", "wrong type (a string)", "a group"},
+	  {7, "control.socket", "wrong type (a group)", "absolute path"},
+	  {10, "sources.network.instances", "wrong type (a group)", "a list of groups"}}},
+	{"out-of-range.conf",
+	 {{2, "feed.batch_bits", "4097 is out of range", "an integer from 8 to 4096 bits"},
+	  /* the bounds of scale are exclusive */
+	  {6, "policy.network.scale", "1.0 is out of range", "a number > 0 and < 1"}}},
+	{"wrapped-int.conf",
+	 {{4, "sources.input.quantum_ns", "5000000000 is out of range",
+	   "an integer from 1 to 1000000000 ns"}}},
+	{"unknown-key.conf",
+	 {{3, "feed.batch_size", "unknown key",
+	   "mode, device, reseed, batch_bits, batch_interval, mix_interval, low_watermark"}}},
+	/* The scanner that catches wrapped integers must stop at the end of the text. */
+	{"ends-in-word.conf", {{3, "stray", "unknown key", "feed, policy, sources, control"}}},
+	{"unknown-mode.conf",
+	 {{3, "policy.block.mode", "unknown value \"partly-trusted\"",
+	   "\"trusted\", \"reduced\", \"mix-only\", \"disabled\""}}},
+	{"duplicate-instance.conf",
+	 {{6, "policy.network.instances[2].name", "duplicate instance \"eth1\" (first at line 4)",
+	   "each name once in a list"}}},
 	/* the line is where the instance's group opens */
-	assert_msg(errs.msg[0], f, 5, "policy.input.instances[1].name", "missing required key",
-		   "a non-empty string");
-	config_errors_free(&errs);
-}
-END_TEST
+	{"missing-name.conf",
+	 {{5, "policy.input.instances[1].name", "missing required key", "a non-empty string"}}},
+	{"scale-not-reduced.conf",
+	 {{4, "policy.input.scale", "scale applies only to mode = \"reduced\"",
+	   "mode = \"reduced\""},
+	  /* the class (network) is reduced, but this instance's own mode is not */
+	  {8, "policy.network.instances[0].scale", "scale applies only to mode = \"reduced\"",
+	   "mode = \"reduced\""}}},
+	/* all errors at once */
+	{"many-errors.conf",
+	 {{3, "feed.mode", "unknown value \"sometimes\"", "\"watermark\""},
+	  {4, "feed.device", "not an absolute path", "absolute path"},
+	  {5, "feed.batch_bits", "wrong type (a string)", "8 to 4096"},
+	  {9, "policy.network.scale", "0.0 is out of range", "> 0 and < 1"},
+	  {10, "policy.network.colour", "unknown key",
+	   "mode, scale, cap_bits_per_event, cap_bits_per_second, instances"},
+	  {14, "sources.block.devices", "\"auto\" mixed with names", "[ \"auto\" ]"},
+	  {15, "sources.network.snaplen", "8 is out of range", "16 to 65535"},
+	  {15, "sources.network.direction", "unknown value \"sideways\"",
+	   "\"in\", \"out\", \"both\""},
+	  {18, "control.socket", "not an absolute path", "absolute path"}}},
+	/* per-interface capture settings: one error a line, of the entry on that line */
+	{"net-instances-bad.conf",
+	 {{5, "sources.network.instances[0].direction", "unknown value \"sideways\"",
+	   "\"in\", \"out\", \"both\""},
+	  {6, "sources.network.instances[1].snaplen", "8 is out of range",
+	   "an integer from 16 to 65535 bytes"},
+	  {7, "sources.network.instances[2].filter", "wrong type (an integer)", "a string"},
+	  {8, "sources.network.instances[3].mode", "unknown key",
+	   "name, direction, filter, snaplen"},
+	  /* the line is where the entry's group opens */
+	  {9, "sources.network.instances[4].name", "missing required key", "a non-empty string"},
+	  {10, "sources.network.instances[5]", "wrong type (a string)",
+	   "a group { name = \"NAME\"; filter = ...; }"},
+	  {11, "sources.network.instances[6].name", "the value is empty", "a non-empty string"},
+	  {12, "sources.network.instances[7].name",
+	   "duplicate instance \"eth0\" (first at line 5)", "each name once in a list"}}},
+};
 
-START_TEST(test_scale_not_reduced)
+START_TEST(test_bad_file)
 {
-	const char *f = FIXTURE("scale-not-reduced.conf");
+	const struct bad_file *b = &bad_files[_i];
+	char *f = xasprintf(FIXTURE("%s"), b->fixture);
 	struct config_errors errs = {0};
+	size_t i, n = 0;
 
-	load_bad(f, 2, &errs);
-	assert_msg(errs.msg[0], f, 4, "policy.input.scale",
-		   "scale applies only to mode = \"reduced\"", "mode = \"reduced\"");
-	/* the class (network) is reduced, but this instance's own mode is not */
-	assert_msg(errs.msg[1], f, 8, "policy.network.instances[0].scale",
-		   "scale applies only to mode = \"reduced\"", "mode = \"reduced\"");
+	while (n < ARRAY_SIZE(b->errors) && b->errors[n].key)
+		n++;
+	load_bad(f, n, &errs);
+	for (i = 0; i < n; i++)
+		assert_msg(errs.msg[i], f, b->errors[i].line, b->errors[i].key,
+			   b->errors[i].problem, b->errors[i].allowed);
 	config_errors_free(&errs);
+	ck_assert_uint_eq(errs.n, 0);
+	ck_assert_ptr_null(errs.msg);
+	free(f);
 }
 END_TEST
 
@@ -519,33 +484,6 @@ START_TEST(test_missing_file)
 	ck_assert_str_eq(errs.msg[0], want);
 	free(want);
 	config_errors_free(&errs);
-}
-END_TEST
-
-/* ---- all errors at once ---- */
-
-START_TEST(test_many_errors)
-{
-	const char *f = FIXTURE("many-errors.conf");
-	struct config_errors errs = {0};
-
-	load_bad(f, 9, &errs);
-	assert_msg(errs.msg[0], f, 3, "feed.mode", "unknown value \"sometimes\"", "\"watermark\"");
-	assert_msg(errs.msg[1], f, 4, "feed.device", "not an absolute path", "absolute path");
-	assert_msg(errs.msg[2], f, 5, "feed.batch_bits", "wrong type (a string)", "8 to 4096");
-	assert_msg(errs.msg[3], f, 9, "policy.network.scale", "0.0 is out of range", "> 0 and < 1");
-	assert_msg(errs.msg[4], f, 10, "policy.network.colour", "unknown key",
-		   "mode, scale, cap_bits_per_event, cap_bits_per_second, instances");
-	assert_msg(errs.msg[5], f, 14, "sources.block.devices", "\"auto\" mixed with names",
-		   "[ \"auto\" ]");
-	assert_msg(errs.msg[6], f, 15, "sources.network.snaplen", "8 is out of range",
-		   "16 to 65535");
-	assert_msg(errs.msg[7], f, 15, "sources.network.direction", "unknown value \"sideways\"",
-		   "\"in\", \"out\", \"both\"");
-	assert_msg(errs.msg[8], f, 18, "control.socket", "not an absolute path", "absolute path");
-	config_errors_free(&errs);
-	ck_assert_uint_eq(errs.n, 0);
-	ck_assert_ptr_null(errs.msg);
 }
 END_TEST
 
@@ -642,36 +580,6 @@ START_TEST(test_net_instances)
 	ck_assert_ptr_eq(config_net_capture(cfg, "wlan1"), cls);
 	ck_assert_ptr_eq(config_net_capture(cfg, "lo"), cls);
 	config_free(cfg);
-}
-END_TEST
-
-/* Each line of the fixture from line 5 on has one error, of the entry on that line. */
-START_TEST(test_net_instances_bad)
-{
-	static const struct {
-		const char *key, *problem, *allowed;
-	} want[] = {
-		{"[0].direction", "unknown value \"sideways\"", "\"in\", \"out\", \"both\""},
-		{"[1].snaplen", "8 is out of range", "an integer from 16 to 65535 bytes"},
-		{"[2].filter", "wrong type (an integer)", "a string"},
-		{"[3].mode", "unknown key", "name, direction, filter, snaplen"},
-		/* the line is where the entry's group opens */
-		{"[4].name", "missing required key", "a non-empty string"},
-		{"[5]", "wrong type (a string)", "a group { name = \"NAME\"; filter = ...; }"},
-		{"[6].name", "the value is empty", "a non-empty string"},
-		{"[7].name", "duplicate instance \"eth0\" (first at line 5)", "each name once in a list"},
-	};
-	const char *f = FIXTURE("net-instances-bad.conf");
-	struct config_errors errs = {0};
-
-	load_bad(f, ARRAY_SIZE(want), &errs);
-	for (unsigned i = 0; i < ARRAY_SIZE(want); i++) {
-		char *key = xasprintf("sources.network.instances%s", want[i].key);
-
-		assert_msg(errs.msg[i], f, 5 + i, key, want[i].problem, want[i].allowed);
-		free(key);
-	}
-	config_errors_free(&errs);
 }
 END_TEST
 
@@ -816,22 +724,11 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_shipped_loads);
 	tcase_add_test(tc, test_shipped_has_every_key);
-	tcase_add_test(tc, test_wrong_type);
-	tcase_add_test(tc, test_wrong_shape);
-	tcase_add_test(tc, test_out_of_range);
-	tcase_add_test(tc, test_wrapped_int);
-	tcase_add_test(tc, test_unknown_key);
-	tcase_add_test(tc, test_ends_in_word);
-	tcase_add_test(tc, test_unknown_mode);
-	tcase_add_test(tc, test_duplicate_instance);
-	tcase_add_test(tc, test_missing_name);
-	tcase_add_test(tc, test_scale_not_reduced);
+	tcase_add_loop_test(tc, test_bad_file, 0, (int)ARRAY_SIZE(bad_files));
 	tcase_add_test(tc, test_syntax_error);
 	tcase_add_test(tc, test_missing_file);
-	tcase_add_test(tc, test_many_errors);
 	tcase_add_test(tc, test_overrides);
 	tcase_add_test(tc, test_net_instances);
-	tcase_add_test(tc, test_net_instances_bad);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(tp, test_print_round_trip);

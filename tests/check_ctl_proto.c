@@ -96,8 +96,8 @@ START_TEST(test_call_ok)
 		" {\"method\": \"io.entropyd.GetSources\", \"more\": false} \n",
 		"{\"method\":\"io.entropyd.Reload\",\"oneway\":null}",
 		"{\"method\":\"org.varlink.service.GetInfo\"}",
-		"{\"method\":\"org.varlink.service.GetInterfaceDescription\","
-		"\"parameters\":{\"interface\":\"io.entropyd\"}}",
+		("{\"method\":\"org.varlink.service.GetInterfaceDescription\","
+		 "\"parameters\":{\"interface\":\"io.entropyd\"}}"),
 	};
 	static const enum ctl_method want[] = {CTL_GET_STATUS, CTL_GET_STATUS, CTL_GET_STATUS,
 					       CTL_GET_SOURCES, CTL_RELOAD, CTL_GET_INFO,

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 	/* On architectures that multiplex socket(2) through socketcall(2), libseccomp filters
 	 * both. */
 	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-			      SCMP_A0(SCMP_CMP_EQ, AF_NETLINK));
+			      SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0));
 	if (rc == 0)
 		rc = seccomp_load(ctx);
 	seccomp_release(ctx);
