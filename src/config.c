@@ -5,33 +5,23 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "est.h"
 #include "settings.h"
-#include "source_pcap.h"
+#include "source_class.h"
 #include "util.h"
 
 static const char *const feed_mode_names[] = {"auto", "boot", "watermark", "always", NULL};
 static const char *const policy_mode_names[] = {"trusted", "reduced", "mix-only", "disabled",
 						NULL};
-static const char *const backend_names[] = {"auto", "tracepoint", "blktrace", NULL};
-static const char *const direction_names[] = {"in", "out", "both", NULL};
-static const char *const class_names[] = {"input", "block", "network", NULL};
-static const char *const list_auto[] = {"auto", NULL};
-static const char *const list_empty[] = {NULL};
 
 /* settings.c writes every enum through an int pointer. */
-_Static_assert(sizeof(enum feed_mode) == sizeof(int) && sizeof(enum policy_mode) == sizeof(int) &&
-		       sizeof(enum block_backend) == sizeof(int) &&
-		       sizeof(enum net_direction) == sizeof(int),
+_Static_assert(sizeof(enum feed_mode) == sizeof(int) && sizeof(enum policy_mode) == sizeof(int),
 	       "an enum of the config is not int-sized");
 
-#define CFG(field) offsetof(struct config, field)
 #define GROUP(k, h) {.key = (k), .type = SET_GROUP, .help = (h)}
 
 static const struct setting root_tab[] = {
@@ -65,138 +55,36 @@ static const struct setting feed_tab[] = {
 	{0},
 };
 
-static const struct setting policy_tab[] = {
-	GROUP("input", "policy for input devices"),
-	GROUP("block", "policy for block devices"),
-	GROUP("network", "policy for network interfaces"),
-	{0},
-};
-
-/* The keys of a policy rule, for a class (with its defaults) and for an override (whose
- * defaults are never used: what it does not give, it inherits from its class). */
-#define RULE_KEYS(off, def_mode, def_event, def_second)                                          \
+/* The keys of a policy rule, for a class and for an override. Only scale has its default
+ * here: mode and the caps default to the class's own (struct source_class), and an override
+ * inherits from its class what it does not give. */
+#define RULE_KEYS(off)                                                                         \
 	{.key = "mode", .type = SET_ENUM, .offset = (off) + offsetof(struct policy_rule, mode), \
-	 .set_bit = RULE_SET_MODE, .names = policy_mode_names, .def_num = (def_mode),             \
+	 .set_bit = RULE_SET_MODE, .names = policy_mode_names,                                   \
 	 .help = "how the capped estimate is credited"},                                        \
 	{.key = "scale", .type = SET_FLOAT, .offset = (off) + offsetof(struct policy_rule, scale), \
 	 .set_bit = RULE_SET_SCALE, .flags = SF_MIN_EXCL | SF_MAX_EXCL, .min = 0, .max = 1,   \
 	 .def_num = 0.25, .help = "reduced: the fraction of the capped estimate credited"},    \
 	{.key = "cap_bits_per_event", .type = SET_FLOAT,                                       \
 	 .offset = (off) + offsetof(struct policy_rule, cap_bits_per_event),                   \
-	 .set_bit = RULE_SET_CAP_EVENT, .min = 0, .max = 8, .def_num = (def_event),           \
+	 .set_bit = RULE_SET_CAP_EVENT, .min = 0, .max = 8,                                   \
 	 .unit = "bits/event", .help = "the most one event can be credited"},                  \
 	{.key = "cap_bits_per_second", .type = SET_FLOAT,                                      \
 	 .offset = (off) + offsetof(struct policy_rule, cap_bits_per_second),                  \
-	 .set_bit = RULE_SET_CAP_SECOND, .min = 0, .max = 1000000, .def_num = (def_second),   \
+	 .set_bit = RULE_SET_CAP_SECOND, .min = 0, .max = 1000000,                            \
 	 .unit = "bits/s", .help = "the most one instance can be credited per second"}
-
-/* The first key of each element of a list of instances. */
-#define NAME_KEY(elem)                                                                         \
-	{.key = "name", .type = SET_STRING, .offset = offsetof(elem, name),                     \
-	 .flags = SF_NONEMPTY | SF_REQUIRED,                                                    \
-	 .help = "instance name or fnmatch(3) glob; the first match wins"}
 
 static const struct setting override_tab[] = {
 	NAME_KEY(struct policy_override),
-	RULE_KEYS(offsetof(struct policy_override, rule), 0, 0, 0),
+	RULE_KEYS(offsetof(struct policy_override, rule)),
 	{0},
 };
 
-#define CLASS_KEYS(def_mode, def_event, def_second)                                            \
-	RULE_KEYS(offsetof(struct class_policy, rule), def_mode, def_event, def_second),          \
-	{.key = "instances", .type = SET_GROUPLIST, .sub = override_tab,                       \
-	 .help = "per-instance overrides: ( { name = \"GLOB\"; mode = ...; }, ... )"},          \
-	{0}
-
-/* Input: human timing, and the kernel credits only its own jiffy-resolution view of it.
- * Block: quantised disk latency is largely predictable. Network: an attacker on the path
- * can observe and set packet timing, so only a fraction is credited by default. */
-static const struct setting class_tab[CLASS_COUNT][6] = {
-	[CLASS_INPUT] = {CLASS_KEYS(MODE_TRUSTED, 2.0, 64)},
-	[CLASS_BLOCK] = {CLASS_KEYS(MODE_TRUSTED, 1.0, 128)},
-	[CLASS_NETWORK] = {CLASS_KEYS(MODE_REDUCED, 0.5, 32)},
-};
-
-static const struct setting sources_tab[] = {
-	GROUP("input", "input devices (evdev)"),
-	GROUP("block", "block-device I/O completions"),
-	GROUP("network", "packet arrivals (libpcap)"),
-	{0},
-};
-
-#define QUANTUM_KEY(field)                                                                 \
-	{.key = "quantum_ns", .type = SET_INT64, .offset = CFG(field), .min = 1, .max = 1e9,   \
-	 .def_num = EST_QUANTUM_DEFAULT_NS, .unit = "ns", .help = "timing quantum of the symbols estimated"}
-
-/* How often the SP 800-90B estimators look at the instance's symbols (est_sp90b.c): a block
- * at most every `estimate_interval` seconds of event time, the costlier estimators 12 and 60
- * times as seldom. */
-#define ESTIMATE_KEY(field, def)                                                           \
-	{.key = "estimate_interval", .type = SET_FLOAT, .offset = CFG(field), .min = 1,        \
-	 .max = 3600, .def_num = (def), .unit = "seconds",                                    \
-	 .help = "event time between estimated blocks of 4096 symbols"}
-
-static const struct setting src_input_tab[] = {
-	{.key = "watch", .type = SET_STRING, .offset = CFG(input.watch), .flags = SF_ABSPATH,
-	 .def_str = "/dev/input", .help = "directory watched for event* device nodes"},
-	{.key = "exclude_virtual", .type = SET_BOOL, .offset = CFG(input.exclude_virtual),
-	 .def_num = 1, .help = "skip virtual devices: software can time their events exactly"},
-	{.key = "include", .type = SET_STRLIST, .offset = CFG(input.include),
-	 .def_list = list_empty, .help = "only devices whose name or node matches (empty: all)"},
-	{.key = "exclude", .type = SET_STRLIST, .offset = CFG(input.exclude),
-	 .def_list = list_empty, .help = "never devices whose name or node matches"},
-	QUANTUM_KEY(input.quantum_ns),
-	ESTIMATE_KEY(input.estimate_interval, 10),
-	{0},
-};
-
-static const struct setting src_block_tab[] = {
-	{.key = "backend", .type = SET_ENUM, .offset = CFG(block.backend), .names = backend_names,
-	 .def_num = BACKEND_AUTO, .help = "auto: the tracepoint where it works, else blktrace"},
-	{.key = "devices", .type = SET_STRLIST, .offset = CFG(block.devices),
-	 .flags = SF_NONEMPTY | SF_AUTO, .def_list = list_auto,
-	 .help = "disk names or globs; auto: every whole physical disk"},
-	QUANTUM_KEY(block.quantum_ns),
-	ESTIMATE_KEY(block.estimate_interval, 10),
-	{0},
-};
-
-/* How an interface is captured: for the class (sources.network) and for one entry of its
- * instances, which inherits what it does not give. */
-#define CAPTURE_KEYS(off)                                                                      \
-	{.key = "direction", .type = SET_ENUM,                                                 \
-	 .offset = (off) + offsetof(struct net_capture, direction),                            \
-	 .set_bit = NET_SET_DIRECTION, .names = direction_names, .def_num = DIR_IN,            \
-	 .help = "which packets are timed"},                                                   \
-	{.key = "filter", .type = SET_STRING,                                                  \
-	 .offset = (off) + offsetof(struct net_capture, filter), .set_bit = NET_SET_FILTER,    \
-	 .def_str = "", .help = "BPF filter expression (empty: none)"},                        \
-	{.key = "snaplen", .type = SET_INT,                                                    \
-	 .offset = (off) + offsetof(struct net_capture, snaplen), .set_bit = NET_SET_SNAPLEN,  \
-	 .min = 16, .max = 65535, .def_num = 64, .unit = "bytes",                              \
-	 .help = "bytes captured per packet"}
-
-static const struct setting net_override_tab[] = {
-	NAME_KEY(struct net_override),
-	CAPTURE_KEYS(offsetof(struct net_override, cap)),
-	{0},
-};
-
-static const struct setting src_network_tab[] = {
-	{.key = "interfaces", .type = SET_STRLIST, .offset = CFG(network.interfaces),
-	 .flags = SF_NONEMPTY | SF_AUTO, .def_list = list_auto,
-	 .help = "interface names or globs; auto: every interface that is up, not loopback"},
-	CAPTURE_KEYS(CFG(network.capture)),
-	{.key = "file", .type = SET_STRING, .offset = CFG(network.file), .def_str = "",
-	 .help = "pcap savefile to replay (empty: live capture)"},
-	QUANTUM_KEY(network.quantum_ns),
-	ESTIMATE_KEY(network.estimate_interval, 60),
-	{.key = "max_events_per_second", .type = SET_INT,
-	 .offset = CFG(network.max_events_per_second), .min = 1, .max = 100000000,
-	 .def_num = 10000, .unit = "packets/s",
-	 .help = "packets timed per interface per second; the rest are only counted"},
-	{.key = "instances", .type = SET_GROUPLIST, .sub = net_override_tab,
-	 .help = "per-interface capture: ( { name = \"GLOB\"; filter = ...; }, ... )"},
+/* The keys of policy.CLASS, for every class. */
+static const struct setting class_tab[] = {
+	RULE_KEYS(offsetof(struct class_policy, rule)),
+	{.key = "instances", .type = SET_GROUPLIST, .sub = override_tab,
+	 .help = "per-instance overrides: ( { name = \"GLOB\"; mode = ...; }, ... )"},
 	{0},
 };
 
@@ -221,15 +109,13 @@ static const struct setting record_tab[] = {
 	{0},
 };
 
-/* The groups below the root whose keys all go straight into struct config. */
+/* The groups below the root, besides the classes' own, whose keys all go straight into
+ * struct config. */
 static const struct {
 	const char *path;
 	const struct setting *tab;
 } plain_groups[] = {
 	{"feed", feed_tab},
-	{"sources.input", src_input_tab},
-	{"sources.block", src_block_tab},
-	{"sources.network", src_network_tab},
 	{"control", control_tab},
 	{"record", record_tab},
 };
@@ -239,21 +125,6 @@ static const struct {
 static const char *name_of(const char *const *names, size_t n, int v)
 {
 	return v >= 0 && (size_t)v < n ? names[v] : NULL;
-}
-
-const char *class_name(enum src_class cls)
-{
-	return name_of(class_names, CLASS_COUNT, (int)cls);
-}
-
-int class_from_name(const char *name)
-{
-	int c;
-
-	for (c = 0; c < CLASS_COUNT; c++)
-		if (name && strcmp(name, class_names[c]) == 0)
-			return c;
-	return -1;
 }
 
 const char *feed_mode_name(enum feed_mode m)
@@ -266,24 +137,7 @@ const char *policy_mode_name(enum policy_mode m)
 	return name_of(policy_mode_names, ARRAY_SIZE(policy_mode_names) - 1, (int)m);
 }
 
-/* ---- lists of instances ----
- * policy.CLASS.instances and sources.network.instances are both lists of groups
- * ( { name = "GLOB"; ... }, ... ) whose first match by name wins and whose elements inherit
- * from their class what they do not give. One set of functions parses, checks, matches,
- * prints and frees both; a kind says what differs. */
-
-struct inst_kind {
-	const struct setting *tab; /* tab[0] is "name" */
-	size_t size;               /* of one element */
-	size_t set_off;            /* of its `unsigned set`: the set_bit of every key given */
-	const char *what;          /* for -p's comment */
-	const char *shape;         /* what an element looks like, for messages */
-	/* Fill an element with what it inherits from `parent`, before its own keys. */
-	void (*inherit)(void *el, const void *parent);
-	/* Checks across keys, once its own are in; NULL if none. */
-	void (*check)(struct settings_ctx *ctx, const config_setting_t *grp, const void *el,
-		      const char *path);
-};
+/* ---- lists of instances (struct inst_kind) ---- */
 
 /* A mode was given in grp but was wrong: that is reported, and rules on it would be noise. */
 static bool mode_was_wrong(const config_setting_t *grp, unsigned given)
@@ -321,37 +175,6 @@ static void check_override(struct settings_ctx *ctx, const config_setting_t *grp
 		check_scale(ctx, grp, ov->set, ov->rule.mode, path);
 }
 
-static void inherit_capture(void *el, const void *parent)
-{
-	struct net_capture *cap = &((struct net_override *)el)->cap;
-
-	*cap = *(const struct net_capture *)parent;
-	cap->filter = xstrdup(cap->filter);
-}
-
-/* A BPF filter that does not compile is an error here, with its line, not only when a capture
- * opens. grp: the group that may give "filter". */
-static void check_filter(struct settings_ctx *ctx, const config_setting_t *grp,
-			 const struct net_capture *cap, const char *path)
-{
-	const config_setting_t *cs = grp ? config_setting_get_member(grp, "filter") : NULL;
-	char msg[512], *key;
-
-	if (!cs || config_setting_type(cs) != CONFIG_TYPE_STRING ||
-	    net_filter_compiles(cap->filter, cap->snaplen, msg, sizeof(msg)))
-		return;
-	key = xasprintf("%s.filter", path);
-	settings_err(ctx, cs, key, "an expression in the syntax of pcap-filter(7), or \"\"",
-		     "\"%s\" does not compile: %s", cap->filter, msg);
-	free(key);
-}
-
-static void check_capture(struct settings_ctx *ctx, const config_setting_t *grp,
-			  const void *el, const char *path)
-{
-	check_filter(ctx, grp, &((const struct net_override *)el)->cap, path);
-}
-
 static const struct inst_kind policy_kind = {
 	.tab = override_tab,
 	.size = sizeof(struct policy_override),
@@ -360,16 +183,6 @@ static const struct inst_kind policy_kind = {
 	.shape = "a group { name = \"NAME\"; mode = ...; }",
 	.inherit = inherit_rule,
 	.check = check_override,
-};
-
-static const struct inst_kind net_kind = {
-	.tab = net_override_tab,
-	.size = sizeof(struct net_override),
-	.set_off = offsetof(struct net_override, set),
-	.what = "per-interface capture settings",
-	.shape = "a group { name = \"NAME\"; filter = ...; }",
-	.inherit = inherit_capture,
-	.check = check_capture,
 };
 
 /* Element i of the array v. */
@@ -437,18 +250,6 @@ static void *parse_instances(struct settings_ctx *ctx, const config_setting_t *g
 	return v;
 }
 
-/* The first element whose name matches `name`, or NULL. */
-static const void *match_instance(const struct inst_kind *k, const void *v, size_t n,
-				  const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (fnmatch(inst_name(k, v, i), name, 0) == 0)
-			return inst_at(k, v, i);
-	return NULL;
-}
-
 static void print_instances(FILE *out, const struct inst_kind *k, const void *v, size_t n,
 			    int indent)
 {
@@ -478,12 +279,23 @@ static void free_instances(const struct inst_kind *k, void *v, size_t n)
 	free(v);
 }
 
-const struct net_capture *config_net_capture(const struct config *cfg, const char *name)
+/* A class's sources.NAME.instances in cfg: the array, and its length in *n. The array's
+ * pointer has its element's type; memcpy reads and writes it as a void * without punning. */
+static void *class_instances(const struct config *cfg, const struct source_class *sc,
+			     size_t *n)
 {
-	const struct net_override *o =
-		match_instance(&net_kind, cfg->network.instances, cfg->network.n_instances, name);
+	void *v;
 
-	return o ? &o->cap : &cfg->network.capture;
+	memcpy(&v, (const char *)cfg + sc->instances.array, sizeof(v));
+	memcpy(n, (const char *)cfg + sc->instances.count, sizeof(*n));
+	return v;
+}
+
+static void set_class_instances(struct config *cfg, const struct source_class *sc, void *v,
+				size_t n)
+{
+	memcpy((char *)cfg + sc->instances.array, &v, sizeof(v));
+	memcpy((char *)cfg + sc->instances.count, &n, sizeof(n));
 }
 
 /* ---- defaults and freeing ---- */
@@ -496,23 +308,39 @@ struct config *config_defaults(void)
 
 	for (i = 0; i < ARRAY_SIZE(plain_groups); i++)
 		settings_defaults(plain_groups[i].tab, cfg);
-	for (c = 0; c < CLASS_COUNT; c++)
-		settings_defaults(class_tab[c], &cfg->policy[c]);
+	for (c = 0; c < CLASS_COUNT; c++) {
+		const struct source_class *sc = source_classes[c];
+		struct policy_rule *r = &cfg->policy[c].rule;
+
+		settings_defaults(sc->settings, cfg);
+		settings_defaults(class_tab, &cfg->policy[c]);
+		r->mode = sc->policy.mode;
+		r->cap_bits_per_event = sc->policy.cap_bits_per_event;
+		r->cap_bits_per_second = sc->policy.cap_bits_per_second;
+	}
 	return cfg;
 }
 
 void config_free(struct config *cfg)
 {
-	size_t i;
+	size_t i, n;
 	int c;
 
 	if (!cfg)
 		return;
 	for (i = 0; i < ARRAY_SIZE(plain_groups); i++)
 		settings_free(plain_groups[i].tab, cfg);
-	for (c = 0; c < CLASS_COUNT; c++)
+	for (c = 0; c < CLASS_COUNT; c++) {
+		const struct source_class *sc = source_classes[c];
+
+		settings_free(sc->settings, cfg);
 		free_instances(&policy_kind, cfg->policy[c].overrides, cfg->policy[c].n_overrides);
-	free_instances(&net_kind, cfg->network.instances, cfg->network.n_instances);
+		if (sc->instances.kind) {
+			void *v = class_instances(cfg, sc, &n);
+
+			free_instances(sc->instances.kind, v, n);
+		}
+	}
 	free(cfg->path);
 	free(cfg);
 }
@@ -705,8 +533,8 @@ static void int_scans_free(struct int_scans *scans)
 static void parse_class(struct settings_ctx *ctx, const config_setting_t *grp, int c,
 			struct class_policy *cp)
 {
-	char *prefix = xasprintf("policy.%s", class_names[c]);
-	unsigned given = settings_apply(ctx, class_tab[c], grp, prefix, cp);
+	char *prefix = xasprintf("policy.%s", source_classes[c]->name);
+	unsigned given = settings_apply(ctx, class_tab, grp, prefix, cp);
 
 	if (grp && !mode_was_wrong(grp, given))
 		check_scale(ctx, grp, given, cp->rule.mode, prefix);
@@ -727,6 +555,39 @@ static const config_setting_t *group_at(const config_setting_t *root, const char
 	return g;
 }
 
+/* sources.NAME, once its keys are in: the class's own checks, and its list of instances. */
+static void parse_sources(struct settings_ctx *ctx, const config_setting_t *sources,
+			  const struct source_class *sc, struct config *cfg)
+{
+	const config_setting_t *grp = settings_member(sources, sc->name, SET_GROUP);
+	char *prefix = xasprintf("sources.%s", sc->name);
+	void *v;
+	size_t n;
+
+	if (sc->check)
+		sc->check(ctx, grp, cfg, prefix);
+	if (sc->instances.kind) {
+		v = parse_instances(ctx, grp, prefix, sc->instances.kind,
+				    (const char *)cfg + sc->instances.parent, &n);
+		set_class_instances(cfg, sc, v, n);
+	}
+	free(prefix);
+}
+
+/* A group for each class, named after it: the keys of policy or of sources. */
+static void class_groups(struct setting tab[CLASS_COUNT + 1], bool policy)
+{
+	int c;
+
+	for (c = 0; c < CLASS_COUNT; c++) {
+		const struct source_class *sc = source_classes[c];
+
+		tab[c] = (struct setting)GROUP(sc->name,
+					       policy ? sc->policy_help : sc->sources_help);
+	}
+	tab[CLASS_COUNT] = (struct setting){0};
+}
+
 static void check_record_dir(struct settings_ctx *ctx, const config_setting_t *grp,
 			     const struct config *cfg)
 {
@@ -742,24 +603,35 @@ static void parse_root(struct settings_ctx *ctx, const config_setting_t *root,
 		       struct config *cfg)
 {
 	const config_setting_t *policy = settings_member(root, "policy", SET_GROUP);
+	const config_setting_t *sources = settings_member(root, "sources", SET_GROUP);
+	struct setting policy_tab[CLASS_COUNT + 1], sources_tab[CLASS_COUNT + 1];
 	size_t i;
 	int c;
 
+	class_groups(policy_tab, true);
+	class_groups(sources_tab, false);
 	settings_apply(ctx, root_tab, root, "", cfg);
 	settings_apply(ctx, policy_tab, policy, "policy", cfg);
-	settings_apply(ctx, sources_tab, settings_member(root, "sources", SET_GROUP), "sources",
-		       cfg);
-	for (i = 0; i < ARRAY_SIZE(plain_groups); i++)
+	settings_apply(ctx, sources_tab, sources, "sources", cfg);
+	/* in the file's order: feed (plain_groups[0]), the sources, the others */
+	settings_apply(ctx, plain_groups[0].tab, group_at(root, plain_groups[0].path),
+		       plain_groups[0].path, cfg);
+	for (c = 0; c < CLASS_COUNT; c++) {
+		char *prefix = xasprintf("sources.%s", source_classes[c]->name);
+
+		settings_apply(ctx, source_classes[c]->settings,
+			       settings_member(sources, source_classes[c]->name, SET_GROUP), prefix,
+			       cfg);
+		free(prefix);
+	}
+	for (i = 1; i < ARRAY_SIZE(plain_groups); i++)
 		settings_apply(ctx, plain_groups[i].tab, group_at(root, plain_groups[i].path),
 			       plain_groups[i].path, cfg);
 	for (c = 0; c < CLASS_COUNT; c++)
-		parse_class(ctx, settings_member(policy, class_names[c], SET_GROUP), c,
+		parse_class(ctx, settings_member(policy, source_classes[c]->name, SET_GROUP), c,
 			    &cfg->policy[c]);
-	check_filter(ctx, group_at(root, "sources.network"), &cfg->network.capture,
-		     "sources.network");
-	cfg->network.instances = parse_instances(ctx, group_at(root, "sources.network"),
-						 "sources.network", &net_kind,
-						 &cfg->network.capture, &cfg->network.n_instances);
+	for (c = 0; c < CLASS_COUNT; c++)
+		parse_sources(ctx, sources, source_classes[c], cfg);
 	check_record_dir(ctx, group_at(root, "record"), cfg);
 }
 
@@ -860,7 +732,7 @@ static void print_class(FILE *out, int c, const struct class_policy *cp)
 	/* scale is printed only where it is allowed, so the output reads back */
 	if (cp->rule.mode == MODE_REDUCED)
 		only |= RULE_SET_SCALE;
-	print_group(out, class_names[c], class_tab[c], cp, only, 2, false, &policy_kind,
+	print_group(out, source_classes[c]->name, class_tab, cp, only, 2, false, &policy_kind,
 		    cp->overrides, cp->n_overrides);
 }
 
@@ -878,10 +750,14 @@ void config_print(const struct config *cfg, FILE *out)
 	for (c = 0; c < CLASS_COUNT; c++)
 		print_class(out, c, &cfg->policy[c]);
 	fputs("};\n\nsources = {\n", out);
-	print_group(out, "input", src_input_tab, cfg, ~0u, 2, false, NULL, NULL, 0);
-	print_group(out, "block", src_block_tab, cfg, ~0u, 2, false, NULL, NULL, 0);
-	print_group(out, "network", src_network_tab, cfg, ~0u, 2, false, &net_kind,
-		    cfg->network.instances, cfg->network.n_instances);
+	for (c = 0; c < CLASS_COUNT; c++) {
+		const struct source_class *sc = source_classes[c];
+		size_t n = 0;
+		const void *v = sc->instances.kind ? class_instances(cfg, sc, &n) : NULL;
+
+		print_group(out, sc->name, sc->settings, cfg, ~0u, 2, false, sc->instances.kind, v,
+			    n);
+	}
 	fputs("};\n\n", out);
 	print_group(out, "control", control_tab, cfg, ~0u, 0, true, NULL, NULL, 0);
 	print_group(out, "record", record_tab, cfg, ~0u, 0, false, NULL, NULL, 0);
@@ -894,9 +770,15 @@ void config_print_keys(FILE *out)
 
 	settings_print_keys(feed_tab, "feed", out);
 	for (c = 0; c < CLASS_COUNT; c++) {
-		char *prefix = xasprintf("policy.%s", class_names[c]);
+		char *prefix = xasprintf("policy.%s", source_classes[c]->name);
 
-		settings_print_keys(class_tab[c], prefix, out);
+		settings_print_keys(class_tab, prefix, out);
+		free(prefix);
+	}
+	for (c = 0; c < CLASS_COUNT; c++) {
+		char *prefix = xasprintf("sources.%s", source_classes[c]->name);
+
+		settings_print_keys(source_classes[c]->settings, prefix, out);
 		free(prefix);
 	}
 	/* plain_groups[0] is feed, listed first to follow the file's order */

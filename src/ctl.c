@@ -23,6 +23,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "pipeline.h"
+#include "source_class.h"
 #include "util.h"
 
 /* Stop reading a client's requests while this much of its replies waits to be sent. */
@@ -94,25 +95,6 @@ static json_t *jstr(const char *s)
 	return v;
 }
 
-static const char *backend_name(const struct config *cfg, enum src_class cls)
-{
-	/* inst_info does not say yet which backend a block instance uses: the configured one. */
-	static const char *const block[] = {"auto", "tracepoint", "blktrace"};
-
-	switch (cls) {
-	case CLASS_INPUT:
-		return "evdev";
-	case CLASS_BLOCK:
-		return (unsigned)cfg->block.backend < ARRAY_SIZE(block) ? block[cfg->block.backend]
-									: "block";
-	case CLASS_NETWORK:
-		return "pcap";
-	case CLASS_COUNT:
-		break;
-	}
-	return "unknown";
-}
-
 static json_t *get_info(void)
 {
 	json_t *ifaces = json_array();
@@ -164,7 +146,7 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 		"{s:o, s:o, s:o, s:o, s:s, s:{s:s, s:o, s:o, s:o}, s:o, s:o, s:b, s:s, s:I,"
 		" s:{s:o, s:o, s:I}, s:I, s:I, s:I, s:o, s:o, s:o}",
 		"class", jstr(class_name(in->cls)), "name", jstr(in->name), "kind", jstr(in->kind),
-		"state", jstr(in->state), "backend", backend_name(ctl->cfg, in->cls),
+		"state", jstr(in->state), "backend", class_backend(ctl->cfg, in->cls),
 		"policy", "mode", policy_mode_name(in->rule.mode), "scale", ctl_real(in->rule.scale),
 		"cap_bits_per_event", ctl_real(in->rule.cap_bits_per_event), "cap_bits_per_second",
 		ctl_real(in->rule.cap_bits_per_second),

@@ -14,6 +14,7 @@
 #include "policy.h"
 #include "pool.h"
 #include "record.h"
+#include "source_class.h"
 #include "util.h"
 
 struct instance {
@@ -111,26 +112,10 @@ static void failed_forget_all(void)
 /* The estimator's parameters for an instance: its class's timing settings and cap. */
 static struct est_params est_params_for(const struct instance *inst)
 {
-	const struct config *c = P.cfg;
-	long quantum_ns = c->network.quantum_ns;
-	double interval = c->network.estimate_interval;
-
-	switch (inst->cls) {
-	case CLASS_INPUT:
-		quantum_ns = c->input.quantum_ns;
-		interval = c->input.estimate_interval;
-		break;
-	case CLASS_BLOCK:
-		quantum_ns = c->block.quantum_ns;
-		interval = c->block.estimate_interval;
-		break;
-	case CLASS_NETWORK:
-	case CLASS_COUNT:
-		break;
-	}
 	return (struct est_params){
-		.quantum_ns = (uint64_t)quantum_ns,
-		.estimate_every_ns = (uint64_t)(interval * NS_PER_SEC),
+		.quantum_ns = (uint64_t)class_quantum_ns(P.cfg, inst->cls),
+		.estimate_every_ns =
+			(uint64_t)(class_estimate_interval(P.cfg, inst->cls) * NS_PER_SEC),
 		.cap_bits = inst->rule.cap_bits_per_event,
 		.jiffy_ns = (inst->flags & INST_KERNEL_CREDITS) ? P.jiffy_ns : 0,
 	};

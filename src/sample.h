@@ -2,10 +2,17 @@
 #ifndef ENTROPYD_SAMPLE_H
 #define ENTROPYD_SAMPLE_H
 
+/* Every source class, in the order of the configuration file. X(ID, name) gives CLASS_ID,
+ * which is described (source_class.h) by class_<name> in class_<name>.c. */
+#define SRC_CLASSES(X)                                                                         \
+	X(INPUT, input)                                                                        \
+	X(BLOCK, block)                                                                        \
+	X(NETWORK, network)
+
 enum src_class {
-	CLASS_INPUT,
-	CLASS_BLOCK,
-	CLASS_NETWORK,
+#define SRC_CLASS_ENUM(id, name) CLASS_##id,
+	SRC_CLASSES(SRC_CLASS_ENUM)
+#undef SRC_CLASS_ENUM
 	CLASS_COUNT
 };
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "class_network.h"
 #include "log.h"
 #include "pipeline.h"
 #include "source_pcap_int.h"
@@ -83,27 +84,6 @@ static int pcap_direction(enum net_direction d)
 static const char *direction_name(enum net_direction d)
 {
 	return d == DIR_IN ? "in" : d == DIR_OUT ? "out" : "both";
-}
-
-/* A filter that does not compile for Ethernet is a configuration error. */
-bool net_filter_compiles(const char *filter, int snaplen, char *err, size_t size)
-{
-	pcap_t *p;
-	struct bpf_program prog;
-	bool ok;
-
-	if (!filter || !filter[0])
-		return true;
-	p = pcap_open_dead(DLT_EN10MB, snaplen > 0 ? snaplen : 65535);
-	if (!p)
-		return true; /* cannot tell; each capture compiles it again */
-	ok = pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) == 0;
-	if (ok)
-		pcap_freecode(&prog);
-	else
-		snprintf(err, size, "%s", pcap_geterr(p));
-	pcap_close(p);
-	return ok;
 }
 
 static bool filter_ok(const struct config *cfg, const char *key, const struct net_capture *cap,

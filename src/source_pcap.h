@@ -12,11 +12,6 @@
 /* The "network" class driver. */
 extern const struct source_ops source_pcap_ops;
 
-/* Does a BPF filter ("" or NULL: none) compile for Ethernet at this snaplen? If not, false
- * with libpcap's reason in err. For config.c, so that a bad filter is a configuration
- * error with its file and line. */
-bool net_filter_compiles(const char *filter, int snaplen, char *err, size_t size);
-
 /* ---- pure parts (source_pcap_flow.c), exported for the tests ---- */
 
 /* The source address of one captured frame: an IPv4 or IPv6 source address, else the

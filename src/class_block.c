@@ -1,0 +1,45 @@
+/* class_block: the block class (I/O completions) as the configuration and the status see
+ * it. */
+#include "autoconf.h"
+
+#include "source_class.h"
+
+#include "est.h"
+#include "util.h"
+
+/* settings.c writes every enum through an int pointer. */
+_Static_assert(sizeof(enum block_backend) == sizeof(int), "enum block_backend is not int-sized");
+
+static const char *const backend_names[] = {"auto", "tracepoint", "blktrace", NULL};
+static const char *const list_auto[] = {"auto", NULL};
+
+static const struct setting block_tab[] = {
+	{.key = "backend", .type = SET_ENUM, .offset = CFG(block.backend), .names = backend_names,
+	 .def_num = BACKEND_AUTO, .help = "auto: the tracepoint where it works, else blktrace"},
+	{.key = "devices", .type = SET_STRLIST, .offset = CFG(block.devices),
+	 .flags = SF_NONEMPTY | SF_AUTO, .def_list = list_auto,
+	 .help = "disk names or globs; auto: every whole physical disk"},
+	QUANTUM_KEY(block.quantum_ns),
+	ESTIMATE_KEY(block.estimate_interval, 10),
+	{0},
+};
+
+/* The instances do not say yet which backend each uses: the configured one. */
+static const char *block_backend(const struct config *cfg)
+{
+	return (unsigned)cfg->block.backend < ARRAY_SIZE(backend_names) - 1
+		       ? backend_names[cfg->block.backend]
+		       : "block";
+}
+
+/* Quantised disk latency is largely predictable. */
+const struct source_class class_block = {
+	.name = "block",
+	.policy_help = "policy for block devices",
+	.sources_help = "block-device I/O completions",
+	.settings = block_tab,
+	.policy = {.mode = MODE_TRUSTED, .cap_bits_per_event = 1.0, .cap_bits_per_second = 128},
+	.quantum_ns = CFG(block.quantum_ns),
+	.estimate_interval = CFG(block.estimate_interval),
+	.backend = block_backend,
+};
