@@ -118,51 +118,6 @@ static bool filters_compile(const struct config *cfg, const char *then)
 
 /* ---- live capture: interfaces ---- */
 
-enum match { M_NONE, M_AUTO, M_GLOB, M_EXACT };
-
-enum if_status {
-	IF_IDLE,   /* known, not captured (not up, or not wanted) */
-	IF_OPEN,
-	IF_FAILED, /* could not be opened: retried at retry_ns */
-};
-
-struct iface {
-	struct iface *next;
-	struct pcap_state *st;
-	char name[IFNAMSIZ];
-	char kind[24];
-	int ifindex; /* 0: not present */
-	unsigned flags;
-	int master, lower; /* struct link_info's */
-	bool loopback, seen;
-	bool secondhand; /* its packets are not arrivals of its own: auto leaves it out */
-	bool ever_present;
-	bool disabled;          /* by policy: never opened, said once */
-	bool no_hw;             /* the card's timestamps failed or are another's: the kernel's */
-	/* Not captured because another captured interface sees its arrivals, or (auto) because
-	 * it carries a secondhand device's packets (set by net_links_settle): the state shown,
-	 * e.g. "stacked on eth0"; "" when captured. */
-	char stacked[IFNAMSIZ + 24];
-	bool stacked_secondhand; /* stacked names a secondhand device below, not a capture */
-	char stacked_logged[IFNAMSIZ + 24];
-	const char *logged;     /* the failure last logged, so a retry does not repeat it */
-	enum match match;
-	enum if_status status;
-	pcap_t *p;
-	struct event *ev;       /* the capture's descriptor is readable */
-	struct event *drain_ev; /* the timer that reads the ring under a flood */
-	uint64_t woken_ns;      /* when ev last fired */
-	unsigned drops;         /* the kernel's drops (pcap_stats) already counted */
-	/* What the capture was last opened with (config_net_capture), to tell at a reload
-	 * whether it has to be opened afresh. */
-	int snaplen;
-	enum net_direction direction;
-	char *filter;
-	unsigned retry_s;
-	uint64_t retry_ns;
-	struct capture cap;
-};
-
 static const char *if_state_down(const struct iface *f)
 {
 	if (f->ifindex == 0)
@@ -170,20 +125,24 @@ static const char *if_state_down(const struct iface *f)
 	return "down";
 }
 
-static struct iface *if_find(struct pcap_state *st, const char *name)
+static struct src_inst *if_find_index(struct pcap_state *st, int ifindex)
 {
-	for (struct iface *f = st->ifs; f; f = f->next)
-		if (strcmp(f->name, name) == 0)
-			return f;
+	SOURCE_FOREACH(si, st->src)
+		if (((struct iface *)si->drv)->ifindex == ifindex)
+			return si;
 	return NULL;
 }
 
-static struct iface *if_find_index(struct pcap_state *st, int ifindex)
+/* The instance of an interface, new if there was none. */
+static struct src_inst *if_entry(struct pcap_state *st, const char *name)
 {
-	for (struct iface *f = st->ifs; f; f = f->next)
-		if (f->ifindex == ifindex)
-			return f;
-	return NULL;
+	bool added;
+	struct src_inst *si = source_found(st->src, name, &added);
+	struct iface *f = si->drv;
+
+	if (added)
+		strlcopy(f->kind, "interface", sizeof(f->kind));
+	return si;
 }
 
 static bool is_auto(const struct strlist *l)
@@ -191,8 +150,9 @@ static bool is_auto(const struct strlist *l)
 	return l->n == 1 && strcmp(l->v[0], "auto") == 0;
 }
 
-static enum match config_match(const struct config *cfg, const struct iface *f)
+static enum match config_match(const struct config *cfg, const struct src_inst *si)
 {
+	const struct iface *f = si->drv;
 	const struct strlist *l = &cfg->network.interfaces;
 	enum match m = M_NONE;
 
@@ -202,9 +162,9 @@ static enum match config_match(const struct config *cfg, const struct iface *f)
 	if (is_auto(l) || l->n == 0)
 		return !f->loopback && !f->secondhand ? M_AUTO : M_NONE;
 	for (size_t i = 0; i < l->n; i++) {
-		if (strcmp(l->v[i], f->name) == 0)
+		if (strcmp(l->v[i], si->name) == 0)
 			return M_EXACT;
-		if (fnmatch(l->v[i], f->name, 0) == 0)
+		if (fnmatch(l->v[i], si->name, 0) == 0)
 			m = M_GLOB;
 	}
 	return m;
@@ -222,8 +182,10 @@ static void count_drops(struct iface *f)
 	}
 }
 
-static void if_close(struct iface *f)
+static void if_close(struct src_inst *si)
 {
+	struct iface *f = si->drv;
+
 	if (f->ev) {
 		event_free(f->ev);
 		f->ev = NULL;
@@ -234,50 +196,26 @@ static void if_close(struct iface *f)
 	}
 	if (f->p) {
 		/* What the kernel has handed over already still counts. */
-		if (f->status == IF_OPEN)
+		if (si->status == SRC_OPEN)
 			for (int round = 0; round < DISPATCH_ROUNDS; round++)
 				if (pcap_dispatch(f->p, DISPATCH_BATCH, capture_packet, (u_char *)&f->cap) <
 				    DISPATCH_BATCH)
 					break;
-		if (f->status == IF_OPEN)
+		if (si->status == SRC_OPEN)
 			count_drops(f);
 		capture_flush(&f->cap);
 		pcap_close(f->p);
 		f->p = NULL;
 	}
-	f->status = IF_IDLE;
 }
 
-static void if_forget(struct pcap_state *st, struct iface *f)
+/* The capture stopped working: closed, retried with the core's backoff, a rescan soon. */
+static void if_failed(struct src_inst *si)
 {
-	if_close(f);
-	capture_detach(&f->cap, f->name);
-	for (struct iface **pp = &st->ifs; *pp; pp = &(*pp)->next) {
-		if (*pp == f) {
-			*pp = f->next;
-			break;
-		}
-	}
-	free(f->filter);
-	wipe(f, sizeof(*f));
-	free(f);
-}
+	struct iface *f = si->drv;
 
-static void schedule_retry(struct pcap_state *st);
-static void schedule_rescan(struct pcap_state *st, double seconds);
-
-static void if_failed(struct iface *f, const char *state)
-{
-	uint64_t now = mono_ns();
-
-	if_close(f);
-	f->status = IF_FAILED;
-	f->retry_s = f->retry_s ? f->retry_s * 2 : RETRY_MIN_S;
-	if (f->retry_s > RETRY_MAX_S)
-		f->retry_s = RETRY_MAX_S;
-	f->retry_ns = now + (uint64_t)f->retry_s * NS_PER_SEC;
-	capture_set_state(&f->cap, state);
-	schedule_retry(f->st);
+	source_failed(si);
+	capture_set_state(&f->cap, "error");
 }
 
 /* Read what the ring holds, up to DISPATCH_ROUNDS batches. The packets read, or -1. */
@@ -297,19 +235,22 @@ static int if_drain(struct iface *f)
 	return n < 0 ? -1 : total;
 }
 
-static void if_lost(struct iface *f)
+static void if_lost(struct src_inst *si)
 {
+	struct iface *f = si->drv;
+
 	/* Mostly "the interface went down" or "disappeared"; rtnetlink says which, and
 	 * the rescan below puts the state right if its message was missed. */
-	log_limited(&rl_lost, LOG_NOTICE, "network/%s: capture stopped: %s", f->name,
+	log_limited(&rl_lost, LOG_NOTICE, "network/%s: capture stopped: %s", si->name,
 		    pcap_geterr(f->p));
-	if_failed(f, "error");
-	schedule_rescan(f->st, 0);
+	if_failed(si);
+	source_rescan_soon(si->src);
 }
 
 /* Read on the timer from now on, or on readiness again. */
-static void if_drain_next(struct iface *f, bool busy)
+static void if_drain_next(struct src_inst *si, bool busy)
 {
+	struct iface *f = si->drv;
 	struct timeval tv = {0, DRAIN_MS * 1000};
 
 	if (busy && evtimer_add(f->drain_ev, &tv) == 0) {
@@ -318,36 +259,38 @@ static void if_drain_next(struct iface *f, bool busy)
 	}
 	if (!event_pending(f->ev, EV_READ, NULL) && event_add(f->ev, NULL) < 0) {
 		log_limited(&rl_lost, LOG_WARNING, "network/%s: cannot register with the event loop",
-			    f->name);
-		if_failed(f, "error");
+			    si->name);
+		if_failed(si);
 	}
 }
 
 static void live_read_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct iface *f = arg;
+	struct src_inst *si = arg;
+	struct iface *f = si->drv;
 	uint64_t now = mono_ns(), last = f->woken_ns;
 	int n = if_drain(f);
 
 	f->woken_ns = now;
 	if (n < 0)
-		if_lost(f);
+		if_lost(si);
 	else if (n > 0 && now - last < DRAIN_MS * (NS_PER_SEC / 1000))
-		if_drain_next(f, true);
+		if_drain_next(si, true);
 }
 
 static void drain_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct iface *f = arg;
+	struct src_inst *si = arg;
+	struct iface *f = si->drv;
 	int n = if_drain(f);
 	struct timeval now = {0, 0};
 
 	if (n < 0)
-		if_lost(f);
+		if_lost(si);
 	else if (n >= DISPATCH_ROUNDS * DISPATCH_BATCH)
 		evtimer_add(f->drain_ev, &now); /* more waiting: after the other events */
 	else
-		if_drain_next(f, n > 0);
+		if_drain_next(si, n > 0);
 }
 
 /* pcap_activate's failure, as a state and a message. */
@@ -403,13 +346,14 @@ static bool hwtstamp_left_alone(const char *ifname)
 /* pcap_create and pcap_activate with our settings, the card's timestamps if `hw` and it
  * offers them. Returns pcap_activate's result (PCAP_ERROR with f->p NULL if pcap_create
  * failed, errbuf saying why); *tstamp names the timestamps asked for. */
-static int activate(struct iface *f, bool hw, const char **tstamp, bool *nano, char *errbuf)
+static int activate(const char *name, struct iface *f, bool hw, const char **tstamp,
+		    bool *nano, char *errbuf)
 {
 	int type = -1;
 
 	*tstamp = "host";
 	*nano = false;
-	f->p = pcap_create(f->name, errbuf);
+	f->p = pcap_create(name, errbuf);
 	if (!f->p)
 		return PCAP_ERROR;
 	pcap_set_snaplen(f->p, f->snaplen);
@@ -424,157 +368,166 @@ static int activate(struct iface *f, bool hw, const char **tstamp, bool *nano, c
 	return pcap_activate(f->p);
 }
 
-static void if_open(struct iface *f)
+/* A capture that did not open: closed, with its state; the core retries it. */
+static enum src_status if_not_open(struct src_inst *si, const char *state)
 {
-	struct pcap_state *st = f->st;
-	const struct config *cfg = st->src->cfg;
-	const struct net_capture *want = config_net_capture(cfg, f->name);
+	struct iface *f = si->drv;
+
+	if_close(si);
+	capture_set_state(&f->cap, state);
+	return SRC_RETRY;
+}
+
+static enum src_status if_open(struct src_inst *si)
+{
+	struct iface *f = si->drv;
+	const struct config *cfg = si->src->cfg;
+	const struct net_capture *want = config_net_capture(cfg, si->name);
 	char errbuf[PCAP_ERRBUF_SIZE] = "", msg[PCAP_ERRBUF_SIZE + 128];
 	const char *tstamp, *state;
 	int rc;
 	bool nano, hw = !f->no_hw;
 
-	if_close(f);
+	if_close(si);
 	f->snaplen = want->snaplen;
 	f->direction = want->direction;
 	free(f->filter);
 	f->filter = xstrdup(want->filter);
-	if (hw && hwtstamp_left_alone(f->name)) {
+	if (hw && hwtstamp_left_alone(si->name)) {
 		log_info("network/%s: the card's timestamping is set up by another program (a PTP "
 			 "daemon?) and is left alone; using the kernel's timestamps",
-			 f->name);
+			 si->name);
 		hw = false;
 		f->no_hw = true;
 	}
-	rc = activate(f, hw, &tstamp, &nano, errbuf);
+	rc = activate(si->name, f, hw, &tstamp, &nano, errbuf);
 	if (rc < 0 && strcmp(tstamp, "host") != 0) {
 		/* Switching the card's timestamping on needs CAP_NET_ADMIN (or the driver may
 		 * refuse): the kernel's stamps need neither. */
 		log_info("network/%s: the card's timestamps are not available (%s); using the "
 			 "kernel's",
-			 f->name, f->p ? pcap_geterr(f->p) : errbuf);
+			 si->name, f->p ? pcap_geterr(f->p) : errbuf);
 		if (f->p)
 			pcap_close(f->p);
 		f->p = NULL;
 		f->no_hw = true;
-		rc = activate(f, false, &tstamp, &nano, errbuf);
+		rc = activate(si->name, f, false, &tstamp, &nano, errbuf);
 	}
 	if (!f->p) {
-		log_limited(&rl_open, LOG_WARNING, "network/%s: cannot capture: %s", f->name, errbuf);
-		if_failed(f, "error");
-		return;
+		log_limited(&rl_open, LOG_WARNING, "network/%s: cannot capture: %s", si->name,
+			    errbuf);
+		return if_not_open(si, "error");
 	}
 	if (rc == PCAP_ERROR_TSTAMP_PRECISION_NOTSUP) {
 		log_limited(&rl_open, LOG_WARNING, "network/%s: nanosecond timestamps not supported; "
-			    "the interface is not captured", f->name);
-		if_failed(f, "error");
-		return;
+			    "the interface is not captured", si->name);
+		return if_not_open(si, "error");
 	}
 	if (rc < 0) {
 		state = activate_error(f, rc, msg, sizeof(msg));
 		if (f->logged != state)
 			log_limited(&rl_open, rc == PCAP_ERROR_PERM_DENIED ? LOG_ERR : LOG_WARNING,
-				    "network/%s: cannot capture: %s", f->name, msg);
+				    "network/%s: cannot capture: %s", si->name, msg);
 		f->logged = state;
-		if_failed(f, state);
-		return;
+		return if_not_open(si, state);
 	}
 	if (rc == PCAP_WARNING_TSTAMP_TYPE_NOTSUP)
 		tstamp = "host";
 	else if (rc > 0)
-		log_limited(&rl_open, LOG_NOTICE, "network/%s: %s", f->name, pcap_geterr(f->p));
+		log_limited(&rl_open, LOG_NOTICE, "network/%s: %s", si->name, pcap_geterr(f->p));
 	nano = nano && pcap_get_tstamp_precision(f->p) == PCAP_TSTAMP_PRECISION_NANO;
 	if (pcap_setdirection(f->p, pcap_direction(f->direction)) < 0) {
 		log_limited(&rl_open, LOG_WARNING,
 			    "network/%s: cannot capture only direction \"%s\": %s; not captured",
-			    f->name, direction_name(f->direction), pcap_geterr(f->p));
-		if_failed(f, "error");
-		return;
+			    si->name, direction_name(f->direction), pcap_geterr(f->p));
+		return if_not_open(si, "error");
 	}
 	if (capture_set_filter(f->p, f->filter, msg, sizeof(msg)) < 0) {
-		log_limited(&rl_open, LOG_ERR, "network/%s: %s; not captured", f->name, msg);
-		if_failed(f, "filter error");
-		return;
+		log_limited(&rl_open, LOG_ERR, "network/%s: %s; not captured", si->name, msg);
+		return if_not_open(si, "filter error");
 	}
 	if (pcap_setnonblock(f->p, 1, errbuf) < 0 || pcap_get_selectable_fd(f->p) < 0) {
 		log_limited(&rl_open, LOG_WARNING, "network/%s: cannot poll the capture: %s",
-			    f->name, errbuf[0] ? errbuf : "no selectable descriptor");
-		if_failed(f, "error");
-		return;
+			    si->name, errbuf[0] ? errbuf : "no selectable descriptor");
+		return if_not_open(si, "error");
 	}
-	f->ev = event_new(st->src->base, pcap_get_selectable_fd(f->p), EV_READ | EV_PERSIST,
-			  live_read_cb, f);
-	f->drain_ev = evtimer_new(st->src->base, drain_cb, f);
+	f->ev = event_new(si->src->base, pcap_get_selectable_fd(f->p), EV_READ | EV_PERSIST,
+			  live_read_cb, si);
+	f->drain_ev = evtimer_new(si->src->base, drain_cb, si);
 	if (!f->ev || !f->drain_ev || event_add(f->ev, NULL) < 0) {
 		log_limited(&rl_open, LOG_WARNING,
-			    "network/%s: cannot register with the event loop", f->name);
-		if_failed(f, "error");
-		return;
+			    "network/%s: cannot register with the event loop", si->name);
+		return if_not_open(si, "error");
 	}
 	capture_begin(&f->cap, pcap_datalink(f->p), nano, capture_max_eps(cfg));
 	f->drops = 0;
 	f->woken_ns = 0;
-	f->status = IF_OPEN;
-	f->retry_s = 0;
 	f->logged = NULL;
 	capture_set_state(&f->cap, "open");
 	log_info("network/%s: capturing (snaplen %d, direction %s, %s timestamps, %s precision%s%s%s)",
-		 f->name, f->snaplen, direction_name(f->direction), tstamp,
+		 si->name, f->snaplen, direction_name(f->direction), tstamp,
 		 nano ? "nanosecond" : "microsecond", f->filter[0] ? ", filter \"" : "",
 		 f->filter, f->filter[0] ? "\"" : "");
+	return SRC_OPEN;
+}
+
+static void if_attach(struct src_inst *si)
+{
+	struct iface *f = si->drv;
+
+	source_attach(si, f->kind, 0);
+	capture_attach(&f->cap, si->inst);
+}
+
+/* Closed for a reason of this driver's (down, stacked): tried again at once when it goes. */
+static void if_idle(struct src_inst *si)
+{
+	source_close(si, SRC_CLOSED);
 }
 
 /* Bring one interface in line with its link state, the config, the policy and the stacking
- * rule (f->match and f->stacked, as net_links_settle found them). Every link present keeps
- * an entry, so that the rule sees the devices between two wanted ones. */
-static void if_sync(struct pcap_state *st, struct iface *f)
+ * rule (f->match and f->stacked, as the settle step found them). Every link present keeps
+ * an instance, so that the rule sees the devices between two wanted ones. */
+static void if_sync(struct src_inst *si)
 {
+	struct iface *f = si->drv;
 	bool up = f->ifindex && (f->flags & IFF_UP);
 
 	if (f->match == M_NONE) {
-		if (f->cap.inst)
+		if (si->inst)
 			log_info("network/%s: closed: no longer matches sources.network.interfaces",
-				 f->name);
-		if_close(f);
-		capture_detach(&f->cap, f->name);
-		f->disabled = false;
+				 si->name);
+		if_idle(si);
+		source_detach(si);
+		si->disabled = false; /* said again if it matches again */
 		f->stacked_logged[0] = '\0';
 		if (!f->ifindex)
-			if_forget(st, f);
+			source_forget(si);
 		return;
 	}
-	if (!pipeline_enabled(CLASS_NETWORK, f->name)) {
-		/* Never opened; the entry stays (while the interface does) so that this is
+	if (!source_allowed(si)) {
+		/* Never opened; the instance stays (while the interface does) so that this is
 		 * said once, not at every link message. */
-		if (f->cap.inst)
-			log_info("network/%s: closed: now disabled by policy", f->name);
-		else if (!f->disabled)
-			log_info("network/%s: not opened: disabled by policy", f->name);
-		if_close(f);
-		capture_detach(&f->cap, f->name);
-		f->disabled = true;
+		source_close(si, SRC_SKIPPED);
+		source_detach(si);
 		if (!f->ifindex && f->match != M_EXACT)
-			if_forget(st, f);
+			source_forget(si);
 		return;
 	}
-	f->disabled = false;
 	/* An interface that auto or a glob found goes away with it; a named one stays and
 	 * shows why it is not captured. */
 	if (!f->ifindex && f->match != M_EXACT) {
-		if (f->cap.inst)
-			log_info("network/%s: gone; its counters go to the totals", f->name);
-		if_forget(st, f);
+		if (si->inst)
+			log_info("network/%s: gone; its counters go to the totals", si->name);
+		source_forget(si);
 		return;
 	}
 	if (!up) {
-		if_close(f);
-		f->retry_s = 0;
-		if (f->cap.inst)
+		if_idle(si);
+		if (!si->inst && f->match == M_EXACT)
+			if_attach(si);
+		if (si->inst)
 			capture_set_state(&f->cap, if_state_down(f));
-		else if (f->match == M_EXACT) {
-			capture_attach(&f->cap, f->name, f->kind);
-			capture_set_state(&f->cap, if_state_down(f));
-		}
 		return;
 	}
 	if (f->stacked[0]) {
@@ -584,62 +537,51 @@ static void if_sync(struct pcap_state *st, struct iface *f)
 			const char *why = f->stacked_secondhand ? "which are not arrivals of its own"
 								: "whose capture counts its packets";
 
-			if (f->cap.inst && f->status == IF_OPEN)
-				log_info("network/%s: closed: %s, %s", f->name, f->stacked, why);
+			if (si->inst && si->status == SRC_OPEN)
+				log_info("network/%s: closed: %s, %s", si->name, f->stacked, why);
 			else if (f->match == M_AUTO)
-				log_debug("network/%s: not captured: %s, %s", f->name, f->stacked,
+				log_debug("network/%s: not captured: %s, %s", si->name, f->stacked,
 					  why);
 			else
-				log_info("network/%s: not captured: %s, %s", f->name, f->stacked, why);
+				log_info("network/%s: not captured: %s, %s", si->name, f->stacked,
+					 why);
 			strlcopy(f->stacked_logged, f->stacked, sizeof(f->stacked_logged));
 		}
-		if_close(f);
-		f->retry_s = 0;
-		if (!f->cap.inst && f->match != M_AUTO)
-			capture_attach(&f->cap, f->name, f->kind);
-		if (f->cap.inst)
+		if_idle(si);
+		if (!si->inst && f->match != M_AUTO)
+			if_attach(si);
+		if (si->inst)
 			capture_set_state(&f->cap, f->stacked);
 		return;
 	}
 	f->stacked_logged[0] = '\0';
-	if (!f->cap.inst)
-		capture_attach(&f->cap, f->name, f->kind);
-	if (f->status == IF_IDLE)
-		if_open(f);
+	if (!si->inst)
+		if_attach(si);
+	if (si->status != SRC_OPEN && si->status != SRC_RETRY)
+		source_open(si);
 }
 
-static struct iface *if_new(struct pcap_state *st, const char *name)
+/* A link is present (again), or changed: every link gets an instance (see if_sync). */
+static void link_update(void *arg, const struct link_info *li)
 {
-	struct iface *f = xcalloc(1, sizeof(*f));
-
-	f->st = st;
-	strlcopy(f->name, name, sizeof(f->name));
-	strlcopy(f->kind, "interface", sizeof(f->kind));
-	f->next = st->ifs;
-	st->ifs = f;
-	return f;
-}
-
-/* A link is present (again), or changed: every link gets an entry (see if_sync). */
-void net_link_update(struct pcap_state *st, const struct link_info *li)
-{
-	struct iface *f = if_find_index(st, li->ifindex);
+	struct pcap_state *st = arg;
+	struct src_inst *si = if_find_index(st, li->ifindex);
+	struct iface *f;
 	bool was_up;
 
-	if (f && strcmp(f->name, li->name) != 0) {
+	if (si && strcmp(si->name, li->name) != 0) {
 		/* Renamed: the old name is gone, the new one is a new interface. */
+		f = si->drv;
 		f->ifindex = 0;
 		f->flags = 0;
-		if_close(f);
-		f = NULL;
+		if_idle(si);
+		si = NULL;
 	}
-	if (!f)
-		f = if_find(st, li->name);
-	if (!f)
-		f = if_new(st, li->name);
+	si = if_entry(st, li->name);
+	f = si->drv;
 	was_up = f->ifindex == li->ifindex && (f->flags & IFF_UP);
-	if (f->ifindex != li->ifindex && f->status != IF_IDLE)
-		if_close(f); /* the same name, a new interface: capture it afresh */
+	if (f->ifindex != li->ifindex && (si->status == SRC_OPEN || si->status == SRC_RETRY))
+		if_idle(si); /* the same name, a new interface: capture it afresh */
 	f->ifindex = li->ifindex;
 	f->flags = li->flags;
 	f->master = li->master;
@@ -649,59 +591,76 @@ void net_link_update(struct pcap_state *st, const struct link_info *li)
 	 * secondhand packets (link_secondhand()). */
 	f->secondhand = !li->lower && link_secondhand(li->kind, li->arphrd);
 	f->ever_present = true;
-	f->seen = true;
 	snprintf(f->kind, sizeof(f->kind), "%s",
 		 li->kind[0] ? li->kind : li->loopback ? "loopback" : "device");
-	if (!was_up && (li->flags & IFF_UP) && f->status == IF_FAILED)
-		f->status = IF_IDLE; /* a link that comes up is tried at once */
-	if (f->cap.inst && was_up && !(li->flags & IFF_UP))
-		log_limited(&rl_link, LOG_NOTICE, "network/%s: went down", f->name);
-	if (f->cap.inst && !was_up && (li->flags & IFF_UP))
-		log_limited(&rl_link, LOG_NOTICE, "network/%s: is up", f->name);
+	if (!was_up && (li->flags & IFF_UP) && si->status == SRC_RETRY)
+		if_idle(si); /* a link that comes up is tried at once */
+	if (si->inst && was_up && !(li->flags & IFF_UP))
+		log_limited(&rl_link, LOG_NOTICE, "network/%s: went down", si->name);
+	if (si->inst && !was_up && (li->flags & IFF_UP))
+		log_limited(&rl_link, LOG_NOTICE, "network/%s: is up", si->name);
 }
 
-void net_link_gone(struct pcap_state *st, int ifindex)
+static void link_gone(void *arg, int ifindex)
 {
-	struct iface *f = if_find_index(st, ifindex);
+	struct src_inst *si = if_find_index(arg, ifindex);
+	struct iface *f;
 
-	if (!f)
+	if (!si)
 		return;
-	if (f->cap.inst)
-		log_limited(&rl_link, LOG_NOTICE, "network/%s: the interface disappeared", f->name);
+	f = si->drv;
+	if (si->inst)
+		log_limited(&rl_link, LOG_NOTICE, "network/%s: the interface disappeared",
+			    si->name);
 	f->ifindex = 0;
 	f->flags = 0;
-	if_close(f);
-	f->retry_s = 0;
+	if_idle(si);
+}
+
+/* A rescan did not find it: gone, if it was there. */
+static void pcap_gone(struct src_inst *si)
+{
+	struct iface *f = si->drv;
+
+	if (f->ifindex)
+		link_gone(si->src->priv, f->ifindex);
 }
 
 /* Which interfaces are wanted, which of those the stacking rule leaves to another, then
  * each one's capture: after every batch of link messages, a rescan, a retry, a reload. */
-void net_links_settle(struct pcap_state *st)
+static void pcap_settle(struct source *src)
 {
-	const struct config *cfg = st->src->cfg;
+	struct pcap_state *st = src->priv;
 	struct stack_link *l;
 	struct stack_verdict *v;
 	size_t n = 0, i = 0;
 
-	for (struct iface *f = st->ifs; f; f = f->next)
+	if (st->offline)
+		return;
+	SOURCE_FOREACH(si, src)
 		n++;
 	l = xcalloc(n ? n : 1, sizeof(*l));
 	v = xcalloc(n ? n : 1, sizeof(*v));
-	for (struct iface *f = st->ifs; f; f = f->next, i++) {
-		f->match = config_match(cfg, f);
+	SOURCE_FOREACH(si, src) {
+		struct iface *f = si->drv;
+
+		f->match = config_match(src->cfg, si);
 		l[i].ifindex = f->ifindex;
 		l[i].master = f->master;
 		l[i].lower = f->lower;
 		l[i].up = f->ifindex && (f->flags & IFF_UP);
 		l[i].wanted = f->match != M_NONE && l[i].up &&
-			      pipeline_enabled(CLASS_NETWORK, f->name);
+			      pipeline_enabled(CLASS_NETWORK, si->name);
 		l[i].secondhand = f->secondhand;
 		l[i].own_only = f->match == M_AUTO;
+		i++;
 	}
 	stack_resolve(l, n, v);
 	i = 0;
-	for (struct iface *f = st->ifs; f; f = f->next, i++) {
-		const struct iface *by = v[i].why >= STACK_PORT ? if_find_index(st, v[i].by) : NULL;
+	SOURCE_FOREACH(si, src) {
+		struct iface *f = si->drv;
+		const struct src_inst *by =
+			v[i].why >= STACK_PORT ? if_find_index(st, v[i].by) : NULL;
 
 		if (by)
 			snprintf(f->stacked, sizeof(f->stacked), "%s %s", stack_why_text(v[i].why),
@@ -709,159 +668,34 @@ void net_links_settle(struct pcap_state *st)
 		else
 			f->stacked[0] = '\0';
 		f->stacked_secondhand = by && v[i].why == STACK_SECONDHAND;
+		i++;
 	}
 	free(l);
 	free(v);
 	/* Captures that close go first, then those that open: a port's capture is gone
 	 * before its new master's starts, so no packet is counted on both in between. */
 	for (int pass = 0; pass < 2; pass++)
-		for (struct iface *f = st->ifs, *next; f; f = next) {
+		SOURCE_FOREACH_SAFE(si, nx, src) {
+			struct iface *f = si->drv;
 			bool closing = f->stacked[0] || f->match == M_NONE;
 
-			next = f->next;
 			if (closing == (pass == 0))
-				if_sync(st, f);
+				if_sync(si);
 		}
 }
 
-/* A full rescan: links not seen are gone. */
-static void rescan(struct pcap_state *st)
-{
-	for (struct iface *f = st->ifs; f; f = f->next)
-		f->seen = false;
-	if (net_links_dump(st) < 0) {
-		log_limited(&rl_link, LOG_WARNING,
-			    "network: cannot list interfaces (rtnetlink and /proc/net/dev)");
-		return;
-	}
-	for (struct iface *f = st->ifs; f; f = f->next)
-		if (!f->seen && f->ifindex)
-			net_link_gone(st, f->ifindex);
-	net_links_settle(st);
-}
-
-static void rescan_cb(evutil_socket_t fd, short what, void *arg)
+static void links_settle(void *arg)
 {
 	struct pcap_state *st = arg;
 
-	rescan(st);
-	if (st->nl_fd < 0)
-		schedule_rescan(st, RESCAN_S);
+	pcap_settle(st->src);
 }
 
-void net_rescan_soon(struct pcap_state *st)
-{
-	schedule_rescan(st, 0);
-}
-
-static void schedule_rescan(struct pcap_state *st, double seconds)
-{
-	struct timeval tv = {(time_t)seconds, (suseconds_t)((seconds - (time_t)seconds) * 1e6)};
-
-	if (st->rescan_ev && !(seconds > 0 && evtimer_pending(st->rescan_ev, NULL)))
-		evtimer_add(st->rescan_ev, &tv);
-}
-
-static void retry_cb(evutil_socket_t fd, short what, void *arg)
+static void links_lost(void *arg)
 {
 	struct pcap_state *st = arg;
-	uint64_t now = mono_ns();
 
-	for (struct iface *f = st->ifs; f; f = f->next)
-		if (f->status == IF_FAILED && f->retry_ns <= now)
-			f->status = IF_IDLE;
-	net_links_settle(st);
-	schedule_retry(st);
-}
-
-static void schedule_retry(struct pcap_state *st)
-{
-	uint64_t now = mono_ns(), first = 0;
-	struct timeval tv;
-
-	for (struct iface *f = st->ifs; f; f = f->next)
-		if (f->status == IF_FAILED && (!first || f->retry_ns < first))
-			first = f->retry_ns;
-	if (!first || !st->retry_ev)
-		return;
-	first = first > now ? first - now : 0;
-	tv.tv_sec = (time_t)(first / NS_PER_SEC);
-	tv.tv_usec = (suseconds_t)(first % NS_PER_SEC / 1000);
-	evtimer_add(st->retry_ev, &tv);
-}
-
-static void live_start(struct pcap_state *st)
-{
-	const struct config *cfg = st->src->cfg;
-	const struct strlist *l = &cfg->network.interfaces;
-
-	st->nl_fd = -1;
-	st->rescan_ev = evtimer_new(st->src->base, rescan_cb, st);
-	st->retry_ev = evtimer_new(st->src->base, retry_cb, st);
-	if (net_links_monitor(st) < 0) {
-		log_errno(LOG_WARNING, "network: no rtnetlink link notifications; interfaces are "
-				       "rescanned every %d s",
-			  RESCAN_S);
-		schedule_rescan(st, RESCAN_S);
-	}
-	/* Named interfaces exist from the start, so that a missing one shows as absent. */
-	if (!is_auto(l))
-		for (size_t i = 0; i < l->n; i++)
-			if (!strpbrk(l->v[i], "*?[") && !if_find(st, l->v[i]))
-				if_new(st, l->v[i]);
-	rescan(st);
-	for (struct iface *f = st->ifs; f; f = f->next)
-		if (f->match == M_EXACT && !f->ever_present)
-			log_warn("network/%s: no such interface (yet); captured when it appears",
-				 f->name);
-}
-
-static void live_stop(struct pcap_state *st)
-{
-	while (st->ifs)
-		if_forget(st, st->ifs);
-	net_links_monitor_stop(st);
-	if (st->rescan_ev)
-		event_free(st->rescan_ev);
-	if (st->retry_ev)
-		event_free(st->retry_ev);
-	st->rescan_ev = st->retry_ev = NULL;
-}
-
-/* A reload: an interface whose capture settings (config_net_capture) changed is captured
- * afresh, unless its new filter does not compile (filters_compile said so): then it keeps
- * the capture it has. The others keep theirs, and every instance its state. A new direction
- * needs a new capture anyway: libpcap leaves the kernel's PACKET_IGNORE_OUTGOING set once
- * "in" was asked for. */
-static void live_reload(struct pcap_state *st)
-{
-	const struct config *cfg = st->src->cfg;
-	char msg[PCAP_ERRBUF_SIZE];
-
-	for (struct iface *f = st->ifs, *next; f; f = next) {
-		const struct net_capture *want = config_net_capture(cfg, f->name);
-
-		next = f->next;
-		if (f->status == IF_OPEN) {
-			f->cap.max_eps = capture_max_eps(cfg);
-			if ((f->snaplen != want->snaplen || f->direction != want->direction ||
-			     strcmp(f->filter, want->filter) != 0) &&
-			    net_filter_compiles(want->filter, want->snaplen, msg, sizeof(msg)))
-				if_close(f);
-		} else if (f->status == IF_FAILED) {
-			f->status = IF_IDLE; /* a new config may fix it: try again now */
-			f->retry_s = 0;
-		}
-	}
-	/* Named interfaces that are new in the list. */
-	if (!is_auto(&cfg->network.interfaces))
-		for (size_t i = 0; i < cfg->network.interfaces.n; i++) {
-			const char *n = cfg->network.interfaces.v[i];
-
-			if (!strpbrk(n, "*?[") && !if_find(st, n))
-				if_new(st, n);
-		}
-	rescan(st);
+	source_rescan_soon(st->src);
 }
 
 /* ---- the driver ---- */
@@ -871,23 +705,126 @@ static bool offline(const struct config *cfg)
 	return cfg->network.file && cfg->network.file[0];
 }
 
+/* The savefile's instance is named after the file. */
+static void savefile_found(struct pcap_state *st)
+{
+	const char *base = strrchr(st->file, '/');
+	char name[64];
+	bool added;
+	struct src_inst *si;
+
+	snprintf(name, sizeof(name), "%s", base ? base + 1 : st->file);
+	si = source_found(st->src, name, &added);
+	if (added || si->status == SRC_CLOSED)
+		source_open(si);
+}
+
+static bool pcap_scan(struct source *src)
+{
+	struct pcap_state *st = src->priv;
+
+	if (st->offline) {
+		savefile_found(st);
+		return true;
+	}
+	if (net_links_dump(&st->links) < 0) {
+		log_limited(&rl_link, LOG_WARNING,
+			    "network: cannot list interfaces (rtnetlink and /proc/net/dev)");
+		return false;
+	}
+	return true;
+}
+
+static enum src_status pcap_src_open(struct src_inst *si)
+{
+	struct pcap_state *st = si->src->priv;
+
+	return st->offline ? net_replay_open(si) : if_open(si);
+}
+
+static void pcap_src_close(struct src_inst *si)
+{
+	struct pcap_state *st = si->src->priv;
+
+	if (st->offline)
+		net_replay_close(si);
+	else
+		if_close(si);
+}
+
+static void pcap_src_detach(struct src_inst *si)
+{
+	capture_detach(&((struct iface *)si->drv)->cap, si->name);
+}
+
+static void pcap_src_forget(struct src_inst *si)
+{
+	free(((struct iface *)si->drv)->filter);
+}
+
+/* A reload: an interface whose capture settings (config_net_capture) changed is captured
+ * afresh, unless its new filter does not compile (filters_compile said so): then it keeps
+ * the capture it has. The others keep theirs, and every instance its state. A new direction
+ * needs a new capture anyway: libpcap leaves the kernel's PACKET_IGNORE_OUTGOING set once
+ * "in" was asked for. A savefile being read goes on. */
+static enum src_status pcap_recheck(struct src_inst *si, char *why, size_t size)
+{
+	const struct pcap_state *st = si->src->priv;
+	const struct config *cfg = si->src->cfg;
+	const struct net_capture *want = config_net_capture(cfg, si->name);
+	struct iface *f = si->drv;
+	char msg[PCAP_ERRBUF_SIZE];
+
+	if (st->offline)
+		return SRC_OPEN;
+	f->cap.max_eps = capture_max_eps(cfg);
+	if ((f->snaplen != want->snaplen || f->direction != want->direction ||
+	     strcmp(f->filter, want->filter) != 0) &&
+	    net_filter_compiles(want->filter, want->snaplen, msg, sizeof(msg)))
+		return SRC_CLOSED;
+	return SRC_OPEN;
+}
+
 static void state_start(struct pcap_state *st)
 {
-	const struct config *cfg = st->src->cfg;
+	struct source *src = st->src;
+	const struct strlist *l = &src->cfg->network.interfaces;
 
-	st->offline = offline(cfg);
-	if (st->offline)
-		net_replay_start(st);
-	else
-		live_start(st);
+	st->offline = offline(src->cfg);
+	if (st->offline) {
+		st->file = xstrdup(src->cfg->network.file);
+		source_rescan(src);
+		return;
+	}
+	st->links = (struct net_links){.update = link_update, .gone = link_gone,
+				       .settle = links_settle, .lost = links_lost, .arg = st,
+				       .fd = -1};
+	if (net_links_monitor(&st->links, src->base) < 0) {
+		log_errno(LOG_WARNING, "network: no rtnetlink link notifications; interfaces are "
+				       "rescanned every %d s",
+			  RESCAN_S);
+		source_poll_every(src, RESCAN_S);
+	}
+	/* Named interfaces exist from the start, so that a missing one shows as absent. */
+	if (!is_auto(l))
+		for (size_t i = 0; i < l->n; i++)
+			if (!strpbrk(l->v[i], "*?["))
+				if_entry(st, l->v[i]);
+	source_rescan(src);
+	SOURCE_FOREACH(si, src)
+		if (((struct iface *)si->drv)->match == M_EXACT &&
+		    !((struct iface *)si->drv)->ever_present)
+			log_warn("network/%s: no such interface (yet); captured when it appears",
+				 si->name);
 }
 
 static void state_stop(struct pcap_state *st)
 {
-	if (st->offline)
-		net_replay_stop(st);
-	else
-		live_stop(st);
+	source_forget_all(st->src);
+	net_links_monitor_stop(&st->links);
+	source_poll_every(st->src, 0);
+	free(st->file);
+	st->file = NULL;
 }
 
 static int pcap_src_start(struct source *src)
@@ -898,7 +835,7 @@ static int pcap_src_start(struct source *src)
 		return -1;
 	st = xcalloc(1, sizeof(*st));
 	st->src = src;
-	st->nl_fd = -1;
+	st->links.fd = -1;
 	src->priv = st;
 	state_start(st);
 	return 0;
@@ -908,21 +845,22 @@ static bool pcap_src_reload(struct source *src)
 {
 	struct pcap_state *st = src->priv;
 	const struct config *cfg = src->cfg;
+	const struct strlist *l = &cfg->network.interfaces;
 
 	filters_compile(cfg, "the interfaces it applies to keep the capture they have");
 	if (offline(cfg) != st->offline ||
-	    (st->offline && strcmp(cfg->network.file, net_replay_path(st)) != 0)) {
+	    (st->offline && strcmp(cfg->network.file, st->file) != 0)) {
 		log_info("network: now %s", offline(cfg) ? "replaying a savefile" : "capturing live");
 		state_stop(st);
 		state_start(st);
 		return false;
 	}
-	if (st->offline) {
-		net_replay_reload(st);
-		return false;
-	}
-	live_reload(st);
-	return false;
+	/* Named interfaces that are new in the list. */
+	if (!st->offline && !is_auto(l))
+		for (size_t i = 0; i < l->n; i++)
+			if (!strpbrk(l->v[i], "*?[") && !source_find(src, l->v[i]))
+				if_entry(st, l->v[i]);
+	return true;
 }
 
 static void pcap_src_stop(struct source *src)
@@ -941,7 +879,19 @@ const struct source_ops source_pcap_ops = {
 	.name = "network",
 	.cls = CLASS_NETWORK,
 	.missing = NULL,
+	.inst_size = sizeof(struct iface),
+	.retry_min_s = RETRY_MIN_S,
+	.retry_max_s = RETRY_MAX_S,
+	.rescan_delay_ms = 0,
 	.start = pcap_src_start,
-	.reload = pcap_src_reload,
 	.stop = pcap_src_stop,
+	.scan = pcap_scan,
+	.open = pcap_src_open,
+	.close = pcap_src_close,
+	.detach = pcap_src_detach,
+	.forget = pcap_src_forget,
+	.gone = pcap_gone,
+	.settle = pcap_settle,
+	.reload = pcap_src_reload,
+	.recheck = pcap_recheck,
 };

@@ -117,12 +117,12 @@ void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *byt
 		capture_flush(c);
 }
 
-void capture_attach(struct capture *c, const char *name, const char *kind)
+void capture_attach(struct capture *c, struct instance *inst)
 {
 	memset(c, 0, sizeof(*c));
 	c->weight = 1.0;
 	c->base_state = "open";
-	c->inst = pipeline_attach(CLASS_NETWORK, name, kind, 0);
+	c->inst = inst;
 	capture_state(c);
 }
 
@@ -135,7 +135,6 @@ void capture_detach(struct capture *c, const char *name)
 		  "%llu with an invalid timestamp, %llu dropped by the kernel",
 		  name, (unsigned long long)c->packets, (unsigned long long)c->sub_us,
 		  (unsigned long long)c->bad_time, (unsigned long long)c->dropped);
-	pipeline_detach(c->inst);
 	wipe(c, sizeof(*c));
 }
 

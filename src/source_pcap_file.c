@@ -1,4 +1,5 @@
-/* source_pcap_file: a pcap or pcapng savefile as the network source (sources.network.file).
+/* source_pcap_file: a pcap or pcapng savefile as the network source (sources.network.file),
+ * the class's one instance, named after the file.
  * The whole file is checked first, so that a truncated or corrupt one is refused before
  * any of it is used; then its packets are replayed at their recorded timestamps, a chunk
  * per turn of the event loop, as fast as they can be read. */
@@ -21,27 +22,29 @@
 #define REPLAY_CHUNK 4096 /* savefile packets per turn of the event loop */
 
 struct replay {
-	struct pcap_state *st;
+	struct src_inst *si;
 	char *path;
-	char name[64];
 	int fd;
 	pcap_t *p;
 	int pass; /* 1: checking the whole file; 2: timing its packets */
 	uint64_t checked, bad;
 	struct event *ev;
-	struct capture cap;
 };
 
 static struct log_ratelimit rl_file = LOG_RATELIMIT_INIT;
 
+static struct capture *cap_of(const struct replay *rp)
+{
+	return &((struct iface *)rp->si->drv)->cap;
+}
+
+/* Read to its end, or given up on: closed, and the state says which. */
 static void replay_end(struct replay *rp, const char *state)
 {
-	if (rp->p) {
-		pcap_close(rp->p);
-		rp->p = NULL;
-	}
-	capture_flush(&rp->cap);
-	capture_set_state(&rp->cap, state);
+	struct capture *c = cap_of(rp);
+
+	source_close(rp->si, SRC_ENDED);
+	capture_set_state(c, state);
 }
 
 /* pcap_fopen_offline on a fresh stream over our descriptor, from the start. */
@@ -78,16 +81,18 @@ static void check_packet(u_char *user, const struct pcap_pkthdr *h, const u_char
 		rp->bad++;
 }
 
-static void refuse(struct replay *rp, const char *why)
+static void refused(struct replay *rp, const char *why)
 {
-	log_err("network/%s: %s: refused, nothing of it is used: %s", rp->name, rp->path, why);
-	replay_end(rp, "refused");
+	log_err("network/%s: %s: refused, nothing of it is used: %s", rp->si->name, rp->path,
+		why);
 }
 
 static void replay_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct replay *rp = arg;
-	const struct config *cfg = rp->st->src->cfg;
+	struct src_inst *si = rp->si;
+	struct capture *c = cap_of(rp);
+	const struct config *cfg = si->src->cfg;
 	char errbuf[PCAP_ERRBUF_SIZE] = "", msg[PCAP_ERRBUF_SIZE + 128];
 	int n;
 
@@ -97,7 +102,8 @@ static void replay_cb(evutil_socket_t fd, short what, void *arg)
 			snprintf(msg, sizeof(msg),
 				 "the savefile is truncated or corrupt after %llu good packets (%s)",
 				 (unsigned long long)rp->checked, pcap_geterr(rp->p));
-			refuse(rp, msg);
+			refused(rp, msg);
+			replay_end(rp, "refused");
 			return;
 		}
 		if (n > 0) {
@@ -109,41 +115,42 @@ static void replay_cb(evutil_socket_t fd, short what, void *arg)
 				 "%llu of its %llu packets have an invalid timestamp or length: "
 				 "the savefile is corrupt",
 				 (unsigned long long)rp->bad, (unsigned long long)rp->checked);
-			refuse(rp, msg);
+			refused(rp, msg);
+			replay_end(rp, "refused");
 			return;
 		}
 		pcap_close(rp->p);
 		rp->p = NULL;
 		if (!replay_open(rp, errbuf)) {
 			snprintf(msg, sizeof(msg), "cannot read it again: %s", errbuf);
-			refuse(rp, msg);
+			refused(rp, msg);
+			replay_end(rp, "refused");
 			return;
 		}
-		if (capture_set_filter(rp->p, config_net_capture(cfg, rp->name)->filter, msg,
+		if (capture_set_filter(rp->p, config_net_capture(cfg, si->name)->filter, msg,
 				       sizeof(msg)) < 0) {
-			log_err("network/%s: %s", rp->name, msg);
+			log_err("network/%s: %s", si->name, msg);
 			replay_end(rp, "filter error");
 			return;
 		}
-		capture_begin(&rp->cap, pcap_datalink(rp->p), true, capture_max_eps(cfg));
+		capture_begin(c, pcap_datalink(rp->p), true, capture_max_eps(cfg));
 		rp->pass = 2;
-		capture_set_state(&rp->cap, "reading");
+		capture_set_state(c, "reading");
 		log_info("network/%s: %s: %llu packets, link type %s; replaying at their recorded "
 			 "timestamps",
-			 rp->name, rp->path, (unsigned long long)rp->checked,
-			 pcap_datalink_val_to_name(rp->cap.dlt) ? pcap_datalink_val_to_name(rp->cap.dlt)
-								: "unknown");
+			 si->name, rp->path, (unsigned long long)rp->checked,
+			 pcap_datalink_val_to_name(c->dlt) ? pcap_datalink_val_to_name(c->dlt)
+							    : "unknown");
 		event_active(rp->ev, EV_READ, 0);
 		return;
 	}
-	n = pcap_dispatch(rp->p, REPLAY_CHUNK, capture_packet, (u_char *)&rp->cap);
-	capture_flush(&rp->cap);
+	n = pcap_dispatch(rp->p, REPLAY_CHUNK, capture_packet, (u_char *)c);
+	capture_flush(c);
 	if (n < 0) {
 		log_limited(&rl_file, LOG_ERR,
 			    "network/%s: %s changed while it was read: %s; stopped after %llu "
 			    "packets",
-			    rp->name, rp->path, pcap_geterr(rp->p),
-			    (unsigned long long)rp->cap.packets);
+			    si->name, rp->path, pcap_geterr(rp->p), (unsigned long long)c->packets);
 		replay_end(rp, "damaged");
 		return;
 	}
@@ -151,66 +158,69 @@ static void replay_cb(evutil_socket_t fd, short what, void *arg)
 		event_active(rp->ev, EV_READ, 0);
 		return;
 	}
-	log_info("network/%s: replayed %llu packets (%llu matched the filter)", rp->name,
-		 (unsigned long long)rp->checked, (unsigned long long)rp->cap.packets);
+	log_info("network/%s: replayed %llu packets (%llu matched the filter)", si->name,
+		 (unsigned long long)rp->checked, (unsigned long long)c->packets);
 	replay_end(rp, "ended");
 }
 
-void net_replay_start(struct pcap_state *st)
+/* Not replayed after all: closed here, the state says why. */
+static enum src_status not_replayed(struct src_inst *si, const char *state)
 {
-	const struct config *cfg = st->src->cfg;
+	net_replay_close(si);
+	capture_set_state(&((struct iface *)si->drv)->cap, state);
+	return SRC_ENDED;
+}
+
+enum src_status net_replay_open(struct src_inst *si)
+{
+	struct iface *f = si->drv;
+	const struct pcap_state *st = si->src->priv;
 	struct replay *rp = xcalloc(1, sizeof(*rp));
-	const char *base = strrchr(cfg->network.file, '/');
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
 	struct stat sb;
 
-	st->rp = rp;
-	rp->st = st;
+	f->rp = rp;
+	rp->si = si;
 	rp->fd = -1;
-	rp->path = xstrdup(cfg->network.file);
-	snprintf(rp->name, sizeof(rp->name), "%s", base ? base + 1 : rp->path);
-	if (!pipeline_enabled(CLASS_NETWORK, rp->name)) {
-		log_info("network/%s: not opened: disabled by policy", rp->name);
-		return;
-	}
-	capture_attach(&rp->cap, rp->name, "savefile");
-	capture_set_state(&rp->cap, "checking");
+	rp->path = xstrdup(st->file);
+	source_attach(si, "savefile", 0);
+	capture_attach(&f->cap, si->inst);
+	capture_set_state(&f->cap, "checking");
 	/* O_NONBLOCK: a FIFO named here must not hang the event loop at open. */
 	rp->fd = open(rp->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (rp->fd < 0) {
-		log_errno(LOG_ERR, "network/%s: cannot open the savefile %s", rp->name, rp->path);
-		replay_end(rp, "error");
-		return;
+		log_errno(LOG_ERR, "network/%s: cannot open the savefile %s", si->name, rp->path);
+		return not_replayed(si, "error");
 	}
 	if (fstat(rp->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		log_err("network/%s: %s is not a regular file", rp->name, rp->path);
-		replay_end(rp, "error");
-		return;
+		log_err("network/%s: %s is not a regular file", si->name, rp->path);
+		return not_replayed(si, "error");
 	}
 	if (sb.st_size == 0) {
-		refuse(rp, "the file is empty");
-		return;
+		refused(rp, "the file is empty");
+		return not_replayed(si, "refused");
 	}
 	if (!replay_open(rp, errbuf)) {
 		if (strstr(errbuf, "unknown file format"))
-			refuse(rp, "not a pcap or pcapng savefile (unknown file format)");
+			refused(rp, "not a pcap or pcapng savefile (unknown file format)");
 		else
-			refuse(rp, errbuf[0] ? errbuf : "not a pcap or pcapng savefile");
-		return;
+			refused(rp, errbuf[0] ? errbuf : "not a pcap or pcapng savefile");
+		return not_replayed(si, "refused");
 	}
 	rp->pass = 1;
-	rp->ev = event_new(st->src->base, -1, 0, replay_cb, rp);
+	rp->ev = event_new(si->src->base, -1, 0, replay_cb, rp);
 	if (!rp->ev) {
-		log_err("network/%s: cannot register with the event loop", rp->name);
-		replay_end(rp, "error");
-		return;
+		log_err("network/%s: cannot register with the event loop", si->name);
+		return not_replayed(si, "error");
 	}
 	event_active(rp->ev, EV_READ, 0);
+	return SRC_OPEN;
 }
 
-void net_replay_stop(struct pcap_state *st)
+void net_replay_close(struct src_inst *si)
 {
-	struct replay *rp = st->rp;
+	struct iface *f = si->drv;
+	struct replay *rp = f->rp;
 
 	if (!rp)
 		return;
@@ -220,26 +230,9 @@ void net_replay_stop(struct pcap_state *st)
 		pcap_close(rp->p);
 	if (rp->fd >= 0)
 		close(rp->fd);
-	capture_detach(&rp->cap, rp->name);
+	capture_flush(&f->cap);
 	free(rp->path);
 	wipe(rp, sizeof(*rp));
 	free(rp);
-	st->rp = NULL;
-}
-
-void net_replay_reload(struct pcap_state *st)
-{
-	bool has = st->rp->cap.inst != NULL;
-
-	if (has != pipeline_enabled(CLASS_NETWORK, st->rp->name)) {
-		if (has)
-			log_info("network/%s: closed: now disabled by policy", st->rp->name);
-		net_replay_stop(st);
-		net_replay_start(st);
-	}
-}
-
-const char *net_replay_path(const struct pcap_state *st)
-{
-	return st->rp ? st->rp->path : "";
+	f->rp = NULL;
 }

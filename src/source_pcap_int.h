@@ -14,6 +14,8 @@
 #include "source.h"
 #include "source_pcap.h"
 
+struct instance;
+
 /* Timestamps handed to the pipeline together, after their flows are counted. */
 #define CAPTURE_BATCH 256
 
@@ -35,8 +37,10 @@ struct capture {
 	char state[96];
 };
 
-void capture_attach(struct capture *c, const char *name, const char *kind);
-/* Detach the instance (its counters go to the totals); a debug line gives the counts. */
+/* The stream starts on a pipeline instance the core attached. */
+void capture_attach(struct capture *c, struct instance *inst);
+/* The instance is about to be detached: what is pending goes in, a debug line gives the
+ * counts, and the stream is cleared. */
 void capture_detach(struct capture *c, const char *name);
 /* The state shown: base ("open", "down", ...) and the dominant-flow weight if any. */
 void capture_set_state(struct capture *c, const char *base);
@@ -53,24 +57,6 @@ bool capture_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t);
 int capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size);
 uint32_t capture_max_eps(const struct config *cfg);
 
-struct iface;
-struct replay;
-
-/* The driver's state (src->priv). */
-struct pcap_state {
-	struct source *src;
-	bool offline;
-	/* live */
-	struct iface *ifs;
-	int nl_fd; /* rtnetlink monitor; -1 if none */
-	struct event *nl_ev;
-	struct event *rescan_ev; /* a rescan soon (after ENOBUFS, an error) or periodically */
-	struct event *retry_ev;
-	uint32_t seq;
-	/* offline */
-	struct replay *rp;
-};
-
 /* What rtnetlink or the fallback scan says about one link. */
 struct link_info {
 	int ifindex;
@@ -83,27 +69,73 @@ struct link_info {
 	char kind[24]; /* rtnetlink's, or sysfs's device type or the driver's name; "" if none */
 };
 
-/* source_pcap.c: a link is there (again) or changed; a link is gone; rescan soon. The
- * captures follow at net_links_settle, once a batch of messages has been read. */
-void net_link_update(struct pcap_state *st, const struct link_info *li);
-void net_link_gone(struct pcap_state *st, int ifindex);
-void net_links_settle(struct pcap_state *st);
-void net_rescan_soon(struct pcap_state *st);
+/* source_pcap_link.c: what it says about links, and to whom. */
+struct net_links {
+	void (*update)(void *arg, const struct link_info *li); /* there (again), or changed */
+	void (*gone)(void *arg, int ifindex);
+	void (*settle)(void *arg); /* after a batch of notifications */
+	void (*lost)(void *arg);   /* notifications were lost: rescan soon */
+	void *arg;
+	int fd; /* the rtnetlink monitor; -1 if none */
+	struct event *ev;
+	uint32_t seq;
+};
 
-/* source_pcap_link.c: every link, through net_link_update (-1 if neither rtnetlink nor
- * /proc/net/dev can be read); and the rtnetlink monitor (-1 if there is none). */
-int net_links_dump(struct pcap_state *st);
-int net_links_monitor(struct pcap_state *st);
-void net_links_monitor_stop(struct pcap_state *st);
+/* Every link, through update (-1 if neither rtnetlink nor /proc/net/dev can be read); the
+ * rtnetlink monitor (-1 if there is none). */
+int net_links_dump(struct net_links *nl);
+int net_links_monitor(struct net_links *nl, struct event_base *base);
+void net_links_monitor_stop(struct net_links *nl);
 /* An interface ioctl whose struct ifreq carries a pointer (ifr_data: ethtool's, the card's
  * timestamping), on a socket of its own; ioctl's result. */
 int net_dev_ioctl(const char *ifname, unsigned long request, void *data);
 
-/* source_pcap_file.c: the savefile of sources.network.file. */
-void net_replay_start(struct pcap_state *st);
-void net_replay_stop(struct pcap_state *st);
-/* A reload that keeps the same file: not read again, unless the policy newly enables it. */
-void net_replay_reload(struct pcap_state *st);
-const char *net_replay_path(const struct pcap_state *st);
+/* The driver's class-wide state (source.priv). */
+struct pcap_state {
+	struct source *src;
+	bool offline;
+	char *file; /* offline: the savefile of sources.network.file */
+	struct net_links links;
+};
+
+enum match { M_NONE, M_AUTO, M_GLOB, M_EXACT };
+struct replay;
+
+/* One instance (src_inst.drv): an interface captured live, or the savefile. */
+struct iface {
+	char kind[24];
+	int ifindex; /* 0: not present */
+	unsigned flags;
+	int master, lower; /* struct link_info's */
+	bool loopback;
+	bool secondhand; /* its packets are not arrivals of its own: auto leaves it out */
+	bool ever_present;
+	bool no_hw;      /* the card's timestamps failed or are another's: the kernel's */
+	/* Not captured because another captured interface sees its arrivals, or (auto) because
+	 * it carries a secondhand device's packets (set by the settle step): the state shown,
+	 * e.g. "stacked on eth0"; "" when captured. */
+	char stacked[IFNAMSIZ + 24];
+	bool stacked_secondhand; /* stacked names a secondhand device below, not a capture */
+	char stacked_logged[IFNAMSIZ + 24];
+	const char *logged;     /* the failure last logged, so a retry does not repeat it */
+	enum match match;
+	pcap_t *p;
+	struct event *ev;       /* the capture's descriptor is readable */
+	struct event *drain_ev; /* the timer that reads the ring under a flood */
+	uint64_t woken_ns;      /* when ev last fired */
+	unsigned drops;         /* the kernel's drops (pcap_stats) already counted */
+	/* What the capture was last opened with (config_net_capture), to tell at a reload
+	 * whether it has to be opened afresh. */
+	int snaplen;
+	enum net_direction direction;
+	char *filter;
+	struct replay *rp; /* offline */
+	struct capture cap;
+};
+
+/* source_pcap_file.c: the savefile as the class's one instance: checked whole, then
+ * replayed (SRC_OPEN), or SRC_ENDED with the state saying why not; and closed. */
+enum src_status net_replay_open(struct src_inst *si);
+void net_replay_close(struct src_inst *si);
 
 #endif

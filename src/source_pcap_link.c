@@ -1,6 +1,6 @@
 /* source_pcap_link: which network interfaces there are and what state they are in — an
  * RTM_GETLINK dump, the RTMGRP_LINK notifications, and /proc/net/dev with device ioctls
- * where rtnetlink cannot be used. Every link found goes to net_link_update. */
+ * where rtnetlink cannot be used. Every link found goes to the owner's update callback. */
 #include "autoconf.h"
 
 #include "source_pcap_int.h"
@@ -144,7 +144,7 @@ static bool parse_link(const struct nlmsghdr *nh, struct link_info *li)
 }
 
 /* Handle every message in buf[0..n). Returns 1 at NLMSG_DONE, -1 on NLMSG_ERROR, else 0. */
-static int nl_messages(struct pcap_state *st, const char *buf, size_t n)
+static int nl_messages(struct net_links *nl, const char *buf, size_t n)
 {
 	const struct nlmsghdr *nh = (const struct nlmsghdr *)buf;
 	size_t len = n;
@@ -156,15 +156,15 @@ static int nl_messages(struct pcap_state *st, const char *buf, size_t n)
 		if (nh->nlmsg_type == NLMSG_ERROR)
 			return -1;
 		if (nh->nlmsg_type == RTM_NEWLINK && parse_link(nh, &li))
-			net_link_update(st, &li);
+			nl->update(nl->arg, &li);
 		else if (nh->nlmsg_type == RTM_DELLINK && parse_link(nh, &li))
-			net_link_gone(st, li.ifindex);
+			nl->gone(nl->arg, li.ifindex);
 	}
 	return 0;
 }
 
 /* Every link, from an RTM_GETLINK dump. -1 if rtnetlink cannot be used. */
-static int nl_dump(struct pcap_state *st)
+static int nl_dump(struct net_links *nl)
 {
 	struct {
 		struct nlmsghdr nh;
@@ -183,7 +183,7 @@ static int nl_dump(struct pcap_state *st)
 	req.nh.nlmsg_len = sizeof(req);
 	req.nh.nlmsg_type = RTM_GETLINK;
 	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.nh.nlmsg_seq = ++st->seq;
+	req.nh.nlmsg_seq = ++nl->seq;
 	req.ifi.ifi_family = AF_UNSPEC;
 	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		close(fd);
@@ -199,7 +199,7 @@ static int nl_dump(struct pcap_state *st)
 			r = -1;
 			break;
 		}
-		r = nl_messages(st, buf, (size_t)n);
+		r = nl_messages(nl, buf, (size_t)n);
 	}
 	free(buf);
 	close(fd);
@@ -320,7 +320,7 @@ static void sys_stacking(struct link_info *li)
 }
 
 /* Without rtnetlink: the names in /proc/net/dev, flags and index by ioctl. */
-static int proc_scan(struct pcap_state *st)
+static int proc_scan(struct net_links *nl)
 {
 	FILE *f = fopen("/proc/net/dev", "re");
 	char line[512];
@@ -356,7 +356,7 @@ static int proc_scan(struct pcap_state *st)
 		li.flags = (unsigned short)ifr.ifr_flags;
 		li.loopback = li.flags & IFF_LOOPBACK;
 		sys_stacking(&li);
-		net_link_update(st, &li);
+		nl->update(nl->arg, &li);
 	}
 	close(s);
 	fclose(f);
@@ -365,62 +365,62 @@ static int proc_scan(struct pcap_state *st)
 
 static void nl_read_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct pcap_state *st = arg;
+	struct net_links *nl = arg;
 	char *buf = xmalloc(NL_BUF);
 
 	for (int round = 0; round < 16; round++) {
-		ssize_t n = recv(st->nl_fd, buf, NL_BUF, 0);
+		ssize_t n = recv(nl->fd, buf, NL_BUF, 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == ENOBUFS) {
 			/* Messages were lost: ask for the whole picture again. */
-			net_rescan_soon(st);
+			nl->lost(nl->arg);
 			continue;
 		}
 		if (n <= 0)
 			break;
-		nl_messages(st, buf, (size_t)n);
+		nl_messages(nl, buf, (size_t)n);
 	}
 	free(buf);
-	net_links_settle(st);
+	nl->settle(nl->arg);
 }
 
-int net_links_monitor(struct pcap_state *st)
+int net_links_monitor(struct net_links *nl, struct event_base *base)
 {
 	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK};
 
-	st->nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (st->nl_fd < 0)
+	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (nl->fd < 0)
 		return -1;
-	if (bind(st->nl_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		close(st->nl_fd);
-		st->nl_fd = -1;
+	if (bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(nl->fd);
+		nl->fd = -1;
 		return -1;
 	}
-	st->nl_ev = event_new(st->src->base, st->nl_fd, EV_READ | EV_PERSIST, nl_read_cb, st);
-	if (!st->nl_ev || event_add(st->nl_ev, NULL) < 0) {
-		if (st->nl_ev)
-			event_free(st->nl_ev);
-		st->nl_ev = NULL;
-		close(st->nl_fd);
-		st->nl_fd = -1;
+	nl->ev = event_new(base, nl->fd, EV_READ | EV_PERSIST, nl_read_cb, nl);
+	if (!nl->ev || event_add(nl->ev, NULL) < 0) {
+		if (nl->ev)
+			event_free(nl->ev);
+		nl->ev = NULL;
+		close(nl->fd);
+		nl->fd = -1;
 		return -1;
 	}
 	return 0;
 }
 
-void net_links_monitor_stop(struct pcap_state *st)
+void net_links_monitor_stop(struct net_links *nl)
 {
-	if (st->nl_ev)
-		event_free(st->nl_ev);
-	if (st->nl_fd >= 0)
-		close(st->nl_fd);
-	st->nl_ev = NULL;
-	st->nl_fd = -1;
+	if (nl->ev)
+		event_free(nl->ev);
+	if (nl->fd >= 0)
+		close(nl->fd);
+	nl->ev = NULL;
+	nl->fd = -1;
 }
 
-int net_links_dump(struct pcap_state *st)
+int net_links_dump(struct net_links *nl)
 {
-	return nl_dump(st) < 0 && proc_scan(st) < 0 ? -1 : 0;
+	return nl_dump(nl) < 0 && proc_scan(nl) < 0 ? -1 : 0;
 }

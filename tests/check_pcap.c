@@ -221,16 +221,13 @@ static void setup(void)
 	pool_init(&pool, tu_pool_drain_full, &pool);
 	pipeline_init(cfg, &pool);
 	memset(&src, 0, sizeof(src));
-	src.ops = &source_pcap_ops;
-	src.base = base;
-	src.cfg = cfg;
 	started = false;
 }
 
 static void stop(void)
 {
 	if (started)
-		source_pcap_ops.stop(&src);
+		source_stop(&src);
 	started = false;
 	ck_assert_ptr_null(src.priv);
 }
@@ -248,7 +245,7 @@ static void replay(const char *name)
 {
 	free(cfg->network.file);
 	cfg->network.file = xstrdup(path_of(name));
-	ck_assert_int_eq(source_pcap_ops.start(&src), 0);
+	ck_assert_int_eq(source_start(&src, &source_pcap_ops, base, cfg), 0);
 	started = true;
 	PUMP_UNTIL(done(name));
 }
@@ -538,7 +535,7 @@ START_TEST(test_disabled_never_opened)
 	pipeline_reconfigure(cfg);
 	free(cfg->network.file);
 	cfg->network.file = xstrdup(path_of("nothing-here.pcap"));
-	ck_assert_int_eq(source_pcap_ops.start(&src), 0);
+	ck_assert_int_eq(source_start(&src, &source_pcap_ops, base, cfg), 0);
 	started = true;
 	for (int i = 0; i < 10; i++)
 		tu_turn(base);
@@ -755,9 +752,8 @@ START_TEST(test_filter_and_reload)
 	free(next->network.file);
 	next->network.file = xstrdup(cfg->network.file);
 	next->network.max_events_per_second = 100000000;
-	src.cfg = next;
 	pipeline_reconfigure(next);
-	source_pcap_ops.reload(&src);
+	source_reload(&src, next);
 	for (int i = 0; i < 10; i++)
 		tu_turn(base);
 	ck_assert_uint_eq(info("f.pcap").c.events, 2000);
@@ -765,12 +761,12 @@ START_TEST(test_filter_and_reload)
 	/* ... disabling it closes it ... */
 	next->policy[CLASS_NETWORK].rule.mode = MODE_DISABLED;
 	pipeline_reconfigure(next);
-	source_pcap_ops.reload(&src);
+	source_reload(&src, next);
 	ck_assert_uint_eq(pipeline_count(), 0);
 	/* ... and enabling it again reads it afresh, now without the filter. */
 	next->policy[CLASS_NETWORK].rule.mode = MODE_MIX_ONLY;
 	pipeline_reconfigure(next);
-	source_pcap_ops.reload(&src);
+	source_reload(&src, next);
 	PUMP_UNTIL(done("f.pcap"));
 	ck_assert_uint_eq(info("f.pcap").c.events, 4000);
 	config_free(cfg);
@@ -785,7 +781,7 @@ START_TEST(test_bad_filter_is_fatal_at_start)
 	cfg->network.file = xstrdup(path_of("x.pcap"));
 	free(cfg->network.capture.filter);
 	cfg->network.capture.filter = xstrdup("udp port banana");
-	ck_assert_int_eq(source_pcap_ops.start(&src), -1);
+	ck_assert_int_eq(source_start(&src, &source_pcap_ops, base, cfg), -1);
 	ck_assert_ptr_null(src.priv);
 }
 END_TEST
@@ -826,7 +822,7 @@ START_TEST(test_bad_instance_filter_is_fatal_at_start)
 	cfg->network.file = xstrdup(path_of("x.pcap"));
 	add_instance("eth9", "udp");
 	add_instance("eth*", "udp port banana");
-	ck_assert_int_eq(source_pcap_ops.start(&src), -1);
+	ck_assert_int_eq(source_start(&src, &source_pcap_ops, base, cfg), -1);
 	ck_assert_ptr_null(src.priv);
 }
 END_TEST
