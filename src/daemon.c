@@ -249,11 +249,13 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 		status = EXIT_STARTUP;
 		goto out;
 	}
-	pool_init(&d->pool, feed_poke, &d->feed);
+	pool_init(&d->pool);
 	feed_init(&d->feed, d->base, cfg, &d->pool, &d->sink);
 	d->feed.after_flush = update_status;
 	d->feed.after_flush_arg = d;
-	pipeline_init(cfg, &d->pool);
+	/* Sources add to the pool in their read callbacks; the sink's ioctl runs later, from
+	 * the feed's own event. */
+	pipeline_init(cfg, &d->pool, feed_want, &d->feed);
 	if (sources_start(d->srcs, d->base, cfg) < 0) {
 		sources_stop(d->srcs);
 		status = EXIT_STARTUP;
