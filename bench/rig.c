@@ -17,6 +17,11 @@ double rig_cpu_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+static void feed_now(void *feed)
+{
+	feed_run(feed);
+}
+
 void rig_open(struct rig *r, bool feed_always)
 {
 	r->cfg = config_defaults();
@@ -25,9 +30,11 @@ void rig_open(struct rig *r, bool feed_always)
 		r->cfg->feed.mode = FEED_ALWAYS;
 	r->cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = 1e6;
 	sink_open(&r->sink, SINK_DRY_RUN, r->cfg->feed.device);
-	pool_init(&r->pool, feed_poke, &r->feed);
+	pool_init(&r->pool);
 	feed_init(&r->feed, r->base, r->cfg, &r->pool, &r->sink);
-	pipeline_init(r->cfg, &r->pool);
+	/* No loop turns here: the feed decides after every add, so a full pool goes to the
+	 * sink before more is folded into it. */
+	pipeline_init(r->cfg, &r->pool, feed_now, &r->feed);
 }
 
 void rig_close(struct rig *r, bool say)

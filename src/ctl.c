@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "ctl_proto.h"
-#include "daemon.h"
 #include "log.h"
 #include "pipeline.h"
 #include "source_class.h"
@@ -49,7 +48,8 @@ struct snapshot {
 
 struct ctl {
 	struct event_base *base;
-	struct daemon *d;
+	const struct ctl_ops *ops;
+	void *ops_arg;
 	const struct config *cfg;
 	char *path, *group;
 	dev_t dev;
@@ -107,14 +107,14 @@ static json_t *get_info(void)
 
 static json_t *get_status(struct ctl *ctl)
 {
-	struct daemon_status st;
+	struct ctl_status st;
 	struct inst_counters t;
 	const char *hz_from = "";
 	unsigned hz = pipeline_kernel_hz(&hz_from);
 	char kver[32];
 	json_t *avail, *ready;
 
-	daemon_get_status(ctl->d, &st);
+	ctl->ops->status(ctl->ops_arg, &st);
 	pipeline_totals(&t);
 	snprintf(kver, sizeof(kver), "%u.%u", st.kernel_major, st.kernel_minor);
 	avail = st.entropy_avail >= 0 ? json_integer(st.entropy_avail) : json_null();
@@ -246,7 +246,7 @@ static json_t *do_reload(struct client *c)
 	json_t *err = NULL;
 
 	log_notice("control: reload requested by uid %u (pid %d)", (unsigned)c->uid, (int)c->pid);
-	if (daemon_reload(c->ctl->d, &errs) < 0) {
+	if (c->ctl->ops->reload(c->ctl->ops_arg, &errs) < 0) {
 		json_t *list = json_array();
 
 		for (size_t i = 0; i < errs.n; i++)
@@ -658,12 +658,14 @@ static int open_socket(struct ctl *ctl)
 	return 0;
 }
 
-struct ctl *ctl_start(struct event_base *base, const struct config *cfg, struct daemon *d)
+struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
+		      const struct ctl_ops *ops, void *arg)
 {
 	struct ctl *ctl = xcalloc(1, sizeof(*ctl));
 
 	ctl->base = base;
-	ctl->d = d;
+	ctl->ops = ops;
+	ctl->ops_arg = arg;
 	ctl->cfg = cfg;
 	ctl->fd = -1;
 	ctl->path = xstrdup(cfg->control.socket);

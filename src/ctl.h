@@ -4,18 +4,43 @@
 #define ENTROPYD_CTL_H
 
 #include <event2/event.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "config.h"
 
 struct ctl;
-struct daemon;
+
+/* What the daemon as a whole is doing, for status reports (counts, never timings). */
+struct ctl_status {
+	uint64_t uptime_ns;
+	const char *feed_mode;  /* the configured mode */
+	const char *feed_phase; /* what it does now: boot, mix, watermark, always */
+	const char *sink;       /* "kernel" or "dry-run" */
+	unsigned kernel_major, kernel_minor;
+	bool crng_ready;
+	bool credit_counts;      /* does the kernel still count credit? */
+	int entropy_avail;       /* -1 if unreadable */
+	double ready_after_s;    /* start to CRNG ready if entropyd saw it; < 0 otherwise */
+	uint64_t feeds, fed_bytes, fed_credit_bits, reseeds, feed_errors;
+	uint64_t reloads, reload_failures;
+};
+
+/* What the socket asks of the daemon that serves it, with the daemon's opaque arg. */
+struct ctl_ops {
+	void (*status)(void *arg, struct ctl_status *out);
+	/* Re-read the configuration. On any error the running one stays, errs lists every
+	 * error (the caller frees it) and -1 is returned. */
+	int (*reload)(void *arg, struct config_errors *errs);
+};
 
 /* Connections served at once; one more is told TooManyClients and closed. */
 #define CTL_MAX_CLIENTS 64
 
 /* Create the socket cfg->control.socket names (its directory too, if missing) and serve it
  * on base. NULL on failure, which is a start-up error (already logged). */
-struct ctl *ctl_start(struct event_base *base, const struct config *cfg, struct daemon *d);
+struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
+		      const struct ctl_ops *ops, void *arg);
 
 /* cfg replaced the running config. The timeout applies at once; a new socket path or group
  * only at restart (logged). NULL ctl: nothing to do. */

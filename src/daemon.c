@@ -92,8 +92,11 @@ static void log_summary(struct daemon *d, int prio)
 		(unsigned long long)d->sink.errors);
 }
 
-int daemon_reload(struct daemon *d, struct config_errors *errs)
+/* Re-read the configuration (SIGHUP, or the control socket's ops). On any error the running
+ * one stays, errs lists every error (the caller frees it) and -1 is returned. */
+static int reload(void *arg, struct config_errors *errs)
 {
+	struct daemon *d = arg;
 	struct config *next;
 
 	notify_reloading();
@@ -126,8 +129,9 @@ int daemon_reload(struct daemon *d, struct config_errors *errs)
 	return next ? 0 : -1;
 }
 
-void daemon_get_status(const struct daemon *d, struct daemon_status *out)
+static void fill_status(void *arg, struct ctl_status *out)
 {
+	const struct daemon *d = arg;
 	const struct feed *f = &d->feed;
 
 	memset(out, 0, sizeof(*out));
@@ -150,6 +154,9 @@ void daemon_get_status(const struct daemon *d, struct daemon_status *out)
 	out->reload_failures = d->reload_failures;
 }
 
+/* What the control socket asks of the daemon. */
+static const struct ctl_ops ctl_ops = {.status = fill_status, .reload = reload};
+
 static void signal_cb(evutil_socket_t signo, short what, void *arg)
 {
 	struct daemon *d = arg;
@@ -158,7 +165,7 @@ static void signal_cb(evutil_socket_t signo, short what, void *arg)
 	case SIGHUP: {
 		struct config_errors errs = {0};
 
-		daemon_reload(d, &errs);
+		reload(d, &errs);
 		config_errors_free(&errs);
 		break;
 	}
@@ -249,17 +256,19 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 		status = EXIT_STARTUP;
 		goto out;
 	}
-	pool_init(&d->pool, feed_poke, &d->feed);
+	pool_init(&d->pool);
 	feed_init(&d->feed, d->base, cfg, &d->pool, &d->sink);
 	d->feed.after_flush = update_status;
 	d->feed.after_flush_arg = d;
-	pipeline_init(cfg, &d->pool);
+	/* Sources add to the pool in their read callbacks; the sink's ioctl runs later, from
+	 * the feed's own event. */
+	pipeline_init(cfg, &d->pool, feed_want, &d->feed);
 	if (sources_start(d->srcs, d->base, cfg) < 0) {
 		sources_stop(d->srcs);
 		status = EXIT_STARTUP;
 		goto out;
 	}
-	d->ctl = ctl_start(d->base, cfg, d);
+	d->ctl = ctl_start(d->base, cfg, &ctl_ops, d);
 	if (!d->ctl) {
 		sources_stop(d->srcs);
 		status = EXIT_STARTUP;

@@ -63,20 +63,39 @@ static void note_ready(struct feed *f)
 	}
 }
 
+/* The pool becomes the next batch to send; false if the queue has no room for it. */
+static bool take(struct feed *f)
+{
+	if (f->queued == FEED_QUEUE)
+		return false;
+	pool_take(f->pool, &f->queue[f->queued++]);
+	return true;
+}
+
+/* Everything taken goes to the sink, oldest first. */
+static void send_taken(struct feed *f)
+{
+	for (size_t i = 0; i < f->queued; i++) {
+		struct batch *b = &f->queue[i];
+
+		if (sink_feed(f->sink, b) == 0 && f->phase == PHASE_MIX && f->cfg->feed.reseed)
+			sink_reseed(f->sink);
+		batch_wipe(b);
+		if (f->phase == PHASE_BOOT && kernel_crng_ready())
+			note_ready(f);
+		if (f->after_flush)
+			f->after_flush(f->after_flush_arg);
+	}
+	f->queued = 0;
+}
+
 static void flush(struct feed *f)
 {
-	struct batch b;
-
-	if (pool_empty(f->pool))
-		return;
-	pool_take(f->pool, &b);
-	if (sink_feed(f->sink, &b) == 0 && f->phase == PHASE_MIX && f->cfg->feed.reseed)
-		sink_reseed(f->sink);
-	batch_wipe(&b);
-	if (f->phase == PHASE_BOOT && kernel_crng_ready())
-		note_ready(f);
-	if (f->after_flush)
-		f->after_flush(f->after_flush_arg);
+	send_taken(f); /* what was taken before goes first, and leaves room */
+	if (!pool_empty(f->pool)) {
+		take(f);
+		send_taken(f);
+	}
 }
 
 static bool below_watermark(const struct feed *f)
@@ -97,9 +116,9 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 		arm_timer(f);
 }
 
-void feed_poke(void *arg)
+/* Take the pool if the phase says it goes now, or arm the timer; true if a batch waits. */
+static bool decide(struct feed *f)
 {
-	struct feed *f = arg;
 	bool now = false;
 
 	switch (f->phase) {
@@ -112,10 +131,36 @@ void feed_poke(void *arg)
 		/* The pool folds data in once full; the timer decides. */
 		break;
 	}
-	if (now)
-		flush(f);
+	/* A full queue leaves the pool be: what comes next is folded in, as in a full pool
+	 * that waits for the timer. */
+	if (now && !pool_empty(f->pool))
+		take(f);
 	if (!pool_empty(f->pool) && !f->timer_armed)
 		arm_timer(f);
+	return f->queued > 0;
+}
+
+void feed_run(struct feed *f)
+{
+	decide(f);
+	send_taken(f);
+}
+
+static void run_cb(evutil_socket_t fd, short what, void *arg)
+{
+	/* With room in the queue again, a pool left full by a full queue goes too. */
+	send_taken(arg);
+	feed_run(arg);
+}
+
+void feed_want(void *feed)
+{
+	struct feed *f = feed;
+
+	/* Once active, the event stays so until it runs: batches taken until then go in one
+	 * run. */
+	if (decide(f))
+		event_active(f->run, 0, 0);
 }
 
 void feed_init(struct feed *f, struct event_base *base, const struct config *cfg,
@@ -125,6 +170,7 @@ void feed_init(struct feed *f, struct event_base *base, const struct config *cfg
 	f->cfg = cfg;
 	f->pool = pool;
 	f->sink = sink;
+	f->run = event_new(base, -1, 0, run_cb, f);
 	f->timer = evtimer_new(base, timer_cb, f);
 	f->start_ns = mono_ns();
 	kernel_probe(&f->ks);
@@ -148,7 +194,7 @@ void feed_reconfigure(struct feed *f, const struct config *cfg)
 		event_del(f->timer);
 		f->timer_armed = false;
 	}
-	feed_poke(f);
+	feed_run(f);
 }
 
 void feed_flush(struct feed *f)
@@ -158,6 +204,12 @@ void feed_flush(struct feed *f)
 
 void feed_fini(struct feed *f)
 {
+	for (size_t i = 0; i < f->queued; i++) /* unsent (the daemon flushes first): timing */
+		batch_wipe(&f->queue[i]);
+	f->queued = 0;
+	if (f->run)
+		event_free(f->run);
+	f->run = NULL;
 	if (f->timer)
 		event_free(f->timer);
 	f->timer = NULL;

@@ -17,10 +17,19 @@ enum feed_phase {
 	PHASE_ALWAYS,    /* every batch with its credit */
 };
 
+/* Batches taken in one turn of the loop, at most: as many as the busiest source's read
+ * callback fills (a packet source's wakeup: 16 x 256 events of 8 bytes). */
+#define FEED_QUEUE 64
+
 struct feed {
 	const struct config *cfg;
 	struct pool *pool;
 	struct sink *sink;
+	/* Batches taken and not yet sent; the run event, made active by feed_want(), sends them
+	 * from the loop. */
+	struct batch queue[FEED_QUEUE];
+	size_t queued;
+	struct event *run;
 	struct event *timer;
 	bool timer_armed;
 	enum feed_phase phase;
@@ -39,8 +48,14 @@ const char *feed_phase_name(enum feed_phase phase);
 void feed_init(struct feed *f, struct event_base *base, const struct config *cfg,
 	       struct pool *pool, struct sink *sink);
 void feed_reconfigure(struct feed *f, const struct config *cfg);
-/* The pool changed (pool notify hook): flush now if the phase says so, or arm the timer. */
-void feed_poke(void *arg);
+/* Data went into the pool (the pipeline's `added` hook): the feed decides now, as it always
+ * did (take the pool as a batch if the phase says so, or arm the timer), and what it took
+ * goes to the sink from the event loop, in one run for however many adds come before it:
+ * no batch reaches the sink on a source's read path. */
+void feed_want(void *feed);
+/* The same, the batch sent at once: for a caller with no loop turning between adds
+ * (bench/). The daemon only ever calls feed_want(). */
+void feed_run(struct feed *f);
 /* Hand everything pending to the sink now (used on exit). */
 void feed_flush(struct feed *f);
 void feed_fini(struct feed *f);

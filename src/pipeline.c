@@ -46,6 +46,8 @@ static void discard_held(struct instance *inst)
 static struct {
 	const struct config *cfg;
 	struct pool *pool;
+	void (*added)(void *arg);
+	void *added_arg;
 	struct instance *head, **tail; /* oldest first; tail: the last one's next (or &head) */
 	size_t n;
 	/* pipeline_info()'s place: listing idx 0, 1, 2, ... walks the list once, not n times */
@@ -152,11 +154,14 @@ static const struct est_ops *estimator(void)
 	return ops ? ops : &est_kernel_ops;
 }
 
-void pipeline_init(const struct config *cfg, struct pool *pool)
+void pipeline_init(const struct config *cfg, struct pool *pool, void (*added)(void *arg),
+		   void *arg)
 {
 	memset(&P, 0, sizeof(P));
 	P.cfg = cfg;
 	P.pool = pool;
+	P.added = added;
+	P.added_arg = arg;
 	P.hz = kernel_hz(&P.hz_from);
 	P.jiffy_ns = NS_PER_SEC / P.hz;
 }
@@ -316,6 +321,13 @@ static void health_check(struct instance *inst, uint8_t symbol)
 	inst->health_was = now;
 }
 
+/* The pool changed: its owner may want to take it on (see pipeline_init). */
+static void pool_added(void)
+{
+	if (P.added)
+		P.added(P.added_arg);
+}
+
 /* Credit waits until the health tests have vouched for the symbols that earned it: the APT
  * window they belong to has completed without a failure, and the RCT run they are part of
  * has ended short of the cutoff. So the events just before a failure is detected (up to a
@@ -336,6 +348,7 @@ static void hold(struct instance *inst, double credit, bool have_symbol)
 	if (have_symbol && h->apt_seen == 0 && inst->held > 0) { /* a window passed */
 		inst->c.credited_bits += pool_vouch(P.pool, inst->held);
 		inst->held = 0;
+		pool_added();
 	}
 }
 
@@ -381,12 +394,12 @@ void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 	}
 	inst->c.mixed_bytes += n * sizeof(*t_ns);
 	while (n > 0) {
-		/* As many events as fit whole go in at once (a full pool flushes or folds on
-		 * notification); if none fits, the rest is folded in. The data is mixed in now;
-		 * its credit follows once the health tests vouch for it. The estimator takes
-		 * the events a run at a time, and a run ends where the health tests next read
-		 * its estimate (health_claim()): each of them sees the estimate as of its own
-		 * event, as if every event came alone. */
+		/* As many events as fit whole go in at once (a full pool is folded into until
+		 * its owner takes it on); if none fits, the rest is folded in. The data is
+		 * mixed in now; its credit follows once the health tests vouch for it. The
+		 * estimator takes the events a run at a time, and a run ends where the health
+		 * tests next read its estimate (health_claim()): each of them sees the
+		 * estimate as of its own event, as if every event came alone. */
 		size_t room = pool_room(P.pool) / sizeof(*t_ns);
 		size_t claim = HEALTH_CLAIM_EVERY - inst->health.count.symbols % HEALTH_CLAIM_EVERY;
 		size_t run = room && room < n ? room : n;
@@ -396,6 +409,7 @@ void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 		run = run < claim ? run : claim;
 		used = run > used ? run : used;
 		fits = pool_add_events(P.pool, t_ns, run * sizeof(*t_ns), run);
+		pool_added();
 		est_add_run(&inst->est, t_ns, run, out);
 		for (size_t i = 0; i < run; i++)
 			sample_one(inst, t_ns[i], &out[i], fits, &now_ns);

@@ -43,7 +43,11 @@ struct inst_info {
 	struct inst_counters c;
 };
 
-void pipeline_init(const struct config *cfg, struct pool *pool);
+/* added(arg) is called whenever data or vouched credit went into the pool, for the pool's
+ * owner to schedule what takes it on: the daemon's only marks the feed as wanted
+ * (feed_want()), so nothing reaches the sink on a source's read path. NULL: nobody. */
+void pipeline_init(const struct config *cfg, struct pool *pool, void (*added)(void *arg),
+		   void *arg);
 void pipeline_fini(void);
 
 /* A new, valid config: every instance re-resolves its policy; estimator state stays. */

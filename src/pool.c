@@ -8,11 +8,9 @@
 
 #include "util.h"
 
-void pool_init(struct pool *p, void (*notify)(void *arg), void *arg)
+void pool_init(struct pool *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->notify = notify;
-	p->notify_arg = arg;
 }
 
 /* dst ^= src, n bytes: a word at a time (a busy source's events are folded in by the
@@ -74,8 +72,6 @@ bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
 	if (fits && credit_bits > 0)
 		p->credit += credit_bits;
 	p->events++;
-	if (p->notify)
-		p->notify(p->notify_arg);
 	return fits;
 }
 
@@ -84,8 +80,6 @@ bool pool_add_events(struct pool *p, const void *data, size_t len, uint64_t even
 	bool fits = mix(p, data, len);
 
 	p->events += events;
-	if (p->notify)
-		p->notify(p->notify_arg);
 	return fits;
 }
 
@@ -102,8 +96,6 @@ double pool_vouch(struct pool *p, double credit_bits)
 		return 0;
 	took = fmin(credit_bits, POOL_DEFERRED_MAX - p->deferred);
 	p->deferred += took;
-	if (p->notify)
-		p->notify(p->notify_arg);
 	return took;
 }
 

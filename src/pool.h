@@ -17,9 +17,6 @@ struct pool {
 	 * once the health tests vouched for it; carried by the bytes of the next batches. */
 	double deferred;
 	uint64_t events;
-	/* Called after every pool_add, so the feeder can decide to flush. */
-	void (*notify)(void *arg);
-	void *notify_arg;
 };
 
 struct batch {
@@ -29,11 +26,13 @@ struct batch {
 	uint64_t events;
 };
 
-void pool_init(struct pool *p, void (*notify)(void *arg), void *arg);
+/* The pool is passive: it calls nothing, and what it holds goes on only when its owner takes
+ * it (pool_take). */
+void pool_init(struct pool *p);
 /* False if the pool was full and the data was folded in: such data earns no credit. */
 bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits);
-/* The data of `events` events at once, no credit of its own (it follows by pool_vouch());
- * one notification. False as pool_add(). */
+/* The data of `events` events at once, no credit of its own (it follows by pool_vouch()).
+ * False as pool_add(). */
 bool pool_add_events(struct pool *p, const void *data, size_t len, uint64_t events);
 /* Bytes that can still be added whole, before the pool folds. */
 size_t pool_room(const struct pool *p);

@@ -255,8 +255,8 @@ static void setup(void)
 	ck_assert_ptr_nonnull(base);
 	probe = evtimer_new(base, probe_cb, NULL);
 	cfg = new_config(watchdir);
-	pool_init(&pool, NULL, NULL);
-	pipeline_init(cfg, &pool);
+	pool_init(&pool);
+	pipeline_init(cfg, &pool, NULL, NULL);
 	memset(&src, 0, sizeof(src));
 	started = false;
 	fds_at_setup = tu_count_fds();

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "feed.h"
 #include "kernel.h"
+#include "pipeline.h"
 #include "pool.h"
 #include "sink.h"
 #include "testutil.h"
@@ -70,7 +71,9 @@ START_TEST(test_phase_names)
 }
 END_TEST
 
-/* ---- the feeder with a real pool, a dry-run sink and a libevent base ---- */
+/* ---- the feeder with a real pool, a dry-run sink and a libevent base ----
+ * Events go into the pool as the pipeline puts them there: each add marks the feed as
+ * wanted, and the feed runs at the loop's next turn. */
 
 static struct config *cfg;
 static struct event_base *base;
@@ -116,7 +119,7 @@ static void teardown(void)
 static void start(enum feed_mode mode, enum feed_phase phase)
 {
 	cfg->feed.mode = mode;
-	pool_init(&pool, feed_poke, &feed);
+	pool_init(&pool);
 	memset(&feed, 0, sizeof(feed));
 	feed_init(&feed, base, cfg, &pool, &sink);
 	feed.after_flush = count_flush;
@@ -134,7 +137,15 @@ static void add_events(int n, double credit_each)
 		uint64_t v = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
 
 		pool_add(&pool, &v, sizeof(v), credit_each);
+		feed_want(&feed);
 	}
+}
+
+/* One turn of the loop, without waiting: what is active runs, the feed among it. (1, for
+ * nothing left to wait for, is no error.) */
+static void turn(void)
+{
+	ck_assert_int_ge(event_base_loop(base, EVLOOP_NONBLOCK), 0);
 }
 
 static int pending_events(void)
@@ -157,11 +168,13 @@ START_TEST(test_boot_flushes_at_batch_bits)
 {
 	start(FEED_BOOT, PHASE_BOOT);
 	add_events(6, 10); /* 60 < 64 */
+	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 	ck_assert(!pool_empty(&pool));
 	ck_assert(feed.timer_armed); /* a pending batch waits at most batch_interval */
 
-	add_events(1, 10); /* 70 >= 64: now */
+	add_events(1, 10); /* 70 >= 64: at this turn */
+	turn();
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.credited, 70);
 	ck_assert_uint_eq(sink.mixed_bytes, 7 * 8);
@@ -177,8 +190,10 @@ START_TEST(test_boot_flushes_full_pool)
 	cfg->feed.batch_bits = 1000000;
 	start(FEED_BOOT, PHASE_BOOT);
 	add_events(POOL_BYTES / 8 - 1, 0);
+	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 	add_events(1, 0);
+	turn();
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.mixed_bytes, POOL_BYTES);
 	ck_assert_uint_eq(sink.credited, 0);
@@ -190,6 +205,7 @@ START_TEST(test_boot_timer_flushes_small_batch)
 	cfg->feed.batch_bits = 1000;
 	start(FEED_BOOT, PHASE_BOOT);
 	add_events(3, 1.5);
+	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
 	ck_assert_uint_eq(sink.feeds, 1);
@@ -204,10 +220,13 @@ START_TEST(test_always_flushes_every_batch)
 	cfg->feed.batch_bits = 32;
 	start(FEED_ALWAYS, PHASE_ALWAYS);
 	add_events(3, 8);
+	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 	add_events(1, 8);
+	turn();
 	ck_assert_uint_eq(sink.feeds, 1);
 	add_events(4, 8);
+	turn();
 	ck_assert_uint_eq(sink.feeds, 2);
 	ck_assert_uint_eq(sink.credited, 64);
 	ck_assert_int_eq(feed.phase, PHASE_ALWAYS);
@@ -221,6 +240,7 @@ START_TEST(test_mix_flushes_on_timer_only)
 
 	start(FEED_BOOT, PHASE_MIX);
 	add_events(20, 10); /* 200 bits: far past batch_bits, still no flush */
+	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 	ck_assert(feed.timer_armed);
 	ck_assert(!pool_empty(&pool));
@@ -241,6 +261,7 @@ START_TEST(test_mix_flushes_on_timer_only)
 
 	/* New data arms the timer again. */
 	add_events(2, 1);
+	turn();
 	ck_assert(feed.timer_armed);
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
@@ -254,6 +275,7 @@ START_TEST(test_mix_no_reseed_when_off)
 	cfg->feed.reseed = false;
 	start(FEED_BOOT, PHASE_MIX);
 	add_events(5, 1);
+	turn();
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.reseeds, 0);
@@ -269,6 +291,7 @@ START_TEST(test_watermark)
 	start(FEED_WATERMARK, PHASE_WATERMARK);
 	/* Credit alone never flushes here. */
 	add_events(10, 100);
+	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 
 	/* entropy_avail is never below 0: the timer keeps the batch and re-arms. */
@@ -297,6 +320,7 @@ START_TEST(test_flush_on_exit)
 	ck_assert_int_eq(flushes, 0);
 
 	add_events(9, 2.25);
+	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 	feed_flush(&feed);
 	ck_assert_uint_eq(sink.feeds, 1);
@@ -312,6 +336,7 @@ START_TEST(test_flush_on_exit_boot_below_batch)
 	cfg->feed.batch_bits = 1000;
 	start(FEED_BOOT, PHASE_BOOT);
 	add_events(4, 3);
+	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 	feed_flush(&feed);
 	ck_assert_uint_eq(sink.feeds, 1);
@@ -325,6 +350,7 @@ START_TEST(test_reconfigure_to_always_flushes)
 	cfg->feed.batch_bits = 16;
 	start(FEED_WATERMARK, PHASE_WATERMARK);
 	add_events(4, 5);
+	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 	cfg->feed.mode = FEED_ALWAYS;
 	feed_reconfigure(&feed, cfg);
@@ -332,6 +358,100 @@ START_TEST(test_reconfigure_to_always_flushes)
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.credited, 20);
 	ck_assert(pool_empty(&pool));
+}
+END_TEST
+
+START_TEST(test_adds_wait_for_the_loop)
+{
+	start(FEED_ALWAYS, PHASE_ALWAYS);
+	add_events(7, 10); /* 70 >= 64: the batch is taken, and waits for the loop */
+	ck_assert(pool_empty(&pool));
+	ck_assert_uint_eq(sink.feeds, 0);
+	ck_assert_int_eq(flushes, 0);
+	turn();
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.credited, 70);
+	ck_assert_uint_eq(sink.mixed_bytes, 7 * 8);
+
+	/* Many adds before a turn: the batches they make are those made one add at a time
+	 * (7 + 7 events, 6 left waiting), sent in one run. */
+	add_events(20, 10);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(pool.events, 6);
+	turn();
+	ck_assert_uint_eq(sink.feeds, 3);
+	ck_assert_uint_eq(sink.credited, 210);
+	ck_assert_uint_eq(sink.mixed_bytes, 21 * 8);
+	ck_assert_int_eq(flushes, 3);
+	ck_assert(feed.timer_armed); /* for the 6 left */
+}
+END_TEST
+
+START_TEST(test_queue_full_pool_waits)
+{
+	cfg->feed.batch_bits = 1000000; /* only a full pool goes */
+	start(FEED_ALWAYS, PHASE_ALWAYS);
+	/* More full pools in one turn than the queue holds: the last stays in the pool, and
+	 * what comes after it is folded in. */
+	add_events((FEED_QUEUE + 1) * POOL_BYTES / 8 + 3, 0);
+	ck_assert_uint_eq(feed.queued, FEED_QUEUE);
+	ck_assert(pool_full(&pool));
+	ck_assert_uint_eq(pool.events, POOL_BYTES / 8 + 3);
+	ck_assert_uint_eq(sink.feeds, 0);
+	turn(); /* the queue goes, and then the pool */
+	ck_assert_uint_eq(sink.feeds, FEED_QUEUE + 1);
+	ck_assert_uint_eq(sink.mixed_bytes, (FEED_QUEUE + 1) * POOL_BYTES);
+	ck_assert_uint_eq(feed.queued, 0);
+	ck_assert(pool_empty(&pool));
+}
+END_TEST
+
+/* A source's read callback: it hands a pool's worth of samples to the pipeline, and notes
+ * what the sink had seen by the time it returns. */
+struct source_turn {
+	struct instance *inst;
+	uint64_t feeds_inside;
+};
+
+static void source_read(evutil_socket_t fd, short what, void *arg)
+{
+	struct source_turn *st = arg;
+	uint64_t t = 10 * 1000000000ULL;
+
+	for (int i = 0; i < POOL_BYTES / 8 - 1; i++) /* with the one in already: full */
+		pipeline_sample(st->inst, t += 1000000 + (uint64_t)i * 7919);
+	st->feeds_inside = sink.feeds;
+}
+
+START_TEST(test_sample_reaches_sink_from_the_loop)
+{
+	struct source_turn st = {0};
+	struct event *src;
+
+	cfg->feed.batch_bits = 1000000; /* only a full pool goes at once */
+	start(FEED_BOOT, PHASE_BOOT);
+	pipeline_init(cfg, &pool, feed_want, &feed);
+	st.inst = pipeline_attach(CLASS_INPUT, "event0", "keyboard", 0);
+	ck_assert_ptr_nonnull(st.inst);
+
+	/* Handed to the pipeline outside the loop: in the pool, not in the sink. */
+	pipeline_sample(st.inst, 1000000);
+	ck_assert_uint_eq(pool.len, 8);
+	ck_assert(feed.timer_armed); /* not enough to go yet: the timer waits */
+	turn();
+	ck_assert_uint_eq(sink.feeds, 0);
+
+	/* From a source's callback, the pool full: the sink is fed after it returns, at the same
+	 * turn of the loop, never inside it. */
+	src = event_new(base, -1, 0, source_read, &st);
+	ck_assert_ptr_nonnull(src);
+	event_active(src, EV_READ, 0);
+	turn();
+	ck_assert_uint_eq(st.feeds_inside, 0);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.mixed_bytes, POOL_BYTES);
+	event_free(src);
+	pipeline_fini();
 }
 END_TEST
 
@@ -357,6 +477,9 @@ static Suite *feed_suite(void)
 	tcase_add_test(tf, test_flush_on_exit);
 	tcase_add_test(tf, test_flush_on_exit_boot_below_batch);
 	tcase_add_test(tf, test_reconfigure_to_always_flushes);
+	tcase_add_test(tf, test_adds_wait_for_the_loop);
+	tcase_add_test(tf, test_queue_full_pool_waits);
+	tcase_add_test(tf, test_sample_reaches_sink_from_the_loop);
 	suite_add_tcase(s, tf);
 	return s;
 }

@@ -218,8 +218,8 @@ static void setup(void)
 	cfg = config_defaults();
 	set_policy(cfg, MODE_TRUSTED, 0.25);
 	cfg->network.max_events_per_second = 100000000;
-	pool_init(&pool, tu_pool_drain_full, &pool);
-	pipeline_init(cfg, &pool);
+	pool_init(&pool);
+	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 	memset(&src, 0, sizeof(src));
 	started = false;
 }
@@ -258,7 +258,7 @@ static struct inst_info replay_with(const char *name, enum policy_mode mode, dou
 	stop();
 	pipeline_fini();
 	set_policy(cfg, mode, scale);
-	pipeline_init(cfg, &pool);
+	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 	replay(name);
 	in = info(name);
 	return in; /* name and state stay valid until the next replay */
@@ -558,7 +558,7 @@ START_TEST(test_per_second_cap_held_to_real_time)
 	pipeline_fini();
 	set_policy(cfg, MODE_TRUSTED, 0);
 	cfg->policy[CLASS_NETWORK].rule.cap_bits_per_second = 2;
-	pipeline_init(cfg, &pool);
+	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 	w0 = mono_coarse_ns(); /* the clock the cap reads */
 	replay("span.pcap");
 	wall_s = (double)(mono_coarse_ns() - w0) / 1e9;
@@ -656,7 +656,7 @@ START_TEST(test_nanoseconds_kept)
 	free(cfg->record.dir);
 	cfg->record.dir = dir;
 	cfg->network.quantum_ns = 1;
-	pipeline_init(cfg, &pool);
+	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 	replay("ns.pcap");
 	stop();
 	pipeline_fini(); /* closes the record file */
@@ -668,7 +668,7 @@ START_TEST(test_nanoseconds_kept)
 	ck_assert_uint_eq(n, 200);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_msg(sym[i] == (i % 2 ? 0xb5 : 0x43), "symbol %zu: 0x%02x", i, sym[i]);
-	pipeline_init(cfg, &pool);
+	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 }
 END_TEST
 
@@ -678,7 +678,7 @@ static void assert_refused(const char *name, uint64_t events)
 
 	stop();
 	pipeline_fini();
-	pipeline_init(cfg, &pool);
+	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 	replay(name);
 	in = info(name);
 	ck_assert_msg(strcmp(in.state, "refused") == 0, "%s: state %s", name, in.state);

@@ -85,8 +85,8 @@ static void setup(void)
 	cfg2 = NULL;
 	memset(&drained, 0, sizeof(drained));
 	keep_full = false;
-	pool_init(&pool, drain, NULL);
-	pipeline_init(cfg, &pool);
+	pool_init(&pool);
+	pipeline_init(cfg, &pool, drain, NULL);
 }
 
 static void teardown(void)
@@ -641,7 +641,7 @@ static struct inst_counters feed_stream(const char *name, const uint64_t *t, siz
 	size_t idx = pipeline_count() - 1;
 
 	memset(&drained, 0, sizeof(drained));
-	pool_init(&pool, drain, NULL);
+	pool_init(&pool);
 	for (size_t i = 0; i < n;) {
 		size_t run = runs ? 1 + tu_rng_next() % 300 : 1;
 
@@ -754,6 +754,65 @@ START_TEST(test_detach_keeps_totals)
 	ck_assert_uint_eq(tot.events, 1200);
 	est_fini(&sa.est);
 	est_fini(&sb.est);
+}
+END_TEST
+
+/* The added hook: what it last saw of the pool, after its own drain(). */
+static struct {
+	unsigned calls;
+	size_t first_len;
+	size_t len;
+	uint64_t events;
+	double deferred;
+} seen;
+
+static void note_added(void *arg)
+{
+	if (seen.calls++ == 0)
+		seen.first_len = pool.len;
+	drain(arg);
+	seen.len = pool.len;
+	seen.events = pool.events;
+	seen.deferred = pool.deferred;
+}
+
+START_TEST(test_added_after_every_change)
+{
+	struct instance *inst;
+	uint64_t t[300], now = 10 * SEC;
+	size_t done = 0;
+
+	tu_rng_seed(SEED);
+	pipeline_fini();
+	pipeline_init(cfg, &pool, note_added, NULL);
+	memset(&seen, 0, sizeof(seen));
+	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	pipeline_sample(inst, now);
+	ck_assert_uint_eq(seen.calls, 1);
+	ck_assert_uint_eq(seen.first_len, 8); /* it sees the pool after the add */
+	/* Whatever a call did to the pool (data, folding, vouched credit), the hook saw last:
+	 * the pool's owner is never left behind. */
+	while (done < 20000) {
+		size_t run = 1 + tu_rng_next() % ARRAY_SIZE(t);
+		unsigned before = seen.calls;
+
+		for (size_t i = 0; i < run; i++)
+			t[i] = now += MS / 2 + tu_rng_next() % (2 * MS);
+		pipeline_samples(inst, t, run);
+		done += run;
+		ck_assert_msg(seen.calls > before, "no call after %zu events" SEEDFMT, run, SEEDARG);
+		ck_assert_msg(seen.len == pool.len && seen.events == pool.events &&
+				      seen.deferred == pool.deferred,
+			      "the pool changed after the hook's last call" SEEDFMT, SEEDARG);
+	}
+	ck_assert_msg(info_of(0).c.credited_bits > 0, "no credit vouched for" SEEDFMT, SEEDARG);
+
+	/* Nothing goes in from a disabled instance: nothing to say. */
+	cfg->policy[CLASS_INPUT].rule.mode = MODE_DISABLED;
+	pipeline_reconfigure(cfg);
+	seen.calls = 0;
+	pipeline_samples(inst, t, 10);
+	ck_assert_uint_eq(seen.calls, 0);
 }
 END_TEST
 
@@ -1255,6 +1314,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, test_reconfigure_estimate_interval_restarts_estimator_only);
 	tcase_add_test(tc, test_enabled);
 	tcase_add_test(tc, test_listed_oldest_first);
+	tcase_add_test(tc, test_added_after_every_change);
 	suite_add_tcase(s, tc);
 
 	health = tcase_create("health");

@@ -1,4 +1,4 @@
-/* check_pool: unit tests for pool.c — batching, folding, credit bounds, wiping, notify hook. */
+/* check_pool: unit tests for pool.c — batching, folding, credit bounds, wiping. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -23,13 +23,14 @@ START_TEST(test_init_empty)
 	struct pool p;
 
 	memset(&p, 0xee, sizeof(p));
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	ck_assert(pool_empty(&p));
 	ck_assert(!pool_full(&p));
 	ck_assert_uint_eq(p.len, 0);
 	ck_assert_uint_eq(p.events, 0);
 	ck_assert(p.credit == 0);
-	ck_assert_ptr_null(p.notify);
+	ck_assert(p.deferred == 0);
+	ck_assert_uint_eq(p.pos, 0);
 }
 END_TEST
 
@@ -40,7 +41,7 @@ START_TEST(test_add_keeps_bytes_in_order)
 	uint8_t d[40];
 
 	fill(d, sizeof(d), 3);
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	pool_add(&p, d, 16, 1);
 	pool_add(&p, d + 16, 24, 1);
 	ck_assert(!pool_empty(&p));
@@ -60,13 +61,13 @@ START_TEST(test_credit_at_most_8_bits_per_byte)
 	struct batch b;
 	uint64_t v = 0x0123456789abcdefULL;
 
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	pool_add(&p, &v, 2, 100);
 	pool_take(&p, &b);
 	ck_assert_int_eq(b.credit_bits, 16);
 
 	/* A full pool carries at most 8 * POOL_BYTES, whatever was claimed. */
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	for (int i = 0; i < 2 * POOL_BYTES / 8; i++)
 		pool_add(&p, &v, sizeof(v), 1000);
 	pool_take(&p, &b);
@@ -74,7 +75,7 @@ START_TEST(test_credit_at_most_8_bits_per_byte)
 	ck_assert_int_eq(b.credit_bits, 8 * POOL_BYTES);
 
 	/* Zero bytes carry nothing. */
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	pool_add(&p, &v, 0, 50);
 	pool_take(&p, &b);
 	ck_assert_uint_eq(b.len, 0);
@@ -89,7 +90,7 @@ START_TEST(test_credit_random_batches)
 	uint8_t d[64];
 
 	tu_rng_seed(SEED);
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	for (int round = 0; round < 500; round++) {
 		int n = 1 + (int)(tu_rng_next() % 120);
 		size_t bytes = 0;
@@ -132,7 +133,7 @@ START_TEST(test_fractions_dropped_not_carried)
 	struct batch b;
 	uint64_t v = 1;
 
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	pool_add(&p, &v, sizeof(v), 0.95);
 	pool_add(&p, &v, sizeof(v), 0.95);
 	pool_add(&p, &v, sizeof(v), 0.95);
@@ -153,7 +154,7 @@ START_TEST(test_bad_credit_ignored)
 	struct batch b;
 	uint64_t v = 1;
 
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	pool_add(&p, &v, sizeof(v), 3);
 	pool_add(&p, &v, sizeof(v), -10);
 	pool_add(&p, &v, sizeof(v), NAN);
@@ -174,7 +175,7 @@ START_TEST(test_full_folds_in)
 
 	fill(first, sizeof(first), 1);
 	fill(more, sizeof(more), 200);
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	pool_add(&p, first, sizeof(first), 0);
 	ck_assert(pool_full(&p));
 	ck_assert_uint_eq(p.len, POOL_BYTES);
@@ -206,7 +207,7 @@ START_TEST(test_full_random_model)
 	struct batch b;
 
 	tu_rng_seed(SEED);
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	while (total < 5 * POOL_BYTES) {
 		size_t len = tu_rng_next() % sizeof(d);
 
@@ -239,7 +240,7 @@ START_TEST(test_full_pool_adds_no_credit)
 	struct pool p;
 	struct batch b;
 
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	for (int i = 0; i < POOL_BYTES / 8; i++)
 		pool_add(&p, d, sizeof(d), 2.0);
 	ck_assert(pool_full(&p));
@@ -258,7 +259,7 @@ START_TEST(test_take_empties_and_wipes)
 	struct batch b;
 
 	memset(d, 0xa7, sizeof(d));
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	pool_add(&p, d, POOL_BYTES, 77.5);
 	pool_add(&p, d, sizeof(d) - POOL_BYTES, 0); /* folded in */
 	pool_take(&p, &b);
@@ -292,53 +293,11 @@ START_TEST(test_batch_wipe)
 	struct batch b;
 	static const uint8_t zero[sizeof(struct batch)];
 
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	pool_add(&p, "secret timing", 13, 5);
 	pool_take(&p, &b);
 	batch_wipe(&b);
 	ck_assert_int_eq(memcmp(&b, zero, sizeof(b)), 0);
-}
-END_TEST
-
-struct notes {
-	struct pool *p;
-	int calls;
-	size_t len_seen[8];
-	uint64_t events_seen[8];
-};
-
-static void note(void *arg)
-{
-	struct notes *n = arg;
-
-	if (n->calls < 8) {
-		n->len_seen[n->calls] = n->p->len;
-		n->events_seen[n->calls] = n->p->events;
-	}
-	n->calls++;
-}
-
-START_TEST(test_notify_once_per_add)
-{
-	struct pool p;
-	struct notes n = {.p = &p};
-	uint8_t d[100] = {0};
-
-	pool_init(&p, note, &n);
-	pool_add(&p, d, 8, 1);
-	ck_assert_int_eq(n.calls, 1);
-	pool_add(&p, d, 100, 0);
-	ck_assert_int_eq(n.calls, 2);
-	pool_add(&p, d, 0, 0);
-	ck_assert_int_eq(n.calls, 3);
-	/* The hook sees the pool after the add. */
-	ck_assert_uint_eq(n.len_seen[0], 8);
-	ck_assert_uint_eq(n.len_seen[1], 108);
-	ck_assert_uint_eq(n.events_seen[2], 3);
-
-	for (int i = 0; i < 100; i++)
-		pool_add(&p, d, sizeof(d), 0.5); /* well past full */
-	ck_assert_int_eq(n.calls, 103);
 }
 END_TEST
 
@@ -348,7 +307,7 @@ START_TEST(test_vouched_credit_rides_on_later_bytes)
 	struct batch b;
 	uint64_t v = 7;
 
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	/* Credit for data sent on earlier waits for bytes to carry it: none in an empty pool. */
 	ck_assert_double_eq_tol(pool_vouch(&p, 100.5), 100.5, 1e-9);
 	ck_assert(pool_empty(&p));
@@ -380,7 +339,7 @@ START_TEST(test_vouched_credit_bounded)
 	struct batch b;
 	uint8_t d[POOL_BYTES] = {1};
 
-	pool_init(&p, NULL, NULL);
+	pool_init(&p);
 	ck_assert(pool_vouch(&p, -5) == 0);
 	ck_assert(pool_vouch(&p, NAN) == 0);
 	ck_assert(pool_vouch(&p, INFINITY) == POOL_DEFERRED_MAX);
@@ -411,7 +370,6 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_full_pool_adds_no_credit);
 	tcase_add_test(tc, test_take_empties_and_wipes);
 	tcase_add_test(tc, test_batch_wipe);
-	tcase_add_test(tc, test_notify_once_per_add);
 	tcase_add_test(tc, test_vouched_credit_rides_on_later_bytes);
 	tcase_add_test(tc, test_vouched_credit_bounded);
 	suite_add_tcase(s, tc);

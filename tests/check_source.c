@@ -123,8 +123,8 @@ static void setup(void)
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
 	cfg = new_config();
-	pool_init(&pool, NULL, NULL);
-	pipeline_init(cfg, &pool);
+	pool_init(&pool);
+	pipeline_init(cfg, &pool, NULL, NULL);
 	memset(srcs, 0, sizeof(srcs));
 	started = false;
 	fds_at_setup = tu_count_fds();

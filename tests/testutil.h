@@ -95,8 +95,8 @@ void tu_turn(struct event_base *base);
 
 /* ---- the pool ---- */
 
-/* A pool notify that, like the feeder, hands the pool on (to nowhere) once it is full, so
- * that later events are carried, not folded in. arg: the struct pool. */
+/* A pipeline `added` hook that, like the feed, hands the pool on (to nowhere) once it is full,
+ * so that later events are carried, not folded in. arg: the struct pool. */
 void tu_pool_drain_full(void *arg);
 
 #endif
