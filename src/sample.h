@@ -2,15 +2,17 @@
 #ifndef ENTROPYD_SAMPLE_H
 #define ENTROPYD_SAMPLE_H
 
-/* Every source class, in the order of the configuration file. X(ID, name) gives CLASS_ID,
- * which is described (source_class.h) by class_<name> in class_<name>.c. */
+/* Every source class, in the order of the configuration file. X(ID, name, driver) gives
+ * CLASS_ID, which is described (source_class.h) by class_<name> in class_<name>.c and run
+ * (source.h) by source_<driver>_ops in source_<driver>.c. A new class is a line here, those
+ * two files, and its part of the man pages. */
 #define SRC_CLASSES(X)                                                                         \
-	X(INPUT, input)                                                                        \
-	X(BLOCK, block)                                                                        \
-	X(NETWORK, network)
+	X(INPUT, input, evdev)                                                                 \
+	X(BLOCK, block, block)                                                                 \
+	X(NETWORK, network, pcap)
 
 enum src_class {
-#define SRC_CLASS_ENUM(id, name) CLASS_##id,
+#define SRC_CLASS_ENUM(id, name, driver) CLASS_##id,
 	SRC_CLASSES(SRC_CLASS_ENUM)
 #undef SRC_CLASS_ENUM
 	CLASS_COUNT

@@ -6,7 +6,7 @@
 #include <string.h>
 
 const struct source_class *const source_classes[CLASS_COUNT] = {
-#define SRC_CLASS_ENTRY(id, name) [CLASS_##id] = &class_##name,
+#define SRC_CLASS_ENTRY(id, name, driver) [CLASS_##id] = &class_##name,
 	SRC_CLASSES(SRC_CLASS_ENTRY)
 #undef SRC_CLASS_ENTRY
 };

@@ -83,7 +83,7 @@ struct source_class {
 	const char *(*backend)(const struct config *cfg);
 };
 
-#define SRC_CLASS_DECL(id, name) extern const struct source_class class_##name;
+#define SRC_CLASS_DECL(id, name, driver) extern const struct source_class class_##name;
 SRC_CLASSES(SRC_CLASS_DECL)
 #undef SRC_CLASS_DECL
 

@@ -8,14 +8,15 @@
 #include <string.h>
 
 #include "log.h"
-#include "source_block.h"
-#include "source_evdev.h"
-#include "source_pcap.h"
+
+#define SOURCE_DRIVER_DECL(id, name, driver) extern const struct source_ops source_##driver##_ops;
+SRC_CLASSES(SOURCE_DRIVER_DECL)
+#undef SOURCE_DRIVER_DECL
 
 static const struct source_ops *const drivers[CLASS_COUNT] = {
-	[CLASS_INPUT] = &source_evdev_ops,
-	[CLASS_BLOCK] = &source_block_ops,
-	[CLASS_NETWORK] = &source_pcap_ops,
+#define SOURCE_DRIVER_ENTRY(id, name, driver) [CLASS_##id] = &source_##driver##_ops,
+	SRC_CLASSES(SOURCE_DRIVER_ENTRY)
+#undef SOURCE_DRIVER_ENTRY
 };
 
 const struct source_ops *source_driver(enum src_class cls)
