@@ -86,13 +86,15 @@ static void one_round(const struct pcap_pkthdr *h, size_t n, bool capped, double
 							 PCAP_TSTAMP_PRECISION_NANO);
 	pcap_dumper_t *d = p ? pcap_dump_open(p, "/dev/null") : NULL;
 	double ed_ns = 0, td_ns = 0;
+	struct instance *inst;
 
 	if (!d) {
 		fprintf(stderr, "bench/packet: cannot open a pcap dumper on /dev/null\n");
 		exit(1);
 	}
 	rig_open(&rig, false);
-	capture_attach(&c, "bench0", "veth");
+	inst = pipeline_attach(CLASS_NETWORK, "bench0", "veth", 0);
+	capture_attach(&c, inst);
 	capture_begin(&c, DLT_EN10MB, true, capped ? capture_max_eps(rig.cfg) : 100000000);
 	for (size_t i = 0; i < WARM; i++)
 		capture_packet((u_char *)&c, &h[i], ring[i % RING_FRAMES]);
@@ -129,6 +131,7 @@ static void one_round(const struct pcap_pkthdr *h, size_t n, bool capped, double
 	*ed = ed_ns / (double)(n - WARM);
 	*td = td_ns / (double)(n - WARM);
 	capture_detach(&c, "bench0");
+	pipeline_detach(inst);
 	rig_close(&rig, false);
 	pcap_dump_close(d);
 	pcap_close(p);
