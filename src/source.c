@@ -165,7 +165,10 @@ void source_close(struct src_inst *si, enum src_status status)
 enum src_status source_open(struct src_inst *si)
 {
 	if (!source_allowed(si)) {
-		source_close(si, SRC_SKIPPED);
+		if (si->status == SRC_OPEN || si->status == SRC_RETRY)
+			si->src->ops->close(si);
+		si->status = SRC_SKIPPED;
+		si->retry_at = 0;
 		source_detach(si);
 		return si->status;
 	}
