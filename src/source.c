@@ -331,12 +331,16 @@ void source_reload(struct source *src, const struct config *cfg)
 				break;
 			}
 			break;
+		case SRC_RETRY:
+			/* A reload is also the way to say "try again now": on the retry timer, so
+			 * that it holds even if the rescan below cannot look. */
+			si->retry_s = 0;
+			si->retry_at = mono_ns();
+			break;
 		case SRC_SKIPPED:
 		case SRC_WAIT:
-		case SRC_RETRY:
-			/* A reload is also the way to say "try again now". */
+			/* Opened by the rescan below, or by the next one that can look. */
 			si->status = SRC_CLOSED;
-			si->retry_s = 0;
 			si->retry_at = 0;
 			break;
 		case SRC_CLOSED:
@@ -345,6 +349,7 @@ void source_reload(struct source *src, const struct config *cfg)
 		}
 	}
 	source_rescan(src);
+	arm_retry(src);
 }
 
 void source_stop(struct source *src)

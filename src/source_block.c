@@ -784,6 +784,9 @@ static bool block_reload(struct source *src)
 		backend_close(st);
 		st->configured = src->cfg->block.backend;
 		backend_open(st);
+		SOURCE_FOREACH(si, src)
+			if (si->inst)
+				source_open(si);
 	}
 	if (st->tp_retry_s && !st->tp)
 		tp_retry_in(st, 0);

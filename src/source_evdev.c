@@ -529,6 +529,8 @@ static int filter_names(const struct dirent *de)
 	return evdev_node_name(de->d_name);
 }
 
+static bool watch_dir_add(struct evdev_state *st);
+
 /* Every node in the directory: at start, after an inotify overflow, when the directory
  * appears, on reload. While the directory is not there (and inotify waits for it), none. */
 static bool evdev_scan(struct source *src)
@@ -537,7 +539,9 @@ static bool evdev_scan(struct source *src)
 	struct dirent **names;
 	int n;
 
-	if (st->wd < 0 && st->ifd >= 0)
+	/* Not watched: nothing to read, unless the directory (whose parent could not be
+	 * watched for it) is there now, which a reload's rescan looks for. */
+	if (st->wd < 0 && st->ifd >= 0 && (st->pwd >= 0 || !watch_dir_add(st)))
 		return false;
 	n = scandir(st->watch, &names, filter_names, cmp_names);
 	if (n < 0) {
@@ -570,8 +574,9 @@ static const char *leaf(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* Watch the directory; while it does not exist, watch its parent for it to appear. */
-static void watch_dir(struct evdev_state *st)
+/* Watch the directory; while it does not exist, watch its parent for it to appear. True if
+ * the directory is watched now. */
+static bool watch_dir_add(struct evdev_state *st)
 {
 	char *parent;
 
@@ -593,20 +598,26 @@ static void watch_dir(struct evdev_state *st)
 		if (st->pwd >= 0)
 			st->wd = inotify_add_watch(st->ifd, st->watch, DIR_MASK);
 		else
-			return;
+			return false;
 	}
 	if (st->wd < 0) {
 		if (errno != ENOENT)
 			log_errno(LOG_WARNING, "input: cannot watch %s; no input devices until a "
 					       "reload",
 				  st->watch);
-		return;
+		return false;
 	}
 	if (st->pwd >= 0) {
 		inotify_rm_watch(st->ifd, st->pwd);
 		st->pwd = -1;
 	}
-	source_rescan(st->src);
+	return true;
+}
+
+static void watch_dir(struct evdev_state *st)
+{
+	if (watch_dir_add(st))
+		source_rescan(st->src);
 }
 
 static void dir_gone(struct evdev_state *st)
@@ -641,7 +652,7 @@ static void handle_dir_event(struct evdev_state *st, const struct inotify_event 
 		node_found(st, ie->name);
 	} else if (ie->mask & IN_ATTRIB) {
 		/* udev sets owner and mode after the node appears: retry what failed. */
-		if (!si || si->status == SRC_WAIT)
+		if (!si || si->status == SRC_WAIT || si->status == SRC_CLOSED)
 			node_found(st, ie->name);
 	}
 }
@@ -744,8 +755,8 @@ static int evdev_start(struct source *src)
 	return 0;
 }
 
-/* A new watch directory starts afresh; otherwise the core goes through the nodes, and a
- * directory whose parent could not be watched is tried again. */
+/* A new watch directory starts afresh; otherwise the core goes through the nodes and
+ * rescans (evdev_scan tries again a directory whose parent could not be watched). */
 static bool evdev_reload(struct source *src)
 {
 	struct evdev_state *st = src->priv;
@@ -761,8 +772,6 @@ static bool evdev_reload(struct source *src)
 		return false;
 	}
 	free(watch);
-	if (st->wd < 0 && st->ifd >= 0 && st->pwd < 0)
-		watch_dir(st);
 	return true;
 }
 

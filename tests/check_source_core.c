@@ -347,7 +347,8 @@ START_TEST(test_retry_timer)
 }
 END_TEST
 
-/* A reload: what waits is tried again at once (the backoff starts afresh); an open instance
+/* A reload: what waits is tried again at once (the backoff starts afresh), even when the
+ * reload's rescan cannot look; an open instance
  * the driver's recheck refuses is closed and detached until the next reload; one it wants
  * reopened is closed and opened again by the reload's rescan. */
 START_TEST(test_reload_reconciles)
@@ -368,11 +369,14 @@ START_TEST(test_reload_reconciles)
 	drv.answer = SRC_OPEN;
 	drv.recheck = SRC_SKIPPED;
 	reload(with_disabled(NULL));
-	/* Both were open or waiting; b retried now, a refused by the recheck. */
-	ck_assert_int_eq(b->status, SRC_OPEN);
-	ck_assert_uint_eq(b->retry_s, 0);
+	/* a is refused by the recheck; b, waiting, is due now: on the next turn of the loop,
+	 * without waiting out its backoff (2 s). */
 	ck_assert_int_eq(a->status, SRC_SKIPPED);
 	ck_assert(!attached("a"));
+	ck_assert_int_eq(b->status, SRC_RETRY);
+	ck_assert_uint_eq(b->retry_s, 0);
+	tu_turn(base);
+	ck_assert_int_eq(b->status, SRC_OPEN);
 
 	/* The next reload tries a skipped one again; b, open, is reopened by the recheck. */
 	drv.recheck = SRC_CLOSED;
@@ -384,6 +388,16 @@ START_TEST(test_reload_reconciles)
 	ck_assert_int_eq(b->status, SRC_OPEN);
 	ck_assert_int_eq(drv.opens, opens + 2);
 	ck_assert_int_eq(drv.closes, closes + 1); /* b's close; a was closed already */
+
+	/* A reload whose rescan cannot look still retries what waited. */
+	drv.answer = SRC_RETRY;
+	source_failed(b);
+	drv.answer = SRC_OPEN;
+	drv.recheck = SRC_OPEN;
+	drv.scan_fails = true;
+	reload(with_disabled(NULL));
+	tu_turn(base);
+	ck_assert_int_eq(b->status, SRC_OPEN);
 }
 END_TEST
 
