@@ -187,14 +187,6 @@ void source_failed(struct src_inst *si)
 	back_off(si);
 }
 
-void source_retry_now(struct src_inst *si)
-{
-	if (si->status != SRC_RETRY && si->status != SRC_WAIT)
-		return;
-	source_open(si);
-	arm_retry(si->src);
-}
-
 static void retry_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct source *src = arg;

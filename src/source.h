@@ -128,8 +128,6 @@ enum src_status source_open(struct src_inst *si);
 void source_close(struct src_inst *si, enum src_status status);
 /* An open instance stopped working (a read error): closed, and retried with the backoff. */
 void source_failed(struct src_inst *si);
-/* Try one in SRC_RETRY or SRC_WAIT again now (a link that came up, a node's attributes). */
-void source_retry_now(struct src_inst *si);
 /* The backoff the next SRC_RETRY will wait, in seconds (for the driver's message). */
 unsigned source_next_retry_s(const struct src_inst *si);
 /* Does policy let it be opened? Says "not opened" / "closed: now disabled by policy" once
