@@ -96,6 +96,9 @@ static const struct setting control_tab[] = {
 	{.key = "timeout", .type = SET_FLOAT, .offset = CFG(control.timeout), .min = 0.1,
 	 .max = 3600, .def_num = 10.0, .unit = "seconds",
 	 .help = "how long a client may take to send a request or to read a reply"},
+	{.key = "max_hold", .type = SET_FLOAT, .offset = CFG(control.max_hold), .min = 1,
+	 .max = 86400, .def_num = 60.0, .unit = "seconds",
+	 .help = "how long a connection of a user other than root may stay open"},
 	{0},
 };
 

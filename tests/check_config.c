@@ -155,7 +155,7 @@ static bool config_eq(const struct config *a, const struct config *b)
 		return false;
 	return strcmp(a->control.socket, b->control.socket) == 0 &&
 	       strcmp(a->control.group, b->control.group) == 0 &&
-	       a->control.timeout == b->control.timeout &&
+	       a->control.timeout == b->control.timeout && a->control.max_hold == b->control.max_hold &&
 	       strcmp(a->record.dir, b->record.dir) == 0 && a->record.max_bytes == b->record.max_bytes;
 }
 
@@ -265,6 +265,7 @@ static void assert_defaults(const struct config *cfg)
 	ck_assert_str_eq(cfg->control.socket, "/run/entropyd/io.entropyd");
 	ck_assert_str_eq(cfg->control.group, "entropyd");
 	ck_assert_double_eq(cfg->control.timeout, 10.0);
+	ck_assert_double_eq(cfg->control.max_hold, 60.0);
 	ck_assert_str_eq(cfg->record.dir, "");
 	ck_assert_int_eq(cfg->record.max_bytes, 16777216);
 }
@@ -663,7 +664,7 @@ START_TEST(test_print_keys)
 		"sources.network.instances[].name", "sources.network.instances[].direction",
 		"sources.network.instances[].filter", "sources.network.instances[].snaplen",
 		"control.socket",
-		"control.group", "control.timeout", "record.dir", "record.max_bytes",
+		"control.group", "control.timeout", "control.max_hold", "record.dir", "record.max_bytes",
 	};
 	static const char *const rule[] = {"mode", "scale", "cap_bits_per_event",
 					   "cap_bits_per_second"};
