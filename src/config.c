@@ -96,6 +96,9 @@ static const struct setting control_tab[] = {
 	{.key = "timeout", .type = SET_FLOAT, .offset = CFG(control.timeout), .min = 0.1,
 	 .max = 3600, .def_num = 10.0, .unit = "seconds",
 	 .help = "how long a client may take to send a request or to read a reply"},
+	{.key = "max_hold", .type = SET_FLOAT, .offset = CFG(control.max_hold), .min = 1,
+	 .max = 86400, .def_num = 60.0, .unit = "seconds",
+	 .help = "how long a connection of a user other than root may stay open"},
 	{0},
 };
 
@@ -196,27 +199,59 @@ static const char *inst_name(const struct inst_kind *k, const void *v, size_t i)
 	return *(char *const *)(inst_at(k, v, i) + k->tab[0].offset);
 }
 
-static void check_duplicate(struct settings_ctx *ctx, const struct inst_kind *k, const void *v,
-			    const config_setting_t *list, size_t i, const char *prefix)
-{
-	const char *name = inst_name(k, v, i);
-	size_t j;
+struct named {
+	const char *name;
+	size_t i;
+};
 
-	for (j = 0; name && j < i; j++) {
-		const config_setting_t *first, *dup;
+static int named_cmp(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Each name once in a list: sorted, so that thousands of entries cost n log n, not n^2. Each
+ * repeat is reported, in the list's order, with the line of the first. */
+static void check_duplicates(struct settings_ctx *ctx, const struct inst_kind *k, const void *v,
+			     const config_setting_t *list, size_t n, const bool *checked,
+			     const char *prefix)
+{
+	struct named *by = n ? xcalloc(n, sizeof(*by)) : NULL;
+	size_t *first = n ? xcalloc(n, sizeof(*first)) : NULL, m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		first[i] = SIZE_MAX;
+		if (inst_name(k, v, i))
+			by[m++] = (struct named){inst_name(k, v, i), i};
+	}
+	if (m > 1)
+		qsort(by, m, sizeof(*by), named_cmp);
+	/* Sorted by name, then place: the head of each run of one name is its first. */
+	for (size_t i = 1, run = 0; i < m; i++) {
+		if (strcmp(by[i - 1].name, by[i].name) != 0)
+			run = i;
+		else
+			first[by[i].i] = by[run].i;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const config_setting_t *a, *b;
 		char *path;
 
-		if (!inst_name(k, v, j) || strcmp(inst_name(k, v, j), name) != 0)
+		if (first[i] == SIZE_MAX || !checked[i])
 			continue;
-		first = config_setting_get_member(config_setting_get_elem(list, (unsigned)j), "name");
-		dup = config_setting_get_member(config_setting_get_elem(list, (unsigned)i), "name");
+		a = config_setting_get_member(config_setting_get_elem(list, (unsigned)first[i]),
+					      "name");
+		b = config_setting_get_member(config_setting_get_elem(list, (unsigned)i), "name");
 		path = xasprintf("%s.instances[%zu].name", prefix, i);
-		settings_err(ctx, dup, path, "each name once in a list",
-			     "duplicate instance \"%s\" (first at line %u)", name,
-			     config_setting_source_line(first));
+		settings_err(ctx, b, path, "each name once in a list",
+			     "duplicate instance \"%s\" (first at line %u)", inst_name(k, v, i),
+			     config_setting_source_line(a));
 		free(path);
-		return;
 	}
+	free(by);
+	free(first);
 }
 
 /* The elements of grp's "instances" (none if it is missing or not a list); *n is their
@@ -227,10 +262,12 @@ static void *parse_instances(struct settings_ctx *ctx, const config_setting_t *g
 {
 	const config_setting_t *list = settings_member(grp, "instances", SET_GROUPLIST);
 	char *v;
+	bool *checked;
 	size_t i;
 
 	*n = list ? (size_t)config_setting_length(list) : 0;
 	v = *n ? xcalloc(*n, k->size) : NULL;
+	checked = *n ? xcalloc(*n, sizeof(*checked)) : NULL;
 	for (i = 0; i < *n; i++) {
 		const config_setting_t *el = config_setting_get_elem(list, (unsigned)i);
 		char *path = xasprintf("%s.instances[%zu]", prefix, i), *e = v + i * k->size;
@@ -243,10 +280,12 @@ static void *parse_instances(struct settings_ctx *ctx, const config_setting_t *g
 			*(unsigned *)(e + k->set_off) = settings_apply(ctx, k->tab, el, path, e);
 			if (k->check)
 				k->check(ctx, el, e, path);
-			check_duplicate(ctx, k, v, list, i, prefix);
+			checked[i] = true;
 		}
 		free(path);
 	}
+	check_duplicates(ctx, k, v, list, *n, checked, prefix);
+	free(checked);
 	return v;
 }
 
@@ -646,12 +685,41 @@ static const char *syntax_text(const char *text)
 	return text;
 }
 
+/* libconfig 1.5 puts its include directory before every @include path, an absolute one
+ * too: say so at the line rather than let it look for DIR//PATH. True if there is none. */
+static bool includes_relative(struct settings_ctx *ctx, FILE *f)
+{
+	char line[4096];
+	unsigned n = 0;
+	bool ok = true;
+
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = line + strspn(line, " \t");
+
+		n += strchr(line, '\n') != NULL;
+		if (strncmp(p, "@include", 8) != 0)
+			continue;
+		p += 8;
+		p += strspn(p, " \t");
+		if (p[0] == '"' && p[1] == '/') {
+			settings_err_raw(ctx, ctx->path, n + (strchr(line, '\n') == NULL),
+					 "%s:%u: @include: an absolute path; give it relative to "
+					 "the directory of %s", ctx->path,
+					 n + (strchr(line, '\n') == NULL), ctx->path);
+			ok = false;
+		}
+	}
+	rewind(f);
+	return ok;
+}
+
 /* Open and parse; false (with the message recorded) if the file is not valid libconfig. */
 static bool read_file(struct settings_ctx *ctx, config_t *lc)
 {
 	struct stat st;
 	FILE *f = fopen(ctx->path, "re");
 	int err = f ? 0 : errno;
+	char *dir, *slash;
 	bool ok;
 
 	/* fopen() opens a directory, and libconfig would read it as an empty file */
@@ -663,7 +731,23 @@ static bool read_file(struct settings_ctx *ctx, config_t *lc)
 			fclose(f);
 		return false;
 	}
+	if (!includes_relative(ctx, f)) {
+		fclose(f);
+		return false;
+	}
 	config_init(lc);
+	/* @include "x" means the x beside this file, not in the working directory (which is
+	 * "/" under systemd). */
+	dir = xstrdup(ctx->path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	config_set_include_dir(lc, dir);
+	free(dir);
 	ok = config_read(lc, f) == CONFIG_TRUE;
 	fclose(f);
 	if (!ok) {

@@ -119,6 +119,7 @@ struct config {
 		char *socket;
 		char *group;
 		double timeout; /* seconds a client may take for a request, or to read a reply */
+		double max_hold; /* seconds a connection of a user other than root may stay open */
 	} control;
 
 	struct {

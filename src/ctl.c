@@ -32,6 +32,7 @@ struct client {
 	struct ctl *ctl;
 	struct bufferevent *bev;
 	struct event *deadline; /* a complete request must arrive before it fires */
+	struct event *hold;     /* closes the connection at control.max_hold (not root's) */
 	uid_t uid;
 	pid_t pid;
 	bool suspended; /* reading paused until the replies drain */
@@ -58,10 +59,10 @@ struct ctl {
 	struct event *listener;
 	struct event *resume; /* accepting again after running out of descriptors */
 	struct client *clients;
-	size_t n_clients;
-	struct timeval timeout;
+	size_t n_clients, n_root; /* users other than root, and root, counted apart */
+	struct timeval timeout, max_hold;
 	struct snapshot public_status, public_sources;
-	struct log_ratelimit rl_refused, rl_accept, rl_dropped;
+	struct log_ratelimit rl_refused, rl_accept, rl_dropped, rl_held;
 };
 
 /* Users other than root see the counters as they were at most this long ago. */
@@ -212,8 +213,13 @@ static void client_free(struct client *c)
 		ctl->clients = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	ctl->n_clients--;
+	if (c->uid == 0)
+		ctl->n_root--;
+	else
+		ctl->n_clients--;
 	event_free(c->deadline);
+	if (c->hold)
+		event_free(c->hold);
 	bufferevent_free(c->bev);
 	free(c);
 }
@@ -426,21 +432,32 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 	client_free(c);
 }
 
-static void client_new(struct ctl *ctl, int fd)
+/* A client that keeps its slot by asking something now and then is still closed in the
+ * end: the deadline is re-armed by every request, this is not. */
+static void hold_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct client *c = arg;
+
+	log_limited(&c->ctl->rl_held, LOG_INFO,
+		    "control: closed a connection (uid %u, pid %d) open for %.0f s "
+		    "(control.max_hold)",
+		    (unsigned)c->uid, (int)c->pid,
+		    (double)c->ctl->max_hold.tv_sec + (double)c->ctl->max_hold.tv_usec / 1e6);
+	client_free(c);
+}
+
+static void client_new(struct ctl *ctl, int fd, uid_t uid, pid_t pid)
 {
 	struct client *c = xcalloc(1, sizeof(*c));
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
 
 	c->ctl = ctl;
-	c->uid = (uid_t)-1; /* unknown: never root */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-		c->uid = cred.uid;
-		c->pid = cred.pid;
-	}
+	c->uid = uid;
+	c->pid = pid;
 	c->bev = bufferevent_socket_new(ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->deadline = evtimer_new(ctl->base, deadline_cb, c);
-	if (!c->bev || !c->deadline) {
+	if (uid != 0)
+		c->hold = evtimer_new(ctl->base, hold_cb, c);
+	if (!c->bev || !c->deadline || (uid != 0 && !c->hold)) {
 		log_err("control: cannot serve a client: out of event resources");
 		if (c->bev)
 			bufferevent_free(c->bev);
@@ -448,6 +465,8 @@ static void client_new(struct ctl *ctl, int fd)
 			close(fd);
 		if (c->deadline)
 			event_free(c->deadline);
+		if (c->hold)
+			event_free(c->hold);
 		free(c);
 		return;
 	}
@@ -455,19 +474,23 @@ static void client_new(struct ctl *ctl, int fd)
 	bufferevent_set_timeouts(c->bev, NULL, &ctl->timeout);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	arm_deadline(c);
+	if (c->hold)
+		event_add(c->hold, &ctl->max_hold);
 	c->next = ctl->clients;
 	if (c->next)
 		c->next->prev = c;
 	ctl->clients = c;
-	ctl->n_clients++;
+	if (uid == 0)
+		ctl->n_root++;
+	else
+		ctl->n_clients++;
 	log_debug("control: client connected (uid %u, pid %d)", (unsigned)c->uid, (int)c->pid);
 }
 
 /* One more than we serve: say why, without waiting for it, and close. */
-static void refuse(struct ctl *ctl, int fd)
+static void refuse(struct ctl *ctl, int fd, uid_t uid, pid_t pid, int limit, const char *whose)
 {
-	json_t *msg = ctl_error_new(CTL_E_TOO_MANY_CLIENTS,
-				    json_pack("{s:i}", "limit", CTL_MAX_CLIENTS));
+	json_t *msg = ctl_error_new(CTL_E_TOO_MANY_CLIENTS, json_pack("{s:i}", "limit", limit));
 	size_t len;
 	char *buf = ctl_encode(msg, &len);
 
@@ -477,8 +500,43 @@ static void refuse(struct ctl *ctl, int fd)
 	free(buf);
 	close(fd);
 	log_limited(&ctl->rl_refused, LOG_WARNING,
-		    "control: refused a connection: %d clients are connected already",
-		    CTL_MAX_CLIENTS);
+		    "control: refused a connection (uid %u, pid %d): %d %s are connected already",
+		    (unsigned)uid, (int)pid, limit, whose);
+}
+
+static size_t count_user(const struct ctl *ctl, uid_t uid)
+{
+	size_t n = 0;
+
+	for (const struct client *c = ctl->clients; c; c = c->next)
+		n += c->uid == uid;
+	return n;
+}
+
+/* Who is asking decides which limit applies, so the peer is known before any refusal. */
+static void admit(struct ctl *ctl, int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	uid_t uid = (uid_t)-1; /* unknown: never root */
+	pid_t pid = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+		uid = cred.uid;
+		pid = cred.pid;
+	}
+	if (uid == 0) {
+		if (ctl->n_root >= CTL_MAX_ROOT_CLIENTS)
+			refuse(ctl, fd, uid, pid, CTL_MAX_ROOT_CLIENTS, "of root's clients");
+		else
+			client_new(ctl, fd, uid, pid);
+	} else if (ctl->n_clients >= CTL_MAX_CLIENTS) {
+		refuse(ctl, fd, uid, pid, CTL_MAX_CLIENTS, "clients");
+	} else if (count_user(ctl, uid) >= CTL_MAX_CLIENTS_PER_USER) {
+		refuse(ctl, fd, uid, pid, CTL_MAX_CLIENTS_PER_USER, "clients of this user");
+	} else {
+		client_new(ctl, fd, uid, pid);
+	}
 }
 
 static void resume_cb(evutil_socket_t fd, short what, void *arg)
@@ -511,10 +569,7 @@ static void accept_cb(evutil_socket_t lfd, short what, void *arg)
 			}
 			return;
 		}
-		if (ctl->n_clients >= CTL_MAX_CLIENTS)
-			refuse(ctl, fd);
-		else
-			client_new(ctl, fd);
+		admit(ctl, fd);
 	}
 }
 
@@ -671,9 +726,11 @@ struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
 	ctl->path = xstrdup(cfg->control.socket);
 	ctl->group = xstrdup(cfg->control.group);
 	ctl->timeout = seconds_tv(cfg->control.timeout);
+	ctl->max_hold = seconds_tv(cfg->control.max_hold);
 	ctl->rl_refused = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	ctl->rl_accept = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	ctl->rl_dropped = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	ctl->rl_held = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	if (open_socket(ctl) < 0)
 		goto fail;
 	ctl->listener = event_new(base, ctl->fd, EV_READ | EV_PERSIST, accept_cb, ctl);
@@ -704,6 +761,8 @@ void ctl_reconfigure(struct ctl *ctl, const struct config *cfg)
 	if (strcmp(cfg->control.group, ctl->group) != 0)
 		log_warn("control.group changed to %s: takes effect at restart", cfg->control.group);
 	ctl->timeout = seconds_tv(cfg->control.timeout);
+	/* For connections made from now on: one open already keeps the limit it came with. */
+	ctl->max_hold = seconds_tv(cfg->control.max_hold);
 	for (struct client *c = ctl->clients; c; c = c->next)
 		bufferevent_set_timeouts(c->bev, NULL, &ctl->timeout);
 }

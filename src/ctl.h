@@ -34,8 +34,14 @@ struct ctl_ops {
 	int (*reload)(void *arg, struct config_errors *errs);
 };
 
-/* Connections served at once; one more is told TooManyClients and closed. */
+/* Connections served at once to users other than root; one more is told TooManyClients and
+ * closed. Root's connections are counted apart, against a limit of their own, so that no
+ * member of control.group can keep root (and a reload) out. */
 #define CTL_MAX_CLIENTS 64
+#define CTL_MAX_ROOT_CLIENTS 64
+/* Connections one user other than root may hold at once: a single account cannot take every
+ * slot the others share. */
+#define CTL_MAX_CLIENTS_PER_USER 16
 
 /* Create the socket cfg->control.socket names (its directory too, if missing) and serve it
  * on base. NULL on failure, which is a start-up error (already logged). */

@@ -295,11 +295,17 @@ static int fetch(struct conn *c, const char *method, json_t **out)
 
 /* ---- reading the replies, tolerant of what a newer daemon adds or an older one lacks ---- */
 
+/* A string as it may be printed: whatever the daemon at the other end sends, no byte of it
+ * reaches the terminal as a control sequence. Valid until the eighth call after. */
 static const char *s_(const json_t *o, const char *key)
 {
+	static char ring[8][1024];
+	static unsigned next;
 	const char *s = json_string_value(json_object_get(o, key));
+	char *out = ring[next++ % 8];
 
-	return s ? s : "?";
+	printable(out, sizeof(ring[0]), s ? s : "?");
+	return out;
 }
 
 static long long i_(const json_t *o, const char *key)

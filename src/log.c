@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 static bool use_stderr = true;
 static bool stderr_is_journal;
 static int max_prio = LOG_NOTICE;
@@ -34,14 +36,18 @@ static void log_v(int prio, const char *fmt, va_list ap, int err) PRINTF_LIKE(2,
 
 static void log_v(int prio, const char *fmt, va_list ap, int err)
 {
-	char buf[1024];
+	char raw[1024], buf[4 * sizeof(raw)];
 	int n;
 
 	if (prio > max_prio)
 		return;
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	if (err && n >= 0 && (size_t)n < sizeof(buf))
-		snprintf(buf + n, sizeof(buf) - (size_t)n, ": %s", strerror(err));
+	n = vsnprintf(raw, sizeof(raw), fmt, ap);
+	if (err && n >= 0 && (size_t)n < sizeof(raw))
+		snprintf(raw + n, sizeof(raw) - (size_t)n, ": %s", strerror(err));
+	/* Messages carry names and errors from outside (an interface's name, a device's,
+	 * libpcap's words about them): no byte of them may reach a terminal or the journal
+	 * as a control sequence. */
+	printable(buf, sizeof(buf), raw);
 	if (!use_stderr) {
 		syslog(prio, "%s", buf);
 	} else if (stderr_is_journal) {

@@ -20,7 +20,8 @@
 struct instance {
 	struct instance *next;
 	enum src_class cls;
-	char *name;
+	char *name;    /* as found: what policy and the record files match */
+	char *display; /* printable: what logs and status show */
 	char *kind;
 	const char *state;
 	unsigned flags;
@@ -181,6 +182,7 @@ static void free_instance(struct instance *inst)
 	record_close(inst->rec);
 	est_fini(&inst->est);
 	free(inst->name);
+	free(inst->display);
 	free(inst->kind);
 	wipe(inst, sizeof(*inst));
 	free(inst);
@@ -250,6 +252,7 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 
 	inst->cls = cls;
 	inst->name = xstrdup(name);
+	inst->display = printable_dup(name);
 	inst->kind = xstrdup(kind ? kind : "");
 	inst->state = "open";
 	inst->flags = flags;
@@ -470,7 +473,7 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 	P.at = i;
 	P.at_idx = idx;
 	out->cls = i->cls;
-	out->name = i->name;
+	out->name = i->display;
 	out->kind = i->kind;
 	out->state = i->state;
 	out->rule = i->rule;

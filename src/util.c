@@ -97,3 +97,45 @@ bool strlcopy(char *dst, const char *src, size_t size)
 	memcpy(dst, src, n + 1);
 	return true;
 }
+
+static bool is_printable(unsigned char ch)
+{
+	return ch >= 0x20 && ch < 0x7f;
+}
+
+bool printable(char *dst, size_t size, const char *src)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (size == 0)
+		return !*src;
+	for (; *src; src++) {
+		unsigned char ch = (unsigned char)*src;
+		size_t need = is_printable(ch) ? 1 : 4;
+
+		if (o + need >= size) {
+			dst[o] = '\0';
+			return false;
+		}
+		if (need == 1) {
+			dst[o++] = (char)ch;
+		} else {
+			dst[o++] = '\\';
+			dst[o++] = 'x';
+			dst[o++] = hex[ch >> 4];
+			dst[o++] = hex[ch & 15];
+		}
+	}
+	dst[o] = '\0';
+	return true;
+}
+
+char *printable_dup(const char *src)
+{
+	size_t size = strlen(src) * 4 + 1;
+	char *dst = xmalloc(size);
+
+	printable(dst, size, src);
+	return dst;
+}

@@ -29,4 +29,11 @@ uint64_t mono_coarse_ns(void);
 /* Copy at most size-1 bytes and terminate; returns false if src was truncated. */
 bool strlcopy(char *dst, const char *src, size_t size);
 
+/* Names from outside (interfaces, devices, disks) may hold any byte, terminal escapes too:
+ * shown anywhere, every byte that is not printable ASCII becomes \xHH. Writes at most
+ * size-1 bytes and never splits an escape; returns false if src did not fit. */
+bool printable(char *dst, size_t size, const char *src);
+/* The same, allocated. */
+char *printable_dup(const char *src);
+
 #endif

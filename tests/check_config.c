@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -155,7 +156,7 @@ static bool config_eq(const struct config *a, const struct config *b)
 		return false;
 	return strcmp(a->control.socket, b->control.socket) == 0 &&
 	       strcmp(a->control.group, b->control.group) == 0 &&
-	       a->control.timeout == b->control.timeout &&
+	       a->control.timeout == b->control.timeout && a->control.max_hold == b->control.max_hold &&
 	       strcmp(a->record.dir, b->record.dir) == 0 && a->record.max_bytes == b->record.max_bytes;
 }
 
@@ -265,6 +266,7 @@ static void assert_defaults(const struct config *cfg)
 	ck_assert_str_eq(cfg->control.socket, "/run/entropyd/io.entropyd");
 	ck_assert_str_eq(cfg->control.group, "entropyd");
 	ck_assert_double_eq(cfg->control.timeout, 10.0);
+	ck_assert_double_eq(cfg->control.max_hold, 60.0);
 	ck_assert_str_eq(cfg->record.dir, "");
 	ck_assert_int_eq(cfg->record.max_bytes, 16777216);
 }
@@ -487,6 +489,102 @@ START_TEST(test_missing_file)
 }
 END_TEST
 
+/* ---- @include, and lists of many entries ---- */
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* A relative @include is the file beside the one that includes it, wherever the daemon was
+ * started from ("/" under systemd); an absolute one is refused at its line. */
+START_TEST(test_include_beside)
+{
+	char dir[] = "/tmp/check_config.XXXXXX", *main_conf, *sub, *part, *abs_conf, *want;
+	struct config_errors errs = {0};
+	struct config *cfg;
+	char cwd[4096];
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	sub = xasprintf("%s/conf.d", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	main_conf = xasprintf("%s/main.conf", dir);
+	part = xasprintf("%s/control.conf", sub);
+	abs_conf = xasprintf("%s/abs.conf", dir);
+	put(main_conf, "feed = { mode = \"always\"; };\n@include \"conf.d/control.conf\"\n");
+	put(part, "control = { timeout = 5.0; };\n");
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(chdir("/"), 0);
+	cfg = config_load(main_conf, &errs);
+	ck_assert_msg(cfg != NULL, "%s", errs.n ? errs.msg[0] : "?");
+	ck_assert_double_eq(cfg->control.timeout, 5.0);
+	config_free(cfg);
+
+	want = xasprintf("%s:2: @include: an absolute path; give it relative to the directory "
+			 "of %s", abs_conf, abs_conf);
+	{
+		char *text = xasprintf("feed = { mode = \"always\"; };\n@include \"%s\"\n", part);
+
+		put(abs_conf, text);
+		free(text);
+	}
+	ck_assert_ptr_null(config_load(abs_conf, &errs));
+	ck_assert_uint_eq(errs.n, 1);
+	ck_assert_str_eq(errs.msg[0], want);
+	config_errors_free(&errs);
+	ck_assert_int_eq(chdir(cwd), 0);
+	unlink(part);
+	unlink(main_conf);
+	unlink(abs_conf);
+	rmdir(sub);
+	rmdir(dir);
+	free(want);
+	free(sub);
+	free(part);
+	free(main_conf);
+	free(abs_conf);
+}
+END_TEST
+
+/* 64,000 entries are checked for repeats in well under the time a comparison of every pair
+ * took (about 2 billion of them, seconds); a repeat is still found, with its first line. */
+START_TEST(test_many_instances)
+{
+	enum { N = 64000 };
+	char *text = NULL, *path = xasprintf("/tmp/check_config.many.%d", (int)getpid()), *want;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct config_errors errs = {0};
+	struct config *cfg;
+	double t0;
+
+	ck_assert_ptr_nonnull(f);
+	fputs("policy = { network = { instances = (\n", f);
+	for (int i = 0; i < N; i++)
+		fprintf(f, "{ name = \"if%d\"; mode = \"disabled\"; },\n", i);
+	fputs("{ name = \"if7\"; mode = \"disabled\"; }\n); }; };\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	put(path, text);
+	t0 = (double)mono_ns() / 1e9;
+	cfg = config_load(path, &errs);
+	ck_assert_msg((double)mono_ns() / 1e9 - t0 < 2.0, "%d entries took %.2f s", N + 1,
+		      (double)mono_ns() / 1e9 - t0);
+	ck_assert_ptr_null(cfg);
+	ck_assert_uint_eq(errs.n, 1);
+	want = xasprintf("duplicate instance \"if7\" (first at line 9)");
+	ck_assert_msg(strstr(errs.msg[0], want) != NULL, "%s", errs.msg[0]);
+	config_errors_free(&errs);
+	unlink(path);
+	free(want);
+	free(path);
+	free(text);
+}
+END_TEST
+
 /* ---- overrides ---- */
 
 START_TEST(test_overrides)
@@ -663,7 +761,7 @@ START_TEST(test_print_keys)
 		"sources.network.instances[].name", "sources.network.instances[].direction",
 		"sources.network.instances[].filter", "sources.network.instances[].snaplen",
 		"control.socket",
-		"control.group", "control.timeout", "record.dir", "record.max_bytes",
+		"control.group", "control.timeout", "control.max_hold", "record.dir", "record.max_bytes",
 	};
 	static const char *const rule[] = {"mode", "scale", "cap_bits_per_event",
 					   "cap_bits_per_second"};
@@ -727,6 +825,8 @@ static Suite *config_suite(void)
 	tcase_add_loop_test(tc, test_bad_file, 0, (int)ARRAY_SIZE(bad_files));
 	tcase_add_test(tc, test_syntax_error);
 	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_include_beside);
+	tcase_add_test(tc, test_many_instances);
 	tcase_add_test(tc, test_overrides);
 	tcase_add_test(tc, test_net_instances);
 	suite_add_tcase(s, tc);

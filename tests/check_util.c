@@ -1,4 +1,5 @@
-/* check_util: unit tests for util.c — allocation wrappers, xasprintf, strlcopy, wipe, mono_ns. */
+/* check_util: unit tests for util.c — allocation wrappers, xasprintf, strlcopy, printable, wipe,
+ * mono_ns. */
 #include <check.h>
 #include <signal.h>
 #include <stdint.h>
@@ -40,6 +41,28 @@ START_TEST(test_xasprintf_long)
 	ck_assert_str_eq(s + N + 1, "]7");
 	free(s);
 	free(big);
+}
+END_TEST
+
+/* An interface may be named with terminal escapes: shown, every byte outside printable ASCII
+ * is \xHH, and an escape is never cut in two by the buffer's end. */
+START_TEST(test_printable)
+{
+	char dst[32], *dup;
+
+	ck_assert(printable(dst, sizeof(dst), "x\x1b[7m\x07"));
+	ck_assert_str_eq(dst, "x\\x1b[7m\\x07");
+	ck_assert(printable(dst, sizeof(dst), "eth0 AT kbd~"));
+	ck_assert_str_eq(dst, "eth0 AT kbd~");
+	ck_assert(printable(dst, sizeof(dst), "\x7f\xc2\x9b\n"));
+	ck_assert_str_eq(dst, "\\x7f\\xc2\\x9b\\x0a");
+	ck_assert(!printable(dst, 6, "ab\x1b"));
+	ck_assert_str_eq(dst, "ab");
+	ck_assert(printable(dst, 7, "ab\x1b"));
+	ck_assert_str_eq(dst, "ab\\x1b");
+	dup = printable_dup("\x01\x02\x03");
+	ck_assert_str_eq(dup, "\\x01\\x02\\x03");
+	free(dup);
 }
 END_TEST
 
@@ -226,6 +249,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, test_xasprintf_formats);
 	tcase_add_test(tc, test_xasprintf_long);
 	tcase_add_test(tc, test_strlcopy_fits);
+	tcase_add_test(tc, test_printable);
 	tcase_add_test(tc, test_strlcopy_truncates);
 	tcase_add_test(tc, test_strlcopy_size_zero);
 	tcase_add_test(tc, test_wipe_clears_exactly_the_range);

@@ -1,5 +1,5 @@
 /* ctlraw: a raw, misbehaving client of the control socket, for the robustness tests: it sends
- * any bytes, holds many connections, sends nothing, trickles, or never reads. */
+ * any bytes, holds many connections, keeps them busy, sends nothing, trickles, or never reads. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -21,6 +21,9 @@ static void usage(void)
 		"                                 on a line (NULs become newlines)\n"
 		"       ctlraw SOCKET hold N      open N connections at once, then call GetStatus\n"
 		"                                 on each; count replies and refusals\n"
+"       ctlraw SOCKET keep N S    open N connections, call GetInfo on each twice a\n"
+		"                                 second for S seconds; count the connections served,\n"
+		"                                 refused, and closed by the daemon after serving\n"
 		"       ctlraw SOCKET idle        connect, send nothing; time until closed\n"
 		"       ctlraw SOCKET slow        send a byte every 0.2 s; time until closed\n"
 		"       ctlraw SOCKET noread N    send up to N GetStatus calls, never read; time\n"
@@ -138,6 +141,54 @@ static int do_hold(const char *path, int n)
 	return 0;
 }
 
+static int do_keep(const char *path, int n, double seconds)
+{
+	static const char info_call[] = "{\"method\":\"org.varlink.service.GetInfo\"}";
+	int *fds = calloc((size_t)n, sizeof(int)), served = 0, refused = 0, closed = 0;
+	char *state = calloc((size_t)n, 1); /* 0 waiting, 's' served, 'r' refused, 'c' closed */
+	double t0 = now(), next = t0;
+	char buf[65536];
+
+	for (int i = 0; i < n; i++)
+		fds[i] = dial(path);
+	while (now() - t0 < seconds) {
+		if (now() >= next) {
+			for (int i = 0; i < n; i++)
+				if (state[i] == 0 || state[i] == 's')
+					send(fds[i], info_call, sizeof(info_call), MSG_NOSIGNAL);
+			next += 0.5;
+		}
+		for (int i = 0; i < n; i++) {
+			struct pollfd p = {.fd = fds[i], .events = POLLIN};
+			ssize_t r;
+
+			if (state[i] == 'r' || state[i] == 'c' || poll(&p, 1, 0) <= 0)
+				continue;
+			r = recv(fds[i], buf, sizeof(buf) - 1, 0);
+			if (r <= 0) {
+				state[i] = state[i] == 's' ? 'c' : 'r';
+				continue;
+			}
+			buf[r] = '\0';
+			if (strstr(buf, "io.entropyd.TooManyClients"))
+				state[i] = 'r';
+			else if (state[i] == 0 && strstr(buf, "\"vendor\""))
+				state[i] = 's';
+		}
+		usleep(10000);
+	}
+	for (int i = 0; i < n; i++) {
+		served += state[i] == 's' || state[i] == 'c';
+		refused += state[i] == 'r';
+		closed += state[i] == 'c';
+		close(fds[i]);
+	}
+	printf("served=%d refused=%d closed=%d\n", served, refused, closed);
+	free(fds);
+	free(state);
+	return 0;
+}
+
 static int report(const char *what, double t)
 {
 	if (t < 0) {
@@ -202,6 +253,8 @@ int main(int argc, char **argv)
 		return do_send(argv[1]);
 	if (!strcmp(argv[2], "hold") && argc == 4)
 		return do_hold(argv[1], atoi(argv[3]));
+	if (!strcmp(argv[2], "keep") && argc == 5)
+		return do_keep(argv[1], atoi(argv[3]), atof(argv[4]));
 	if (!strcmp(argv[2], "idle"))
 		return do_idle(argv[1]);
 	if (!strcmp(argv[2], "slow"))

@@ -6,7 +6,7 @@
 
 CTLRAW=$top_builddir/tests/ctlraw
 policy='policy = { input = { mode = "trusted"; cap_bits_per_event = 2.0; cap_bits_per_second = 1000000.0; }; block = { mode = "disabled"; }; network = { mode = "disabled"; }; };'
-control="control = { socket = \"$CTL_SOCKET\"; timeout = 1.0; };"
+control="control = { socket = \"$CTL_SOCKET\"; timeout = 1.0; max_hold = 3.0; };"
 ctl() { "$ENTROPYCTL" -s "$CTL_SOCKET" "$@"; }
 # expect STATUS PATTERN COMMAND...: COMMAND exits with STATUS and says PATTERN (stdout+stderr).
 expect() {
@@ -181,8 +181,27 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
 	[ -z "$seen_live" ] || fail "uid 65534 saw the counters live: $before then $after"
 	expect 4 "permission denied: io.entropyd.Reload needs root" nobody reload
 	grep -q "control: io.entropyd.Reload refused to uid 65534" "$T/log" || fail "refused reload not logged"
+	# Members of the group cannot keep root out: four users keep 16 connections each busy
+	# (every slot others share); root still reloads, a fifth user is told why, one user gets
+	# no more than 16, and each connection is closed at control.max_hold however busy.
+	keepers=
+	for u in 65531 65532 65533 65534; do
+		setpriv --reuid=$u --regid=65534 --clear-groups "$CTLRAW" "$CTL_SOCKET" keep 16 5 > "$T/keep$u" &
+		keepers="$keepers $!"
+	done
+	sleep 1.5
+	expect 0 "^configuration reloaded$" ctl reload
+	expect 5 "serves too many clients at once" setpriv --reuid=65530 --regid=65534 --clear-groups "$ENTROPYCTL" -s "$CTL_SOCKET" status
+	wait $keepers
+	for u in 65531 65532 65533 65534; do
+		[ "$(cat "$T/keep$u")" = "served=16 refused=0 closed=16" ] || fail "uid $u, 16 busy connections: $(cat "$T/keep$u")"
+	done
+	grep -qE "closed a connection \(uid 6553[1-4], pid [0-9]+\) open for 3 s \(control.max_hold\)" "$T/log" || fail "max_hold not logged"
+	wait_for 5 ctl status > /dev/null || fail "status after the busy clients"
+	r=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CTLRAW" "$CTL_SOCKET" keep 20 1)
+	[ "$r" = "served=16 refused=4 closed=0" ] || fail "one user, 20 connections: $r"
 	chmod 0660 "$CTL_SOCKET"
-	pass "as uid 65534: no access to a 0660 socket (exit 4); with access, counters up to 10 s old and reload refused (exit 4)"
+	pass "as uid 65534: no access to a 0660 socket (exit 4); with access, counters up to 10 s old and reload refused (exit 4); 16 connections a user, root served when 64 are held, each closed at control.max_hold"
 else
 	echo "SKIP: not root or no setpriv: reload as another user not tested"
 fi

@@ -299,3 +299,23 @@ grep -q "network/trace.pcap: $T/trace.pcap: refused, nothing of it is used: the 
 	fail "truncated savefile not refused clearly"
 grep -qE "network/trace.pcap: kind savefile, state refused, .* 0 events" "$T/log" || fail "refused file counted"
 pass "savefile: reduced $reduced = trusted $trusted / 4; event cap by recorded time; truncated file refused"
+
+# ---- a name with terminal escapes: captured by its own name, shown printable everywhere ----
+if [ -n "${DAEMON_PID:-}" ]; then stop_daemon; fi
+evil=$'x\x1b[7m\x07' shown='x\x1b[7m\x07'
+ip link add "$evil" netns "$NB" type veth peer name "edpe$$" netns "$NA" && ip -n "$NB" link set "$evil" up ||
+	fail "a veth named $shown"
+conf 'interfaces = [ "x*" ];'
+start_daemon -v --dry-run -f "$T/e.conf"
+wait_for 5 grep -qF "network/$shown: capturing" "$T/log" || fail "$shown not captured, or not shown printable"
+grep -qF "network/$shown: attached" "$T/log" || fail "$shown: attach not shown printable"
+wait_summary "network/x.x1b\[7m.x07: kind veth" || fail "$shown: no summary"
+"$ENTROPYCTL" -s "$CTL_SOCKET" status > "$T/st" && "$ENTROPYCTL" -s "$CTL_SOCKET" sources > "$T/src" ||
+	fail "entropyctl status, sources"
+grep -qF "$shown" "$T/st" && grep -qxF "network/$shown" "$T/src" || fail "entropyctl: $shown not shown printable"
+[ "$("$ENTROPYCTL" -s "$CTL_SOCKET" --json sources | jq -r '.sources[].name')" = "$shown" ] || fail "--json: not $shown"
+"$ENTROPYCTL" -s "$CTL_SOCKET" metrics | grep -qF "name=\"x\\\\x1b[7m\\\\x07\"" || fail "metrics: $shown not escaped"
+LC_ALL=C grep -qP '[\x01-\x08\x0b-\x1f\x7f]' "$T/log" "$T/st" "$T/src" && fail "a control byte reached the log or entropyctl"
+stop_daemon
+ip -n "$NB" link del "$evil"
+pass "an interface named $shown: captured, and shown so in the log, status, sources, --json and metrics"
