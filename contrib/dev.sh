@@ -3,12 +3,17 @@
 #   contrib/dev.sh run    install build dependencies, build, run entropyd in the foreground
 #                         with the shipped conf/entropyd.conf against the real kernel
 #   contrib/dev.sh test   install build and test dependencies, build, run the whole test suite
+#   contrib/dev.sh deb    install build and packaging dependencies, build the Debian package
+#                         (make deb: deb/entropyd_VERSION_ARCH.deb)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
 BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-dev
 	libpcap-dev libsystemd-dev libjansson-dev zlib1g-dev libcap-ng-dev"
+# The Debian package (contrib/debian, make deb): debhelper (with dh-autoreconf and the
+# sysusers sequence), and check for the unit tests its build runs.
+DEB_DEPS="debhelper dpkg-dev check"
 TEST_DEPS="check strace util-linux mandoc jq"
 # The packet source: network namespaces (tests/t_pcap.sh), and tcpdump to compare its cost
 # with (bench/pcap.sh).
@@ -27,6 +32,8 @@ TEST_DEPS="$TEST_DEPS qemu-system-x86 busybox-static cpio python3"
 # The systemd unit and contrib/ (tests/t_unit.sh, tests/t_contrib.sh) and the system test
 # (tests/system/: a real systemd booted in a container from a debootstrap'ed tree).
 TEST_DEPS="$TEST_DEPS systemd-container debootstrap bash-completion shellcheck"
+# The package's system test (tests/system/t_deb.sh): it builds it, and lintian checks it.
+TEST_DEPS="$TEST_DEPS $DEB_DEPS lintian"
 
 install_deps() {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -82,13 +89,19 @@ test)
 	# The unit under a real systemd (make check-system), after the suite and on its own.
 	src=0
 	make --no-print-directory check-system > make-check-system.out 2>&1 || src=$?
-	grep -E '^(PASS|FAIL|SKIP)|^t_system:|check-system' make-check-system.out | sed 's/^/system: /' || true
+	grep -E '^(PASS|FAIL|SKIP)|^t_(system|deb):|check-system' make-check-system.out | sed 's/^/system: /' || true
 	[ "$src" -eq 0 ] || { tail -60 make-check-system.out; [ "$rc" -ne 0 ] || rc=$src; }
 	show_results
 	exit "$rc"
 	;;
+deb)
+	# shellcheck disable=SC2086
+	install_deps $DEB_DEPS
+	build
+	make --no-print-directory deb DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-parallel=$(nproc)}"
+	;;
 *)
-	echo "usage: contrib/dev.sh run|test" >&2
+	echo "usage: contrib/dev.sh run|test|deb" >&2
 	exit 2
 	;;
 esac

@@ -7,167 +7,12 @@
 # one, the watchdog is fed, entropyctl answers, and "systemctl stop" is clean.
 #
 # Run it with "make check-system". Needs root, systemd-nspawn (systemd-container),
-# debootstrap, and Debian's archive. Environment:
-#   ENTROPYD_TEST_CACHE   where the tree is cached (default /var/cache/entropyd-test)
-#   ENTROPYD_TEST_MIRROR  the Debian mirror (default: the first one apt uses on this host)
+# debootstrap, and Debian's archive (see lib.sh for the environment it reads).
 set -u
 
-: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
-: "${top_srcdir:=$top_builddir}"
-CACHE=${ENTROPYD_TEST_CACHE:-/var/cache/entropyd-test}
-VARIANT=minbase
-# Hard limits, in seconds.
-DEBOOTSTRAP_LIMIT=900
-INSTALL_LIMIT=300
-BOOT_LIMIT=240 # the whole life of the container
-READY_LIMIT=60
-CMD_LIMIT=30
+. "$(dirname "$0")/lib.sh"
 
-T0=$(date +%s)
-W=
-NSPAWN_PID=
-LEADER=
-MERGED=
-
-say() { printf '%s [%3ds] %s\n' "t_system:" "$(($(date +%s) - T0))" "$*"; }
-fail() {
-	echo "FAIL: $*" >&2
-	if [ -n "$LEADER" ]; then
-		echo "--- journal of entropyd.service ---" >&2
-		inside journalctl -b -u entropyd.service --no-pager -o short-monotonic 2>&1 | tail -60 >&2
-	fi
-	[ -n "$W" ] && [ -s "$W/console.log" ] && { echo "--- console ---" >&2; tail -30 "$W/console.log" >&2; }
-	exit 1
-}
-skip() { echo "SKIP: $*"; exit 77; }
-pass() { echo "PASS: $*"; }
-
-cleanup() {
-	if [ -n "$NSPAWN_PID" ] && kill -0 "$NSPAWN_PID" 2>/dev/null; then
-		kill -TERM "$NSPAWN_PID" 2>/dev/null
-		for _ in $(seq 100); do kill -0 "$NSPAWN_PID" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$NSPAWN_PID" 2>/dev/null
-		wait "$NSPAWN_PID" 2>/dev/null
-	fi
-	if [ -n "$MERGED" ] && mountpoint -q "$MERGED"; then
-		umount "$MERGED" 2>/dev/null || umount -l "$MERGED"
-	fi
-	[ -n "$W" ] && rm -rf "$W"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-# inside CMD...: run CMD in the booted container (all of its namespaces), with a time limit.
-inside() { timeout -k 5 "$CMD_LIMIT" nsenter -t "$LEADER" -a -- "$@"; }
-prop() { inside systemctl show -P "$1" entropyd.service; }
-
-# wait_for SECONDS COMMAND...: poll COMMAND every 0.2 s.
-wait_for() {
-	local limit=$(($1 * 5)); shift
-	for _ in $(seq "$limit"); do
-		"$@" && return 0
-		sleep 0.2
-	done
-	return 1
-}
-
-# The first Debian mirror apt uses here for the host's release (deb822 or one-line format).
-find_mirror() {
-	local codename=$1 f
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v suite="$codename" '
-			function flush() {
-				if (types ~ /(^| )deb( |$)/ && (" " suites " ") ~ (" " suite " ") &&
-				    enabled != "no" && uri != "") { print uri; found = 1; exit }
-				types = suites = uri = enabled = ""
-			}
-			/^[ \t]*#/ { next }
-			/^[ \t]*$/ { flush(); next }
-			tolower($1) == "types:" { types = substr($0, index($0, ":") + 1) }
-			tolower($1) == "suites:" { suites = substr($0, index($0, ":") + 1) }
-			tolower($1) == "uris:" { uri = $2 }
-			tolower($1) == "enabled:" { enabled = tolower($2) }
-			END { if (!found) flush() }' "$f" | head -1 | grep . && return 0
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		sed -e 's/\[[^]]*\]//' "$f" |
-			awk -v suite="$codename" '$1 == "deb" && $3 == suite { print $2; exit }' |
-			grep . && return 0
-	done
-	return 1
-}
-
-# The Debian packages that hold the shared libraries PROGRAM links.
-lib_packages() {
-	local lib pkg
-	for lib in $(ldd "$1" | awk '/=> \// { print $3 }'); do
-		pkg=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "/usr$lib" 2>/dev/null ||
-			dpkg -S "${lib#/usr}" 2>/dev/null) || { echo "?$lib"; continue; }
-		echo "${pkg%%:*}"
-	done
-}
-
-# ---- preconditions ----
-[ "$(id -u)" -eq 0 ] || skip "needs root (debootstrap, mounts, systemd-nspawn)"
-for tool in systemd-nspawn debootstrap nsenter systemd-sysusers dpkg; do
-	command -v "$tool" > /dev/null ||
-		skip "$tool not found (apt-get install systemd-container debootstrap)"
-done
-[ -x "$top_builddir/src/entropyd" ] || fail "build entropyd first (make)"
-. /etc/os-release
-CODENAME=${VERSION_CODENAME:-}
-[ -n "$CODENAME" ] || skip "cannot tell this host's Debian release (/etc/os-release)"
-MIRROR=${ENTROPYD_TEST_MIRROR:-$(find_mirror "$CODENAME")} ||
-	skip "no Debian mirror for $CODENAME in /etc/apt/sources.list(.d)"
-
-# ---- the cached tree: systemd, plus the libraries the built programs link ----
-PROGRAMS="$top_builddir/src/entropyd"
-[ -x "$top_builddir/src/entropyctl" ] && PROGRAMS="$PROGRAMS $top_builddir/src/entropyctl"
-PACKAGES=$({
-	echo systemd systemd-sysv
-	for p in $PROGRAMS; do lib_packages "$p"; done
-} | tr ' ' '\n' | grep . | sort -u | tr '\n' ' ')
-case "$PACKAGES" in *'?'*) fail "no Debian package holds: $(echo "$PACKAGES" | tr ' ' '\n' | grep '^?')" ;; esac
-KEY=$(printf '%s %s %s\n' "$CODENAME" "$VARIANT" "$PACKAGES" | sha256sum | cut -c1-12)
-TREE=$CACHE/$CODENAME-$KEY
-say "tree $TREE: $PACKAGES"
-
-mkdir -p "$CACHE" || fail "cannot create $CACHE"
-exec 8> "$CACHE/lock"
-timeout "$DEBOOTSTRAP_LIMIT" flock 8 || fail "$CACHE/lock held for ${DEBOOTSTRAP_LIMIT}s"
-if [ -f "$TREE/.complete" ]; then
-	say "cached tree found"
-else
-	t=$(date +%s)
-	rm -rf "$TREE.tmp"
-	say "debootstrap $CODENAME from $MIRROR (once per package list; about 80 s)"
-	timeout -k 10 "$DEBOOTSTRAP_LIMIT" debootstrap --variant="$VARIANT" \
-		--include="$(echo $PACKAGES | tr ' ' ',')" "$CODENAME" "$TREE.tmp" "$MIRROR" \
-		> "$CACHE/debootstrap.log" 2>&1 ||
-		{ tail -20 "$CACHE/debootstrap.log" >&2; rm -rf "$TREE.tmp"; fail "debootstrap failed"; }
-	# Trees for other package lists are out of date: keep only this one.
-	for old in "$CACHE/$CODENAME"-*; do
-		[ "$old" != "$TREE.tmp" ] && [ -d "$old" ] && rm -rf "$old"
-	done
-	touch "$TREE.tmp/.complete" && mv "$TREE.tmp" "$TREE" || fail "cannot store $TREE"
-	say "debootstrap took $(($(date +%s) - t)) s"
-fi
-exec 8>&-
-
-# ---- an overlay of it, with entropyd installed the way a user would ----
-W=$(mktemp -d "${TMPDIR:-/var/tmp}/entropyd-system.XXXXXX") || fail "mktemp"
-MERGED=$W/root
-mkdir -p "$W/upper" "$W/work" "$MERGED"
-if ! mount -t overlay overlay -o "lowerdir=$TREE,upperdir=$W/upper,workdir=$W/work" "$MERGED" \
-	2> /dev/null; then
-	say "no overlayfs here: copying the tree"
-	rmdir "$MERGED"
-	cp -a "$TREE" "$MERGED" || fail "cannot copy $TREE"
-	MERGED=
-fi
-ROOT=$W/root
+# ---- entropyd installed the way a user would ----
 
 timeout -k 10 "$INSTALL_LIMIT" make -C "$top_builddir" --no-print-directory -s install \
 	DESTDIR="$ROOT" > "$W/install.log" 2>&1 || { cat "$W/install.log" >&2; fail "make install failed"; }
@@ -197,28 +42,7 @@ mkdir -p "$ROOT/etc/systemd/system/sys-kernel-tracing.mount.d"
 printf '[Unit]\nConditionCapability=\nConditionPathExists=/sys/kernel/tracing\n' \
 	> "$ROOT/etc/systemd/system/sys-kernel-tracing.mount.d/test.conf"
 
-# ---- boot ----
-t=$(date +%s)
-timeout -k 10 "$BOOT_LIMIT" systemd-nspawn -q -D "$ROOT" -M "entropyd-test-$$" --register=no \
-	--keep-unit --private-network --boot --console=pipe --system-call-filter=perf_event_open \
-	< /dev/null > "$W/console.log" 2>&1 &
-TIMEOUT_PID=$!
-wait_for 10 pgrep -P "$TIMEOUT_PID" -x systemd-nspawn > /dev/null || fail "systemd-nspawn did not start"
-NSPAWN_PID=$(pgrep -P "$TIMEOUT_PID" -x systemd-nspawn)
-# The container's init is a child of systemd-nspawn; so, for a moment, is a helper of
-# nspawn's own that exits (taken for init, it left every later command without a
-# namespace): wait for the child that runs systemd.
-init_pid() { pgrep -P "$NSPAWN_PID" -x systemd | head -1 | grep .; }
-wait_for 30 init_pid > /dev/null || fail "no init in the container"
-LEADER=$(init_pid) || fail "the container's init is gone"
-booted() {
-	local s
-	s=$(inside systemctl is-system-running 2> /dev/null)
-	[ "$s" = running ] || [ "$s" = degraded ]
-}
-wait_for "$READY_LIMIT" booted || fail "the container did not finish booting in ${READY_LIMIT}s"
-say "booted in $(($(date +%s) - t)) s"
-BOOTED_AT=$(date +%s)
+boot
 
 # ---- the unit reached active (running) through READY=1 ----
 [ "$(prop Type)" = notify ] || fail "Type is $(prop Type), not notify"
