@@ -21,6 +21,7 @@ static const struct setting block_tab[] = {
 	 .help = "disk names or globs; auto: every whole physical disk"},
 	QUANTUM_KEY(block.quantum_ns),
 	ESTIMATE_KEY(block.estimate_interval, 10),
+	HEALTH_RETRY_KEY(block.health_retry),
 	{0},
 };
 
@@ -41,5 +42,6 @@ const struct source_class class_block = {
 	.policy = {.mode = MODE_TRUSTED, .cap_bits_per_event = 1.0, .cap_bits_per_second = 128},
 	.quantum_ns = CFG(block.quantum_ns),
 	.estimate_interval = CFG(block.estimate_interval),
+	.health_retry = CFG(block.health_retry),
 	.backend = block_backend,
 };

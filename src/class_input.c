@@ -18,6 +18,7 @@ static const struct setting input_tab[] = {
 	 .def_list = list_empty, .help = "never devices whose name or node matches"},
 	QUANTUM_KEY(input.quantum_ns),
 	ESTIMATE_KEY(input.estimate_interval, 10),
+	HEALTH_RETRY_KEY(input.health_retry),
 	{0},
 };
 
@@ -36,5 +37,6 @@ const struct source_class class_input = {
 	.policy = {.mode = MODE_TRUSTED, .cap_bits_per_event = 2.0, .cap_bits_per_second = 64},
 	.quantum_ns = CFG(input.quantum_ns),
 	.estimate_interval = CFG(input.estimate_interval),
+	.health_retry = CFG(input.health_retry),
 	.backend = input_backend,
 };

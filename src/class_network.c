@@ -48,6 +48,7 @@ static const struct setting network_tab[] = {
 	 .help = "pcap savefile to replay (empty: live capture)"},
 	QUANTUM_KEY(network.quantum_ns),
 	ESTIMATE_KEY(network.estimate_interval, 60),
+	HEALTH_RETRY_KEY(network.health_retry),
 	{.key = "max_events_per_second", .type = SET_INT,
 	 .offset = CFG(network.max_events_per_second), .min = 1, .max = 100000000,
 	 .def_num = 10000, .unit = "packets/s",
@@ -154,5 +155,6 @@ const struct source_class class_network = {
 	.policy = {.mode = MODE_REDUCED, .cap_bits_per_event = 0.5, .cap_bits_per_second = 32},
 	.quantum_ns = CFG(network.quantum_ns),
 	.estimate_interval = CFG(network.estimate_interval),
+	.health_retry = CFG(network.health_retry),
 	.backend = network_backend,
 };

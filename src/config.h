@@ -95,6 +95,7 @@ struct config {
 		struct strlist exclude;
 		long quantum_ns;
 		double estimate_interval; /* seconds of event time between estimated blocks */
+		double health_retry;      /* seconds of event time before a re-qualification */
 	} input;
 
 	struct {
@@ -102,6 +103,7 @@ struct config {
 		struct strlist devices;
 		long quantum_ns;
 		double estimate_interval; /* seconds of event time between estimated blocks */
+		double health_retry;      /* seconds of event time before a re-qualification */
 	} block;
 
 	struct {
@@ -110,6 +112,7 @@ struct config {
 		char *file;
 		long quantum_ns;
 		double estimate_interval; /* seconds of event time between estimated blocks */
+		double health_retry;      /* seconds of event time before a re-qualification */
 		int max_events_per_second; /* per interface; the rest are counted as skipped */
 		struct net_override *instances;
 		size_t n_instances;

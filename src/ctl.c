@@ -145,7 +145,7 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 {
 	return json_pack(
 		"{s:o, s:o, s:o, s:o, s:s, s:{s:s, s:o, s:o, s:o}, s:o, s:o, s:b, s:s, s:I,"
-		" s:{s:o, s:o, s:I}, s:I, s:I, s:I, s:o, s:o, s:o}",
+		" s:{s:o, s:o, s:I, s:I, s:o}, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
 		"class", jstr(class_name(in->cls)), "name", jstr(in->name), "kind", jstr(in->kind),
 		"state", jstr(in->state), "backend", class_backend(ctl->cfg, in->cls),
 		"policy", "mode", policy_mode_name(in->rule.mode), "scale", ctl_real(in->rule.scale),
@@ -155,8 +155,10 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 		"kernel_credits", in->kernel_credits, "symbols", in->jiffy_ns ? "sub-jiffy" : "full",
 		"jiffy_ns", (json_int_t)in->jiffy_ns,
 		"health", "state", jstr(in->health), "last_failure", jstr(in->health_last),
-		"failures", (json_int_t)in->health_failures,
+		"failures", (json_int_t)in->health_failures, "requalified",
+		(json_int_t)in->health_requalified, "retry_in_s", ctl_real(in->health_retry_in),
 		"events", (json_int_t)in->c.events, "skipped", (json_int_t)in->c.skipped,
+		"merged", (json_int_t)in->c.merged,
 		"mixed_bytes", (json_int_t)in->c.mixed_bytes, "estimated_bits",
 		ctl_real(in->c.estimated_bits), "credited_bits", ctl_real(in->c.credited_bits),
 		"held_bits", ctl_real(in->c.held_bits));

@@ -11,8 +11,9 @@
  * interface description. Raise it with any change to the description, and say here what
  * changed; a client can then tell what the daemon it talks to offers.
  *   1  GetStatus, GetSources, Reload; errors ConfigInvalid, InvalidRequest, RequestTooLarge,
- *      TooManyClients. */
-#define CTL_PROTO_VERSION 1
+ *      TooManyClients.
+ *   2  Source.merged; Health.requalified and Health.retry_in_s. */
+#define CTL_PROTO_VERSION 2
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 

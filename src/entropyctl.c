@@ -482,10 +482,15 @@ static void print_sources(const json_t *sources)
 			       s_(s, "symbols"), i_(s, "jiffy_ns"));
 		else
 			printf("  symbols     %s\n", s_(s, "symbols"));
-		printf("  health      %s%s%s; last failure %s; %lld failures\n",
+		printf("  health      %s%s%s; last failure %s; %lld failures; re-qualified %lld "
+		       "times\n",
 		       paint(s_(h, "state")), s_(h, "state"), unpaint(), s_(h, "last_failure"),
-		       i_(h, "failures"));
-		printf("  events      %lld (%lld skipped)\n", i_(s, "events"), i_(s, "skipped"));
+		       i_(h, "failures"), i_(h, "requalified"));
+		if (!isnan(f_(h, "retry_in_s")))
+			printf("  retry       re-qualified after %.0f more seconds of its events\n",
+			       f_(h, "retry_in_s"));
+		printf("  events      %lld (%lld skipped, %lld merged)\n", i_(s, "events"),
+		       i_(s, "skipped"), i_(s, "merged"));
 		printf("  mixed       %lld bytes\n", i_(s, "mixed_bytes"));
 		printf("  estimated   %.1f bits\n", f_(s, "estimated_bits"));
 		printf("  credited    %.1f bits (%.1f more waiting for the health tests)\n",

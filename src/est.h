@@ -39,9 +39,26 @@ struct est_params {
 
 struct est_out {
 	double bits;      /* estimate for this event, 0 <= bits <= cap_bits */
-	bool have_symbol; /* false for the first event (no delta yet) */
+	bool have_symbol; /* false for the first event (no delta yet), and a merged one */
 	uint8_t symbol;   /* the 8-bit symbol this event produced, for health tests/recording */
+	bool merged;      /* part of the timing event before it (est_merged()): no symbol, 0 bits */
 };
+
+/*
+ * Events closer together than the quantum are one timing event: the later ones (the rest
+ * of a busy disk's completions handled in one interrupt, a burst of packets) are mixed and
+ * counted but have no timing of their own, so they give no symbol, earn nothing and are
+ * not health-tested (as dozens of zero deltas they would trip the repetition count test,
+ * and at the permanent cutoff, on exactly the busiest sources). The next event's delta is
+ * taken from the last of them, not from the first: the span of the burst (how many events
+ * the interrupt found) is not the next event's timing, and the shorter delta is what the
+ * estimators saw before, so a merged run never adds to what the event after it earns.
+ * An event earlier than the one before (a clock stepped back) is merged too.
+ */
+static inline bool est_merged(uint64_t t_ns, uint64_t last_ns, uint64_t quantum_ns)
+{
+	return t_ns < last_ns || t_ns - last_ns < quantum_ns;
+}
 
 /* What an estimator currently thinks, for status (optional). */
 struct est_report {

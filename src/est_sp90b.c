@@ -14,7 +14,8 @@
  * (t - t_prev) / quantum; the first event has none. For events the kernel already credits
  * at jiffy resolution (jiffy_ns > 0) it is the low 8 bits of the event's phase inside its
  * jiffy, (t % jiffy) / quantum: what the kernel's own timestamp does not see, so nothing is
- * counted twice. Every event has a phase, the first included.
+ * counted twice. Every event has a phase, the first included. An event closer than a quantum
+ * to the one before has neither: it is merged into that one's timing event (est_merged()).
  *
  * Credit per event = min(kernel Δ/Δ²/Δ³ rule, H, cap). H is SP 800-90B's non-IID
  * min-entropy per symbol (one symbol per event) over the instance's recent symbols, as NIST's
@@ -80,7 +81,8 @@ struct sp90b_est {
 	uint64_t quantum_ns, jiffy_ns;
 	uint64_t every_ns; /* event time between estimated blocks */
 	struct kernel_rule kernel; /* the kernel's rule, at full resolution only */
-	uint64_t last_t;
+	uint64_t last_t;   /* the event before (merged or not) */
+	bool started;      /* last_t is set (sub-jiffy mode) */
 	uint64_t symbols;  /* symbols produced so far */
 	uint64_t blocks;   /* full blocks */
 	uint64_t estimated; /* full blocks estimated */
@@ -253,10 +255,18 @@ static void sp90b_add(void *state, const uint64_t *t_ns, size_t n, struct est_ou
 		double bits = INFINITY;
 
 		if (s->jiffy_ns) {
-			out[i] = (struct est_out){
-				.have_symbol = true,
-				.symbol = (uint8_t)est_quanta(t % s->jiffy_ns, s->quantum_ns),
-			};
+			/* The phase of an event within a quantum of the one before is that one's
+			 * phase again: merged, it earns nothing here (whatever the kernel's own
+			 * rule makes of it is the kernel's). */
+			if (s->started && est_merged(t, s->last_t, s->quantum_ns))
+				out[i] = (struct est_out){.merged = true};
+			else
+				out[i] = (struct est_out){
+					.have_symbol = true,
+					.symbol = (uint8_t)est_quanta(t % s->jiffy_ns, s->quantum_ns),
+				};
+			s->started = true;
+			s->last_t = t;
 		} else {
 			/* The kernel rule's bits; it has a symbol once there is a delta. */
 			kernel_rule_add(&s->kernel, t, &out[i]);
@@ -270,7 +280,7 @@ static void sp90b_add(void *state, const uint64_t *t_ns, size_t n, struct est_ou
 		}
 		if (out[i].have_symbol)
 			push(s, out[i].symbol, t);
-		out[i].bits = !s->have_estimate ? 0 : bits < s->h ? bits : s->h;
+		out[i].bits = !s->have_estimate || out[i].merged ? 0 : bits < s->h ? bits : s->h;
 	}
 }
 

@@ -15,6 +15,7 @@ void health_cfg_default(struct health_cfg *cfg, double h_claimed)
 	cfg->alpha_intermittent = HEALTH_ALPHA_INTERMITTENT;
 	cfg->alpha_permanent = HEALTH_ALPHA_PERMANENT;
 	cfg->apt_window = HEALTH_APT_WINDOW;
+	cfg->retry_ns = HEALTH_RETRY_DEFAULT_NS;
 }
 
 const char *health_cfg_check(const struct health_cfg *cfg)
@@ -29,6 +30,8 @@ const char *health_cfg_check(const struct health_cfg *cfg)
 		       "intermittent one";
 	if (cfg->apt_window < 16 || cfg->apt_window > 65536)
 		return "APT window must be 16..65536 symbols";
+	if (cfg->retry_ns == 0)
+		return "the wait before a re-qualification must be above 0";
 	return NULL;
 }
 
@@ -128,11 +131,63 @@ void health_reset(struct health *h)
 	h->clean_needed = HEALTH_STARTUP_SYMBOLS;
 }
 
-void health_latch_permanent(struct health *h, enum health_test t)
+void health_past_save(const struct health *h, struct health_past *p)
 {
+	p->failed = h->state == HEALTH_PERMANENT;
+	p->test = h->last_test;
+	p->retry = h->retry;
+}
+
+void health_past_restore(struct health *h, const struct health_past *p)
+{
+	h->retry = p->retry;
+	if (!p->failed)
+		return;
 	h->state = HEALTH_PERMANENT;
-	h->last_test = t;
+	h->last_test = p->test;
 	h->last_permanent = true;
+}
+
+void health_retry_due(struct health *h)
+{
+	struct health_retry *r = &h->retry;
+
+	if (h->now_ns < r->failed_ns)
+		r->failed_ns = h->now_ns; /* time ran backwards: wait from here */
+	if (h->now_ns - r->failed_ns < r->wait_ns)
+		return;
+	r->requalified++;
+	r->requalified_ns = h->now_ns;
+	health_reset(h);
+}
+
+uint64_t health_retry_left(const struct health *h)
+{
+	const struct health_retry *r = &h->retry;
+	uint64_t waited;
+
+	if (h->state != HEALTH_PERMANENT)
+		return 0;
+	waited = h->now_ns > r->failed_ns ? h->now_ns - r->failed_ns : 0;
+	return waited < r->wait_ns ? r->wait_ns - waited : 0;
+}
+
+/* The wait starts: the setting, or twice the last one for an instance that failed again
+ * within one wait of being re-qualified (it keeps failing). */
+static void retry_start(struct health *h)
+{
+	struct health_retry *r = &h->retry;
+	const uint64_t base = h->cfg.retry_ns;
+	const uint64_t max = base <= UINT64_MAX / HEALTH_RETRY_MAX_TIMES
+				     ? base * HEALTH_RETRY_MAX_TIMES
+				     : UINT64_MAX;
+
+	if (r->requalified && r->wait_ns && h->now_ns >= r->requalified_ns &&
+	    h->now_ns - r->requalified_ns < r->wait_ns)
+		r->wait_ns = r->wait_ns <= max / 2 ? 2 * r->wait_ns : max;
+	else
+		r->wait_ns = base;
+	r->failed_ns = h->now_ns;
 }
 
 static void fail(struct health *h, enum health_test t, bool permanent)
@@ -147,6 +202,8 @@ static void fail(struct health *h, enum health_test t, bool permanent)
 	if (h->state == HEALTH_PERMANENT)
 		return;
 	h->state = permanent ? HEALTH_PERMANENT : HEALTH_FAILED;
+	if (permanent)
+		retry_start(h);
 	/* Recovery needs a whole fresh APT window on top of the start-up length. */
 	h->clean_needed = h->cfg.apt_window + HEALTH_STARTUP_SYMBOLS;
 }

@@ -18,11 +18,32 @@
 #define HEALTH_APT_WINDOW 512      /* SP 800-90B: 512 for non-binary symbols (1024 for bits) */
 #define HEALTH_STARTUP_SYMBOLS 1024 /* passed before the first credit, and after a failure */
 
+/*
+ * A permanent failure is not forever: a source can fail under a load that passes (a disk's
+ * completions in bursts, a packet flood), and the sources that see the most load are the
+ * ones it would switch off. So a permanently failed instance is re-qualified after a wait:
+ * a whole start-up again (HEALTH_STARTUP_SYMBOLS passing before any credit), which a broken
+ * source fails again at once and a source that was only loaded passes. The wait is the
+ * class's health_retry (an hour by default), doubled each time the instance fails
+ * permanently again within one wait of being re-qualified, up to HEALTH_RETRY_MAX_TIMES the
+ * setting; a failure after a longer good spell waits the setting again.
+ *
+ * The wait runs on the events' own time, as the estimators' schedule and the per-second
+ * cap do: a live source's timestamps are the kernel's CLOCK_MONOTONIC (input, block) or its
+ * capture clock (network), a replay re-qualifies exactly where the live run did, and the
+ * test is made on the event path without reading a clock. Time that runs backwards (a
+ * stepped capture clock, a replay starting over) starts the wait again from there, so it
+ * never shortens it; a step forward can, but a wait only spaces the attempts out: credit
+ * comes back only through the start-up tests.
+ */
+#define HEALTH_RETRY_DEFAULT_NS (3600ULL * 1000000000ULL)
+#define HEALTH_RETRY_MAX_TIMES 24
+
 enum health_state {
 	HEALTH_STARTUP,  /* fewer than HEALTH_STARTUP_SYMBOLS symbols seen, all passing */
 	HEALTH_OK,
 	HEALTH_FAILED,   /* intermittent failure: no credit until the tests pass again */
-	HEALTH_PERMANENT /* no credit until health_reset() */
+	HEALTH_PERMANENT /* no credit until re-qualified (health_time()) or health_reset() */
 };
 
 enum health_test { HEALTH_TEST_NONE, HEALTH_TEST_RCT, HEALTH_TEST_APT };
@@ -32,12 +53,29 @@ struct health_cfg {
 	double alpha_intermittent; /* false-alarm probability of one test, 0 < alpha < 1 */
 	double alpha_permanent;    /* stricter: 0 < alpha_permanent < alpha_intermittent */
 	unsigned apt_window;       /* APT window W, 16..65536 */
+	uint64_t retry_ns;         /* the first wait after a permanent failure, event time, > 0 */
 };
 
 struct health_counters {
 	uint64_t symbols;
 	uint64_t rct_intermittent, apt_intermittent; /* failures at the intermittent cutoff */
 	uint64_t rct_permanent, apt_permanent;       /* ... and at the permanent one */
+};
+
+/* The re-qualification of a permanently failed instance. */
+struct health_retry {
+	uint64_t wait_ns;        /* the current wait (0: never failed permanently) */
+	uint64_t failed_ns;      /* the event time it runs from: the permanent failure */
+	uint64_t requalified;    /* re-qualifications so far */
+	uint64_t requalified_ns; /* the event time of the last one */
+};
+
+/* What a permanent failure leaves to a later instance of the same source (same class and
+ * name, after a detach): whether it is still failed, the test, and the wait. */
+struct health_past {
+	bool failed;
+	enum health_test test;
+	struct health_retry retry;
 };
 
 /* Per instance; plain data, no allocation. Fields are read-only outside health.c. */
@@ -57,6 +95,9 @@ struct health {
 	unsigned apt_count; /* occurrences of apt_ref in the window, apt_ref itself included */
 	uint32_t clean;     /* consecutive symbols on which both tests passed */
 	uint32_t clean_needed;
+
+	uint64_t now_ns; /* the event time of the latest symbol (health_time()) */
+	struct health_retry retry;
 };
 
 /* Defaults (the alphas and W above) for a claimed min-entropy. */
@@ -72,9 +113,23 @@ void health_reconfigure(struct health *h, const struct health_cfg *cfg);
 /* Back to HEALTH_STARTUP, the only way out of HEALTH_PERMANENT; counters are kept. */
 void health_reset(struct health *h);
 
-/* Straight to HEALTH_PERMANENT: for an instance whose earlier incarnation (same class and
- * name, before a detach) failed permanently; t is the test that failed then. */
-void health_latch_permanent(struct health *h, enum health_test t);
+/* For an instance whose earlier incarnation (same class and name, before a detach) failed
+ * permanently: the wait goes on (and, if it was still failed, so does the failure). */
+void health_past_save(const struct health *h, struct health_past *p);
+void health_past_restore(struct health *h, const struct health_past *p);
+
+void health_retry_due(struct health *h);
+/* The event time of the next symbol; a permanently failed instance whose wait is over is
+ * re-qualified here (health_reset()). Call before each health_feed(). */
+static inline void health_time(struct health *h, uint64_t t_ns)
+{
+	h->now_ns = t_ns;
+	if (h->state == HEALTH_PERMANENT)
+		health_retry_due(h);
+}
+/* HEALTH_PERMANENT: the event time still to wait before it is re-qualified, as of the
+ * latest symbol; otherwise 0. */
+uint64_t health_retry_left(const struct health *h);
 
 /* Run both tests on the next symbol, O(1); returns the state after it. */
 enum health_state health_feed(struct health *h, uint8_t symbol);

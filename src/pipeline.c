@@ -4,6 +4,7 @@
 
 #include "pipeline.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,14 +61,15 @@ static struct {
 	const char *hz_from;
 } P;
 
-/* Instances that failed permanently, by class and name. A device unplugged and plugged in
- * again, a node replaced, an interface that comes back or a reload that disables and
- * re-enables a class makes a new instance; it must not get a fresh start-up from that.
- * Only a restart of the daemon forgets. */
+/* Instances that failed permanently, by class and name, as they were when detached. A device
+ * unplugged and plugged in again, a node replaced, an interface that comes back or a reload
+ * that disables and re-enables a class makes a new instance; it must not get a fresh
+ * start-up from that, nor a shorter wait for its re-qualification. Only a restart of the
+ * daemon forgets. */
 struct failed {
 	struct failed *next;
 	enum src_class cls;
-	enum health_test test;
+	struct health_past past;
 	char name[];
 };
 static struct failed *failed_list;
@@ -80,19 +82,23 @@ static struct failed *failed_find(enum src_class cls, const char *name)
 	return NULL;
 }
 
+/* At detach: one that failed permanently, now or before it was re-qualified, leaves its
+ * state and wait to its successors. */
 static void failed_remember(const struct instance *inst)
 {
 	size_t len = strlen(inst->name) + 1;
-	struct failed *f;
+	struct failed *f = failed_find(inst->cls, inst->name);
 
-	if (failed_find(inst->cls, inst->name))
-		return;
-	f = xmalloc(sizeof(*f) + len);
-	f->cls = inst->cls;
-	f->test = inst->health.last_test;
-	memcpy(f->name, inst->name, len);
-	f->next = failed_list;
-	failed_list = f;
+	if (!f) {
+		if (inst->health.state != HEALTH_PERMANENT && !inst->health.retry.wait_ns)
+			return;
+		f = xmalloc(sizeof(*f) + len);
+		f->cls = inst->cls;
+		memcpy(f->name, inst->name, len);
+		f->next = failed_list;
+		failed_list = f;
+	}
+	health_past_save(&inst->health, &f->past);
 }
 
 static void failed_forget_all(void)
@@ -142,9 +148,11 @@ static void health_claim(struct instance *inst, bool init)
 	if (h > 8)
 		h = 8;
 	health_cfg_default(&hc, h);
+	hc.retry_ns = (uint64_t)(class_health_retry(P.cfg, inst->cls) * NS_PER_SEC);
 	if (init)
 		health_init(&inst->health, &hc);
-	else if (hc.h_claimed != inst->health.cfg.h_claimed)
+	else if (hc.h_claimed != inst->health.cfg.h_claimed ||
+		 hc.retry_ns != inst->health.cfg.retry_ns)
 		health_reconfigure(&inst->health, &hc);
 }
 
@@ -171,6 +179,7 @@ static void add_counters(struct inst_counters *to, const struct inst_counters *f
 {
 	to->events += from->events;
 	to->skipped += from->skipped;
+	to->merged += from->merged;
 	to->mixed_bytes += from->mixed_bytes;
 	to->estimated_bits += from->estimated_bits;
 	to->credited_bits += from->credited_bits;
@@ -265,9 +274,10 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 		const struct failed *f = failed_find(cls, name);
 
 		if (f) {
-			health_latch_permanent(&inst->health, f->test);
-			log_warn("%s/%s: failed its health tests permanently before: no credit until "
-				 "restart", class_name(cls), name);
+			health_past_restore(&inst->health, &f->past);
+			if (f->past.failed)
+				log_warn("%s/%s: failed its health tests permanently before: no credit "
+					 "until it is re-qualified", class_name(cls), name);
 		}
 	}
 	inst->health_was = inst->health.state;
@@ -301,24 +311,35 @@ void pipeline_skip(struct instance *inst, uint64_t n)
 }
 
 /* Health tests on every symbol; a change of state is logged once, rate-limited. */
-static void health_check(struct instance *inst, uint8_t symbol)
+static void health_check(struct instance *inst, uint8_t symbol, uint64_t t_ns)
 {
 	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
-	enum health_state now = health_feed(&inst->health, symbol);
+	struct health *h = &inst->health;
+	enum health_state now;
 
-	if (inst->health.count.symbols % HEALTH_CLAIM_EVERY == 0)
+	health_time(h, t_ns);
+	now = health_feed(h, symbol);
+	if (h->count.symbols % HEALTH_CLAIM_EVERY == 0)
 		health_claim(inst, false);
 	if (now == inst->health_was)
 		return;
 	if (now == HEALTH_PERMANENT)
-		failed_remember(inst);
-	if (now == HEALTH_FAILED || now == HEALTH_PERMANENT)
-		log_limited(&rl, LOG_WARNING, "%s/%s: health test failed (%s, %s): no credit %s",
-			    class_name(inst->cls), inst->name,
-			    health_test_name(inst->health.last_test),
-			    inst->health.last_permanent ? "permanent" : "intermittent",
-			    now == HEALTH_PERMANENT ? "until restart" : "until it passes again");
-	else if (inst->health_was != HEALTH_STARTUP)
+		log_limited(&rl, LOG_WARNING,
+			    "%s/%s: health test failed (%s, permanent): no credit until it is "
+			    "re-qualified, %.0f s of its events from now",
+			    class_name(inst->cls), inst->name, health_test_name(h->last_test),
+			    (double)health_retry_left(h) / NS_PER_SEC);
+	else if (now == HEALTH_FAILED)
+		log_limited(&rl, LOG_WARNING,
+			    "%s/%s: health test failed (%s, %s): no credit until it passes again",
+			    class_name(inst->cls), inst->name, health_test_name(h->last_test),
+			    h->last_permanent ? "permanent" : "intermittent");
+	else if (inst->health_was == HEALTH_PERMANENT)
+		log_limited(&rl, LOG_NOTICE,
+			    "%s/%s: re-qualifying after a permanent health failure: no credit until "
+			    "%d symbols pass the start-up tests",
+			    class_name(inst->cls), inst->name, HEALTH_STARTUP_SYMBOLS);
+	else if (inst->health_was != HEALTH_STARTUP || h->retry.requalified)
 		log_limited(&rl, LOG_NOTICE, "%s/%s: health tests pass again: credit resumes",
 			    class_name(inst->cls), inst->name);
 	inst->health_was = now;
@@ -363,8 +384,14 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 {
 	double credit;
 
+	/* Part of the event before (est_merged()): mixed with the run, counted, and nothing
+	 * more; it neither earns nor moves the health tests' windows. */
+	if (out->merged) {
+		inst->c.merged++;
+		return;
+	}
 	if (out->have_symbol) {
-		health_check(inst, out->symbol);
+		health_check(inst, out->symbol, t_ns);
 		record_symbol(inst->rec, out->symbol);
 	}
 	inst->last_estimate = out->bits;
@@ -438,6 +465,7 @@ void pipeline_detach(struct instance *inst)
 		P.n--;
 		P.at = NULL;
 		add_counters(&P.gone, &inst->c);
+		failed_remember(inst);
 		log_info("%s/%s: detached after %llu events", class_name(inst->cls), inst->name,
 			 (unsigned long long)inst->c.events);
 		free_instance(inst);
@@ -487,6 +515,10 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 				   : health_test_name(i->health.last_test);
 	out->health_failures = i->health.count.rct_intermittent + i->health.count.apt_intermittent +
 			       i->health.count.rct_permanent + i->health.count.apt_permanent;
+	out->health_requalified = i->health.retry.requalified;
+	out->health_retry_in = i->health.state == HEALTH_PERMANENT
+				       ? (double)health_retry_left(&i->health) / NS_PER_SEC
+				       : NAN;
 	out->c = i->c;
 	out->c.held_bits = i->held + i->run_held;
 	return true;

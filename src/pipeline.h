@@ -20,6 +20,7 @@ enum {
 struct inst_counters {
 	uint64_t events;       /* samples received */
 	uint64_t skipped;      /* not estimated: instance disabled by policy, or pipeline_skip */
+	uint64_t merged;       /* closer than the quantum to the event before: mixed, no symbol */
 	uint64_t mixed_bytes;  /* bytes handed to the pool */
 	double estimated_bits; /* sum of per-event estimates (after the class cap) */
 	double credited_bits;  /* sum of per-event credit (after policy), vouched for by the
@@ -40,6 +41,9 @@ struct inst_info {
 	const char *health;         /* health_state_name(): "startup", "ok", "failed", ... */
 	const char *health_last;    /* the test that failed last, or "none" */
 	uint64_t health_failures;
+	uint64_t health_requalified; /* times re-qualified after a permanent failure */
+	double health_retry_in; /* failed permanently: seconds of event time before it is
+				 * re-qualified, as of its latest event; NAN otherwise */
 	struct inst_counters c;
 };
 

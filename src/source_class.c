@@ -36,6 +36,11 @@ double class_estimate_interval(const struct config *cfg, enum src_class cls)
 	return *(const double *)((const char *)cfg + source_classes[cls]->estimate_interval);
 }
 
+double class_health_retry(const struct config *cfg, enum src_class cls)
+{
+	return *(const double *)((const char *)cfg + source_classes[cls]->health_retry);
+}
+
 const char *class_backend(const struct config *cfg, enum src_class cls)
 {
 	return (unsigned)cls < CLASS_COUNT ? source_classes[cls]->backend(cfg) : "unknown";

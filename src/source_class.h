@@ -32,6 +32,12 @@
 	 .max = 3600, .def_num = (def), .unit = "seconds",                                    \
 	 .help = "event time between estimated blocks of 4096 symbols"}
 
+/* The first wait before a permanently failed instance is re-qualified (health.h). */
+#define HEALTH_RETRY_KEY(field)                                                            \
+	{.key = "health_retry", .type = SET_FLOAT, .offset = CFG(field), .min = 60,            \
+	 .max = 604800, .def_num = 3600, .unit = "seconds",                                   \
+	 .help = "event time before a permanently failed instance is re-qualified"}
+
 /* ---- lists of instances ----
  * policy.CLASS.instances and sources.network.instances are both lists of groups
  * ( { name = "GLOB"; ... }, ... ) whose first match by name wins and whose elements inherit
@@ -76,9 +82,9 @@ struct source_class {
 		double cap_bits_per_event;
 		double cap_bits_per_second;
 	} policy;
-	/* The offsets in struct config of the estimator's parameters: long quantum_ns and
-	 * double estimate_interval. */
-	size_t quantum_ns, estimate_interval;
+	/* The offsets in struct config of the estimator's parameters, long quantum_ns and
+	 * double estimate_interval, and of the health tests' double health_retry. */
+	size_t quantum_ns, estimate_interval, health_retry;
 	/* What the status calls the instances' backend. */
 	const char *(*backend)(const struct config *cfg);
 };
@@ -93,6 +99,8 @@ extern const struct source_class *const source_classes[CLASS_COUNT];
 /* sources.NAME.quantum_ns and .estimate_interval of class cls. */
 long class_quantum_ns(const struct config *cfg, enum src_class cls);
 double class_estimate_interval(const struct config *cfg, enum src_class cls);
+/* sources.NAME.health_retry, seconds. */
+double class_health_retry(const struct config *cfg, enum src_class cls);
 
 /* The backend its instances use; "unknown" for an out-of-range class. */
 const char *class_backend(const struct config *cfg, enum src_class cls);

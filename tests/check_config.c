@@ -139,18 +139,21 @@ static bool config_eq(const struct config *a, const struct config *b)
 	    !strlist_eq(&a->input.include, &b->input.include) ||
 	    !strlist_eq(&a->input.exclude, &b->input.exclude) ||
 	    a->input.quantum_ns != b->input.quantum_ns ||
-	    a->input.estimate_interval != b->input.estimate_interval)
+	    a->input.estimate_interval != b->input.estimate_interval ||
+	    a->input.health_retry != b->input.health_retry)
 		return false;
 	if (a->block.backend != b->block.backend ||
 	    !strlist_eq(&a->block.devices, &b->block.devices) ||
 	    a->block.quantum_ns != b->block.quantum_ns ||
-	    a->block.estimate_interval != b->block.estimate_interval)
+	    a->block.estimate_interval != b->block.estimate_interval ||
+	    a->block.health_retry != b->block.health_retry)
 		return false;
 	if (!strlist_eq(&a->network.interfaces, &b->network.interfaces) ||
 	    !capture_eq(&a->network.capture, &b->network.capture) ||
 	    strcmp(a->network.file, b->network.file) != 0 ||
 	    a->network.quantum_ns != b->network.quantum_ns ||
 	    a->network.estimate_interval != b->network.estimate_interval ||
+	    a->network.health_retry != b->network.health_retry ||
 	    a->network.max_events_per_second != b->network.max_events_per_second ||
 	    !net_instances_eq(a, b))
 		return false;
@@ -247,11 +250,13 @@ static void assert_defaults(const struct config *cfg)
 	ck_assert_uint_eq(cfg->input.include.n, 0);
 	ck_assert_uint_eq(cfg->input.exclude.n, 0);
 	ck_assert_int_eq(cfg->input.quantum_ns, 1000);
+	ck_assert_double_eq(cfg->input.health_retry, 3600);
 	ck_assert_double_eq(cfg->input.estimate_interval, 10);
 	ck_assert_int_eq(cfg->block.backend, BACKEND_AUTO);
 	ck_assert_uint_eq(cfg->block.devices.n, 1);
 	ck_assert_str_eq(cfg->block.devices.v[0], "auto");
 	ck_assert_int_eq(cfg->block.quantum_ns, 1000);
+	ck_assert_double_eq(cfg->block.health_retry, 3600);
 	ck_assert_double_eq(cfg->block.estimate_interval, 10);
 	ck_assert_uint_eq(cfg->network.interfaces.n, 1);
 	ck_assert_str_eq(cfg->network.interfaces.v[0], "auto");
@@ -260,6 +265,7 @@ static void assert_defaults(const struct config *cfg)
 	ck_assert_int_eq(cfg->network.capture.snaplen, 64);
 	ck_assert_str_eq(cfg->network.file, "");
 	ck_assert_int_eq(cfg->network.quantum_ns, 1000);
+	ck_assert_double_eq(cfg->network.health_retry, 3600);
 	ck_assert_double_eq(cfg->network.estimate_interval, 60);
 	ck_assert_uint_eq(cfg->network.n_instances, 0);
 	ck_assert_ptr_eq(config_net_capture(cfg, "eth0"), &cfg->network.capture);
@@ -751,12 +757,14 @@ START_TEST(test_print_keys)
 		"feed.batch_interval", "feed.mix_interval", "feed.low_watermark",
 		"sources.input.watch", "sources.input.exclude_virtual", "sources.input.include",
 		"sources.input.exclude", "sources.input.quantum_ns",
-		"sources.input.estimate_interval", "sources.block.backend",
+		"sources.input.estimate_interval", "sources.input.health_retry",
+		"sources.block.backend",
 		"sources.block.devices", "sources.block.quantum_ns",
-		"sources.block.estimate_interval", "sources.network.interfaces",
+		"sources.block.estimate_interval", "sources.block.health_retry",
+		"sources.network.interfaces",
 		"sources.network.direction", "sources.network.filter", "sources.network.snaplen",
 		"sources.network.file", "sources.network.quantum_ns",
-		"sources.network.estimate_interval",
+		"sources.network.estimate_interval", "sources.network.health_retry",
 		"sources.network.max_events_per_second", "sources.network.instances",
 		"sources.network.instances[].name", "sources.network.instances[].direction",
 		"sources.network.instances[].filter", "sources.network.instances[].snaplen",

@@ -99,10 +99,9 @@ START_TEST(test_stuck_source_zero)
 	for (int i = 1; i <= 100; i++) {
 		est_add(&e, 42 * SEC + 17, &out);
 		ck_assert_msg(out.bits == 0, "event %d: %g bits from a stuck source", i, out.bits);
-		if (i > 1) {
-			ck_assert(out.have_symbol);
-			ck_assert_uint_eq(out.symbol, 0);
-		}
+		/* The same instant again is the same timing event: merged, no symbol. */
+		ck_assert(out.merged == (i > 1));
+		ck_assert(!out.have_symbol);
 	}
 	est_fini(&e);
 }
@@ -180,6 +179,8 @@ START_TEST(test_symbols_and_bits_match_rule)
 	struct est_out out;
 	uint64_t t;
 	int64_t prev_q = 0, d1 = 0, d2 = 0;
+	uint64_t prev_t = 0;
+	int merged = 0;
 
 	tu_rng_seed(SEED);
 	t = SEC + tu_rng_next() % SEC;
@@ -197,6 +198,17 @@ START_TEST(test_symbols_and_bits_match_rule)
 		want = i > 3 ? fmin(fmin(fls64_ref(m / 2), 11), cap) : 0;
 
 		est_add(&e, t, &out);
+		/* Closer than a quantum to the event before: merged into it, nothing of its own,
+		 * while the differences move on as the rule has them (the next event's bits). */
+		if (i > 1 && t - prev_t < q) {
+			ck_assert_msg(out.merged && !out.have_symbol && out.bits == 0,
+				      "event %d, %llu ns after the one before: not merged (seed %#llx)",
+				      i, (unsigned long long)(t - prev_t), (unsigned long long)tu_seed);
+			merged++;
+			goto next;
+		}
+		ck_assert_msg(!out.merged, "event %d merged (seed %#llx)", i,
+			      (unsigned long long)tu_seed);
 		ck_assert_msg(out.bits == want, "event %d: %g bits, rule says %g (seed %#llx)", i,
 			      out.bits, want, (unsigned long long)tu_seed);
 		if (i > 1) {
@@ -205,11 +217,15 @@ START_TEST(test_symbols_and_bits_match_rule)
 				      "event %d: symbol %u, want low byte of %lld (seed %#llx)", i,
 				      out.symbol, (long long)dd, (unsigned long long)tu_seed);
 		}
+next:
 		prev_q = tq;
 		d1 = dd;
 		d2 = dd2;
+		prev_t = t;
 		t += 1 + tu_rng_next() % (1ULL << (10 + tu_rng_next() % 20));
 	}
+	ck_assert_msg(merged > 100 && merged < 10000, "%d of 20000 events merged: the test "
+		      "needs both kinds (seed %#llx)", merged, (unsigned long long)tu_seed);
 	est_fini(&e);
 }
 END_TEST

@@ -19,6 +19,8 @@
 
 /* Random streams come from splitmix64 with this seed, so any failure can be replayed. */
 #define SEED UINT64_C(0x5eed0000c0ffee42)
+#define SEC UINT64_C(1000000000)
+#define HOUR (3600 * SEC)
 
 static uint64_t rng_state;
 
@@ -133,6 +135,10 @@ START_TEST(test_cfg)
 	ck_assert_ptr_nonnull(health_cfg_check(&c));
 	health_cfg_default(&c, 2);
 	c.apt_window = 8;
+	ck_assert_ptr_nonnull(health_cfg_check(&c));
+	health_cfg_default(&c, 2);
+	ck_assert_uint_eq(c.retry_ns, 3600 * SEC);
+	c.retry_ns = 0;
 	ck_assert_ptr_nonnull(health_cfg_check(&c));
 
 	ck_assert_str_eq(health_state_name(HEALTH_STARTUP), "startup");
@@ -287,7 +293,7 @@ START_TEST(test_permanent)
 		ck_assert_int_eq(health_feed(&h, rnd()), HEALTH_PERMANENT);
 	ck_assert(!health_allows_credit(&h));
 
-	/* Only a reset ends it; the history stays. */
+	/* Without event time (health_time()) only a reset ends it; the history stays. */
 	health_reset(&h);
 	ck_assert_int_eq(h.state, HEALTH_STARTUP);
 	ck_assert_uint_eq(h.count.rct_intermittent, fails);
@@ -376,6 +382,148 @@ START_TEST(test_reconfigure_keeps_window)
 }
 END_TEST
 
+/* Symbols at event times `step` ns apart from *t on, stuck (one value) or random. */
+static enum health_state feed_at(struct health *h, uint64_t *t, uint64_t step, unsigned n,
+				 bool stuck)
+{
+	for (unsigned i = 0; i < n; i++) {
+		*t += step;
+		health_time(h, *t);
+		health_feed(h, stuck ? 7 : rnd());
+	}
+	return h->state;
+}
+
+/* Stuck at 7, a second apart, until the permanent cutoff; the wait starts at *t then. */
+static void fail_permanently(struct health *h, uint64_t *t)
+{
+	for (unsigned i = 0; i < h->rct_cutoff_permanent && h->state != HEALTH_PERMANENT; i++)
+		feed_at(h, t, SEC, 1, true);
+	ck_assert_int_eq(h->state, HEALTH_PERMANENT);
+}
+
+/* A permanent failure ends after the wait (an hour of event time by default) with a whole
+ * start-up on good input: nothing before the wait is over, nothing before 1024 symbols
+ * pass, credit after. */
+START_TEST(test_permanent_requalifies)
+{
+	struct health h;
+	uint64_t t = 5 * SEC, failed_at;
+
+	rng_state = SEED;
+	init_h(&h, 8);
+	reach_ok(&h, 7);
+	fail_permanently(&h, &t);
+	failed_at = t;
+	ck_assert_uint_eq(health_retry_left(&h), HOUR);
+	/* Good symbols all through the hour, a second apart: still failed, and what is left
+	 * shrinks with the events' time. */
+	ck_assert_int_eq(feed_at(&h, &t, SEC, 3599, false), HEALTH_PERMANENT);
+	ck_assert_uint_eq(health_retry_left(&h), SEC);
+	ck_assert(!health_allows_credit(&h));
+	ck_assert_uint_eq(h.retry.requalified, 0);
+	/* The hour is over: a start-up again. */
+	ck_assert_int_eq(feed_at(&h, &t, SEC, 1, false), HEALTH_STARTUP);
+	ck_assert_uint_eq(t - failed_at, HOUR);
+	ck_assert_uint_eq(h.retry.requalified, 1);
+	ck_assert_uint_eq(health_retry_left(&h), 0);
+	ck_assert_int_eq(feed_at(&h, &t, SEC, HEALTH_STARTUP_SYMBOLS - 2, false), HEALTH_STARTUP);
+	ck_assert(!health_allows_credit(&h));
+	ck_assert_int_eq(feed_at(&h, &t, SEC, 1, false), HEALTH_OK);
+	ck_assert(health_allows_credit(&h));
+	ck_assert_uint_eq(h.count.rct_permanent, 1);
+}
+END_TEST
+
+/* A broken source stays off: re-qualified, it fails again at once, and each failure within
+ * one wait of a re-qualification doubles the wait, up to 24 times the setting. A failure
+ * after a longer good spell waits the setting again. */
+START_TEST(test_permanent_stays_failed_on_bad_input)
+{
+	static const uint64_t waits[] = {1, 2, 4, 8, 16, 24, 24};
+	struct health h;
+	uint64_t t = 5 * SEC;
+
+	rng_state = SEED;
+	init_h(&h, 8);
+	reach_ok(&h, 7);
+	fail_permanently(&h, &t);
+	for (size_t k = 0; k < sizeof(waits) / sizeof(waits[0]); k++) {
+		ck_assert_msg(health_retry_left(&h) == waits[k] * HOUR, "wait %zu: %llu s, want %llu h",
+			      k, (unsigned long long)(health_retry_left(&h) / SEC),
+			      (unsigned long long)waits[k]);
+		/* Stuck all through the wait (a minute apart): failed, nothing credited. */
+		ck_assert_int_eq(feed_at(&h, &t, 60 * SEC, (unsigned)(waits[k] * 60 - 1), true),
+				 HEALTH_PERMANENT);
+		ck_assert(!health_allows_credit(&h));
+		/* Re-qualified, and still stuck: a start-up that fails permanently again. */
+		ck_assert_int_eq(feed_at(&h, &t, 60 * SEC, 1, true), HEALTH_STARTUP);
+		ck_assert_uint_eq(h.retry.requalified, k + 1);
+		fail_permanently(&h, &t);
+		ck_assert(!health_allows_credit(&h));
+	}
+	ck_assert_uint_eq(h.count.rct_permanent, 1 + sizeof(waits) / sizeof(waits[0]));
+
+	/* Good input once the day is over: back, and good for longer than the last wait; a
+	 * failure then waits the setting again. */
+	ck_assert_int_eq(feed_at(&h, &t, 60 * SEC, 24 * 60, false), HEALTH_STARTUP);
+	ck_assert_int_eq(feed_at(&h, &t, 60 * SEC, HEALTH_STARTUP_SYMBOLS, false), HEALTH_OK);
+	ck_assert_int_eq(feed_at(&h, &t, 60 * SEC, 24 * 60, false), HEALTH_OK);
+	fail_permanently(&h, &t);
+	ck_assert_uint_eq(health_retry_left(&h), HOUR);
+}
+END_TEST
+
+/* Event time that runs backwards starts the wait again from there: it never shortens it. */
+START_TEST(test_permanent_wait_time_backwards)
+{
+	struct health h;
+	uint64_t t = 100 * HOUR;
+
+	rng_state = SEED;
+	init_h(&h, 8);
+	reach_ok(&h, 7);
+	fail_permanently(&h, &t);
+	ck_assert_int_eq(feed_at(&h, &t, SEC, 1800, false), HEALTH_PERMANENT);
+	t = 10 * HOUR; /* a stepped clock, a replay starting over */
+	ck_assert_int_eq(feed_at(&h, &t, SEC, 1, false), HEALTH_PERMANENT);
+	ck_assert_uint_eq(health_retry_left(&h), HOUR);
+	ck_assert_int_eq(feed_at(&h, &t, SEC, 3599, false), HEALTH_PERMANENT);
+	ck_assert_int_eq(feed_at(&h, &t, SEC, 1, false), HEALTH_STARTUP);
+}
+END_TEST
+
+/* A later instance of the same source inherits the failure and its wait; one that was
+ * re-qualified inherits only the wait (its next failure may double it). */
+START_TEST(test_permanent_past)
+{
+	struct health h, later;
+	struct health_past past;
+	uint64_t t = 5 * SEC;
+
+	rng_state = SEED;
+	init_h(&h, 8);
+	reach_ok(&h, 7);
+	fail_permanently(&h, &t);
+	health_past_save(&h, &past);
+	ck_assert(past.failed);
+	init_h(&later, 8);
+	health_past_restore(&later, &past);
+	ck_assert_int_eq(later.state, HEALTH_PERMANENT);
+	ck_assert_int_eq(later.last_test, HEALTH_TEST_RCT);
+	ck_assert_int_eq(feed_at(&later, &t, 60 * SEC, 59, false), HEALTH_PERMANENT);
+	ck_assert_int_eq(feed_at(&later, &t, 60 * SEC, 1, false), HEALTH_STARTUP);
+
+	health_past_save(&later, &past);
+	ck_assert(!past.failed);
+	init_h(&h, 8);
+	health_past_restore(&h, &past);
+	ck_assert_int_eq(h.state, HEALTH_STARTUP);
+	fail_permanently(&h, &t);
+	ck_assert_uint_eq(health_retry_left(&h), 2 * HOUR);
+}
+END_TEST
+
 static Suite *health_suite(void)
 {
 	Suite *s = suite_create("health");
@@ -390,6 +538,10 @@ static Suite *health_suite(void)
 	tcase_add_loop_test(tc, test_periodic, 0, 3);
 	tcase_add_test(tc, test_recovery);
 	tcase_add_test(tc, test_permanent);
+	tcase_add_test(tc, test_permanent_requalifies);
+	tcase_add_test(tc, test_permanent_stays_failed_on_bad_input);
+	tcase_add_test(tc, test_permanent_wait_time_backwards);
+	tcase_add_test(tc, test_permanent_past);
 	tcase_add_test(tc, test_reconfigure);
 	tcase_add_test(tc, test_reconfigure_keeps_run);
 	tcase_add_test(tc, test_reconfigure_keeps_window);

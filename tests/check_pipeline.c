@@ -1188,7 +1188,8 @@ START_TEST(test_health_stuck_stream_fails)
 	estimate_matches(&in.c, &s);
 
 	/* From then on, nothing: not even when the timing turns random again (a source that
-	 * stuck this long failed at the permanent cutoff, and stays off until restarted). The
+	 * stuck this long failed at the permanent cutoff, and stays off for an hour of its
+	 * events' time, far more than this stretch; test_health_permanent_requalifies). The
 	 * random stretch runs past two more block estimates: the block holding the stuck run
 	 * (low H) and one of random timing only, after which the estimator values the stream
 	 * as it did before. */
@@ -1292,6 +1293,114 @@ START_TEST(test_health_catches_what_estimator_credits)
 }
 END_TEST
 
+/* A disk's interrupt handles dozens of completions nanoseconds apart: one timing event.
+ * The rest are mixed and counted as merged, never estimated, health-tested or credited,
+ * so a run longer than the permanent RCT cutoff does not fail the tests. */
+START_TEST(test_burst_is_one_timing_event)
+{
+	const double cap = cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event;
+	const int bursts = 3000, burst = 40;
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+
+	ck_assert_uint_lt(health_rct_cutoff(cap, HEALTH_ALPHA_PERMANENT), burst);
+	tu_rng_seed(SEED);
+	inst = pipeline_attach(CLASS_BLOCK, "vda", "disk", 0);
+	stream_init(&s, cap);
+	for (int b = 0; b < bursts; b++) {
+		stream_step(&s, inst, MS / 2 + tu_rng_next() % (2 * MS));
+		for (int i = 0; i < burst; i++)
+			stream_step(&s, inst, tu_rng_next() % QUANTUM); /* 0 included */
+	}
+	in = info_of(0);
+	ck_assert_msg(strcmp(in.health, "ok") == 0 && in.health_failures == 0,
+		      "health %s, %llu failures" SEEDFMT, in.health,
+		      (unsigned long long)in.health_failures, SEEDARG);
+	ck_assert_uint_eq(in.c.events, (uint64_t)bursts * (burst + 1));
+	ck_assert_uint_eq(in.c.merged, (uint64_t)bursts * burst);
+	ck_assert_uint_eq(in.c.mixed_bytes, in.c.events * sizeof(uint64_t));
+	ck_assert_uint_eq(s.symbols, (uint64_t)bursts - 1);
+	/* Only the first event of each burst is valued, at most the cap. */
+	ck_assert_msg(in.c.estimated_bits <= bursts * cap && in.c.credited_bits > 0,
+		      "estimated %g, credited %g" SEEDFMT, in.c.estimated_bits,
+		      in.c.credited_bits, SEEDARG);
+	counters_match(&in.c, &s);
+	est_fini(&s.est);
+}
+END_TEST
+
+/* A permanent failure holds for an hour of the events' time, then the instance is
+ * re-qualified with a whole start-up; good input brings credit back, bad input fails it
+ * again, and then it waits twice as long. */
+START_TEST(test_health_permanent_requalifies)
+{
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+	struct stuck st;
+	double credited;
+
+	tu_rng_seed(SEED);
+	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
+	stream_run(&s, inst, PRE_BLOCK);
+	stuck_run(&s, inst, 1000, MS, 0, &st);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "failed-permanent");
+	ck_assert_msg(in.health_retry_in > 3590 && in.health_retry_in <= 3600,
+		      "retry in %g s" SEEDFMT, in.health_retry_in, SEEDARG);
+	ck_assert_uint_eq(in.health_requalified, 0);
+	credited = in.c.credited_bits;
+
+	/* Good timing (events 50..150 ms apart) all through the hour: off until the hour of
+	 * the events' own time is over, then a start-up. */
+	{
+		uint64_t failed_t = s.t, n = 0;
+
+		do {
+			stream_step(&s, inst, 50 * MS + tu_rng_next() % (100 * MS));
+			n++;
+			in = info_of(0);
+			if (strcmp(in.health, "failed-permanent") == 0)
+				ck_assert(in.c.credited_bits == credited);
+		} while (strcmp(in.health, "failed-permanent") == 0 && n < 100000);
+		ck_assert_msg(s.t - failed_t >= 3590 * SEC && s.t - failed_t < 3601 * SEC,
+			      "re-qualified after %g s" SEEDFMT, (double)(s.t - failed_t) / SEC,
+			      SEEDARG);
+	}
+	ck_assert_str_eq(in.health, "startup");
+	ck_assert_uint_eq(in.health_requalified, 1);
+	ck_assert(isnan(in.health_retry_in));
+	stream_run(&s, inst, HEALTH_STARTUP_SYMBOLS - 2);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "startup");
+	ck_assert(in.c.credited_bits == credited && in.c.held_bits == 0);
+	stream_run(&s, inst, 3000);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "ok");
+	ck_assert_msg(in.c.credited_bits > credited + 100, "credited only %g more" SEEDFMT,
+		      in.c.credited_bits - credited, SEEDARG);
+
+	/* Stuck again within the hour: failed, and the wait doubles. */
+	stuck_run(&s, inst, 100, MS, 0, &st);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "failed-permanent");
+	ck_assert_msg(in.health_retry_in > 7190 && in.health_retry_in <= 7200,
+		      "retry in %g s" SEEDFMT, in.health_retry_in, SEEDARG);
+	credited = in.c.credited_bits;
+	/* Stuck for good, a minute apart, past the two hours: re-qualified, it fails again at
+	 * once and earns nothing. */
+	for (int i = 0; i < 150; i++)
+		stream_step(&s, inst, 60 * SEC);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "failed-permanent");
+	ck_assert_uint_eq(in.health_requalified, 2);
+	ck_assert(in.c.credited_bits == credited && in.c.held_bits == 0);
+	est_fini(&s.est);
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
 	Suite *s = suite_create("pipeline");
@@ -1324,6 +1433,8 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(health, test_health_stuck_stream_fails);
 	tcase_add_test(health, test_health_catches_what_estimator_credits);
 	tcase_add_test(health, test_health_permanent_survives_reattach);
+	tcase_add_test(health, test_health_permanent_requalifies);
+	tcase_add_test(health, test_burst_is_one_timing_event);
 	suite_add_tcase(s, health);
 	return s;
 }

@@ -32,7 +32,7 @@ write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "$control"
 mkfifo "$T/input/event0"
 
 # ---- the command line, and no daemon ----
-"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 1\)$' || fail "--version"
+"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 2\)$' || fail "--version"
 "$ENTROPYCTL" --help > "$T/help" || fail "--help"
 for w in status sources reload metrics --socket --json --color --timeout --version --help \
 	'Exit status' '^  1  reload refused' '^  3  entropyd is not running' '^  4  permission denied' \
@@ -81,7 +81,8 @@ shown=$(awk '$1 == "input" && $2 == "event0" { print $6 }' "$T/status")
 [ "$shown" = "$logged" ] || fail "status says $shown bits credited, the log $logged"
 ctl sources > "$T/sources" || fail "sources failed"
 for w in '^input/event0$' '^  kind +stream$' '^  backend +evdev$' '^  policy +trusted; caps 2 bits/event' \
-	'^  health +ok; last failure none; 0 failures$' '^  events +3000 \(0 skipped\)$' '^  mixed +24000 bytes$'; do
+	'^  health +ok; last failure none; 0 failures; re-qualified 0 times$' \
+	'^  events +3000 \(0 skipped, 0 merged\)$' '^  mixed +24000 bytes$'; do
 	grep -qE "$w" "$T/sources" || fail "sources lacks $w: $(cat "$T/sources")"
 done
 pass "status after 3000 replayed events: exact counts, $shown bits credited as logged"
@@ -90,11 +91,13 @@ pass "status after 3000 replayed events: exact counts, $shown bits credited as l
 ctl --json status > "$T/status.json" || fail "--json status failed"
 jq -e --arg cred "$shown" '
 	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
-	.daemon.protocol == 1 and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
+	.daemon.protocol == 2 and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
 	(.sources | length) == 1 and .sources[0].class == "input" and .sources[0].name == "event0" and
 	.sources[0].events == 3000 and .sources[0].skipped == 0 and .sources[0].mixed_bytes == 24000 and
 	.sources[0].policy.mode == "trusted" and .sources[0].policy.cap_bits_per_event == 2 and
 	.sources[0].health.state == "ok" and .sources[0].estimate_bits == 2 and
+	.sources[0].merged == 0 and .sources[0].health.requalified == 0 and
+	.sources[0].health.retry_in_s == null and
 	((.sources[0].credited_bits * 10 | round) / 10 | tostring) == ($cred | tonumber | tostring) and
 	.sources[0].held_bits > 0 and .totals.held_bits == .sources[0].held_bits and
 	(.kernel.crng_ready | type) == "boolean"' "$T/status.json" > /dev/null ||
