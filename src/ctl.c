@@ -144,10 +144,11 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 {
 	return json_pack(
 		"{s:o, s:o, s:o, s:o, s:s, s:{s:s, s:o, s:o, s:o}, s:o, s:o, s:b, s:s, s:I,"
-		" s:{s:o, s:o, s:I}, s:I, s:I, s:I, s:o, s:o, s:o}",
+		" s:{s:o, s:o, s:I}, s:I, s:I, s:I, s:o, s:o, s:o, s:{s:o, s:o, s:o}}",
 		"class", jstr(class_name(in->cls)), "name", jstr(in->name), "kind", jstr(in->kind),
 		"state", jstr(in->state), "backend", class_backend(ctl->cfg, in->cls),
-		"policy", "mode", policy_mode_name(in->rule.mode), "scale", ctl_real(in->rule.scale),
+		"policy", "mode", policy_mode_name(in->rule.mode), "scale",
+		in->rule.mode == MODE_REDUCED ? ctl_real(in->rule.scale) : json_null(),
 		"cap_bits_per_event", ctl_real(in->rule.cap_bits_per_event), "cap_bits_per_second",
 		ctl_real(in->rule.cap_bits_per_second),
 		"estimator", jstr(in->estimator), "estimate_bits", ctl_real(in->last_estimate),
@@ -158,7 +159,11 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 		"events", (json_int_t)in->c.events, "skipped", (json_int_t)in->c.skipped,
 		"mixed_bytes", (json_int_t)in->c.mixed_bytes, "estimated_bits",
 		ctl_real(in->c.estimated_bits), "credited_bits", ctl_real(in->c.credited_bits),
-		"held_bits", ctl_real(in->c.held_bits));
+		"held_bits", ctl_real(in->c.held_bits),
+		"credit", "reason",
+		in->reason == PIPELINE_CREDITS ? json_null() : json_string(pipeline_reason_name(in->reason)),
+		"detail", in->reason == PIPELINE_CREDITS ? json_null() : jstr(in->reason_text),
+		"weight", ctl_real(in->weight));
 }
 
 static json_t *get_sources(struct ctl *ctl)

@@ -11,8 +11,10 @@
  * interface description. Raise it with any change to the description, and say here what
  * changed; a client can then tell what the daemon it talks to offers.
  *   1  GetStatus, GetSources, Reload; errors ConfigInvalid, InvalidRequest, RequestTooLarge,
- *      TooManyClients. */
-#define CTL_PROTO_VERSION 1
+ *      TooManyClients.
+ *   2  Source.credit (why credit does not grow, and the weight in force); Source.policy.scale
+ *      null outside mode reduced; Source.estimate_bits null before the first estimate. */
+#define CTL_PROTO_VERSION 2
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 

@@ -56,6 +56,7 @@ static void update_status(void *arg)
 {
 	struct daemon *d = arg;
 
+	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
 	if (mono_ns() - d->status_ns >= STATUS_EVERY_NS)
 		status_now(d);
 }
@@ -143,6 +144,7 @@ static void fill_status(void *arg, struct ctl_status *out)
 	out->kernel_minor = f->ks.minor;
 	out->crng_ready = f->ks.crng_ready;
 	out->credit_counts = !f->ks.credit_until_ready || !f->ks.crng_ready;
+	pipeline_kernel_counts(out->credit_counts);
 	out->entropy_avail = kernel_entropy_avail();
 	out->ready_after_s = f->ready_after_ns ? (double)f->ready_after_ns / 1e9 : -1;
 	out->feeds = d->sink.feeds;
@@ -263,6 +265,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	/* Sources add to the pool in their read callbacks; the sink's ioctl runs later, from
 	 * the feed's own event. */
 	pipeline_init(cfg, &d->pool, feed_want, &d->feed);
+	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
 	if (sources_start(d->srcs, d->base, cfg) < 0) {
 		sources_stop(d->srcs);
 		status = EXIT_STARTUP;

@@ -40,7 +40,8 @@ static void usage(FILE *out)
 		"Commands:\n"
 		"  status    the daemon, the kernel's state and the totals, then one line per\n"
 		"            source instance: class, name, policy, events, the latest estimate\n"
-		"            in bits per event, bits credited, health (the default)\n"
+		"            in bits per event (\"-\" before the first), bits credited, why\n"
+		"            credit does not grow (\"-\" while it does), health (the default)\n"
 		"  sources   every detail of each source instance\n"
 		"  reload    make entropyd re-read its configuration, as SIGHUP does (root only);\n"
 		"            an invalid configuration is rejected whole and its errors printed\n"
@@ -401,14 +402,22 @@ static void health_text(const json_t *src, char *buf, size_t size)
 		snprintf(buf, size, "%s", state);
 }
 
-enum { COL_CLASS, COL_NAME, COL_POLICY, COL_EVENTS, COL_EST, COL_CRED, COL_HEALTH, NCOLS };
+/* Why credit does not grow, short; "-" while it does (or from a daemon that does not say). */
+static const char *reason(const json_t *src)
+{
+	const char *r = json_string_value(json_object_get(json_object_get(src, "credit"), "reason"));
+
+	return r ? r : "-";
+}
+
+enum { COL_CLASS, COL_NAME, COL_POLICY, COL_EVENTS, COL_EST, COL_CRED, COL_WHY, COL_HEALTH, NCOLS };
 
 /* One aligned line per instance, in the manner of chronyc sources. */
 static void print_table(const json_t *sources)
 {
 	static const char *const head[NCOLS] = {"CLASS",    "NAME",     "POLICY", "EVENTS",
-						"EST b/ev", "CREDITED", "HEALTH"};
-	static const bool right[NCOLS] = {false, false, false, true, true, true, false};
+						"EST b/ev", "CREDITED", "WHY NOT", "HEALTH"};
+	static const bool right[NCOLS] = {false, false, false, true, true, true, false, false};
 	size_t n = json_array_size(sources), w[NCOLS];
 	char(*cell)[NCOLS][96] = xcalloc(n ? n : 1, sizeof(*cell));
 
@@ -427,6 +436,7 @@ static void print_table(const json_t *sources)
 		else
 			snprintf(cell[i][COL_EST], 96, "%.2f", est);
 		snprintf(cell[i][COL_CRED], 96, "%.1f", f_(s, "credited_bits"));
+		snprintf(cell[i][COL_WHY], 96, "%s", reason(s));
 		health_text(s, cell[i][COL_HEALTH], 96);
 		for (int k = 0; k < NCOLS; k++)
 			if (strlen(cell[i][k]) > w[k])
@@ -484,6 +494,14 @@ static void print_sources(const json_t *sources)
 		printf("  estimated   %.1f bits\n", f_(s, "estimated_bits"));
 		printf("  credited    %.1f bits (%.1f more waiting for the health tests)\n",
 		       f_(s, "credited_bits"), f_(s, "held_bits"));
+		if (json_is_object(json_object_get(s, "credit"))) {
+			const json_t *cr = json_object_get(s, "credit");
+			const char *why = json_string_value(json_object_get(cr, "detail"));
+
+			printf("  weight      %.3g in force\n", f_(cr, "weight"));
+			printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "",
+			       why ? why : "");
+		}
 	}
 	if (json_array_size(sources) == 0)
 		printf("(no source instance is open)\n");
@@ -537,7 +555,7 @@ static void prom_plain(const char *name, const char *type, const char *help, dou
 }
 
 /* Per instance: one label set {class, name}. */
-enum { PROM_INT, PROM_REAL, PROM_HEALTH_OK, PROM_WEIGHT, PROM_HEALTH_FAILURES };
+enum { PROM_INT, PROM_REAL, PROM_HEALTH_OK, PROM_WEIGHT, PROM_HEALTH_FAILURES, PROM_REASON };
 static const struct {
 	const char *name, *type, *key;
 	int how;
@@ -559,14 +577,20 @@ static const struct {
 	{"entropyd_source_health_ok", "gauge", NULL, PROM_HEALTH_OK,
 	 "1 if the instance passes its health tests, 0 in start-up or after a failure."},
 	{"entropyd_source_credit_weight", "gauge", NULL, PROM_WEIGHT,
-	 "Policy weight of the estimate: 1 trusted, the scale if reduced, 0 mix-only."},
+	 "The weight in force on the estimate: the policy's (1 trusted, the scale if reduced, 0 mix-only) times the source's own (the dominant-flow rule)."},
+	{"entropyd_source_credit_reason", "gauge", NULL, PROM_REASON,
+	 "Why the instance's credit does not grow now (label reason; none while it does); always 1."},
 };
 
+/* The daemon's weight in force; from a daemon that does not give it, the policy's. */
 static double weight(const json_t *src)
 {
 	const json_t *p = json_object_get(src, "policy");
 	const char *mode = s_(p, "mode");
+	double w = f_(json_object_get(src, "credit"), "weight");
 
+	if (!isnan(w))
+		return w;
 	return !strcmp(mode, "trusted") ? 1 : !strcmp(mode, "reduced") ? f_(p, "scale") : 0;
 }
 
@@ -643,10 +667,16 @@ static void print_metrics(const json_t *st, const json_t *sources)
 			case PROM_HEALTH_FAILURES:
 				v = (double)i_(h, "failures");
 				break;
+			case PROM_REASON:
+				v = 1;
+				break;
 			}
 			printf("%s{", per_source[j].name);
 			prom_label("class", s_(s, "class"), true);
 			prom_label("name", s_(s, "name"), false);
+			if (per_source[j].how == PROM_REASON)
+				prom_label("reason", strcmp(reason(s), "-") ? reason(s) : "none",
+					   false);
 			printf("}");
 			prom_value(v);
 		}

@@ -32,7 +32,7 @@ write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "$control"
 mkfifo "$T/input/event0"
 
 # ---- the command line, and no daemon ----
-"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 1\)$' || fail "--version"
+"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 2\)$' || fail "--version"
 "$ENTROPYCTL" --help > "$T/help" || fail "--help"
 for w in status sources reload metrics --socket --json --color --timeout --version --help \
 	'Exit status' '^  1  reload refused' '^  3  entropyd is not running' '^  4  permission denied' \
@@ -62,17 +62,32 @@ grep -q "another process answers on it" "$T/log2" || fail "second daemon: $(cat 
 [ -S "$CTL_SOCKET" ] || fail "the second daemon removed the first one's socket"
 pass "socket 0660 in a new 0755 directory; a second daemon refuses to take it over"
 
+# ---- before the first event: no estimate is not an estimate of zero ----
+ctl status > "$T/status0" || fail "status failed"
+grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +WHY NOT +HEALTH$' "$T/status0" || fail "status header: $(cat "$T/status0")"
+grep -qE '^input +event0 +trusted +0 +- +0\.0 +idle +startup$' "$T/status0" || fail "no estimate yet is not \"-\": $(cat "$T/status0")"
+ctl --json sources | jq -e '.sources[0].estimate_bits == null and .sources[0].credit.reason == "idle" and
+	(.sources[0].credit.detail | test("no event")) and .sources[0].credit.weight == 1 and
+	.sources[0].policy.scale == null' > /dev/null || fail "--json before the first event: $(ctl --json sources)"
+ctl metrics > "$T/metrics0" || fail "metrics failed"
+grep -qx 'entropyd_source_estimate_bits_per_event{class="input",name="event0"} NaN' "$T/metrics0" ||
+	fail "no estimate is not NaN in the metrics: $(grep estimate_bits_per_event "$T/metrics0")"
+grep -qx 'entropyd_source_credit_reason{class="input",name="event0",reason="idle"} 1' "$T/metrics0" ||
+	fail "the reason metric: $(grep credit_reason "$T/metrics0")"
+ctl sources | grep -qE '^  why not +idle: no event' || fail "sources does not say why: $(ctl sources)"
+pass "before the first event: estimate \"-\", null and NaN; the reason idle everywhere"
+
 # ---- status after a known replay ----
 "$EVGEN" -n 3000 -p random -r 3 >&9 2>/dev/null || fail "evgen"
 EVENTS=3000 # the input events sent so far
-wait_for 10 status_shows '^input +event0 +trusted +3000 +2\.00 +[0-9.]+ +ok$' ||
+wait_for 10 status_shows '^input +event0 +trusted +3000 +2\.00 +[0-9.]+ +(-|kernel) +ok$' ||
 	fail "status never showed 3000 events: $(ctl status 2>&1)"
 ctl status > "$T/status" || fail "status failed"
 grep -qE '^entropyd [0-9.]+ \(pid [0-9]+\), up [0-9hms ]+; sink dry-run, feed mode always, phase always$' "$T/status" ||
 	fail "status overview: $(head -1 "$T/status")"
 grep -qE '^kernel [0-9]+\.[0-9]+: CRNG (ready|not ready)' "$T/status" || fail "status lacks the kernel line"
 grep -qE '^totals: 3000 events, 24000 bytes mixed, ' "$T/status" || fail "status totals: $(cat "$T/status")"
-grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +HEALTH$' "$T/status" || fail "status header"
+grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +WHY NOT +HEALTH$' "$T/status" || fail "status header"
 grep -q $'\033' "$T/status" && fail "colour on a pipe"
 ctl --color=always status | grep -q $'\033\[32mok' || fail "--color=always has no colour"
 wait_summary "input/event0: .* 3000 events" || fail "no summary in the log"
@@ -90,13 +105,15 @@ pass "status after 3000 replayed events: exact counts, $shown bits credited as l
 ctl --json status > "$T/status.json" || fail "--json status failed"
 jq -e --arg cred "$shown" '
 	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
-	.daemon.protocol == 1 and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
+	.daemon.protocol == 2 and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
 	(.sources | length) == 1 and .sources[0].class == "input" and .sources[0].name == "event0" and
 	.sources[0].events == 3000 and .sources[0].skipped == 0 and .sources[0].mixed_bytes == 24000 and
 	.sources[0].policy.mode == "trusted" and .sources[0].policy.cap_bits_per_event == 2 and
 	.sources[0].health.state == "ok" and .sources[0].estimate_bits == 2 and
 	((.sources[0].credited_bits * 10 | round) / 10 | tostring) == ($cred | tonumber | tostring) and
 	.sources[0].held_bits > 0 and .totals.held_bits == .sources[0].held_bits and
+	.sources[0].credit.weight == 1 and .sources[0].policy.scale == null and
+	.sources[0].credit.reason == (if .kernel.credit_counts then null else "kernel" end) and
 	(.kernel.crng_ready | type) == "boolean"' "$T/status.json" > /dev/null ||
 	fail "--json status does not match: $(cat "$T/status.json")"
 # Counts and estimates only: no field that could hold the time of an event.
@@ -114,8 +131,14 @@ grep -qx 'entropyd_source_events_total{class="input",name="event0"} 3000' "$T/me
 grep -qx 'entropyd_events_total 3000' "$T/metrics" || fail "total events"
 grep -qx "entropyd_source_credited_bits_total{class=\"input\",name=\"event0\"} $(jq -r '.sources[0].credited_bits' "$T/status.json" | awk '{ printf "%.15g", $1 }')" "$T/metrics" ||
 	fail "per-source credited bits differ from --json"
-grep '^entropyd_source_' "$T/metrics" | grep -vE '^entropyd_source_[a-z_]+\{class="input",name="event0"\} ' &&
+grep '^entropyd_source_' "$T/metrics" | grep -v '^entropyd_source_credit_reason{' |
+	grep -vE '^entropyd_source_[a-z_]+\{class="input",name="event0"\} ' &&
 	fail "a per-source sample without exactly the labels {class,name}"
+reason=$(jq -r '.sources[0].credit.reason // "none"' "$T/status.json")
+[ "$(grep -c '^entropyd_source_credit_reason{' "$T/metrics")" -eq 1 ] &&
+	grep -qx "entropyd_source_credit_reason{class=\"input\",name=\"event0\",reason=\"$reason\"} 1" "$T/metrics" ||
+	fail "the reason metric is not {class,name,reason=\"$reason\"} 1: $(grep credit_reason "$T/metrics")"
+grep -qx 'entropyd_source_credit_weight{class="input",name="event0"} 1' "$T/metrics" || fail "the weight in force"
 for py in python3 /usr/bin/python3; do
 	if "$py" -c 'import prometheus_client' 2> /dev/null; then
 		"$py" -c 'import sys
