@@ -364,6 +364,8 @@ static void print_overview(const json_t *st)
 	print_duration(i_(d, "uptime_s"));
 	printf("; sink %s, feed mode %s, phase %s\n", s_(d, "sink"), s_(d, "feed_mode"),
 	       s_(d, "feed_phase"));
+	if (json_is_string(json_object_get(d, "config")))
+		printf("config %s\n", s_(d, "config"));
 	printf("kernel %s: CRNG %s%s%s", s_(k, "version"), paint(ready ? "ready" : "not ready"),
 	       ready ? "ready" : "not ready", unpaint());
 	if (!isnan(after))

@@ -25,6 +25,7 @@ struct instance {
 	char *name;
 	char *kind;
 	const char *state;
+	const char *backend;
 	unsigned flags;
 	struct policy_rule rule;
 	struct est est;
@@ -322,6 +323,11 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 void pipeline_set_state(struct instance *inst, const char *state)
 {
 	inst->state = state;
+}
+
+void pipeline_set_backend(struct instance *inst, const char *backend)
+{
+	inst->backend = backend;
 }
 
 void pipeline_set_weight(struct instance *inst, double w, double share)
@@ -657,6 +663,7 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 	out->name = i->name;
 	out->kind = i->kind;
 	out->state = i->state;
+	out->backend = i->backend;
 	out->rule = i->rule;
 	out->estimator = i->est.ops->name;
 	out->last_estimate = i->est_ready ? i->last_estimate : NAN;

@@ -54,6 +54,7 @@ struct inst_info {
 	const char *name;
 	const char *kind;   /* e.g. "keyboard", "mouse"; shown in status */
 	const char *state;  /* "open", "stream", ... */
+	const char *backend; /* the one in use, as the source said; NULL: the class's */
 	struct policy_rule rule;
 	const char *estimator;
 	double last_estimate; /* bits/event of the most recent sample; NaN: no estimate yet */
@@ -85,6 +86,8 @@ bool pipeline_enabled(enum src_class cls, const char *name);
 struct instance *pipeline_attach(enum src_class cls, const char *name, const char *kind,
 				 unsigned flags);
 void pipeline_set_state(struct instance *inst, const char *state);
+/* The backend that reads it, where a class has more than one (a static string). */
+void pipeline_set_backend(struct instance *inst, const char *backend);
 /* A source's own weight on the instance's credit, 0 <= w <= 1 (default 1): applied after the
  * policy, before the per-second cap. share: why, the busiest flow's share of the events
  * (0..1), shown with the weight. */

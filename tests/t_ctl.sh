@@ -86,6 +86,7 @@ ctl status > "$T/status" || fail "status failed"
 grep -qE '^entropyd [0-9.]+ \(pid [0-9]+\), up [0-9hms ]+; sink dry-run, feed mode always, phase always$' "$T/status" ||
 	fail "status overview: $(head -1 "$T/status")"
 grep -qE '^kernel [0-9]+\.[0-9]+: CRNG (ready|not ready)' "$T/status" || fail "status lacks the kernel line"
+[ "$(sed -n 2p "$T/status")" = "config $(realpath "$T/e.conf")" ] || fail "status does not name the configuration file: $(sed -n 2p "$T/status")"
 grep -qE '^totals: 3000 events, 24000 bytes mixed, ' "$T/status" || fail "status totals: $(cat "$T/status")"
 grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +WHY NOT +HEALTH$' "$T/status" || fail "status header"
 grep -q $'\033' "$T/status" && fail "colour on a pipe"
@@ -103,9 +104,9 @@ pass "status after 3000 replayed events: exact counts, $shown bits credited as l
 
 # ---- --json ----
 ctl --json status > "$T/status.json" || fail "--json status failed"
-jq -e --arg cred "$shown" '
+jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
-	.daemon.protocol == 2 and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
+	.daemon.protocol == 2 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
 	(.sources | length) == 1 and .sources[0].class == "input" and .sources[0].name == "event0" and
 	.sources[0].events == 3000 and .sources[0].skipped == 0 and .sources[0].mixed_bytes == 24000 and
 	.sources[0].policy.mode == "trusted" and .sources[0].policy.cap_bits_per_event == 2 and
