@@ -52,7 +52,7 @@ static void usage(FILE *out)
 		"  -s, --socket PATH    the control socket (default %s)\n"
 		"  -j, --json           print the daemon's data as JSON (status, sources, reload)\n"
 		"      --color WHEN     colour the status: auto (on a terminal, unless NO_COLOR is\n"
-		"                       set), always or never (default auto)\n"
+		"                       set and not empty), always or never (default auto)\n"
 		"  -t, --timeout SECS   give up on a daemon that does not answer (default 10)\n"
 		"  -V, --version        print the version and exit\n"
 		"  -h, --help           print this help and exit\n"
@@ -750,13 +750,16 @@ static int cmd_reload(struct conn *c, bool json)
 	} else if (strcmp(r.error, CTL_E_CONFIG_INVALID) == 0) {
 		errs = json_object_get(r.params, "errors");
 		if (json) {
+			/* The errors once, in the form asked for; stderr keeps the one line. */
 			json_t *out = json_pack("{s:b, s:O}", "reloaded", 0, "errors", errs);
 
 			print_json(out);
 			json_decref(out);
+		} else {
+			json_array_foreach(errs, i, e)
+				fprintf(stderr, "%s\n",
+					json_string_value(e) ? json_string_value(e) : "?");
 		}
-		json_array_foreach(errs, i, e)
-			fprintf(stderr, "%s\n", json_string_value(e) ? json_string_value(e) : "?");
 		errx_msg("reload refused: the configuration has %zu error%s; the running one stays",
 			 json_array_size(errs), json_array_size(errs) == 1 ? "" : "s");
 		rc = XC_REFUSED;
@@ -765,6 +768,14 @@ static int cmd_reload(struct conn *c, bool json)
 	}
 	ctl_reply_free(&r);
 	return rc;
+}
+
+/* NO_COLOR (no-color.org): set to a value that is not empty. */
+static bool no_color(void)
+{
+	const char *v = getenv("NO_COLOR");
+
+	return v && *v;
 }
 
 enum { OPT_COLOR = 256 };
@@ -819,7 +830,8 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return XC_OK;
 		default:
-			usage(stderr);
+			/* getopt said what was wrong; the whole help would bury it. */
+			fputs("Try \"entropyctl --help\" for more information.\n", stderr);
 			return XC_USAGE;
 		}
 	}
@@ -834,8 +846,13 @@ int main(int argc, char **argv)
 		errx_msg("%s: unknown command (status, sources, reload or metrics)", cmd);
 		return XC_USAGE;
 	}
+	if (json && !strcmp(cmd, "metrics")) {
+		errx_msg("--json: metrics are in the Prometheus text format only (status --json "
+			 "has the same counters)");
+		return XC_USAGE;
+	}
 	colour = !strcmp(when, "always") ||
-		 (!strcmp(when, "auto") && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+		 (!strcmp(when, "auto") && isatty(STDOUT_FILENO) && !no_color() &&
 		  !(getenv("TERM") && !strcmp(getenv("TERM"), "dumb")));
 	signal(SIGPIPE, SIG_IGN);
 	rc = conn_open(&c, path, timeout);

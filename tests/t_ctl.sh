@@ -41,7 +41,9 @@ for w in status sources reload metrics --socket --json --color --timeout --versi
 done
 expect 2 "unknown command" "$ENTROPYCTL" -s "$CTL_SOCKET" bogus
 expect 2 "timeout" "$ENTROPYCTL" -s "$CTL_SOCKET" --timeout 0 status
-expect 2 "Usage" "$ENTROPYCTL" --no-such-option
+expect 2 'Try "entropyctl --help"' "$ENTROPYCTL" --no-such-option
+[ "$(wc -l < "$T/out")" -eq 2 ] || fail "an unknown option is more than getopt's line and one more: $(cat "$T/out")"
+expect 2 "metrics are in the Prometheus text format only" "$ENTROPYCTL" -s "$CTL_SOCKET" --json metrics
 expect 3 "entropyd is not running: no control socket at $CTL_SOCKET" ctl status
 pass "command line: --help complete, usage errors 2, no daemon 3"
 
@@ -91,6 +93,10 @@ grep -qE '^totals: 3000 events, 24000 bytes mixed, ' "$T/status" || fail "status
 grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +WHY NOT +HEALTH$' "$T/status" || fail "status header"
 grep -q $'\033' "$T/status" && fail "colour on a pipe"
 ctl --color=always status | grep -q $'\033\[32mok' || fail "--color=always has no colour"
+# On a terminal: NO_COLOR turns colour off only when it is not empty (no-color.org).
+tty_status() { script -qec "env $1 TERM=xterm $ENTROPYCTL -s $CTL_SOCKET status" /dev/null; }
+tty_status NO_COLOR= | grep -q $'\033\[32mok' || fail "an empty NO_COLOR turned colour off"
+tty_status NO_COLOR=1 | grep -q $'\033\[' && fail "NO_COLOR=1 left colour on"
 wait_summary "input/event0: .* 3000 events" || fail "no summary in the log"
 logged=$(grep -oE "input/event0: .* ([0-9.]+) bits credited" "$T/log" | tail -1 | grep -oE '[0-9.]+ bits credited$' | cut -d' ' -f1)
 shown=$(awk '$1 == "input" && $2 == "event0" { print $6 }' "$T/status")
@@ -168,8 +174,10 @@ cp "$T/e.conf" "$T/good.conf"
 write_config "$T/e.conf" 'feed = { mode = "always"; };' "${policy/2.0;/99.0;}" "$control"
 expect 1 "^$T/e.conf:3: policy.input.cap_bits_per_event: " ctl reload
 grep -q "reload refused: the configuration has 1 error; the running one stays" "$T/out" || fail "refusal: $(cat "$T/out")"
-ctl --json reload 2> /dev/null | jq -e '.reloaded == false and (.errors | length) == 1' > /dev/null ||
+ctl --json reload 2> "$T/err" | jq -e '.reloaded == false and (.errors | length) == 1' > /dev/null ||
 	fail "--json reload of a bad config"
+[ "$(cat "$T/err")" = "entropyctl: reload refused: the configuration has 1 error; the running one stays" ] ||
+	fail "--json reload says the errors twice: $(cat "$T/err")"
 status_shows '^input +event0 +trusted +3000 ' || fail "after a refused reload the daemon must go on as before"
 write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "control = { socket = \"$T/other\"; timeout = 1.0; };"
 expect 0 "^configuration reloaded$" ctl reload
