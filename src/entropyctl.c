@@ -565,7 +565,7 @@ static const struct {
 } per_source[] = {
 	{"entropyd_source_events_total", "counter", "events", PROM_INT, "Events received."},
 	{"entropyd_source_skipped_events_total", "counter", "skipped", PROM_INT,
-	 "Events not estimated (the instance is disabled by policy)."},
+	 "Events counted but not estimated: over the class's max_events_per_second, or the instance disabled by policy."},
 	{"entropyd_source_mixed_bytes_total", "counter", "mixed_bytes", PROM_INT,
 	 "Bytes handed to the pool."},
 	{"entropyd_source_estimated_bits_total", "counter", "estimated_bits", PROM_REAL,
