@@ -25,7 +25,8 @@ static const struct setting block_tab[] = {
 	{0},
 };
 
-/* The instances do not say yet which backend each uses: the configured one. */
+/* The configured backend: shown only for an instance the driver has not said its own of
+ * (pipeline_set_backend()), which an open one has. */
 static const char *block_backend(const struct config *cfg)
 {
 	return (unsigned)cfg->block.backend < ARRAY_SIZE(backend_names) - 1

@@ -122,14 +122,14 @@ static json_t *get_status(struct ctl *ctl)
 	/* A tenth of a second is all anyone needs of it. */
 	ready = st.ready_after_s >= 0 ? ctl_real(round(st.ready_after_s * 10) / 10) : json_null();
 	return json_pack(
-		"{s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I},"
+		"{s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:o},"
 		" s:{s:s, s:b, s:b, s:o, s:o, s:I, s:o},"
 		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I}}",
 		"daemon", "version", PACKAGE_VERSION, "protocol", CTL_PROTO_VERSION, "pid",
 		(json_int_t)getpid(), "uptime_s", (json_int_t)(st.uptime_ns / NS_PER_SEC),
 		"feed_mode", jstr(st.feed_mode), "feed_phase", jstr(st.feed_phase), "sink",
 		jstr(st.sink), "reloads", (json_int_t)st.reloads, "reload_failures",
-		(json_int_t)st.reload_failures,
+		(json_int_t)st.reload_failures, "config", jstr(st.config),
 		"kernel", "version", kver, "crng_ready", st.crng_ready, "credit_counts",
 		st.credit_counts, "entropy_avail", avail, "ready_after_s", ready, "hz",
 		(json_int_t)hz, "hz_from", jstr(hz_from),
@@ -145,10 +145,12 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 {
 	return json_pack(
 		"{s:o, s:o, s:o, s:o, s:s, s:{s:s, s:o, s:o, s:o}, s:o, s:o, s:b, s:s, s:I,"
-		" s:{s:o, s:o, s:I, s:I, s:o}, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+		" s:{s:o, s:o, s:I, s:I, s:o}, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:{s:o, s:o, s:o}}",
 		"class", jstr(class_name(in->cls)), "name", jstr(in->name), "kind", jstr(in->kind),
-		"state", jstr(in->state), "backend", class_backend(ctl->cfg, in->cls),
-		"policy", "mode", policy_mode_name(in->rule.mode), "scale", ctl_real(in->rule.scale),
+		"state", jstr(in->state), "backend",
+		in->backend ? in->backend : class_backend(ctl->cfg, in->cls),
+		"policy", "mode", policy_mode_name(in->rule.mode), "scale",
+		in->rule.mode == MODE_REDUCED ? ctl_real(in->rule.scale) : json_null(),
 		"cap_bits_per_event", ctl_real(in->rule.cap_bits_per_event), "cap_bits_per_second",
 		ctl_real(in->rule.cap_bits_per_second),
 		"estimator", jstr(in->estimator), "estimate_bits", ctl_real(in->last_estimate),
@@ -161,7 +163,11 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 		"merged", (json_int_t)in->c.merged,
 		"mixed_bytes", (json_int_t)in->c.mixed_bytes, "estimated_bits",
 		ctl_real(in->c.estimated_bits), "credited_bits", ctl_real(in->c.credited_bits),
-		"held_bits", ctl_real(in->c.held_bits));
+		"held_bits", ctl_real(in->c.held_bits),
+		"credit", "reason",
+		in->reason == PIPELINE_CREDITS ? json_null() : json_string(pipeline_reason_name(in->reason)),
+		"detail", in->reason == PIPELINE_CREDITS ? json_null() : jstr(in->reason_text),
+		"weight", ctl_real(in->weight));
 }
 
 static json_t *get_sources(struct ctl *ctl)

@@ -24,6 +24,7 @@ struct ctl_status {
 	double ready_after_s;    /* start to CRNG ready if entropyd saw it; < 0 otherwise */
 	uint64_t feeds, fed_bytes, fed_credit_bits, reseeds, feed_errors;
 	uint64_t reloads, reload_failures;
+	const char *config;      /* the configuration file in force */
 };
 
 /* What the socket asks of the daemon that serves it, with the daemon's opaque arg. */

@@ -12,7 +12,10 @@
  * changed; a client can then tell what the daemon it talks to offers.
  *   1  GetStatus, GetSources, Reload; errors ConfigInvalid, InvalidRequest, RequestTooLarge,
  *      TooManyClients.
- *   2  Source.merged; Health.requalified and Health.retry_in_s. */
+ *   2  Source.merged; Health.requalified and Health.retry_in_s; Source.credit (why credit
+ *      does not grow, and the weight in force); Source.policy.scale null outside mode
+ *      reduced; Source.estimate_bits null before the first estimate; Daemon.config, the
+ *      configuration file in force; Source.backend the one in use. */
 #define CTL_PROTO_VERSION 2
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"

@@ -17,6 +17,7 @@
 #include "pool.h"
 #include "privs.h"
 #include "sink.h"
+#include "source_class.h"
 #include "sources.h"
 
 struct daemon {
@@ -32,6 +33,7 @@ struct daemon {
 	struct ctl *ctl;
 	uint64_t reloads, reload_failures;
 	uint64_t status_ns; /* when STATUS= was last sent */
+	char *config_path;  /* the configuration file, absolute where it can be made so */
 };
 
 /* STATUS= is readable by every user (systemctl status): counts that change with each key
@@ -56,6 +58,7 @@ static void update_status(void *arg)
 {
 	struct daemon *d = arg;
 
+	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
 	if (mono_ns() - d->status_ns >= STATUS_EVERY_NS)
 		status_now(d);
 }
@@ -68,9 +71,11 @@ static void log_summary(struct daemon *d, int prio)
 
 	for (size_t i = 0; pipeline_info(i, &info); i++)
 		log_msg(prio,
-			"%s/%s: kind %s, state %s, policy %s, health %s, symbols %s, %llu events, "
+			"%s/%s: kind %s, state %s, backend %s, policy %s, health %s, symbols %s, "
+			"%llu events, "
 			"%llu skipped, %llu bytes mixed, %.1f bits estimated, %.1f bits credited",
 			class_name(info.cls), info.name, info.kind, info.state,
+			info.backend ? info.backend : class_backend(d->cfg, info.cls),
 			policy_mode_name(info.rule.mode), info.health,
 			info.jiffy_ns ? "sub-jiffy" : "full", (unsigned long long)info.c.events,
 			(unsigned long long)info.c.skipped, (unsigned long long)info.c.mixed_bytes,
@@ -143,6 +148,7 @@ static void fill_status(void *arg, struct ctl_status *out)
 	out->kernel_minor = f->ks.minor;
 	out->crng_ready = f->ks.crng_ready;
 	out->credit_counts = !f->ks.credit_until_ready || !f->ks.crng_ready;
+	pipeline_kernel_counts(out->credit_counts);
 	out->entropy_avail = kernel_entropy_avail();
 	out->ready_after_s = f->ready_after_ns ? (double)f->ready_after_ns / 1e9 : -1;
 	out->feeds = d->sink.feeds;
@@ -152,6 +158,7 @@ static void fill_status(void *arg, struct ctl_status *out)
 	out->feed_errors = d->sink.errors;
 	out->reloads = d->reloads;
 	out->reload_failures = d->reload_failures;
+	out->config = d->config_path;
 }
 
 /* What the control socket asks of the daemon. */
@@ -245,6 +252,9 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	d->opts = opts;
 	d->cfg = cfg;
 	d->sink.fd = -1; /* teardown closes it; never fd 0 */
+	d->config_path = realpath(opts->config_path, NULL);
+	if (!d->config_path)
+		d->config_path = xstrdup(opts->config_path);
 	/* No core dumps: memory holds pending pool data and recent symbols (timing). */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		log_errno(LOG_WARNING, "cannot turn off core dumps");
@@ -263,6 +273,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	/* Sources add to the pool in their read callbacks; the sink's ioctl runs later, from
 	 * the feed's own event. */
 	pipeline_init(cfg, &d->pool, feed_want, &d->feed);
+	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
 	if (sources_start(d->srcs, d->base, cfg) < 0) {
 		sources_stop(d->srcs);
 		status = EXIT_STARTUP;
@@ -290,6 +301,7 @@ out:
 	if (status != EXIT_OK)
 		report_ready(opts, status);
 	teardown(d);
+	free(d->config_path);
 	wipe(d, sizeof(*d));
 	free(d);
 	return status;

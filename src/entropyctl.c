@@ -40,7 +40,8 @@ static void usage(FILE *out)
 		"Commands:\n"
 		"  status    the daemon, the kernel's state and the totals, then one line per\n"
 		"            source instance: class, name, policy, events, the latest estimate\n"
-		"            in bits per event, bits credited, health (the default)\n"
+		"            in bits per event (\"-\" before the first), bits credited, why\n"
+		"            credit does not grow (\"-\" while it does), health (the default)\n"
 		"  sources   every detail of each source instance\n"
 		"  reload    make entropyd re-read its configuration, as SIGHUP does (root only);\n"
 		"            an invalid configuration is rejected whole and its errors printed\n"
@@ -51,7 +52,7 @@ static void usage(FILE *out)
 		"  -s, --socket PATH    the control socket (default %s)\n"
 		"  -j, --json           print the daemon's data as JSON (status, sources, reload)\n"
 		"      --color WHEN     colour the status: auto (on a terminal, unless NO_COLOR is\n"
-		"                       set), always or never (default auto)\n"
+		"                       set and not empty), always or never (default auto)\n"
 		"  -t, --timeout SECS   give up on a daemon that does not answer (default 10)\n"
 		"  -V, --version        print the version and exit\n"
 		"  -h, --help           print this help and exit\n"
@@ -369,6 +370,8 @@ static void print_overview(const json_t *st)
 	print_duration(i_(d, "uptime_s"));
 	printf("; sink %s, feed mode %s, phase %s\n", s_(d, "sink"), s_(d, "feed_mode"),
 	       s_(d, "feed_phase"));
+	if (json_is_string(json_object_get(d, "config")))
+		printf("config %s\n", s_(d, "config"));
 	printf("kernel %s: CRNG %s%s%s", s_(k, "version"), paint(ready ? "ready" : "not ready"),
 	       ready ? "ready" : "not ready", unpaint());
 	if (!isnan(after))
@@ -407,14 +410,22 @@ static void health_text(const json_t *src, char *buf, size_t size)
 		snprintf(buf, size, "%s", state);
 }
 
-enum { COL_CLASS, COL_NAME, COL_POLICY, COL_EVENTS, COL_EST, COL_CRED, COL_HEALTH, NCOLS };
+/* Why credit does not grow, short; "-" while it does (or from a daemon that does not say). */
+static const char *reason(const json_t *src)
+{
+	const char *r = json_string_value(json_object_get(json_object_get(src, "credit"), "reason"));
+
+	return r ? r : "-";
+}
+
+enum { COL_CLASS, COL_NAME, COL_POLICY, COL_EVENTS, COL_EST, COL_CRED, COL_WHY, COL_HEALTH, NCOLS };
 
 /* One aligned line per instance, in the manner of chronyc sources. */
 static void print_table(const json_t *sources)
 {
 	static const char *const head[NCOLS] = {"CLASS",    "NAME",     "POLICY", "EVENTS",
-						"EST b/ev", "CREDITED", "HEALTH"};
-	static const bool right[NCOLS] = {false, false, false, true, true, true, false};
+						"EST b/ev", "CREDITED", "WHY NOT", "HEALTH"};
+	static const bool right[NCOLS] = {false, false, false, true, true, true, false, false};
 	size_t n = json_array_size(sources), w[NCOLS];
 	char(*cell)[NCOLS][96] = xcalloc(n ? n : 1, sizeof(*cell));
 
@@ -433,6 +444,7 @@ static void print_table(const json_t *sources)
 		else
 			snprintf(cell[i][COL_EST], 96, "%.2f", est);
 		snprintf(cell[i][COL_CRED], 96, "%.1f", f_(s, "credited_bits"));
+		snprintf(cell[i][COL_WHY], 96, "%s", reason(s));
 		health_text(s, cell[i][COL_HEALTH], 96);
 		for (int k = 0; k < NCOLS; k++)
 			if (strlen(cell[i][k]) > w[k])
@@ -495,6 +507,14 @@ static void print_sources(const json_t *sources)
 		printf("  estimated   %.1f bits\n", f_(s, "estimated_bits"));
 		printf("  credited    %.1f bits (%.1f more waiting for the health tests)\n",
 		       f_(s, "credited_bits"), f_(s, "held_bits"));
+		if (json_is_object(json_object_get(s, "credit"))) {
+			const json_t *cr = json_object_get(s, "credit");
+			const char *why = json_string_value(json_object_get(cr, "detail"));
+
+			printf("  weight      %.3g in force\n", f_(cr, "weight"));
+			printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "",
+			       why ? why : "");
+		}
 	}
 	if (json_array_size(sources) == 0)
 		printf("(no source instance is open)\n");
@@ -548,7 +568,7 @@ static void prom_plain(const char *name, const char *type, const char *help, dou
 }
 
 /* Per instance: one label set {class, name}. */
-enum { PROM_INT, PROM_REAL, PROM_HEALTH_OK, PROM_WEIGHT, PROM_HEALTH_FAILURES };
+enum { PROM_INT, PROM_REAL, PROM_HEALTH_OK, PROM_WEIGHT, PROM_HEALTH_FAILURES, PROM_REASON };
 static const struct {
 	const char *name, *type, *key;
 	int how;
@@ -556,7 +576,7 @@ static const struct {
 } per_source[] = {
 	{"entropyd_source_events_total", "counter", "events", PROM_INT, "Events received."},
 	{"entropyd_source_skipped_events_total", "counter", "skipped", PROM_INT,
-	 "Events not estimated (the instance is disabled by policy)."},
+	 "Events counted but not estimated: over the class's max_events_per_second, or the instance disabled by policy."},
 	{"entropyd_source_mixed_bytes_total", "counter", "mixed_bytes", PROM_INT,
 	 "Bytes handed to the pool."},
 	{"entropyd_source_estimated_bits_total", "counter", "estimated_bits", PROM_REAL,
@@ -570,14 +590,20 @@ static const struct {
 	{"entropyd_source_health_ok", "gauge", NULL, PROM_HEALTH_OK,
 	 "1 if the instance passes its health tests, 0 in start-up or after a failure."},
 	{"entropyd_source_credit_weight", "gauge", NULL, PROM_WEIGHT,
-	 "Policy weight of the estimate: 1 trusted, the scale if reduced, 0 mix-only."},
+	 "The weight in force on the estimate: the policy's (1 trusted, the scale if reduced, 0 mix-only) times the source's own (the dominant-flow rule)."},
+	{"entropyd_source_credit_reason", "gauge", NULL, PROM_REASON,
+	 "Why the instance's credit does not grow now (label reason; none while it does); always 1."},
 };
 
+/* The daemon's weight in force; from a daemon that does not give it, the policy's. */
 static double weight(const json_t *src)
 {
 	const json_t *p = json_object_get(src, "policy");
 	const char *mode = s_(p, "mode");
+	double w = f_(json_object_get(src, "credit"), "weight");
 
+	if (!isnan(w))
+		return w;
 	return !strcmp(mode, "trusted") ? 1 : !strcmp(mode, "reduced") ? f_(p, "scale") : 0;
 }
 
@@ -654,10 +680,16 @@ static void print_metrics(const json_t *st, const json_t *sources)
 			case PROM_HEALTH_FAILURES:
 				v = (double)i_(h, "failures");
 				break;
+			case PROM_REASON:
+				v = 1;
+				break;
 			}
 			printf("%s{", per_source[j].name);
 			prom_label("class", s_(s, "class"), true);
 			prom_label("name", s_(s, "name"), false);
+			if (per_source[j].how == PROM_REASON)
+				prom_label("reason", strcmp(reason(s), "-") ? reason(s) : "none",
+					   false);
 			printf("}");
 			prom_value(v);
 		}
@@ -729,13 +761,16 @@ static int cmd_reload(struct conn *c, bool json)
 	} else if (strcmp(r.error, CTL_E_CONFIG_INVALID) == 0) {
 		errs = json_object_get(r.params, "errors");
 		if (json) {
+			/* The errors once, in the form asked for; stderr keeps the one line. */
 			json_t *out = json_pack("{s:b, s:O}", "reloaded", 0, "errors", errs);
 
 			print_json(out);
 			json_decref(out);
+		} else {
+			json_array_foreach(errs, i, e)
+				fprintf(stderr, "%s\n",
+					json_string_value(e) ? json_string_value(e) : "?");
 		}
-		json_array_foreach(errs, i, e)
-			fprintf(stderr, "%s\n", json_string_value(e) ? json_string_value(e) : "?");
 		errx_msg("reload refused: the configuration has %zu error%s; the running one stays",
 			 json_array_size(errs), json_array_size(errs) == 1 ? "" : "s");
 		rc = XC_REFUSED;
@@ -744,6 +779,14 @@ static int cmd_reload(struct conn *c, bool json)
 	}
 	ctl_reply_free(&r);
 	return rc;
+}
+
+/* NO_COLOR (no-color.org): set to a value that is not empty. */
+static bool no_color(void)
+{
+	const char *v = getenv("NO_COLOR");
+
+	return v && *v;
 }
 
 enum { OPT_COLOR = 256 };
@@ -798,7 +841,8 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return XC_OK;
 		default:
-			usage(stderr);
+			/* getopt said what was wrong; the whole help would bury it. */
+			fputs("Try \"entropyctl --help\" for more information.\n", stderr);
 			return XC_USAGE;
 		}
 	}
@@ -813,8 +857,13 @@ int main(int argc, char **argv)
 		errx_msg("%s: unknown command (status, sources, reload or metrics)", cmd);
 		return XC_USAGE;
 	}
+	if (json && !strcmp(cmd, "metrics")) {
+		errx_msg("--json: metrics are in the Prometheus text format only (status --json "
+			 "has the same counters)");
+		return XC_USAGE;
+	}
 	colour = !strcmp(when, "always") ||
-		 (!strcmp(when, "auto") && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+		 (!strcmp(when, "auto") && isatty(STDOUT_FILENO) && !no_color() &&
 		  !(getenv("TERM") && !strcmp(getenv("TERM"), "dumb")));
 	signal(SIGPIPE, SIG_IGN);
 	rc = conn_open(&c, path, timeout);

@@ -259,13 +259,14 @@ int main(int argc, char **argv)
 			config_print_keys(stdout);
 			return EXIT_OK;
 		default:
-			usage(stderr);
+			/* getopt said what was wrong; the whole help would bury it. */
+			fputs("Try \"entropyd --help\" for more information.\n", stderr);
 			return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "entropyd: unexpected argument: %s\n", argv[optind]);
-		usage(stderr);
+		fprintf(stderr, "entropyd: unexpected argument: %s\n"
+				"Try \"entropyd --help\" for more information.\n", argv[optind]);
 		return EXIT_USAGE;
 	}
 	if (assess_file && (check || print || opts.foreground || opts.dry_run || record_arg))

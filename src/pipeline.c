@@ -5,6 +5,7 @@
 #include "pipeline.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ struct instance {
 	char *display; /* printable: what logs and status show */
 	char *kind;
 	const char *state;
+	const char *backend;
 	unsigned flags;
 	struct policy_rule rule;
 	struct est est;
@@ -34,6 +36,14 @@ struct instance {
 	struct recorder *rec; /* --record: the symbols this instance's estimator sees */
 	double last_estimate;
 	double weight; /* set by the source (pipeline_set_weight); 1 unless it says otherwise */
+	double share;  /* ... and why: the busiest flow's share */
+	/* Why the latest event's credit was not earned in full, decided beside the credit
+	 * itself (sample_one()); and whether the health tests have vouched for any credit
+	 * since the instance started or last failed. */
+	enum pipeline_reason reason;
+	bool vouched;
+	bool est_ready;     /* the estimator has had an estimate since it was (re)started */
+	uint32_t zero_run;  /* consecutive events estimated at zero */
 	/* Credit earned but not yet vouched for by the health tests (see hold()): of the
 	 * current APT window before the current RCT run, and of that run. */
 	double held, run_held;
@@ -43,6 +53,27 @@ struct instance {
 static void discard_held(struct instance *inst)
 {
 	inst->held = inst->run_held = 0;
+}
+
+static const char *const reason_names[PIPELINE_REASONS] = {
+	[PIPELINE_CREDITS] = "-",
+	[PIPELINE_IDLE] = "idle",
+	[PIPELINE_DISABLED] = "disabled",
+	[PIPELINE_MIX_ONLY] = "mix-only",
+	[PIPELINE_STARTUP] = "startup",
+	[PIPELINE_HEALTH] = "health",
+	[PIPELINE_NO_ESTIMATE] = "no-estimate",
+	[PIPELINE_ESTIMATE_0] = "estimate-0",
+	[PIPELINE_POOL_FULL] = "pool-full",
+	[PIPELINE_FLOW] = "flow",
+	[PIPELINE_RATE_CAP] = "rate-cap",
+	[PIPELINE_HELD] = "held",
+	[PIPELINE_KERNEL] = "kernel",
+};
+
+const char *pipeline_reason_name(enum pipeline_reason r)
+{
+	return (unsigned)r < PIPELINE_REASONS ? reason_names[r] : "?";
 }
 
 static struct {
@@ -59,6 +90,7 @@ static struct {
 	uint64_t jiffy_ns;         /* the kernel's own timing resolution, for INST_KERNEL_CREDITS */
 	unsigned hz;
 	const char *hz_from;
+	bool kernel_ignores; /* the kernel no longer counts credit (pipeline_kernel_counts) */
 } P;
 
 /* Instances that failed permanently, by class and name, as they were when detached. A device
@@ -232,9 +264,12 @@ void pipeline_reconfigure(const struct config *cfg)
 
 			est_fini(&i->est);
 			est_init(&i->est, ops, &p);
+			i->est_ready = false;
+			i->zero_run = 0;
 			if (i->health.state != HEALTH_PERMANENT)
 				health_reset(&i->health);
 			discard_held(i);
+			i->vouched = false;
 		} else if (p.estimate_every_ns != i->est.params.estimate_every_ns) {
 			/* The same stream on another schedule: a new estimator, whose first
 			 * estimate comes 1024 symbols on; the health tests go on. */
@@ -242,6 +277,8 @@ void pipeline_reconfigure(const struct config *cfg)
 
 			est_fini(&i->est);
 			est_init(&i->est, ops, &p);
+			i->est_ready = false;
+			i->zero_run = 0;
 		}
 		i->est.params = p;
 		health_claim(i, false);
@@ -267,6 +304,7 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 	inst->flags = flags;
 	inst->rule = policy_resolve(P.cfg, cls, name);
 	inst->weight = 1.0;
+	inst->reason = PIPELINE_IDLE;
 	p = est_params_for(inst);
 	est_init(&inst->est, estimator(), &p);
 	health_claim(inst, true);
@@ -299,9 +337,20 @@ void pipeline_set_state(struct instance *inst, const char *state)
 	inst->state = state;
 }
 
-void pipeline_set_weight(struct instance *inst, double w)
+void pipeline_set_backend(struct instance *inst, const char *backend)
+{
+	inst->backend = backend;
+}
+
+void pipeline_set_weight(struct instance *inst, double w, double share)
 {
 	inst->weight = w >= 0 && w <= 1 ? w : 0; /* NaN or out of range: no credit */
+	inst->share = share >= 0 && share <= 1 ? share : 0;
+}
+
+void pipeline_kernel_counts(bool counts)
+{
+	P.kernel_ignores = !counts;
 }
 
 void pipeline_skip(struct instance *inst, uint64_t n)
@@ -362,6 +411,7 @@ static void hold(struct instance *inst, double credit, bool have_symbol)
 
 	if (h->state == HEALTH_FAILED || h->state == HEALTH_PERMANENT) {
 		discard_held(inst);
+		inst->vouched = false;
 		return;
 	}
 	if (have_symbol && h->rct_run == 1) { /* a new run: the one before ended in time */
@@ -372,8 +422,62 @@ static void hold(struct instance *inst, double credit, bool have_symbol)
 	if (have_symbol && h->apt_seen == 0 && inst->held > 0) { /* a window passed */
 		inst->c.credited_bits += pool_vouch(P.pool, inst->held);
 		inst->held = 0;
+		inst->vouched = true;
 		pool_added();
 	}
+}
+
+/* Events in a row estimated at zero before that is the reason shown. */
+#define ZERO_RUN 64
+
+/* Has the estimator an estimate? Asked only until it has one: it keeps it until restarted
+ * (a reload's new parameters). */
+static bool est_ready(struct instance *inst, const struct est_out *out)
+{
+	struct est_report r;
+
+	if (inst->est_ready)
+		return true;
+	if (!inst->est.ops->report)
+		inst->est_ready = out->have_symbol;
+	else {
+		inst->est.ops->report(inst->est.state, &r);
+		inst->est_ready = r.have_estimate;
+	}
+	return inst->est_ready;
+}
+
+/* Why an event earned less than its estimate under the policy, in the order an administrator
+ * would look: the policy, the health tests, the estimate, the pool, the source's weight, the
+ * cap, the wait for the health tests, the kernel. want: its credit before the per-second
+ * cap, got: after it. */
+static enum pipeline_reason reason_of(const struct instance *inst, const struct est_out *out,
+				      bool fits, double want, double got)
+{
+	if (inst->rule.mode == MODE_MIX_ONLY)
+		return PIPELINE_MIX_ONLY;
+	if (!health_allows_credit(&inst->health))
+		return inst->health.state == HEALTH_STARTUP ? PIPELINE_STARTUP : PIPELINE_HEALTH;
+	if (!(out->bits > 0)) {
+		/* One event's estimate can be zero in a stream that earns (the kernel's rule
+		 * on a short delta): only a stretch of them is a reason. */
+		if (!inst->est_ready)
+			return PIPELINE_NO_ESTIMATE;
+		return inst->zero_run >= ZERO_RUN ? PIPELINE_ESTIMATE_0 : inst->reason;
+	}
+	if (!fits)
+		return PIPELINE_POOL_FULL;
+	if (inst->weight == 0)
+		return PIPELINE_FLOW;
+	if (got < want)
+		return PIPELINE_RATE_CAP;
+	if (!inst->vouched)
+		return PIPELINE_HELD;
+	if (P.kernel_ignores)
+		return PIPELINE_KERNEL;
+	if (inst->weight < 1)
+		return PIPELINE_FLOW;
+	return PIPELINE_CREDITS;
 }
 
 /* One event of a run that pipeline_samples() has mixed into the pool already, with what the
@@ -382,7 +486,7 @@ static void hold(struct instance *inst, double credit, bool have_symbol)
 static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_out *out,
 		       bool fits, uint64_t *now_ns)
 {
-	double credit;
+	double credit, want;
 
 	/* Part of the event before (est_merged()): mixed with the run, counted, and nothing
 	 * more; it neither earns nor moves the health tests' windows. */
@@ -396,10 +500,16 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 	}
 	inst->last_estimate = out->bits;
 	inst->c.estimated_bits += out->bits;
+	if (out->bits > 0) {
+		inst->zero_run = 0;
+		inst->est_ready = true;
+	} else if (est_ready(inst, out) && inst->zero_run < UINT32_MAX)
+		inst->zero_run++;
 	/* Data folded into a full pool earns none, and takes nothing from the per-second cap. */
 	credit = fits && health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out->bits)
 							       : 0;
 	credit *= inst->weight;
+	want = credit;
 	/* The bucket refills lazily: events without credit need not read the clock, and a
 	 * tick's resolution is plenty for a per-second cap. */
 	if (credit > 0) {
@@ -409,6 +519,7 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 				       *now_ns);
 	}
 	hold(inst, credit, out->have_symbol);
+	inst->reason = reason_of(inst, out, fits, want, credit);
 }
 
 void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
@@ -420,6 +531,7 @@ void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 	inst->c.events += n;
 	if (inst->rule.mode == MODE_DISABLED) {
 		inst->c.skipped += n;
+		inst->reason = PIPELINE_DISABLED;
 		return;
 	}
 	inst->c.mixed_bytes += n * sizeof(*t_ns);
@@ -484,6 +596,85 @@ size_t pipeline_count(void)
 	return P.n;
 }
 
+static double policy_weight(const struct policy_rule *r)
+{
+	switch (r->mode) {
+	case MODE_TRUSTED: return 1;
+	case MODE_REDUCED: return r->scale;
+	default: return 0;
+	}
+}
+
+/* The reason in a sentence, with what the administrator needs to judge it. */
+static void reason_text(const struct instance *i, struct inst_info *out)
+{
+	const struct health *h = &i->health;
+	char *b = out->reason_text;
+	size_t n = sizeof(out->reason_text);
+	struct est_report r;
+
+	switch (out->reason) {
+	case PIPELINE_CREDITS:
+		b[0] = 0;
+		break;
+	case PIPELINE_IDLE:
+		snprintf(b, n, "no event since it opened or its policy changed");
+		break;
+	case PIPELINE_DISABLED:
+		snprintf(b, n, "policy: disabled");
+		break;
+	case PIPELINE_MIX_ONLY:
+		snprintf(b, n, "policy: mix-only (mixed in, credited zero)");
+		break;
+	case PIPELINE_STARTUP:
+		snprintf(b, n, "health tests' start-up: %u of %u symbols", (unsigned)h->clean,
+			 (unsigned)h->clean_needed);
+		break;
+	case PIPELINE_HEALTH:
+		if (h->state == HEALTH_PERMANENT)
+			snprintf(b, n, "health test failed (%s, permanent): no credit until it is "
+				 "re-qualified, in %.0f s of its events' time",
+				 health_test_name(h->last_test),
+				 (double)health_retry_left(h) / NS_PER_SEC);
+		else
+			snprintf(b, n, "health test failed (%s): no credit until %u clean symbols "
+				 "(%u so far)", health_test_name(h->last_test),
+				 (unsigned)h->clean_needed, (unsigned)h->clean);
+		break;
+	case PIPELINE_NO_ESTIMATE:
+		r.symbols = h->count.symbols;
+		if (i->est.ops->report)
+			i->est.ops->report(i->est.state, &r);
+		snprintf(b, n, "no estimate yet: %llu of 1024 symbols",
+			 (unsigned long long)(r.symbols < 1024 ? r.symbols : 1024));
+		break;
+	case PIPELINE_ESTIMATE_0:
+		snprintf(b, n, "estimate below %g bits/event counts as zero (cap %g)", EST_MIN_BITS,
+			 i->rule.cap_bits_per_event);
+		break;
+	case PIPELINE_POOL_FULL:
+		snprintf(b, n, "pool full between feeds: events folded in earn nothing");
+		break;
+	case PIPELINE_FLOW:
+		snprintf(b, n, "one source %.0f%% of packets: weight %.2f", i->share * 100,
+			 i->weight);
+		break;
+	case PIPELINE_RATE_CAP:
+		snprintf(b, n, "per-second cap of %g bits reached", i->rule.cap_bits_per_second);
+		break;
+	case PIPELINE_HELD:
+		snprintf(b, n, "held for the health tests: %.1f bits wait for the APT window's end",
+			 i->held + i->run_held);
+		break;
+	case PIPELINE_KERNEL:
+		snprintf(b, n, "the kernel no longer counts credit (its CRNG is ready)");
+		break;
+	case PIPELINE_REASONS:
+		b[0] = 0;
+		break;
+	}
+}
+
 bool pipeline_info(size_t idx, struct inst_info *out)
 {
 	struct instance *i = P.head;
@@ -504,9 +695,10 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 	out->name = i->display;
 	out->kind = i->kind;
 	out->state = i->state;
+	out->backend = i->backend;
 	out->rule = i->rule;
 	out->estimator = i->est.ops->name;
-	out->last_estimate = i->last_estimate;
+	out->last_estimate = i->est_ready ? i->last_estimate : NAN;
 	out->kernel_credits = (i->flags & INST_KERNEL_CREDITS) != 0;
 	out->jiffy_ns = i->est.params.jiffy_ns;
 	out->health = health_state_name(i->health.state);
@@ -521,6 +713,18 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 				       : NAN;
 	out->c = i->c;
 	out->c.held_bits = i->held + i->run_held;
+	out->weight = policy_weight(&i->rule) * i->weight;
+	out->reason = i->reason;
+	/* The kernel's state is the daemon's, and changes between events. */
+	if (out->reason == PIPELINE_CREDITS && P.kernel_ignores)
+		out->reason = PIPELINE_KERNEL;
+	else if (out->reason == PIPELINE_KERNEL && !P.kernel_ignores)
+		out->reason = PIPELINE_CREDITS;
+	if (out->reason == PIPELINE_DISABLED && i->rule.mode != MODE_DISABLED)
+		out->reason = PIPELINE_IDLE; /* enabled again; no event since */
+	if (out->reason == PIPELINE_MIX_ONLY && i->rule.mode != MODE_MIX_ONLY)
+		out->reason = PIPELINE_IDLE;
+	reason_text(i, out);
 	return true;
 }
 

@@ -28,14 +28,37 @@ struct inst_counters {
 	double held_bits;      /* credit earned that the health tests have yet to vouch for */
 };
 
+/* Why an instance's credit does not grow now, as decided for its latest event (see
+ * pipeline.c: reason_of()); PIPELINE_CREDITS when it does. */
+enum pipeline_reason {
+	PIPELINE_CREDITS,
+	PIPELINE_IDLE,        /* no event yet */
+	PIPELINE_DISABLED,    /* policy: disabled */
+	PIPELINE_MIX_ONLY,    /* policy: mix-only */
+	PIPELINE_STARTUP,     /* the health tests' start-up */
+	PIPELINE_HEALTH,      /* a health test failed */
+	PIPELINE_NO_ESTIMATE, /* the estimator has no estimate yet */
+	PIPELINE_ESTIMATE_0,  /* the estimate is below EST_MIN_BITS (or the cap is 0) */
+	PIPELINE_POOL_FULL,   /* folded into a full pool between feeds: earns nothing */
+	PIPELINE_FLOW,        /* the source's own weight (the dominant-flow rule) */
+	PIPELINE_RATE_CAP,    /* the per-second cap */
+	PIPELINE_HELD,        /* earned, waiting for the health tests to vouch for it */
+	PIPELINE_KERNEL,      /* the kernel no longer counts credit */
+	PIPELINE_REASONS
+};
+
+/* The short name of a reason ("pool-full"); "-" for PIPELINE_CREDITS. */
+const char *pipeline_reason_name(enum pipeline_reason r);
+
 struct inst_info {
 	enum src_class cls;
 	const char *name;
 	const char *kind;   /* e.g. "keyboard", "mouse"; shown in status */
 	const char *state;  /* "open", "stream", ... */
+	const char *backend; /* the one in use, as the source said; NULL: the class's */
 	struct policy_rule rule;
 	const char *estimator;
-	double last_estimate; /* bits/event of the most recent sample */
+	double last_estimate; /* bits/event of the most recent sample; NaN: no estimate yet */
 	bool kernel_credits;
 	uint64_t jiffy_ns;          /* nonzero: symbols only from timing finer than the kernel's */
 	const char *health;         /* health_state_name(): "startup", "ok", "failed", ... */
@@ -45,6 +68,9 @@ struct inst_info {
 	double health_retry_in; /* failed permanently: seconds of event time before it is
 				 * re-qualified, as of its latest event; NAN otherwise */
 	struct inst_counters c;
+	enum pipeline_reason reason;
+	char reason_text[112]; /* the reason in a sentence, with its figures; "" if none */
+	double weight;         /* the weight in force: the policy's times the source's */
 };
 
 /* added(arg) is called whenever data or vouched credit went into the pool, for the pool's
@@ -64,9 +90,15 @@ bool pipeline_enabled(enum src_class cls, const char *name);
 struct instance *pipeline_attach(enum src_class cls, const char *name, const char *kind,
 				 unsigned flags);
 void pipeline_set_state(struct instance *inst, const char *state);
+/* The backend that reads it, where a class has more than one (a static string). */
+void pipeline_set_backend(struct instance *inst, const char *backend);
 /* A source's own weight on the instance's credit, 0 <= w <= 1 (default 1): applied after the
- * policy, before the per-second cap. */
-void pipeline_set_weight(struct instance *inst, double w);
+ * policy, before the per-second cap. share: why, the busiest flow's share of the events
+ * (0..1), shown with the weight. */
+void pipeline_set_weight(struct instance *inst, double w, double share);
+/* Whether the kernel still counts credit (since Linux 5.18 only until the CRNG is ready):
+ * the daemon tells, for the reason shown when it does not. */
+void pipeline_kernel_counts(bool counts);
 /* n events the source saw but does not hand in (over its own event cap): counted as events
  * and as skipped, never estimated, mixed or credited. */
 void pipeline_skip(struct instance *inst, uint64_t n);

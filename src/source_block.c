@@ -244,6 +244,9 @@ static enum src_status block_open(struct src_inst *si)
 				 si->name);
 	}
 	d->traced = false;
+	/* The state says open or why not; the backend is the one in use, not the one asked
+	 * for (auto). */
+	pipeline_set_backend(si->inst, backend_name(st->using));
 	if (strcmp(d->below, BLOCK_UNKNOWN_DISK) == 0) {
 		source_set_state(si, "stacked on %s: not traced while other disks are", d->below);
 		return SRC_WAIT;
@@ -255,12 +258,12 @@ static enum src_status block_open(struct src_inst *si)
 	}
 	if (st->using == BACKEND_TRACEPOINT) {
 		d->traced = st->tp != NULL;
-		source_set_state(si, "%s", d->traced ? "tracepoint" : "tracepoint unavailable");
+		source_set_state(si, "%s", d->traced ? "open" : "tracepoint unavailable");
 		return d->traced ? SRC_OPEN : SRC_WAIT;
 	}
 	if (blkt_start(st->bt, si->name, d->info.major, d->info.minor, why, sizeof(why))) {
 		d->traced = true;
-		source_set_state(si, "blktrace");
+		source_set_state(si, "open");
 		return SRC_OPEN;
 	}
 	source_set_state(si, "blktrace: %s", why);
@@ -342,7 +345,7 @@ static void update_filter(struct block_state *st)
 		if (why)
 			snprintf(state, sizeof(state), "tracepoint failed: %s", why);
 		else
-			strlcopy(state, "tracepoint", sizeof(state));
+			strlcopy(state, "open", sizeof(state));
 		if (strcmp(state, si->state) != 0)
 			source_set_state(si, "%s", state);
 	}

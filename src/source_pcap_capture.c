@@ -58,7 +58,7 @@ static void capture_weigh(struct capture *c)
 
 	if (w != c->weight) {
 		c->weight = w;
-		pipeline_set_weight(c->inst, w);
+		pipeline_set_weight(c->inst, w, s);
 	}
 	if (pct != c->share_pct) {
 		c->share_pct = pct;

@@ -1401,10 +1401,166 @@ START_TEST(test_health_permanent_requalifies)
 }
 END_TEST
 
+/* ---- why credit does not grow: the reason beside the credit decision ---- */
+
+static struct inst_info info_named(const char *name)
+{
+	struct inst_info in;
+
+	for (size_t i = 0; pipeline_info(i, &in); i++)
+		if (strcmp(in.name, name) == 0)
+			return in;
+	ck_abort_msg("no instance %s", name);
+	return in;
+}
+
+/* n events 0.5..2.5 ms apart from *t on. */
+static void random_events(struct instance *inst, uint64_t *t, int n)
+{
+	for (int i = 0; i < n; i++)
+		pipeline_sample(inst, *t += MS / 2 + tu_rng_next() % (2 * MS));
+}
+
+static void reason_is(const char *name, enum pipeline_reason want, const char *says)
+{
+	struct inst_info in = info_named(name);
+
+	ck_assert_msg(in.reason == want, "%s: reason %s (%s), want %s" SEEDFMT, name,
+		      pipeline_reason_name(in.reason), in.reason_text, pipeline_reason_name(want),
+		      SEEDARG);
+	ck_assert_msg(strstr(in.reason_text, says), "%s: \"%s\" does not say \"%s\"" SEEDFMT, name,
+		      in.reason_text, says, SEEDARG);
+}
+
+START_TEST(test_no_estimate_is_not_zero)
+{
+	struct instance *inst;
+	struct config *c2;
+	uint64_t t = 10 * SEC;
+
+	tu_rng_seed(SEED);
+	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	ck_assert(isnan(info_of(0).last_estimate));
+	random_events(inst, &t, 500);
+	ck_assert_msg(isnan(info_of(0).last_estimate), "an estimate %g before the first",
+		      info_of(0).last_estimate);
+	random_events(inst, &t, WARM);
+	ck_assert_msg(info_of(0).last_estimate > 0, "no estimate after %d events", WARM + 500);
+	/* A new schedule restarts the estimator alone: no estimate again, the health tests
+	 * pass, so that is the reason. */
+	c2 = second_config();
+	c2->block.estimate_interval = 30;
+	pipeline_reconfigure(c2);
+	ck_assert(isnan(info_of(0).last_estimate));
+	random_events(inst, &t, 100);
+	ck_assert(isnan(info_of(0).last_estimate));
+	/* The new estimator's first event has no delta: 99 symbols. */
+	reason_is("sda", PIPELINE_NO_ESTIMATE, "no estimate yet: 99 of 1024 symbols");
+}
+END_TEST
+
+START_TEST(test_reasons)
+{
+	static const uint8_t junk[POOL_BYTES];
+	struct instance *t_in, *m_in, *c_in, *z_in;
+	struct inst_info in;
+	uint64_t t = 10 * SEC;
+	bool held_seen = false;
+
+	tu_rng_seed(SEED);
+	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_second = 1;
+	cfg->policy[CLASS_NETWORK].rule.cap_bits_per_event = 0;
+	t_in = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	c_in = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	z_in = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
+	cfg->policy[CLASS_INPUT].rule.mode = MODE_MIX_ONLY;
+	m_in = pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
+	cfg->policy[CLASS_INPUT].rule.mode = MODE_TRUSTED;
+	reason_is("kbd0", PIPELINE_IDLE, "no event");
+
+	random_events(m_in, &t, 10);
+	reason_is("mouse0", PIPELINE_MIX_ONLY, "mix-only");
+	ck_assert(info_named("mouse0").weight == 0);
+
+	/* Start-up, then credit held until the first APT window passes, then credit. */
+	random_events(t_in, &t, 100);
+	reason_is("kbd0", PIPELINE_STARTUP, "start-up: 99 of 1024 symbols");
+	for (int i = 0; i < 2000; i++) {
+		random_events(t_in, &t, 1);
+		in = info_named("kbd0");
+		if (in.reason == PIPELINE_HELD) {
+			held_seen = true;
+			ck_assert(in.c.credited_bits == 0 && in.c.held_bits > 0);
+			ck_assert(strstr(in.reason_text, "wait for the APT window"));
+		} else if (in.reason != PIPELINE_STARTUP) {
+			ck_assert_msg(in.reason == PIPELINE_CREDITS, "reason %s after %d events",
+				      pipeline_reason_name(in.reason), 101 + i);
+			ck_assert(held_seen && in.c.credited_bits > 0 && in.reason_text[0] == 0);
+			break;
+		}
+	}
+	ck_assert(held_seen);
+	ck_assert(info_named("kbd0").weight == 1);
+
+	/* The kernel no longer counts: said of an instance that credits, decided or not. */
+	pipeline_kernel_counts(false);
+	reason_is("kbd0", PIPELINE_KERNEL, "no longer counts");
+	random_events(t_in, &t, 1);
+	reason_is("kbd0", PIPELINE_KERNEL, "no longer counts");
+	pipeline_kernel_counts(true);
+	reason_is("kbd0", PIPELINE_CREDITS, "");
+
+	/* The source's own weight, with the share behind it; the weight in force is shown. */
+	pipeline_set_weight(t_in, 0, 0.99);
+	random_events(t_in, &t, 1);
+	reason_is("kbd0", PIPELINE_FLOW, "one source 99% of packets: weight 0.00");
+	ck_assert(info_named("kbd0").weight == 0);
+	pipeline_set_weight(t_in, 0.5, 0.9);
+	random_events(t_in, &t, 1);
+	reason_is("kbd0", PIPELINE_FLOW, "90%");
+	ck_assert(info_named("kbd0").weight == 0.5);
+	pipeline_set_weight(t_in, 1, 0);
+
+	/* Folded into a full pool between feeds. */
+	keep_full = true;
+	pool_add(&pool, junk, sizeof(junk), 0);
+	random_events(t_in, &t, 1);
+	reason_is("kbd0", PIPELINE_POOL_FULL, "pool full between feeds");
+	keep_full = false;
+	drain(NULL);
+
+	/* The per-second cap: a second of events asks for far more than 1 bit. */
+	random_events(c_in, &t, WARM + 1000);
+	reason_is("sda", PIPELINE_RATE_CAP, "per-second cap of 1 bits");
+
+	/* A cap of 0 bits per event: an estimate, and it is zero. */
+	random_events(z_in, &t, WARM);
+	ck_assert(info_named("eth0").last_estimate == 0);
+	reason_is("eth0", PIPELINE_ESTIMATE_0, "counts as zero");
+
+	/* A stuck stream fails the health tests: which test, and until when. */
+	for (int i = 0; i < 100; i++)
+		pipeline_sample(t_in, t += MS);
+	reason_is("kbd0", PIPELINE_HEALTH, "repetition-count");
+	ck_assert(strstr(info_named("kbd0").reason_text, "until"));
+
+	/* Disabled by a reload. */
+	{
+		struct config *c2 = second_config();
+
+		c2->policy[CLASS_BLOCK].rule.mode = MODE_DISABLED;
+		pipeline_reconfigure(c2);
+		random_events(c_in, &t, 1);
+		reason_is("sda", PIPELINE_DISABLED, "policy: disabled");
+		ck_assert(info_named("sda").weight == 0);
+	}
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
 	Suite *s = suite_create("pipeline");
-	TCase *tc = tcase_create("core"), *health;
+	TCase *tc = tcase_create("core"), *health, *reasons;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_attach_and_info);
@@ -1436,6 +1592,12 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(health, test_health_permanent_requalifies);
 	tcase_add_test(health, test_burst_is_one_timing_event);
 	suite_add_tcase(s, health);
+
+	reasons = tcase_create("reasons");
+	tcase_add_checked_fixture(reasons, setup, teardown);
+	tcase_add_test(reasons, test_no_estimate_is_not_zero);
+	tcase_add_test(reasons, test_reasons);
+	suite_add_tcase(s, reasons);
 	return s;
 }
 

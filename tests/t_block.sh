@@ -63,7 +63,7 @@ start_L=$before
 grep -q "reads=3000 writes=2000" "$T/dio" || fail "dio: $(cat "$T/dio")"
 done_io=$(($(requests "$L") - before))
 [ "$done_io" -eq 5000 ] || fail "the kernel completed $done_io requests for 5000 O_DIRECT I/Os"
-wait_last "$N" "state tracepoint, policy trusted, " || fail "no summary: $(summary "$N")"
+wait_last "$N" "state open, backend tracepoint, policy trusted, " || fail "no summary: $(summary "$N")"
 expect_events "$N" 5000
 pass "tracepoint: 5000 O_DIRECT completions, $((5000 - ${MISS[$N]:-0})) samples ($(summary "$N" | grep -oE '[0-9.]+ bits credited'))"
 
@@ -91,7 +91,7 @@ quiet "$L2" || fail "$N2 never went quiet"
 start_L2=$(requests "$L2")
 kill -HUP "$DAEMON_PID"
 wait_for 5 grep -q "block/$N2: attached (virtual)" "$T/log" || fail "$N2 not attached on reload"
-wait_last "$N2" "state tracepoint, " || fail "$N2: $(summary "$N2")"
+wait_last "$N2" "state open, backend tracepoint, " || fail "$N2: $(summary "$N2")"
 "$DIO" -r 700 -s 12 "$L2" > /dev/null || fail "dio $L2"
 done_L2=$(($(requests "$L2") - start_L2))
 "$DIO" -w 300 -s 13 "$L" > /dev/null || fail "dio $L"
@@ -180,7 +180,7 @@ done
 block_conf "$T/em.conf" tracepoint "${ENAMES[@]}"
 start_ns "ulimit -S -n 30;" -v --dry-run -f "$T/em.conf"
 for n in "${ENAMES[@]}"; do
-	wait_last "$n" ", state tracepoint, " || fail "soft limit 30: $(summary "$n")"
+	wait_last "$n" ", state open, backend tracepoint, " || fail "soft limit 30: $(summary "$n")"
 done
 ! grep -q "cannot open the tracepoint" "$T/log" || fail "soft limit not raised: $(grep "cannot open" "$T/log" | head -1)"
 stop_daemon
@@ -226,7 +226,7 @@ wait_for 5 grep -q "block/$detached: gone (removed" "$T/log" || fail "$detached 
 for n in $failed; do
 	wait_for 5 grep -q "block: the tracepoint for 7:${n#loop} is open now" "$T/log" ||
 		fail "$n not retried at the rescan"
-	wait_last "$n" ", state tracepoint, " || fail "$n after the retry: $(summary "$n")"
+	wait_last "$n" ", state open, backend tracepoint, " || fail "$n after the retry: $(summary "$n")"
 done
 stop_daemon
 pass "open-file limit: the soft one raised at start; $(echo $failed | wc -w) disks failed at a soft limit of 30, shown, and opened at a later rescan; none dropped by a rescan without descriptors"
@@ -255,7 +255,7 @@ else
 	wait_line "block/$N3: kind virtual, state stacked on $BD: not traced, its I/O is counted there, " ||
 		fail "no stacked state: $(summary "$N3")"
 	"$DIO" -r 200 -s 17 "$L3" > /dev/null || fail "dio $L3"
-	wait_line "block/$BD: kind disk, state tracepoint, " || fail "$BD: $(summary "$BD")"
+	wait_line "block/$BD: kind disk, state open, backend tracepoint, " || fail "$BD: $(summary "$BD")"
 	summary "$N3" | grep -q " 0 events, " || fail "$N3 traced although stacked: $(summary "$N3")"
 	# Named alone, it is traced.
 	block_conf "$T/st.conf" tracepoint "$N3"
@@ -300,13 +300,13 @@ else
 			fail "$N7 on overlayfs on $N6: not said to be stacked"
 		wait_last "$N7" ", state stacked on an unknown disk \(overlay/btrfs\): not traced while other disks are, " ||
 			fail "no stacked state: $(summary "$N7")"
-		wait_last "$N6" ", state tracepoint, " || fail "$N6: $(summary "$N6")"
+		wait_last "$N6" ", state open, backend tracepoint, " || fail "$N6: $(summary "$N6")"
 		# Named alone, it is traced.
 		block_conf "$T/ov.conf" tracepoint "$N7"
 		kill -HUP "$DAEMON_PID"
 		wait_for 5 grep -q "block/$N7: no longer stacked on a traced disk: traced" "$T/log" ||
 			fail "$N7 alone: not traced"
-		wait_last "$N7" ", state tracepoint, " || fail "$N7 alone: $(summary "$N7")"
+		wait_last "$N7" ", state open, backend tracepoint, " || fail "$N7 alone: $(summary "$N7")"
 		stop_daemon
 		grep -c "block/$N7: its backing file is on overlayfs" "$T/log" | grep -qx 1 ||
 			fail "stacking on an unknown disk said more than once"
@@ -342,10 +342,10 @@ fi
 block_conf "$T/bt.conf" blktrace "$N"
 start_ns "$DEBUGFS" -v --dry-run -f "$T/bt.conf"
 grep -q "block: backend blktrace" "$T/log" || fail "blktrace backend not logged"
-wait_line "block/$N: kind virtual, state blktrace" || fail "no blktrace state"
+wait_last "$N" "kind virtual, state (open|blktrace: .*), backend blktrace," || fail "no blktrace state: $(summary "$N")"
 state=$(summary "$N" | sed 's/.*, state \([^,]*\),.*/\1/')
 case $state in
-"blktrace")
+"open")
 	# No lockdown here: the whole relay path.
 	before=$(requests "$L")
 	"$DIO" -r 1000 -w 500 -s 15 "$L" > /dev/null || fail "dio"
@@ -479,7 +479,7 @@ parent=$src
 	parent=$(basename "$(dirname "$(readlink -f "/sys/class/block/$src")")")
 if [[ " ${disks[*]} " == *" $parent "* ]]; then
 	dd if=/dev/zero of="$T/io" bs=64k count=64 oflag=direct,sync 2> /dev/null || fail "dd"
-	wait_last "$parent" "kind disk, state tracepoint, .*, [1-9][0-9]* events, " ||
+	wait_last "$parent" "kind disk, state open, backend tracepoint, .*, [1-9][0-9]* events, " ||
 		fail "no completions from $parent: $(summary "$parent")"
 fi
 stop_daemon

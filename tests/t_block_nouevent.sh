@@ -78,7 +78,7 @@ base1=$(requests "$L1")
 "$DIO" -r 1500 -w 1000 -s 51 "$L1" > "$T/dio" || fail "dio"
 grep -q "reads=1500 writes=1000" "$T/dio" || fail "dio: $(cat "$T/dio")"
 [ $(($(requests "$L1") - base1)) -eq 2500 ] || fail "kernel count $(($(requests "$L1") - base1))"
-wait_last "$N1" "state tracepoint, policy trusted, " || fail "no summary: $(summary "$N1")"
+wait_last "$N1" "state open, backend tracepoint, policy trusted, " || fail "no summary: $(summary "$N1")"
 expect_events "$N1" 2500
 pass "no uevents: said, rescans every $RESCAN_S s instead; $N1, there at the start:" \
 	"$((2500 - ${MISS[$N1]:-0})) samples for 2500 O_DIRECT completions"
@@ -94,7 +94,7 @@ wait_for $RESCAN_WAIT grep -q "block/$N2: attached (virtual), policy trusted" "$
 	fail "$N2 not attached within $RESCAN_WAIT s of appearing"
 took=$(since "$t1") at=$(since "$t0")
 at_least "$at" $((RESCAN_S - 2)) || fail "$N2 attached $at s after the start: not by the periodic rescan"
-wait_last "$N2" "state tracepoint, policy trusted, " || fail "$N2: $(summary "$N2")"
+wait_last "$N2" "state open, backend tracepoint, policy trusted, " || fail "$N2: $(summary "$N2")"
 "$DIO" -r 1500 -w 1000 -s 52 "$L2" > /dev/null || fail "dio $L2"
 done2=$(($(requests "$L2") - base2))
 [ "$done2" -eq 2500 ] || fail "the kernel completed $done2 requests on $N2 for 2500 O_DIRECT I/Os"

@@ -34,8 +34,11 @@ grep -q "does-not-exist.conf" "$T/out" || fail "missing file not named"
 
 "$ENTROPYD" --version | grep -qE '^entropyd [0-9]+\.[0-9]+' || fail "--version"
 "$ENTROPYD" --help | grep -q -- '--dry-run' || fail "--help lacks --dry-run"
-rc=0; "$ENTROPYD" --no-such-option > /dev/null 2>&1 || rc=$?
+rc=0; "$ENTROPYD" --no-such-option > /dev/null 2> "$T/err" || rc=$?
 [ "$rc" -eq 2 ] || fail "unknown option exited $rc, want 2"
+[ "$(wc -l < "$T/err")" -eq 2 ] && grep -q 'no-such-option' "$T/err" &&
+	grep -qx 'Try "entropyd --help" for more information.' "$T/err" ||
+	fail "an unknown option is not getopt's line and a pointer to --help: $(cat "$T/err")"
 pass "command line"
 
 # The example policies in contrib/ are valid.

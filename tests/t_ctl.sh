@@ -41,7 +41,9 @@ for w in status sources reload metrics --socket --json --color --timeout --versi
 done
 expect 2 "unknown command" "$ENTROPYCTL" -s "$CTL_SOCKET" bogus
 expect 2 "timeout" "$ENTROPYCTL" -s "$CTL_SOCKET" --timeout 0 status
-expect 2 "Usage" "$ENTROPYCTL" --no-such-option
+expect 2 'Try "entropyctl --help"' "$ENTROPYCTL" --no-such-option
+[ "$(wc -l < "$T/out")" -eq 2 ] || fail "an unknown option is more than getopt's line and one more: $(cat "$T/out")"
+expect 2 "metrics are in the Prometheus text format only" "$ENTROPYCTL" -s "$CTL_SOCKET" --json metrics
 expect 3 "entropyd is not running: no control socket at $CTL_SOCKET" ctl status
 pass "command line: --help complete, usage errors 2, no daemon 3"
 
@@ -62,19 +64,39 @@ grep -q "another process answers on it" "$T/log2" || fail "second daemon: $(cat 
 [ -S "$CTL_SOCKET" ] || fail "the second daemon removed the first one's socket"
 pass "socket 0660 in a new 0755 directory; a second daemon refuses to take it over"
 
+# ---- before the first event: no estimate is not an estimate of zero ----
+ctl status > "$T/status0" || fail "status failed"
+grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +WHY NOT +HEALTH$' "$T/status0" || fail "status header: $(cat "$T/status0")"
+grep -qE '^input +event0 +trusted +0 +- +0\.0 +idle +startup$' "$T/status0" || fail "no estimate yet is not \"-\": $(cat "$T/status0")"
+ctl --json sources | jq -e '.sources[0].estimate_bits == null and .sources[0].credit.reason == "idle" and
+	(.sources[0].credit.detail | test("no event")) and .sources[0].credit.weight == 1 and
+	.sources[0].policy.scale == null' > /dev/null || fail "--json before the first event: $(ctl --json sources)"
+ctl metrics > "$T/metrics0" || fail "metrics failed"
+grep -qx 'entropyd_source_estimate_bits_per_event{class="input",name="event0"} NaN' "$T/metrics0" ||
+	fail "no estimate is not NaN in the metrics: $(grep estimate_bits_per_event "$T/metrics0")"
+grep -qx 'entropyd_source_credit_reason{class="input",name="event0",reason="idle"} 1' "$T/metrics0" ||
+	fail "the reason metric: $(grep credit_reason "$T/metrics0")"
+ctl sources | grep -qE '^  why not +idle: no event' || fail "sources does not say why: $(ctl sources)"
+pass "before the first event: estimate \"-\", null and NaN; the reason idle everywhere"
+
 # ---- status after a known replay ----
 "$EVGEN" -n 3000 -p random -r 3 >&9 2>/dev/null || fail "evgen"
 EVENTS=3000 # the input events sent so far
-wait_for 10 status_shows '^input +event0 +trusted +3000 +2\.00 +[0-9.]+ +ok$' ||
+wait_for 10 status_shows '^input +event0 +trusted +3000 +2\.00 +[0-9.]+ +(-|kernel) +ok$' ||
 	fail "status never showed 3000 events: $(ctl status 2>&1)"
 ctl status > "$T/status" || fail "status failed"
 grep -qE '^entropyd [0-9.]+ \(pid [0-9]+\), up [0-9hms ]+; sink dry-run, feed mode always, phase always$' "$T/status" ||
 	fail "status overview: $(head -1 "$T/status")"
 grep -qE '^kernel [0-9]+\.[0-9]+: CRNG (ready|not ready)' "$T/status" || fail "status lacks the kernel line"
+[ "$(sed -n 2p "$T/status")" = "config $(realpath "$T/e.conf")" ] || fail "status does not name the configuration file: $(sed -n 2p "$T/status")"
 grep -qE '^totals: 3000 events, 24000 bytes mixed, ' "$T/status" || fail "status totals: $(cat "$T/status")"
-grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +HEALTH$' "$T/status" || fail "status header"
+grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +WHY NOT +HEALTH$' "$T/status" || fail "status header"
 grep -q $'\033' "$T/status" && fail "colour on a pipe"
 ctl --color=always status | grep -q $'\033\[32mok' || fail "--color=always has no colour"
+# On a terminal: NO_COLOR turns colour off only when it is not empty (no-color.org).
+tty_status() { script -qec "env $1 TERM=xterm $ENTROPYCTL -s $CTL_SOCKET status" /dev/null; }
+tty_status NO_COLOR= | grep -q $'\033\[32mok' || fail "an empty NO_COLOR turned colour off"
+tty_status NO_COLOR=1 | grep -q $'\033\[' && fail "NO_COLOR=1 left colour on"
 wait_summary "input/event0: .* 3000 events" || fail "no summary in the log"
 logged=$(grep -oE "input/event0: .* ([0-9.]+) bits credited" "$T/log" | tail -1 | grep -oE '[0-9.]+ bits credited$' | cut -d' ' -f1)
 shown=$(awk '$1 == "input" && $2 == "event0" { print $6 }' "$T/status")
@@ -89,9 +111,9 @@ pass "status after 3000 replayed events: exact counts, $shown bits credited as l
 
 # ---- --json ----
 ctl --json status > "$T/status.json" || fail "--json status failed"
-jq -e --arg cred "$shown" '
+jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
-	.daemon.protocol == 2 and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
+	.daemon.protocol == 2 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
 	(.sources | length) == 1 and .sources[0].class == "input" and .sources[0].name == "event0" and
 	.sources[0].events == 3000 and .sources[0].skipped == 0 and .sources[0].mixed_bytes == 24000 and
 	.sources[0].policy.mode == "trusted" and .sources[0].policy.cap_bits_per_event == 2 and
@@ -100,6 +122,8 @@ jq -e --arg cred "$shown" '
 	.sources[0].health.retry_in_s == null and
 	((.sources[0].credited_bits * 10 | round) / 10 | tostring) == ($cred | tonumber | tostring) and
 	.sources[0].held_bits > 0 and .totals.held_bits == .sources[0].held_bits and
+	.sources[0].credit.weight == 1 and .sources[0].policy.scale == null and
+	.sources[0].credit.reason == (if .kernel.credit_counts then null else "kernel" end) and
 	(.kernel.crng_ready | type) == "boolean"' "$T/status.json" > /dev/null ||
 	fail "--json status does not match: $(cat "$T/status.json")"
 # Counts and estimates only: no field that could hold the time of an event.
@@ -117,8 +141,14 @@ grep -qx 'entropyd_source_events_total{class="input",name="event0"} 3000' "$T/me
 grep -qx 'entropyd_events_total 3000' "$T/metrics" || fail "total events"
 grep -qx "entropyd_source_credited_bits_total{class=\"input\",name=\"event0\"} $(jq -r '.sources[0].credited_bits' "$T/status.json" | awk '{ printf "%.15g", $1 }')" "$T/metrics" ||
 	fail "per-source credited bits differ from --json"
-grep '^entropyd_source_' "$T/metrics" | grep -vE '^entropyd_source_[a-z_]+\{class="input",name="event0"\} ' &&
+grep '^entropyd_source_' "$T/metrics" | grep -v '^entropyd_source_credit_reason{' |
+	grep -vE '^entropyd_source_[a-z_]+\{class="input",name="event0"\} ' &&
 	fail "a per-source sample without exactly the labels {class,name}"
+reason=$(jq -r '.sources[0].credit.reason // "none"' "$T/status.json")
+[ "$(grep -c '^entropyd_source_credit_reason{' "$T/metrics")" -eq 1 ] &&
+	grep -qx "entropyd_source_credit_reason{class=\"input\",name=\"event0\",reason=\"$reason\"} 1" "$T/metrics" ||
+	fail "the reason metric is not {class,name,reason=\"$reason\"} 1: $(grep credit_reason "$T/metrics")"
+grep -qx 'entropyd_source_credit_weight{class="input",name="event0"} 1' "$T/metrics" || fail "the weight in force"
 for py in python3 /usr/bin/python3; do
 	if "$py" -c 'import prometheus_client' 2> /dev/null; then
 		"$py" -c 'import sys
@@ -147,8 +177,10 @@ cp "$T/e.conf" "$T/good.conf"
 write_config "$T/e.conf" 'feed = { mode = "always"; };' "${policy/2.0;/99.0;}" "$control"
 expect 1 "^$T/e.conf:3: policy.input.cap_bits_per_event: " ctl reload
 grep -q "reload refused: the configuration has 1 error; the running one stays" "$T/out" || fail "refusal: $(cat "$T/out")"
-ctl --json reload 2> /dev/null | jq -e '.reloaded == false and (.errors | length) == 1' > /dev/null ||
+ctl --json reload 2> "$T/err" | jq -e '.reloaded == false and (.errors | length) == 1' > /dev/null ||
 	fail "--json reload of a bad config"
+[ "$(cat "$T/err")" = "entropyctl: reload refused: the configuration has 1 error; the running one stays" ] ||
+	fail "--json reload says the errors twice: $(cat "$T/err")"
 status_shows '^input +event0 +trusted +3000 ' || fail "after a refused reload the daemon must go on as before"
 write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "control = { socket = \"$T/other\"; timeout = 1.0; };"
 expect 0 "^configuration reloaded$" ctl reload
