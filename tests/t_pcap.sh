@@ -25,7 +25,7 @@ grep -qE "network/$VB: capturing \(snaplen 64, direction in, host timestamps, na
 	fail "capture parameters not as configured"
 send 3000 50-500
 send 500 0 "$SOURCES" 9998 # filtered out
-wait_summary "network/$VB: kind veth, state open, policy reduced, health ok, .* 3000 events, 0 skipped" ||
+wait_summary "network/$VB: kind veth, state open, backend pcap, policy reduced, health ok, .* 3000 events, 0 skipped" ||
 	fail "3000 packets to port 9999 not counted exactly"
 c=$(credited "$VB")
 gt "$c" 0 || fail "reduced policy credited nothing for 3000 random-looking arrivals"
@@ -159,7 +159,7 @@ conf "interfaces = [ \"auto\" ]; filter = \"udp dst port 9999\";" 'mode = "mix-o
 start_daemon -v --dry-run -f "$T/e.conf"
 started_capturing "$VB"
 send 2000 50-500
-wait_summary "network/$VB: kind veth, state open, policy mix-only, .* 2000 events, 0 skipped, 16000 bytes mixed" ||
+wait_summary "network/$VB: kind veth, state open, backend pcap, policy mix-only, .* 2000 events, 0 skipped, 16000 bytes mixed" ||
 	fail "mix-only: $(line "$VB")"
 [ "$(credited "$VB")" = "0.0" ] || fail "mix-only credited $(credited "$VB")"
 grep -q "network/lo:" "$T/log" && fail "auto opened lo"

@@ -79,7 +79,12 @@ if [ -n "$CTL" ]; then
 	# The disks of the host show in the container's /sys/block: where the block source is
 	# built in, its tracepoint must work under the unit's filters and read-only tracefs.
 	if inside entropyctl sources | grep -q '^block/'; then
-		block_tp() { inside entropyctl sources | grep -A3 '^block/' | grep -q '^ *state *tracepoint'; }
+		block_tp() {
+			local blk
+			blk=$(inside entropyctl sources | grep -A3 '^block/') &&
+				grep -q '^ *state *open$' <<< "$blk" &&
+				grep -q '^ *backend *tracepoint$' <<< "$blk"
+		}
 		wait_for 10 block_tp || fail "block source not on the tracepoint: $(inside entropyctl sources)"
 		pass "block tracepoint works under the unit's sandbox ($(inside entropyctl sources |
 			grep -m1 '^block/'))"
