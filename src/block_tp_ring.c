@@ -102,7 +102,13 @@ void tp_ring_drain(struct tp_reader *rd, void *map, long page, unsigned pages, u
 			tail = head;
 			break;
 		}
-		/* Records are 8-byte aligned, so a header never wraps; its body may. */
+		/* Records are 8-byte aligned, so a header never wraps; its body may. A tail that is
+		 * not aligned (a corrupt control page) would have the header read past the ring. */
+		if (off % 8 != 0) {
+			rd->st->bad++;
+			tail = head;
+			break;
+		}
 		memcpy(&h, data + off, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > head - tail ||
 		    h.size > size) {
