@@ -12,6 +12,7 @@ mkdir -p "$out/obj" "$out/bin" "$out/crashes" "$out/work" || exit 1
 
 # The sanitizers stop at the first report; LeakSanitizer runs after every input.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
+export LSAN_OPTIONS="suppressions=$src/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 CFLAGS="-std=gnu11 -g -O1 $SAN -Wall -Wno-unused-parameter $FUZZ_CFLAGS"
