@@ -2,9 +2,14 @@
 # dev.sh: set up a Debian 12 machine (as root) for entropyd, build it, and run it or its tests.
 #   contrib/dev.sh run    install build dependencies, build, run entropyd in the foreground
 #                         with the shipped conf/entropyd.conf against the real kernel
-#   contrib/dev.sh test   install build and test dependencies, build, run the whole test suite
+#   contrib/dev.sh test   install build and test dependencies, build, run the whole test suite:
+#                         the plain build's (in build/), the same under ASan and UBSan (in
+#                         build-san/, configure --enable-sanitizers), then every fuzz harness
+#                         for FUZZ_SECONDS (default 30) each; what CI runs (.ci/run)
 #   contrib/dev.sh deb    install build and packaging dependencies, build the Debian package
-#                         (make deb: deb/entropyd_VERSION_ARCH.deb)
+#                         (make deb: build/deb/entropyd_VERSION_ARCH.deb)
+# Builds are made outside the source tree, so that the plain and the sanitizer build can live
+# side by side (a tree configured in place must be "make distclean"ed first).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -15,6 +20,8 @@ BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-
 # sysusers sequence), and check for the unit tests its build runs.
 DEB_DEPS="debhelper dpkg-dev check"
 TEST_DEPS="check strace util-linux mandoc jq"
+# The fuzz harnesses (make fuzz): clang's libFuzzer, ASan and UBSan.
+TEST_DEPS="$TEST_DEPS clang"
 # The packet source: network namespaces (tests/t_pcap.sh), and tcpdump to compare its cost
 # with (bench/pcap.sh).
 TEST_DEPS="$TEST_DEPS iproute2 tcpdump"
@@ -46,11 +53,24 @@ install_deps() {
 	apt-get install -y -qq --no-install-recommends $BUILD_DEPS "$@" > /dev/null
 }
 
+# build DIR [CONFIGURE-ARGS]: configure (once) and build in DIR, which is left current.
 build() {
+	local dir=$1
+	shift
 	[ -x configure ] || autoreconf -fi
-	[ -f Makefile ] || ./configure -q
+	if [ -f config.status ]; then
+		echo "dev.sh: the source tree is configured in place: run \"make distclean\" first" >&2
+		exit 1
+	fi
+	mkdir -p "$dir"
+	cd "$dir"
+	[ -f Makefile ] || ../configure -q "$@"
 	make -j"$(nproc)" --no-print-directory
 }
+
+# A stage's time, said when it ends.
+stage_start() { stage_t0=$(date +%s); echo "=== $1"; }
+stage_end() { echo "=== $1: $(($(date +%s) - stage_t0)) s"; }
 
 # Check writes its own summary only to tests/*.log under automake's driver: show it, then
 # the suite's total, and end on one line that adds up every Check run.
@@ -75,13 +95,15 @@ show_results() {
 case "${1:-}" in
 run)
 	install_deps
-	build
-	exec src/entropyd --foreground -f conf/entropyd.conf
+	build build
+	exec src/entropyd --foreground -f ../conf/entropyd.conf
 	;;
 test)
 	# shellcheck disable=SC2086
 	install_deps $TEST_DEPS
-	build
+	top=$PWD
+	stage_start "plain build: make check, make check-system"
+	build build
 	rc=0
 	make -j"$(nproc)" --no-print-directory check > make-check.out 2>&1 || rc=$?
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out || true
@@ -92,12 +114,33 @@ test)
 	grep -E '^(PASS|FAIL|SKIP)|^t_(system|deb):|check-system' make-check-system.out | sed 's/^/system: /' || true
 	[ "$src" -eq 0 ] || { tail -60 make-check-system.out; [ "$rc" -ne 0 ] || rc=$src; }
 	show_results
+	stage_end "plain build"
+
+	# The same suite under ASan and UBSan (tests/sanitizers.env: its options, and why each
+	# shell suite that cannot run something under them skips it).
+	cd "$top"
+	stage_start "sanitizer build (ASan, UBSan): make check"
+	build build-san --enable-sanitizers
+	san=0
+	make -j"$(nproc)" --no-print-directory check > make-check.out 2>&1 || san=$?
+	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out | sed 's/^/san: /' || true
+	[ "$san" -eq 0 ] || { tail -40 make-check.out; tail -80 test-suite.log 2>/dev/null; }
+	show_results | sed 's/^/san: /'
+	[ "$rc" -ne 0 ] || rc=$san
+	stage_end "sanitizer build"
+
+	# Every fuzz harness (tests/fuzz/run.sh), from the sanitizer build's directory.
+	stage_start "fuzzing: make fuzz FUZZ_SECONDS=${FUZZ_SECONDS:-30}"
+	fz=0
+	make --no-print-directory fuzz FUZZ_SECONDS="${FUZZ_SECONDS:-30}" || fz=$?
+	[ "$rc" -ne 0 ] || rc=$fz
+	stage_end "fuzzing"
 	exit "$rc"
 	;;
 deb)
 	# shellcheck disable=SC2086
 	install_deps $DEB_DEPS
-	build
+	build build
 	make --no-print-directory deb DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-parallel=$(nproc)}"
 	;;
 *)

@@ -85,6 +85,13 @@ void tp_ring_drain(struct tp_reader *rd, void *map, long page, unsigned pages, u
 	uint64_t head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = mp->data_tail;
 
+	/* The ring never holds more than its size: a head further ahead (a corrupt control page)
+	 * would have the loop below go round the same records for as long as the distance lasts,
+	 * up to 2^64 bytes. Nothing between them can be believed. */
+	if (head > tail && head - tail > size) {
+		rd->st->bad++;
+		tail = head;
+	}
 	while (tail < head) {
 		struct perf_event_header h;
 		uint64_t off = tail % size;
@@ -95,7 +102,13 @@ void tp_ring_drain(struct tp_reader *rd, void *map, long page, unsigned pages, u
 			tail = head;
 			break;
 		}
-		/* Records are 8-byte aligned, so a header never wraps; its body may. */
+		/* Records are 8-byte aligned, so a header never wraps; its body may. A tail that is
+		 * not aligned (a corrupt control page) would have the header read past the ring. */
+		if (off % 8 != 0) {
+			rd->st->bad++;
+			tail = head;
+			break;
+		}
 		memcpy(&h, data + off, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8 != 0 || h.size > head - tail ||
 		    h.size > size) {

@@ -15,6 +15,13 @@ mode=${ENTROPYD_GUEST:-} why="ENTROPYD_GUEST=${ENTROPYD_GUEST:-}"
 if [ -z "$mode" ]; then
 	if [ "${CI:-}" = true ]; then mode=require why="CI=true"; else mode=auto; fi
 fi
+# A sanitizer build is not taken into the guest: the guest tests' time limits are set for
+# the plain daemon under qemu's software emulation, several times faster than an ASan one.
+# The plain build's run of them (contrib/dev.sh test's first stage) covers the same paths.
+if [ -n "${ENTROPYD_SANITIZERS:-}" ]; then
+	echo "SKIP: guest tests: a sanitizer build (their time limits are the plain build's under emulation; the plain stage runs them)"
+	exit 77
+fi
 if [ "$mode" = skip ]; then
 	echo "SKIP: guest tests: ENTROPYD_GUEST=skip"
 	exit 77
