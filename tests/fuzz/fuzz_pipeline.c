@@ -38,7 +38,9 @@ static void check(struct instance *inst, uint64_t events)
 	FUZZ_ASSERT(isfinite(info.c.estimated_bits) && info.c.estimated_bits >= 0);
 	FUZZ_ASSERT(isfinite(info.c.credited_bits) && info.c.credited_bits >= 0);
 	FUZZ_ASSERT(isfinite(info.c.held_bits) && info.c.held_bits >= 0);
-	FUZZ_ASSERT(isfinite(info.last_estimate) && info.last_estimate >= 0);
+	/* NaN: no estimate yet. */
+	FUZZ_ASSERT(isnan(info.last_estimate) ||
+		    (isfinite(info.last_estimate) && info.last_estimate >= 0));
 	FUZZ_ASSERT(info.c.credited_bits <= info.c.estimated_bits + 1e-6);
 }
 
@@ -93,7 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 8: /* events seen but not handed in, and the source's weight */
 			pipeline_skip(inst, arg % 100);
 			events += arg % 100;
-			pipeline_set_weight(inst, (double)(arg & 0xff) / 255.0);
+			pipeline_set_weight(inst, (double)(arg & 0xff) / 255.0,
+					    (double)((arg >> 8) & 0xff) / 255.0);
 			continue;
 		case 9: /* one at a time */
 			pipeline_sample(inst, t);
