@@ -566,7 +566,6 @@ START_TEST(test_many_instances)
 	FILE *f = open_memstream(&text, &len);
 	struct config_errors errs = {0};
 	struct config *cfg;
-	double t0;
 
 	ck_assert_ptr_nonnull(f);
 	fputs("policy = { network = { instances = (\n", f);
@@ -575,10 +574,9 @@ START_TEST(test_many_instances)
 	fputs("{ name = \"if7\"; mode = \"disabled\"; }\n); }; };\n", f);
 	ck_assert_int_eq(fclose(f), 0);
 	put(path, text);
-	t0 = (double)mono_ns() / 1e9;
+	/* No clock here (these machines are shared): the pairs, some 2 billion comparisons,
+	 * run far past Check's timeout, a sort well within it, sanitizers and all. */
 	cfg = config_load(path, &errs);
-	ck_assert_msg((double)mono_ns() / 1e9 - t0 < 2.0, "%d entries took %.2f s", N + 1,
-		      (double)mono_ns() / 1e9 - t0);
 	ck_assert_ptr_null(cfg);
 	ck_assert_uint_eq(errs.n, 1);
 	want = xasprintf("duplicate instance \"if7\" (first at line 9)");
