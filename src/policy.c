@@ -7,26 +7,32 @@
 #include <fnmatch.h>
 #include <math.h>
 
-struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name)
+const struct policy_override *policy_override_for(const struct config *cfg, enum src_class cls,
+						  const char *name)
 {
 	const struct class_policy *cp = &cfg->policy[cls];
-	struct policy_rule r = cp->rule;
 
-	for (size_t i = 0; i < cp->n_overrides; i++) {
-		const struct policy_override *o = &cp->overrides[i];
+	for (size_t i = 0; i < cp->n_overrides; i++)
+		if (fnmatch(cp->overrides[i].name, name, 0) == 0)
+			return &cp->overrides[i];
+	return NULL;
+}
 
-		if (fnmatch(o->name, name, 0) != 0)
-			continue;
-		if (o->set & RULE_SET_MODE)
-			r.mode = o->rule.mode;
-		if (o->set & RULE_SET_SCALE)
-			r.scale = o->rule.scale;
-		if (o->set & RULE_SET_CAP_EVENT)
-			r.cap_bits_per_event = o->rule.cap_bits_per_event;
-		if (o->set & RULE_SET_CAP_SECOND)
-			r.cap_bits_per_second = o->rule.cap_bits_per_second;
-		break;
-	}
+struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name)
+{
+	const struct policy_override *o = policy_override_for(cfg, cls, name);
+	struct policy_rule r = cfg->policy[cls].rule;
+
+	if (!o)
+		return r;
+	if (o->set & RULE_SET_MODE)
+		r.mode = o->rule.mode;
+	if (o->set & RULE_SET_SCALE)
+		r.scale = o->rule.scale;
+	if (o->set & RULE_SET_CAP_EVENT)
+		r.cap_bits_per_event = o->rule.cap_bits_per_event;
+	if (o->set & RULE_SET_CAP_SECOND)
+		r.cap_bits_per_second = o->rule.cap_bits_per_second;
 	return r;
 }
 

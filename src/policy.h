@@ -7,6 +7,10 @@
 
 #include "config.h"
 
+/* The first per-instance override of class cls whose name (or glob) matches name, or NULL. */
+const struct policy_override *policy_override_for(const struct config *cfg, enum src_class cls,
+						  const char *name);
+
 /* The class rule with the first matching per-instance override applied. */
 struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name);
 
