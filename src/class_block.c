@@ -18,6 +18,7 @@ static const struct setting block_tab[] = {
 	 .def_num = BACKEND_AUTO, .help = "auto: the tracepoint where it works, else blktrace"},
 	{.key = "devices", .type = SET_STRLIST, .offset = CFG(block.devices),
 	 .flags = SF_NONEMPTY | SF_AUTO, .def_list = list_auto,
+	 .example = "[ \"sda\", \"nvme*\" ]",
 	 .help = "disk names or globs; auto: every whole physical disk"},
 	QUANTUM_KEY(block.quantum_ns),
 	ESTIMATE_KEY(block.estimate_interval, 10),

@@ -42,6 +42,7 @@ static const struct setting net_override_tab[] = {
 static const struct setting network_tab[] = {
 	{.key = "interfaces", .type = SET_STRLIST, .offset = CFG(network.interfaces),
 	 .flags = SF_NONEMPTY | SF_AUTO, .def_list = list_auto,
+	 .example = "[ \"eth0\", \"wlan*\" ]",
 	 .help = "interface names or globs; auto: every interface that is up, not loopback"},
 	CAPTURE_KEYS(CFG(network.capture)),
 	{.key = "file", .type = SET_STRING, .offset = CFG(network.file), .def_str = "",

@@ -93,7 +93,7 @@ static const char io_entropyd[] =
 	"\n"
 	"# SP 800-90B health tests of one instance.\n"
 	"type Health (\n"
-	"  # startup, ok, failed or permanent\n"
+	"  # startup, ok, failed or failed-permanent\n"
 	"  state: string,\n"
 	"  # the test that failed last, or none\n"
 	"  last_failure: string,\n"

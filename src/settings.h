@@ -44,6 +44,7 @@ struct setting {
 	const char *const *names;     /* enum: NULL-terminated, indexed by value */
 	const struct setting *sub;    /* grouplist: the keys of each group, for the key list */
 	const char *unit;             /* NULL when the value has none */
+	const char *example;          /* a list of names: valid names, for error messages */
 	const char *help;             /* one line */
 };
 

@@ -418,11 +418,17 @@ static const struct bad_file bad_files[] = {
 	  {9, "policy.network.scale", "0.0 is out of range", "> 0 and < 1"},
 	  {10, "policy.network.colour", "unknown key",
 	   "mode, scale, cap_bits_per_event, cap_bits_per_second, instances"},
-	  {14, "sources.block.devices", "\"auto\" mixed with names", "[ \"auto\" ]"},
+	  /* disk names as the example, not interface names */
+	  {14, "sources.block.devices", "\"auto\" mixed with names",
+	   "[ \"auto\" ], or a non-empty list of names or globs, e.g. [ \"sda\", \"nvme*\" ]"},
 	  {15, "sources.network.snaplen", "8 is out of range", "16 to 65535"},
 	  {15, "sources.network.direction", "unknown value \"sideways\"",
 	   "\"in\", \"out\", \"both\""},
 	  {18, "control.socket", "not an absolute path", "absolute path"}}},
+	{"auto-mixed.conf",
+	 {{3, "sources.block.devices", "\"auto\" mixed with names", "e.g. [ \"sda\", \"nvme*\" ]"},
+	  {4, "sources.network.interfaces", "\"auto\" mixed with names",
+	   "e.g. [ \"eth0\", \"wlan*\" ]"}}},
 	/* per-interface capture settings: one error a line, of the entry on that line */
 	{"net-instances-bad.conf",
 	 {{5, "sources.network.instances[0].direction", "unknown value \"sideways\"",
