@@ -99,6 +99,14 @@ static int connect_failed(const char *path, int err)
 	struct stat st;
 	struct group *gr;
 
+	/* Something else at the path: say what, not "not running". */
+	if ((err == ECONNREFUSED || err == ENOTSOCK) && stat(path, &st) == 0 &&
+	    !S_ISSOCK(st.st_mode)) {
+		errx_msg("%s is %s, not a socket: give the control socket's path (control.socket "
+			 "of entropyd.conf)", path, S_ISDIR(st.st_mode) ? "a directory"
+				: S_ISREG(st.st_mode) ? "a regular file" : "a special file");
+		return XC_NOT_RUNNING;
+	}
 	switch (err) {
 	case ENOENT:
 		errx_msg("entropyd is not running: no control socket at %s", path);

@@ -45,7 +45,12 @@ expect 2 'Try "entropyctl --help"' "$ENTROPYCTL" --no-such-option
 [ "$(wc -l < "$T/out")" -eq 2 ] || fail "an unknown option is more than getopt's line and one more: $(cat "$T/out")"
 expect 2 "metrics are in the Prometheus text format only" "$ENTROPYCTL" -s "$CTL_SOCKET" --json metrics
 expect 3 "entropyd is not running: no control socket at $CTL_SOCKET" ctl status
-pass "command line: --help complete, usage errors 2, no daemon 3"
+: > "$T/plain"
+expect 3 "^entropyctl: $T/plain is a regular file, not a socket: give the control socket's path" \
+	"$ENTROPYCTL" -s "$T/plain" status
+expect 3 "^entropyctl: $T is a directory, not a socket" "$ENTROPYCTL" -s "$T" status
+grep -q "not running" "$T/out" && fail "a directory is said to be a daemon not running: $(cat "$T/out")"
+pass "command line: --help complete, usage errors 2, no daemon 3, a path that is not a socket named"
 
 # ---- the socket ----
 start_daemon -v --dry-run -f "$T/e.conf"
