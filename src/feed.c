@@ -33,6 +33,17 @@ const char *feed_phase_name(enum feed_phase phase)
 	return (unsigned)phase < ARRAY_SIZE(names) ? names[phase] : "?";
 }
 
+const char *feed_phase_meaning(enum feed_phase phase)
+{
+	switch (phase) {
+	case PHASE_BOOT: return "credit fed as early as it accrues, in small batches";
+	case PHASE_MIX: return "mixing at a low rate, every mix_interval";
+	case PHASE_WATERMARK: return "fed while entropy_avail is below the low watermark";
+	case PHASE_ALWAYS: return "every batch fed with its credit as it fills";
+	}
+	return "?";
+}
+
 static double phase_delay(const struct feed *f)
 {
 	return f->phase == PHASE_MIX ? f->cfg->feed.mix_interval : f->cfg->feed.batch_interval;
@@ -177,8 +188,9 @@ void feed_init(struct feed *f, struct event_base *base, const struct config *cfg
 	f->saw_not_ready = !f->ks.crng_ready;
 	f->phase = feed_choose(cfg->feed.mode, &f->ks);
 	log_notice("kernel %u.%u: %s", f->ks.major, f->ks.minor, kernel_meaning(&f->ks));
-	log_notice("feeding %s: mode %s, phase %s", sink_name(sink),
-		   feed_mode_name(cfg->feed.mode), feed_phase_name(f->phase));
+	log_notice("feeding %s: mode %s, phase %s: %s", sink_name(sink),
+		   feed_mode_name(cfg->feed.mode), feed_phase_name(f->phase),
+		   feed_phase_meaning(f->phase));
 }
 
 void feed_reconfigure(struct feed *f, const struct config *cfg)
@@ -189,7 +201,8 @@ void feed_reconfigure(struct feed *f, const struct config *cfg)
 	f->ks.crng_ready = f->ks.crng_ready || kernel_crng_ready();
 	f->phase = feed_choose(cfg->feed.mode, &f->ks);
 	if (f->phase != old)
-		log_notice("feed phase now %s", feed_phase_name(f->phase));
+		log_notice("feed phase now %s: %s", feed_phase_name(f->phase),
+			   feed_phase_meaning(f->phase));
 	if (f->timer_armed) {
 		event_del(f->timer);
 		f->timer_armed = false;

@@ -44,6 +44,8 @@ struct feed {
 /* The phase the config's mode and the kernel's state call for. */
 enum feed_phase feed_choose(enum feed_mode mode, const struct kernel_state *ks);
 const char *feed_phase_name(enum feed_phase phase);
+/* What the daemon does in a phase, in words, for the start-up log (a static string). */
+const char *feed_phase_meaning(enum feed_phase phase);
 
 void feed_init(struct feed *f, struct event_base *base, const struct config *cfg,
 	       struct pool *pool, struct sink *sink);

@@ -56,8 +56,7 @@ const char *kernel_meaning(const struct kernel_state *ks)
 	if (!ks->crng_ready)
 		return "CRNG not ready: credit counts now and unblocks getrandom(), "
 		       "crediting as early as possible";
-	return "CRNG ready: the kernel ignores credit from now on (5.18 and later), "
-	       "entropyd keeps mixing at a low rate";
+	return "CRNG ready: the kernel ignores credit from now on (5.18 and later)";
 }
 
 #define HZ_ASSUMED 1000
