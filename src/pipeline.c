@@ -656,8 +656,8 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 		snprintf(b, n, "pool full between feeds: events folded in earn nothing");
 		break;
 	case PIPELINE_FLOW:
-		snprintf(b, n, "one source %.0f%% of packets: weight %.2f", i->share * 100,
-			 i->weight);
+		snprintf(b, n, "one source %.0f%% of packets: weight %.2f (%.3g in force)",
+			 i->share * 100, i->weight, out->weight);
 		break;
 	case PIPELINE_RATE_CAP:
 		snprintf(b, n, "per-second cap of %g bits reached", i->rule.cap_bits_per_second);
