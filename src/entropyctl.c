@@ -330,6 +330,9 @@ static double f_(const json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* The noun of a count, singular for 1: N(n, "event"). */
+#define N(n, one) plural((unsigned long long)(n), one, one "s")
+
 static bool b_(const json_t *o, const char *key)
 {
 	return json_is_true(json_object_get(o, key));
@@ -341,7 +344,7 @@ static bool colour;
 
 static const char *paint(const char *state)
 {
-	if (!colour)
+	if (!colour || !strcmp(state, "-"))
 		return "";
 	if (!strcmp(state, "ok") || !strcmp(state, "ready"))
 		return "\033[32m";
@@ -388,12 +391,13 @@ static void print_overview(const json_t *st)
 	if (json_is_integer(json_object_get(k, "entropy_avail")))
 		printf(", entropy_avail %lld", i_(k, "entropy_avail"));
 	printf("\n");
-	printf("totals: %lld events, %lld bytes mixed, %.1f bits estimated, %.1f bits credited\n",
-	       i_(t, "events"), i_(t, "mixed_bytes"), f_(t, "estimated_bits"),
-	       f_(t, "credited_bits"));
-	printf("sink:   %lld feeds, %lld bytes, %lld bits credited, %lld reseeds, %lld errors\n",
-	       i_(t, "feeds"), i_(t, "fed_bytes"), i_(t, "fed_credit_bits"), i_(t, "reseeds"),
-	       i_(t, "feed_errors"));
+	printf("totals: %lld %s, %lld %s mixed, %.1f bits estimated, %.1f bits credited\n",
+	       i_(t, "events"), N(i_(t, "events"), "event"), i_(t, "mixed_bytes"),
+	       N(i_(t, "mixed_bytes"), "byte"), f_(t, "estimated_bits"), f_(t, "credited_bits"));
+	printf("sink:   %lld %s, %lld %s, %lld %s credited, %lld %s, %lld %s\n", i_(t, "feeds"),
+	       N(i_(t, "feeds"), "feed"), i_(t, "fed_bytes"), N(i_(t, "fed_bytes"), "byte"),
+	       i_(t, "fed_credit_bits"), N(i_(t, "fed_credit_bits"), "bit"), i_(t, "reseeds"),
+	       N(i_(t, "reseeds"), "reseed"), i_(t, "feed_errors"), N(i_(t, "feed_errors"), "error"));
 }
 
 static void policy_text(const json_t *src, char *buf, size_t size)
@@ -424,6 +428,17 @@ static const char *reason(const json_t *src)
 	const char *r = json_string_value(json_object_get(json_object_get(src, "credit"), "reason"));
 
 	return r ? r : "-";
+}
+
+/* How many rows are of what policy disables (never opened; listed after the others). */
+static size_t disabled_rows(const json_t *sources)
+{
+	size_t i, n = 0;
+	const json_t *s;
+
+	json_array_foreach(sources, i, s)
+		n += !strcmp(s_(json_object_get(s, "policy"), "mode"), "disabled");
+	return n;
 }
 
 enum { COL_CLASS, COL_NAME, COL_POLICY, COL_EVENTS, COL_EST, COL_CRED, COL_WHY, COL_HEALTH, NCOLS };
@@ -470,7 +485,7 @@ static void print_table(const json_t *sources)
 			printf(right[k] ? "%*s  " : "%-*s  ", (int)w[k], cell[i][k]);
 		printf("%s%s%s\n", paint(state), cell[i][COL_HEALTH], unpaint());
 	}
-	if (n == 0)
+	if (n == disabled_rows(sources))
 		printf("(no source instance is open)\n");
 	free(cell);
 }
@@ -487,6 +502,12 @@ static void print_sources(const json_t *sources)
 
 		policy_text(s, pol, sizeof(pol));
 		printf("%s%s/%s\n", i ? "\n" : "", s_(s, "class"), s_(s, "name"));
+		if (!strcmp(s_(p, "mode"), "disabled")) {
+			/* never opened: nothing else to say */
+			printf("  state       %s\n", s_(s, "state"));
+			printf("  policy      %s\n", pol);
+			continue;
+		}
 		printf("  kind        %s\n", s_(s, "kind"));
 		printf("  state       %s\n", s_(s, "state"));
 		printf("  backend     %s\n", s_(s, "backend"));
@@ -502,16 +523,16 @@ static void print_sources(const json_t *sources)
 			       s_(s, "symbols"), i_(s, "jiffy_ns"));
 		else
 			printf("  symbols     %s\n", s_(s, "symbols"));
-		printf("  health      %s%s%s; last failure %s; %lld failures; re-qualified %lld "
-		       "times\n",
+		printf("  health      %s%s%s; last failure %s; %lld %s; re-qualified %lld %s\n",
 		       paint(s_(h, "state")), s_(h, "state"), unpaint(), s_(h, "last_failure"),
-		       i_(h, "failures"), i_(h, "requalified"));
+		       i_(h, "failures"), N(i_(h, "failures"), "failure"), i_(h, "requalified"),
+		       N(i_(h, "requalified"), "time"));
 		if (!isnan(f_(h, "retry_in_s")))
 			printf("  retry       re-qualified after %.0f more seconds of its events\n",
 			       f_(h, "retry_in_s"));
 		printf("  events      %lld (%lld skipped, %lld merged)\n", i_(s, "events"),
 		       i_(s, "skipped"), i_(s, "merged"));
-		printf("  mixed       %lld bytes\n", i_(s, "mixed_bytes"));
+		printf("  mixed       %lld %s\n", i_(s, "mixed_bytes"), N(i_(s, "mixed_bytes"), "byte"));
 		printf("  estimated   %.1f bits\n", f_(s, "estimated_bits"));
 		printf("  credited    %.1f bits (%.1f more waiting for the health tests)\n",
 		       f_(s, "credited_bits"), f_(s, "held_bits"));
@@ -524,7 +545,7 @@ static void print_sources(const json_t *sources)
 			       why ? why : "");
 		}
 	}
-	if (json_array_size(sources) == 0)
+	if (json_array_size(sources) == disabled_rows(sources))
 		printf("(no source instance is open)\n");
 }
 

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "source_names.h"
 #include "util.h"
 
 static void usage(FILE *out)
@@ -314,10 +315,13 @@ int main(int argc, char **argv)
 		cfg->record.dir = xstrdup(record_dir);
 	}
 	if (check || print) {
-		if (print)
+		if (print) {
 			config_print(cfg, stdout);
-		else
+		} else {
+			/* Valid all the same: a device may appear later. */
+			source_names_check_host(cfg, stderr);
 			printf("configuration OK\n");
+		}
 		config_free(cfg);
 		free(record_dir);
 		return EXIT_OK;

@@ -18,6 +18,19 @@ const struct policy_override *policy_override_for(const struct config *cfg, enum
 	return NULL;
 }
 
+bool policy_class_runs(const struct config *cfg, enum src_class cls)
+{
+	const struct class_policy *cp = &cfg->policy[cls];
+
+	if (cp->rule.mode != MODE_DISABLED)
+		return true;
+	for (size_t i = 0; i < cp->n_overrides; i++)
+		if ((cp->overrides[i].set & RULE_SET_MODE) &&
+		    cp->overrides[i].rule.mode != MODE_DISABLED)
+			return true;
+	return false;
+}
+
 struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name)
 {
 	const struct policy_override *o = policy_override_for(cfg, cls, name);

@@ -7,6 +7,9 @@
 
 #include "config.h"
 
+/* Does class cls run at all: its mode is not disabled, or an override enables an instance. */
+bool policy_class_runs(const struct config *cfg, enum src_class cls);
+
 /* The first per-instance override of class cls whose name (or glob) matches name, or NULL. */
 const struct policy_override *policy_override_for(const struct config *cfg, enum src_class cls,
 						  const char *name);

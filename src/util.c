@@ -139,3 +139,8 @@ char *printable_dup(const char *src)
 	printable(dst, size, src);
 	return dst;
 }
+
+const char *plural(unsigned long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}

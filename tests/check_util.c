@@ -66,6 +66,17 @@ START_TEST(test_printable)
 }
 END_TEST
 
+START_TEST(test_plural)
+{
+	char *s = xasprintf("%d %s, %d %s, %d %s", 0, plural(0, "batch", "batches"), 1,
+			    plural(1, "batch", "batches"), 2, plural(2, "bit", "bits"));
+
+	ck_assert_str_eq(s, "0 batches, 1 batch, 2 bits");
+	ck_assert_str_eq(plural(1ULL << 32 | 1, "event", "events"), "events");
+	free(s);
+}
+END_TEST
+
 START_TEST(test_strlcopy_fits)
 {
 	char dst[8];
@@ -248,6 +259,7 @@ static Suite *util_suite(void)
 
 	tcase_add_test(tc, test_xasprintf_formats);
 	tcase_add_test(tc, test_xasprintf_long);
+	tcase_add_test(tc, test_plural);
 	tcase_add_test(tc, test_strlcopy_fits);
 	tcase_add_test(tc, test_printable);
 	tcase_add_test(tc, test_strlcopy_truncates);
