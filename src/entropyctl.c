@@ -490,6 +490,13 @@ static void print_table(const json_t *sources)
 	free(cell);
 }
 
+static void print_why(const json_t *s)
+{
+	const char *why = json_string_value(json_object_get(json_object_get(s, "credit"), "detail"));
+
+	printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "", why ? why : "");
+}
+
 static void print_sources(const json_t *sources)
 {
 	size_t i;
@@ -506,6 +513,7 @@ static void print_sources(const json_t *sources)
 			/* never opened: nothing else to say */
 			printf("  state       %s\n", s_(s, "state"));
 			printf("  policy      %s\n", pol);
+			print_why(s);
 			continue;
 		}
 		printf("  kind        %s\n", s_(s, "kind"));
@@ -537,12 +545,9 @@ static void print_sources(const json_t *sources)
 		printf("  credited    %.1f bits (%.1f more waiting for the health tests)\n",
 		       f_(s, "credited_bits"), f_(s, "held_bits"));
 		if (json_is_object(json_object_get(s, "credit"))) {
-			const json_t *cr = json_object_get(s, "credit");
-			const char *why = json_string_value(json_object_get(cr, "detail"));
-
-			printf("  weight      %.3g in force\n", f_(cr, "weight"));
-			printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "",
-			       why ? why : "");
+			printf("  weight      %.3g in force\n",
+			       f_(json_object_get(s, "credit"), "weight"));
+			print_why(s);
 		}
 	}
 	if (json_array_size(sources) == disabled_rows(sources))
