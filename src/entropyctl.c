@@ -700,6 +700,11 @@ static void print_metrics(const json_t *st, const json_t *sources)
 			const json_t *h = json_object_get(s, "health");
 			double v = 0;
 
+			/* What policy disables is never opened: its reason, nothing more. */
+			if (per_source[j].how != PROM_REASON &&
+			    !strcmp(s_(json_object_get(s, "policy"), "mode"), "disabled"))
+				continue;
+
 			switch (per_source[j].how) {
 			case PROM_INT:
 			case PROM_REAL:

@@ -95,8 +95,10 @@ jq -e '[.sources[] | select(.policy.mode == "disabled")] |
 ctl metrics > "$T/metrics" || fail "metrics"
 grep -qF 'entropyd_source_credit_reason{class="block",name="*",reason="disabled"} 1' "$T/metrics" ||
 	fail "metrics: the disabled class: $(grep reason "$T/metrics")"
-grep -qF 'entropyd_source_credit_weight{class="input",name="event7"} 0' "$T/metrics" ||
+grep -qF 'entropyd_source_credit_reason{class="input",name="event7",reason="disabled"} 1' "$T/metrics" ||
 	fail "metrics: the disabled instance"
+grep -E '^entropyd_source_' "$T/metrics" | grep -v '^entropyd_source_credit_reason' |
+	grep -E 'name="(\*|event7)"' && fail "metrics: a disabled row has more than its reason"
 pass "disabled classes and instances are in status, sources, --json and metrics"
 
 # ---- reload: said again, once; a name that now matches is not ----
