@@ -17,6 +17,7 @@
 #include "pipeline.h"
 #include "pool.h"
 #include "privs.h"
+#include "record.h"
 #include "sink.h"
 #include "source_class.h"
 #include "sources.h"
@@ -281,6 +282,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	/* Sources add to the pool in their read callbacks; the sink's ioctl runs later, from
 	 * the feed's own event. */
 	pipeline_init(cfg, &d->pool, feed_want, &d->feed);
+	record_flush_on(d->base); /* recordings reach their files within seconds */
 	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
 	if (sources_start(d->srcs, d->base, cfg) < 0) {
 		sources_stop(d->srcs);
