@@ -578,8 +578,8 @@ void pipeline_detach(struct instance *inst)
 		P.at = NULL;
 		add_counters(&P.gone, &inst->c);
 		failed_remember(inst);
-		log_info("%s/%s: detached after %llu events", class_name(inst->cls), inst->name,
-			 (unsigned long long)inst->c.events);
+		log_info("%s/%s: detached after %llu %s", class_name(inst->cls), inst->name,
+			 (unsigned long long)inst->c.events, plural(inst->c.events, "event", "events"));
 		free_instance(inst);
 		return;
 	}
