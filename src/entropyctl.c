@@ -610,7 +610,7 @@ static const struct {
 } per_source[] = {
 	{"entropyd_source_events_total", "counter", "events", PROM_INT, "Events received."},
 	{"entropyd_source_skipped_events_total", "counter", "skipped", PROM_INT,
-	 "Events counted but not estimated: over the class's max_events_per_second, or the instance disabled by policy."},
+	 "Events counted but not estimated: over sources.network.max_events_per_second, dropped by the kernel's capture buffer, without a usable timestamp, or arriving as policy disables the instance."},
 	{"entropyd_source_mixed_bytes_total", "counter", "mixed_bytes", PROM_INT,
 	 "Bytes handed to the pool."},
 	{"entropyd_source_estimated_bits_total", "counter", "estimated_bits", PROM_REAL,
@@ -684,7 +684,8 @@ static void print_metrics(const json_t *st, const json_t *sources)
 		prom_plain("entropyd_kernel_crng_ready_after_seconds", "gauge",
 			   "Seconds from entropyd's start until the CRNG became ready.",
 			   f_(k, "ready_after_s"));
-	prom_plain("entropyd_sources", "gauge", "Source instances open now.",
+	prom_plain("entropyd_sources", "gauge",
+		   "Source instances found and enabled by policy, open or waiting to be.",
 		   (double)i_(t, "instances"));
 	for (size_t j = 0; j < ARRAY_SIZE(totals); j++)
 		prom_plain(totals[j].name, "counter", totals[j].help, f_(t, totals[j].key));
