@@ -18,7 +18,8 @@
 #endif
 #define FIXTURE(name) SRCDIR "/tests/data/conf/" name
 #define SHIPPED SRCDIR "/conf/entropyd.conf"
-#define MANPAGE SRCDIR "/man/entropyd.conf.5"
+/* the page's source: make substitutes paths into it, never keys */
+#define MANPAGE SRCDIR "/man/entropyd.conf.5.in"
 
 /* ---- helpers ---- */
 
