@@ -15,8 +15,11 @@
  *   2  Source.merged; Health.requalified and Health.retry_in_s; Source.credit (why credit
  *      does not grow, and the weight in force); Source.policy.scale null outside mode
  *      reduced; Source.estimate_bits null before the first estimate; Daemon.config, the
- *      configuration file in force; Source.backend the one in use. */
-#define CTL_PROTO_VERSION 2
+ *      configuration file in force; Source.backend the one in use.
+ *   3  GetSources also lists, after the instances, each instance and each whole class
+ *      (Source.name "*") that policy disables, with state "disabled by policy" and health
+ *      "-"; Health.state "failed-permanent" named as such. */
+#define CTL_PROTO_VERSION 3
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 
