@@ -267,11 +267,12 @@ static void print_text(const struct assessment *a, FILE *out)
 	char cell[64];
 
 	fprintf(out, "%-22s%s\n", "file", a->file);
-	fprintf(out, "%-22s%zu, %u bit%s each, %u distinct value%s\n", "samples", a->samples,
-		r->bits, r->bits == 1 ? "" : "s", r->k, r->k == 1 ? "" : "s");
+	fprintf(out, "%-22s%zu, %u %s each, %u distinct %s\n", "samples", a->samples, r->bits,
+		plural(r->bits, "bit", "bits"), r->k, plural(r->k, "value", "values"));
 	if (a->above_bits)
-		fprintf(out, "%-22s%zu samples have bits above the low %u: only the low bits are "
-			"used, as ea_non_iid does\n", "", a->above_bits, r->bits);
+		fprintf(out, "%-22s%zu %s bits above the low %u: only the low bits are "
+			"used, as ea_non_iid does\n", "", a->above_bits,
+			plural(a->above_bits, "sample has", "samples have"), r->bits);
 	fprintf(out, "\nSP 800-90B non-IID estimators, min-entropy (as ea_non_iid computes them):\n"
 		     "  %-20s%-26s%s\n", "", "literal, bits per sample",
 		"bitstring, bits per bit");

@@ -118,8 +118,8 @@ static int reload(void *arg, struct config_errors *errs)
 	if (!next) {
 		for (size_t i = 0; i < errs->n; i++)
 			log_err("%s", errs->msg[i]);
-		log_err("reload rejected (%zu error%s): the running configuration stays", errs->n,
-			errs->n == 1 ? "" : "s");
+		log_err("reload rejected (%zu %s): the running configuration stays", errs->n,
+			plural(errs->n, "error", "errors"));
 		d->reload_failures++;
 	} else {
 		if (d->opts->record_dir) {

@@ -811,8 +811,8 @@ static int cmd_reload(struct conn *c, bool json)
 				fprintf(stderr, "%s\n",
 					json_string_value(e) ? json_string_value(e) : "?");
 		}
-		errx_msg("reload refused: the configuration has %zu error%s; the running one stays",
-			 json_array_size(errs), json_array_size(errs) == 1 ? "" : "s");
+		errx_msg("reload refused: the configuration has %zu %s; the running one stays",
+			 json_array_size(errs), N(json_array_size(errs), "error"));
 		rc = XC_REFUSED;
 	} else {
 		rc = reply_failed(method, &r);

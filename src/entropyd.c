@@ -100,7 +100,7 @@ static struct config *load(const char *path, bool explicit_path)
 	for (size_t i = 0; i < errs.n; i++)
 		fprintf(stderr, "%s\n", errs.msg[i]);
 	if (!cfg)
-		fprintf(stderr, "%s: %zu error%s\n", path, errs.n, errs.n == 1 ? "" : "s");
+		fprintf(stderr, "%s: %zu %s\n", path, errs.n, plural(errs.n, "error", "errors"));
 	config_errors_free(&errs);
 	return cfg;
 }
