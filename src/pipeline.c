@@ -660,7 +660,7 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 			 i->share * 100, i->weight, out->weight);
 		break;
 	case PIPELINE_RATE_CAP:
-		snprintf(b, n, "per-second cap of %g bits reached", i->rule.cap_bits_per_second);
+		snprintf(b, n, "per-second cap of %g bits/s reached", i->rule.cap_bits_per_second);
 		break;
 	case PIPELINE_HELD:
 		snprintf(b, n, "held for the health tests: %.1f bits wait for the APT window's end",

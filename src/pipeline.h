@@ -69,7 +69,7 @@ struct inst_info {
 				 * re-qualified, as of its latest event; NAN otherwise */
 	struct inst_counters c;
 	enum pipeline_reason reason;
-	char reason_text[112]; /* the reason in a sentence, with its figures; "" if none */
+	char reason_text[160]; /* the reason in a sentence, with its figures; "" if none */
 	double weight;         /* the weight in force: the policy's times the source's */
 };
 

@@ -1531,7 +1531,7 @@ START_TEST(test_reasons)
 
 	/* The per-second cap: a second of events asks for far more than 1 bit. */
 	random_events(c_in, &t, WARM + 1000);
-	reason_is("sda", PIPELINE_RATE_CAP, "per-second cap of 1 bits");
+	reason_is("sda", PIPELINE_RATE_CAP, "per-second cap of 1 bits/s reached");
 
 	/* A cap of 0 bits per event: an estimate, and it is zero. */
 	random_events(z_in, &t, WARM);
