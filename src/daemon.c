@@ -274,6 +274,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	 * the feed's own event. */
 	pipeline_init(cfg, &d->pool, feed_want, &d->feed);
 	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
+	pipeline_boot_allowance(kernel_bits_needed(&d->feed.ks));
 	if (sources_start(d->srcs, d->base, cfg) < 0) {
 		sources_stop(d->srcs);
 		status = EXIT_STARTUP;
