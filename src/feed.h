@@ -36,6 +36,7 @@ struct feed {
 	struct kernel_state ks;
 	uint64_t start_ns;
 	uint64_t ready_after_ns; /* start to CRNG ready, if we saw it happen; 0 otherwise */
+	uint64_t credited_before_ready; /* ... and the bits the sink had credited by then */
 	bool saw_not_ready;
 	void (*after_flush)(void *arg); /* e.g. to update the systemd status line */
 	void *after_flush_arg;
