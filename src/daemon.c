@@ -136,9 +136,10 @@ static int reload(void *arg, struct config_errors *errs)
 
 static void fill_status(void *arg, struct ctl_status *out)
 {
-	const struct daemon *d = arg;
+	struct daemon *d = arg;
 	const struct feed *f = &d->feed;
 
+	feed_poll_ready(&d->feed); /* not only as of the last batch */
 	memset(out, 0, sizeof(*out));
 	out->uptime_ns = mono_ns() - f->start_ns;
 	out->feed_mode = feed_mode_name(d->cfg->feed.mode);

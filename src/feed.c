@@ -211,6 +211,12 @@ void feed_reconfigure(struct feed *f, const struct config *cfg)
 	feed_run(f);
 }
 
+void feed_poll_ready(struct feed *f)
+{
+	if (!f->ks.crng_ready && kernel_crng_ready())
+		note_ready(f);
+}
+
 void feed_flush(struct feed *f)
 {
 	flush(f);

@@ -57,6 +57,9 @@ void feed_want(void *feed);
 /* The same, the batch sent at once: for a caller with no loop turning between adds
  * (bench/). The daemon only ever calls feed_want(). */
 void feed_run(struct feed *f);
+/* Whether the CRNG got ready since the last batch (the kernel's own sources, or a reader that
+ * set off its jitter loop), for a status asked between batches. */
+void feed_poll_ready(struct feed *f);
 /* Hand everything pending to the sink now (used on exit). */
 void feed_flush(struct feed *f);
 void feed_fini(struct feed *f);
