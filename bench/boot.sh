@@ -49,7 +49,11 @@ trap 'echo "bench-boot: interrupted"; exit 1' INT TERM HUP
 
 kdir=$("$guest/kernel.sh" "$ENTROPYD_GUEST_CACHE") || missing "no guest kernel (see above)"
 static_helper "$here/boot_guest.c" "$T/boot_guest"
-files="$top_srcdir/contrib/initramfs-tools/scripts/init-premount/entropyd /scripts/init-premount/entropyd
+# As the shipped hook does: the kernel's CONFIG_HZ line, for the sub-jiffy rule.
+grep '^CONFIG_HZ=' "$kdir/config" > "$T/config-hz" || { echo "bench-boot: $kdir/config has no CONFIG_HZ"; exit 1; }
+version=$(basename "$kdir")
+files="$T/config-hz /boot/config-${version#linux-image-}
+$top_srcdir/contrib/initramfs-tools/scripts/init-premount/entropyd /scripts/init-premount/entropyd
 $top_srcdir/contrib/initramfs-tools/scripts/init-bottom/entropyd /scripts/init-bottom/entropyd
 $top_srcdir/conf/entropyd.conf /etc/entropyd.conf"
 INITRAMFS_INIT=$here/boot_init INITRAMFS_FILES=$files \
