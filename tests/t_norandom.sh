@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 
 command -v strace > /dev/null || skip "needs strace (apt-get install strace)"
-# A daemon under ptrace, as in t_ioctl: LeakSanitizer cannot run there.
+# Programs under ptrace, as in t_ioctl: LeakSanitizer cannot run there.
 traced_env=
 [ -n "${ENTROPYD_SANITIZERS:-}" ] && traced_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
 TRACE='trace=open,openat,getrandom'
@@ -58,7 +58,8 @@ exec 9>&-
 # entropyctl, every command that parses a reply, traced; the daemon parses each request.
 for cmd in status sources "--json status" metrics; do
 	# shellcheck disable=SC2086
-	strace -f -qq -e "$TRACE" -o "$T/ctl" "$ENTROPYCTL" -s "$CTL_SOCKET" $cmd > "$T/out" 2>&1 ||
+	env $traced_env strace -f -qq -e "$TRACE" -o "$T/ctl" "$ENTROPYCTL" -s "$CTL_SOCKET" $cmd \
+		> "$T/out" 2>&1 ||
 		fail "entropyctl $cmd: $(cat "$T/out")"
 	grep -q "input" "$T/out" || fail "entropyctl $cmd shows no input source: $(cat "$T/out")"
 	grep -q 'getrandom\|open' "$T/ctl" || fail "entropyctl $cmd: strace saw nothing"
