@@ -103,7 +103,7 @@ def table(path, wait):
         print("command line: %s (bench_* words aside)" % c)
     print("seconds from init to \"crng init done\", median of the runs (>%d: not ready within "
           "%d s); bits: entropyd's credit before ready, median" % (wait, wait))
-    print("%-10s %5s %9s %9s %14s %6s  %s" % ("workload", "runs", "without", "with",
+    print("%-13s %5s %9s %9s %14s %6s  %s" % ("workload", "runs", "without", "with",
                                                "start->ready", "bits", "each run: without | with"))
     bad = 0
     for w in order:
@@ -116,7 +116,7 @@ def table(path, wait):
         wi = [r for r in mine if r["entropyd"] == "1"]
         bits = [int(r["credited"]) for r in wi if r["credited"] != NONE]
         each = " ".join(r["ready"] for r in wo) + " | " + " ".join(r["ready"] for r in wi)
-        print("%-10s %5d %9s %9s %14s %6s  %s" % (
+        print("%-13s %5d %9s %9s %14s %6s  %s" % (
             w, max(len(wo), len(wi)), median_text(secs(wo, "ready"), wait),
             median_text(secs(wi, "ready"), wait), median_text(secs(wi, "from_start"), wait),
             "%d" % statistics.median_low(bits) if bits else NONE, each))
