@@ -729,6 +729,7 @@ struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
 {
 	struct ctl *ctl = xcalloc(1, sizeof(*ctl));
 
+	ctl_json_seed_daemon(); /* before any request is parsed: see ctl_proto.h */
 	ctl->base = base;
 	ctl->ops = ops;
 	ctl->ops_arg = arg;

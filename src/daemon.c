@@ -145,9 +145,10 @@ static int reload(void *arg, struct config_errors *errs)
 
 static void fill_status(void *arg, struct ctl_status *out)
 {
-	const struct daemon *d = arg;
+	struct daemon *d = arg;
 	const struct feed *f = &d->feed;
 
+	feed_poll_ready(&d->feed); /* not only as of the last batch */
 	memset(out, 0, sizeof(*out));
 	out->uptime_ns = mono_ns() - f->start_ns;
 	out->feed_mode = feed_mode_name(d->cfg->feed.mode);
@@ -284,6 +285,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	pipeline_init(cfg, &d->pool, feed_want, &d->feed);
 	record_flush_on(d->base); /* recordings reach their files within seconds */
 	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
+	pipeline_boot_allowance(kernel_bits_needed(&d->feed.ks));
 	if (sources_start(d->srcs, d->base, cfg) < 0) {
 		sources_stop(d->srcs);
 		status = EXIT_STARTUP;

@@ -851,6 +851,7 @@ int main(int argc, char **argv)
 	char *end;
 	int opt, rc;
 
+	ctl_json_seed_client(); /* reads no randomness: see ctl_proto.h */
 	while ((opt = getopt_long(argc, argv, "s:jt:Vh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':

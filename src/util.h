@@ -40,4 +40,8 @@ bool printable(char *dst, size_t size, const char *src);
 /* The same, allocated. */
 char *printable_dup(const char *src);
 
+/* SipHash-2-4: a keyed pseudo-random function (Aumasson and Bernstein); the output tells
+ * nothing useful about the key. */
+uint64_t siphash24(const uint8_t key[16], const void *data, size_t len);
+
 #endif

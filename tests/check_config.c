@@ -773,7 +773,7 @@ START_TEST(test_print_keys)
 		"sources.network.max_events_per_second", "sources.network.instances",
 		"sources.network.instances[].name", "sources.network.instances[].direction",
 		"sources.network.instances[].filter", "sources.network.instances[].snaplen",
-		"control.socket",
+		"feed.boot_allowance", "control.socket",
 		"control.group", "control.timeout", "control.max_hold", "record.dir", "record.max_bytes",
 	};
 	static const char *const rule[] = {"mode", "scale", "cap_bits_per_event",
