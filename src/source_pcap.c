@@ -762,26 +762,37 @@ static void pcap_src_forget(struct src_inst *si)
 	free(((struct iface *)si->drv)->filter);
 }
 
-/* A reload: an interface whose capture settings (config_net_capture) changed is captured
- * afresh, unless its new filter does not compile (filters_compile said so): then it keeps
- * the capture it has. The others keep theirs, and every instance its state. A new direction
- * needs a new capture anyway: libpcap leaves the kernel's PACKET_IGNORE_OUTGOING set once
- * "in" was asked for. A savefile being read goes on. */
+/* A reload: an interface whose snaplen or direction changed is captured afresh (closing a
+ * capture loses what the kernel had not handed over yet); one whose filter alone changed
+ * gets the new filter in place, losing nothing (capture_set_filter()). Neither happens if
+ * the new filter does not compile (filters_compile said so): the capture stays as it is.
+ * The others keep theirs, and every instance its state. A new direction needs a new capture:
+ * libpcap leaves the kernel's PACKET_IGNORE_OUTGOING set once "in" was asked for. A savefile
+ * being read goes on. */
 static enum src_status pcap_recheck(struct src_inst *si, char *why, size_t size)
 {
 	const struct pcap_state *st = si->src->priv;
 	const struct config *cfg = si->src->cfg;
 	const struct net_capture *want = config_net_capture(cfg, si->name);
 	struct iface *f = si->drv;
-	char msg[PCAP_ERRBUF_SIZE];
+	char msg[PCAP_ERRBUF_SIZE + 64];
 
 	if (st->offline)
 		return SRC_OPEN;
 	f->cap.max_eps = capture_max_eps(cfg);
-	if ((f->snaplen != want->snaplen || f->direction != want->direction ||
-	     strcmp(f->filter, want->filter) != 0) &&
-	    net_filter_compiles(want->filter, want->snaplen, msg, sizeof(msg)))
+	if (!net_filter_compiles(want->filter, want->snaplen, msg, sizeof(msg)))
+		return SRC_OPEN;
+	if (f->snaplen != want->snaplen || f->direction != want->direction)
 		return SRC_CLOSED;
+	if (strcmp(f->filter, want->filter) == 0)
+		return SRC_OPEN;
+	if (capture_set_filter(f->p, want->filter, msg, sizeof(msg)) < 0) {
+		log_limited(&rl_open, LOG_WARNING, "network/%s: %s; captured afresh", si->name, msg);
+		return SRC_CLOSED;
+	}
+	free(f->filter);
+	f->filter = xstrdup(want->filter);
+	log_info("network/%s: filter now \"%s\" (set in place)", si->name, f->filter);
 	return SRC_OPEN;
 }
 

@@ -142,8 +142,10 @@ int capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size)
 {
 	struct bpf_program prog;
 
-	if (!filter || !filter[0])
-		return 0;
+	/* No filter is the empty one, which accepts every packet: set too, so that a filter
+	 * set in place is replaced by it. */
+	if (!filter)
+		filter = "";
 	if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 		snprintf(err, size, "the filter \"%s\" does not compile: %s", filter, pcap_geterr(p));
 		return -1;

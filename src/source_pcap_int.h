@@ -53,7 +53,9 @@ void capture_flush(struct capture *c);
 void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes);
 /* A packet's timestamp in ns; false if it is invalid. */
 bool capture_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t);
-/* Compile and set a BPF filter ("" or NULL: none); -1 with the reason in err. */
+/* Compile and set a BPF filter ("" or NULL: none, every packet); -1 with the reason in err.
+ * On a live capture libpcap sets it in place: the packets the kernel has already put in the
+ * ring, under the filter before, are filtered again with the new one as they are read. */
 int capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size);
 uint32_t capture_max_eps(const struct config *cfg);
 
