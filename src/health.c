@@ -131,6 +131,14 @@ void health_reset(struct health *h)
 	h->clean_needed = HEALTH_STARTUP_SYMBOLS;
 }
 
+void health_restart(struct health *h)
+{
+	if (h->state == HEALTH_PERMANENT)
+		return;
+	health_reset(h);
+	h->clean_needed = h->cfg.apt_window + HEALTH_STARTUP_SYMBOLS;
+}
+
 void health_past_save(const struct health *h, struct health_past *p)
 {
 	p->failed = h->state == HEALTH_PERMANENT;

@@ -112,6 +112,10 @@ void health_init(struct health *h, const struct health_cfg *cfg);
 void health_reconfigure(struct health *h, const struct health_cfg *cfg);
 /* Back to HEALTH_STARTUP, the only way out of HEALTH_PERMANENT; counters are kept. */
 void health_reset(struct health *h);
+/* After a pause in which the source's symbols were not tested (a packet source's sampling):
+ * a start-up as long as the recovery from an intermittent failure (a whole APT window and
+ * HEALTH_STARTUP_SYMBOLS); a permanent failure stays as it is. */
+void health_restart(struct health *h);
 
 /* For an instance whose earlier incarnation (same class and name, before a detach) failed
  * permanently: the wait goes on (and, if it was still failed, so does the failure). */

@@ -47,6 +47,10 @@ struct instance {
 	/* Credit earned but not yet vouched for by the health tests (see hold()): of the
 	 * current APT window before the current RCT run, and of that run. */
 	double held, run_held;
+	/* pipeline_set_sampling(): while sampled, events are mixed and counted only. */
+	bool sampled;
+	const char *sampling;
+	double sample_ratio, arrival_rate;
 	struct inst_counters c;
 };
 
@@ -69,6 +73,7 @@ static const char *const reason_names[PIPELINE_REASONS] = {
 	[PIPELINE_RATE_CAP] = "rate-cap",
 	[PIPELINE_HELD] = "held",
 	[PIPELINE_KERNEL] = "kernel",
+	[PIPELINE_SAMPLED] = "sampled",
 };
 
 const char *pipeline_reason_name(enum pipeline_reason r)
@@ -242,6 +247,17 @@ void pipeline_fini(void)
 	memset(&P, 0, sizeof(P));
 }
 
+/* A new estimator with parameters p: its first estimate comes 1024 symbols on. */
+static void restart_estimator(struct instance *i, const struct est_params *p)
+{
+	const struct est_ops *ops = i->est.ops;
+
+	est_fini(&i->est);
+	est_init(&i->est, ops, p);
+	i->est_ready = false;
+	i->zero_run = 0;
+}
+
 void pipeline_reconfigure(const struct config *cfg)
 {
 	P.cfg = cfg;
@@ -260,12 +276,7 @@ void pipeline_reconfigure(const struct config *cfg)
 		if (p.quantum_ns != i->est.params.quantum_ns ||
 		    p.jiffy_ns != i->est.params.jiffy_ns) {
 			/* Symbols at another resolution are another stream: start afresh. */
-			const struct est_ops *ops = i->est.ops;
-
-			est_fini(&i->est);
-			est_init(&i->est, ops, &p);
-			i->est_ready = false;
-			i->zero_run = 0;
+			restart_estimator(i, &p);
 			if (i->health.state != HEALTH_PERMANENT)
 				health_reset(&i->health);
 			discard_held(i);
@@ -273,12 +284,7 @@ void pipeline_reconfigure(const struct config *cfg)
 		} else if (p.estimate_every_ns != i->est.params.estimate_every_ns) {
 			/* The same stream on another schedule: a new estimator, whose first
 			 * estimate comes 1024 symbols on; the health tests go on. */
-			const struct est_ops *ops = i->est.ops;
-
-			est_fini(&i->est);
-			est_init(&i->est, ops, &p);
-			i->est_ready = false;
-			i->zero_run = 0;
+			restart_estimator(i, &p);
 		}
 		i->est.params = p;
 		health_claim(i, false);
@@ -304,6 +310,8 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 	inst->flags = flags;
 	inst->rule = policy_resolve(P.cfg, cls, name);
 	inst->weight = 1.0;
+	inst->sample_ratio = 1.0;
+	inst->arrival_rate = NAN;
 	inst->reason = PIPELINE_IDLE;
 	p = est_params_for(inst);
 	est_init(&inst->est, estimator(), &p);
@@ -346,6 +354,38 @@ void pipeline_set_weight(struct instance *inst, double w, double share)
 {
 	inst->weight = w >= 0 && w <= 1 ? w : 0; /* NaN or out of range: no credit */
 	inst->share = share >= 0 && share <= 1 ? share : 0;
+}
+
+void pipeline_set_sampling(struct instance *inst, const char *state, double ratio,
+			   double rate_pps)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
+	bool sampled = ratio > 0 && ratio < 1;
+
+	inst->sampling = state;
+	inst->sample_ratio = sampled ? ratio : 1.0;
+	inst->arrival_rate = rate_pps;
+	if (sampled == inst->sampled)
+		return;
+	inst->sampled = sampled;
+	if (sampled) {
+		/* What waits was earned before: the tests that would vouch for it pause. */
+		discard_held(inst);
+		inst->vouched = false;
+		inst->reason = PIPELINE_SAMPLED;
+		log_limited(&rl, LOG_NOTICE,
+			    "%s/%s: about %.0f events a second: sampled (1 in %.0f kept), mixed but "
+			    "not estimated or credited",
+			    class_name(inst->cls), inst->display, rate_pps, 1 / ratio);
+		return;
+	}
+	/* A new stream: its gaps span the pause. */
+	restart_estimator(inst, &inst->est.params);
+	health_restart(&inst->health);
+	inst->health_was = inst->health.state;
+	log_limited(&rl, LOG_NOTICE,
+		    "%s/%s: no longer sampled: credit resumes after the health tests' start-up",
+		    class_name(inst->cls), inst->display);
 }
 
 void pipeline_kernel_counts(bool counts)
@@ -535,6 +575,14 @@ void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 		return;
 	}
 	inst->c.mixed_bytes += n * sizeof(*t_ns);
+	if (inst->sampled) {
+		/* Mixed in (folded into a full pool, as they earn nothing); nothing else is
+		 * made of them. */
+		pool_add_events(P.pool, t_ns, n * sizeof(*t_ns), n);
+		pool_added();
+		inst->reason = PIPELINE_SAMPLED;
+		return;
+	}
 	while (n > 0) {
 		/* As many events as fit whole go in at once (a full pool is folded into until
 		 * its owner takes it on); if none fits, the rest is folded in. The data is
@@ -669,6 +717,10 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 	case PIPELINE_KERNEL:
 		snprintf(b, n, "the kernel no longer counts credit (its CRNG is ready)");
 		break;
+	case PIPELINE_SAMPLED:
+		snprintf(b, n, "sampled: 1 in %.0f of about %.0f events a second kept, mixed, "
+			 "not credited", 1 / i->sample_ratio, i->arrival_rate);
+		break;
 	case PIPELINE_REASONS:
 		b[0] = 0;
 		break;
@@ -714,7 +766,14 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 	out->c = i->c;
 	out->c.held_bits = i->held + i->run_held;
 	out->weight = policy_weight(&i->rule) * i->weight;
+	out->sampling = i->sampling;
+	out->sample_ratio = i->sample_ratio;
+	out->arrival_rate = i->arrival_rate;
 	out->reason = i->reason;
+	if (i->sampled)
+		out->reason = PIPELINE_SAMPLED;
+	else if (out->reason == PIPELINE_SAMPLED)
+		out->reason = PIPELINE_IDLE; /* no event since */
 	/* The kernel's state is the daemon's, and changes between events. */
 	if (out->reason == PIPELINE_CREDITS && P.kernel_ignores)
 		out->reason = PIPELINE_KERNEL;
