@@ -204,6 +204,7 @@ static void if_close(struct src_inst *si)
 		if (si->status == SRC_OPEN)
 			count_drops(f);
 		capture_flush(&f->cap);
+		if_sample_stop(si);
 		pcap_close(f->p);
 		f->p = NULL;
 	}
@@ -272,9 +273,12 @@ static void live_read_cb(evutil_socket_t fd, short what, void *arg)
 	int n = if_drain(f);
 
 	f->woken_ns = now;
-	if (n < 0)
+	if (n < 0) {
 		if_lost(si);
-	else if (n > 0 && now - last < DRAIN_MS * (NS_PER_SEC / 1000))
+		return;
+	}
+	if_sample_tick(si);
+	if (n > 0 && now - last < DRAIN_MS * (NS_PER_SEC / 1000))
 		if_drain_next(si, true);
 }
 
@@ -285,9 +289,12 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 	int n = if_drain(f);
 	struct timeval now = {0, 0};
 
-	if (n < 0)
+	if (n < 0) {
 		if_lost(si);
-	else if (n >= DISPATCH_ROUNDS * DISPATCH_BATCH)
+		return;
+	}
+	if_sample_tick(si);
+	if (n >= DISPATCH_ROUNDS * DISPATCH_BATCH)
 		evtimer_add(f->drain_ev, &now); /* more waiting: after the other events */
 	else
 		if_drain_next(si, n > 0);
@@ -464,6 +471,7 @@ static enum src_status if_open(struct src_inst *si)
 	f->woken_ns = 0;
 	f->logged = NULL;
 	capture_set_state(&f->cap, "open");
+	if_sample_start(si);
 	log_info("network/%s: capturing (snaplen %d, direction %s, %s timestamps, %s precision%s%s%s)",
 		 si->name, f->snaplen, direction_name(f->direction), tstamp,
 		 nano ? "nanosecond" : "microsecond", f->filter[0] ? ", filter \"" : "",
@@ -793,6 +801,7 @@ static enum src_status pcap_recheck(struct src_inst *si, char *why, size_t size)
 	free(f->filter);
 	f->filter = xstrdup(want->filter);
 	log_info("network/%s: filter now \"%s\" (set in place)", si->name, f->filter);
+	if_sample_start(si);
 	return SRC_OPEN;
 }
 

@@ -63,6 +63,13 @@ void flow_top_add(struct flow_top *ft, const struct flow_key *k);
 double flow_top_share(const struct flow_top *ft);
 /* The credit weight for a share, by the rule above. */
 double flow_weight(double share);
+/* While the counter holds packets the kernel sampled (and for 2 * FLOW_WINDOW packets after
+ * sampling stops, until they have been halved away), its share is an estimate from a sample
+ * of the traffic, and the weight is taken at an upper confidence bound of it: Wilson's score
+ * bound at FLOW_Z standard deviations over the n packets counted. So the weight on a sample
+ * errs low: the bound falls below the share the whole traffic has with odds under 1e-6. */
+#define FLOW_Z 5.0
+double flow_share_bound(double share, uint32_t n);
 
 /* The per-instance event cap: at most max events in any one second of event time. A
  * second starts at the first event after the previous one ended; time that runs backwards

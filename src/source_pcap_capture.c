@@ -53,7 +53,8 @@ void capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps)
  * packets, a quarter of the counter's window); the state shows it in whole percent. */
 static void capture_weigh(struct capture *c)
 {
-	double s = flow_top_share(&c->top), w = flow_weight(s);
+	double s = flow_top_share(&c->top);
+	double w = flow_weight(c->sampled || c->sample_left ? flow_share_bound(s, c->top.total) : s);
 	int pct = s > FLOW_DOMINANT ? (int)(s * 100) : 0;
 
 	if (w != c->weight) {
@@ -109,12 +110,21 @@ void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *byt
 	}
 	flow_key_of(c->dlt, bytes, h->caplen, &k);
 	flow_top_add(&c->top, &k);
+	if (c->sample_left)
+		c->sample_left--;
 	/* For the tests' and the curious administrator's benefit (debug log, counts only): how
 	 * many stamps carry more than whole microseconds. */
 	c->sub_us += t % 1000 != 0;
 	c->batch[c->n_batch++] = t;
 	if (c->n_batch == CAPTURE_BATCH)
 		capture_flush(c);
+}
+
+void capture_sampled(struct capture *c, bool on)
+{
+	if (!on && c->sampled)
+		c->sample_left = 2 * FLOW_WINDOW;
+	c->sampled = on;
 }
 
 void capture_attach(struct capture *c, struct instance *inst)
