@@ -15,8 +15,10 @@
  *   2  Source.merged; Health.requalified and Health.retry_in_s; Source.credit (why credit
  *      does not grow, and the weight in force); Source.policy.scale null outside mode
  *      reduced; Source.estimate_bits null before the first estimate; Daemon.config, the
- *      configuration file in force; Source.backend the one in use. */
-#define CTL_PROTO_VERSION 2
+ *      configuration file in force; Source.backend the one in use.
+ *   3  Source.sampling (a network interface's sampling in the kernel: state, the share of
+ *      packets kept, the estimated arrival rate); credit reason "sampled". */
+#define CTL_PROTO_VERSION 3
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 
