@@ -51,6 +51,7 @@ struct instance {
 	bool sampled;
 	const char *sampling;
 	double sample_ratio, arrival_rate;
+	uint64_t marks[2]; /* health.count.symbols at the source's last two words on it */
 	struct inst_counters c;
 };
 
@@ -365,14 +366,26 @@ void pipeline_set_sampling(struct instance *inst, const char *state, double rati
 	inst->sampling = state;
 	inst->sample_ratio = sampled ? ratio : 1.0;
 	inst->arrival_rate = rate_pps;
-	if (sampled == inst->sampled)
+	if (sampled == inst->sampled) {
+		inst->marks[0] = inst->marks[1];
+		inst->marks[1] = inst->health.count.symbols;
 		return;
+	}
 	inst->sampled = sampled;
 	if (sampled) {
-		/* What waits was earned before: the tests that would vouch for it pause. */
+		/* What waits was earned before: the tests that would vouch for it pause. A
+		 * flood is found a window late at worst: a permanent failure on the symbols
+		 * since the word before last came from its first packets, back to back, and
+		 * says nothing of the source. What comes after it starts up again anyway. */
 		discard_held(inst);
 		inst->vouched = false;
 		inst->reason = PIPELINE_SAMPLED;
+		if (health_forgive(&inst->health, inst->marks[0]))
+			log_limited(&rl, LOG_NOTICE,
+				    "%s/%s: its health tests failed on the start of a flood, not for "
+				    "good: they start up again when it ends",
+				    class_name(inst->cls), inst->display);
+		inst->health_was = inst->health.state;
 		log_limited(&rl, LOG_NOTICE,
 			    "%s/%s: about %.0f events a second: sampled (1 in %.0f kept), mixed but "
 			    "not estimated or credited",

@@ -270,14 +270,16 @@ static void live_read_cb(evutil_socket_t fd, short what, void *arg)
 	struct src_inst *si = arg;
 	struct iface *f = si->drv;
 	uint64_t now = mono_ns(), last = f->woken_ns;
-	int n = if_drain(f);
+	int n;
 
+	/* Before the packets: a flood is sampled from its first read on. */
+	if_sample_tick(si);
+	n = if_drain(f);
 	f->woken_ns = now;
 	if (n < 0) {
 		if_lost(si);
 		return;
 	}
-	if_sample_tick(si);
 	if (n > 0 && now - last < DRAIN_MS * (NS_PER_SEC / 1000))
 		if_drain_next(si, true);
 }
@@ -286,14 +288,15 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct src_inst *si = arg;
 	struct iface *f = si->drv;
-	int n = if_drain(f);
 	struct timeval now = {0, 0};
+	int n;
 
+	if_sample_tick(si);
+	n = if_drain(f);
 	if (n < 0) {
 		if_lost(si);
 		return;
 	}
-	if_sample_tick(si);
 	if (n >= DISPATCH_ROUNDS * DISPATCH_BATCH)
 		evtimer_add(f->drain_ev, &now); /* more waiting: after the other events */
 	else

@@ -93,8 +93,9 @@ bool event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns)
  * stops when the rate is at or below the cap, and in between is re-set only when the share
  * wanted differs from the one in force by more than a factor SAMPLE_STEP; the rate is
  * measured over windows of at least SAMPLE_WINDOW_NS, and the window after a change is not
- * acted on (the ring still holds packets taken under the share before), so the share
- * changes at most every other window.
+ * acted on (it counted packets taken under both shares), so the share changes at most every
+ * other window. A flood is not waited for: once a window has counted more than SAMPLE_ON
+ * times the cap, sampling starts there and then.
  */
 #define SAMPLE_ON 1.2
 #define SAMPLE_STEP 1.5
@@ -115,10 +116,14 @@ struct sampler {
 void sampler_init(struct sampler *s);
 /* n more packets the socket took (that passed its filter) since the last count. */
 void sampler_count(struct sampler *s, uint64_t n);
-/* At now_ns (CLOCK_MONOTONIC): if a window has ended, the rate is measured and true returned
- * when the share should change, the new one in *ratio (1: stop sampling). The caller sets
- * it in the kernel, and says whether that worked with sampler_set(). */
-bool sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio);
+enum sampler_news {
+	SAMPLER_NONE,     /* the window goes on */
+	SAMPLER_MEASURED, /* a window ended: s->rate is new */
+	SAMPLER_CHANGE,   /* ... and the share should change, to *ratio (1: stop sampling) */
+};
+/* At now_ns (CLOCK_MONOTONIC). The caller sets a change in the kernel, and says whether that
+ * worked with sampler_set(). */
+enum sampler_news sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio);
 /* The share now in force (after sampler_tick() asked for it, or 1 when the kernel refused). */
 void sampler_set(struct sampler *s, double ratio, uint64_t now_ns);
 /* The socket filter that keeps a share `ratio` (0 < ratio < 1) of what the program `base`

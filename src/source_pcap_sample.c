@@ -28,18 +28,20 @@ void sampler_set(struct sampler *s, double ratio, uint64_t now_ns)
 	s->taken = 0;
 }
 
-bool sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio)
+enum sampler_news sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio)
 {
 	double secs, want;
 	bool settling = s->settling;
 
-	if (!s->window_ns || now_ns < s->window_ns) {
+	if (!s->window_ns || now_ns <= s->window_ns) {
 		s->window_ns = now_ns;
 		s->taken = 0;
-		return false;
+		return SAMPLER_NONE;
 	}
-	if (now_ns - s->window_ns < SAMPLE_WINDOW_NS)
-		return false;
+	/* A window ends after SAMPLE_WINDOW_NS, or at once when a flood is plain. */
+	if (now_ns - s->window_ns < SAMPLE_WINDOW_NS &&
+	    (settling || s->ratio < 1 || (double)s->taken <= SAMPLE_ON * cap))
+		return SAMPLER_NONE;
 	secs = (double)(now_ns - s->window_ns) / NS_PER_SEC;
 	/* What the socket took is the share of what arrived (and passed the filter). */
 	s->rate = (double)s->taken / s->ratio / secs;
@@ -47,7 +49,7 @@ bool sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *rati
 	s->taken = 0;
 	s->settling = false;
 	if (settling)
-		return false;
+		return SAMPLER_MEASURED;
 	want = s->rate > 0 ? (double)cap / s->rate : 1.0;
 	if (want >= 1.0) /* at or below the cap: no sampling */
 		*ratio = 1.0;
@@ -57,7 +59,7 @@ bool sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *rati
 		*ratio = want;
 	else
 		*ratio = s->ratio;
-	return *ratio != s->ratio;
+	return *ratio != s->ratio ? SAMPLER_CHANGE : SAMPLER_MEASURED;
 }
 
 size_t sample_program(double ratio, const struct sock_filter *base, size_t n,

@@ -136,6 +136,18 @@ static void set_ratio(struct src_inst *si, double ratio)
 		event_del(f->sample_ev);
 }
 
+/* What the socket took so far (passed its filter: handed over or dropped), as the kernel
+ * counts it: libpcap's running sum of PACKET_STATISTICS. */
+static bool taken(struct iface *f, uint64_t *n)
+{
+	struct pcap_stat ps;
+
+	if (pcap_stats(f->p, &ps) < 0)
+		return false;
+	*n = ps.ps_recv;
+	return true;
+}
+
 void if_sample_start(struct src_inst *si)
 {
 	struct iface *f = si->drv;
@@ -143,7 +155,8 @@ void if_sample_start(struct src_inst *si)
 
 	if (!f->p)
 		return;
-	f->taken = f->cap.packets + f->cap.dropped;
+	if (!taken(f, &f->taken))
+		f->taken = 0;
 	if (!f->base_known)
 		sampler_init(&f->smp);
 	f->base_known = read_base(f);
@@ -161,20 +174,24 @@ void if_sample_start(struct src_inst *si)
 void if_sample_tick(struct src_inst *si)
 {
 	struct iface *f = si->drv;
-	uint64_t taken = f->cap.packets + f->cap.dropped;
+	uint64_t n;
 	double ratio;
 
-	if (!f->p)
+	if (!f->p || !taken(f, &n))
 		return;
-	sampler_count(&f->smp, taken - f->taken);
-	f->taken = taken;
-	if (!sampler_tick(&f->smp, f->cap.max_eps, mono_ns(), &ratio)) {
-		if (isfinite(f->smp.rate))
-			tell(f);
+	/* libpcap's sum is an unsigned int: it wraps. */
+	sampler_count(&f->smp, (uint32_t)(n - f->taken));
+	f->taken = n;
+	switch (sampler_tick(&f->smp, f->cap.max_eps, mono_ns(), &ratio)) {
+	case SAMPLER_NONE:
 		return;
+	case SAMPLER_CHANGE:
+		if (strcmp(f->sampling, "refused") != 0)
+			set_ratio(si, ratio);
+		break;
+	case SAMPLER_MEASURED:
+		break;
 	}
-	if (strcmp(f->sampling, "refused") != 0)
-		set_ratio(si, ratio);
 	tell(f);
 }
 

@@ -600,10 +600,10 @@ START_TEST(test_sampler)
 
 	/* One window: `rate` arrivals a second, of which the share in force reach the socket. */
 #define WINDOW(rate) (sampler_count(&s, (uint64_t)((rate) * s.ratio)), t += NS_PER_SEC, \
-		      sampler_tick(&s, 1000, t, &r))
+		      sampler_tick(&s, 1000, t, &r) == SAMPLER_CHANGE)
 	sampler_init(&s);
 	ck_assert(s.ratio == 1 && isnan(s.rate));
-	ck_assert(!sampler_tick(&s, 1000, t, &r)); /* the first window starts */
+	ck_assert(sampler_tick(&s, 1000, t, &r) == SAMPLER_NONE); /* the first window starts */
 	ck_assert(!WINDOW(900));
 	ck_assert(fabs(s.rate - 900) < 1e-6);
 	ck_assert(!WINDOW(1150)); /* above the cap, below SAMPLE_ON times it */
@@ -629,13 +629,25 @@ START_TEST(test_sampler)
 	ck_assert(s.rate == 0);
 	/* Time that runs backwards starts a new window. */
 	t -= 10 * NS_PER_SEC;
-	ck_assert(!sampler_tick(&s, 1000, t, &r));
+	ck_assert(sampler_tick(&s, 1000, t, &r) == SAMPLER_NONE);
 	/* Rate falls to nothing while sampling: off. */
 	ck_assert(WINDOW(1e6));
 	sampler_set(&s, r, t);
 	ck_assert(!WINDOW(1e6));
 	ck_assert(WINDOW(0));
 	ck_assert(r == 1);
+	sampler_set(&s, r, t);
+	/* A flood is not waited for: 5000 packets in a tenth of a second, sampled there. */
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 20, &r) == SAMPLER_NONE);
+	sampler_count(&s, 1200);
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 20, &r) == SAMPLER_NONE);
+	sampler_count(&s, 3800);
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 10, &r) == SAMPLER_CHANGE);
+	ck_assert_msg(fabs(r - 0.02) < 1e-9, "%g", r);
+	ck_assert(fabs(s.rate - 50000) < 1e-6);
+	/* A window that measures without a change says so. */
+	sampler_set(&s, r, t);
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC, &r) == SAMPLER_MEASURED);
 #undef WINDOW
 }
 END_TEST

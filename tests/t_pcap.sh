@@ -3,8 +3,9 @@
 # pair (no traffic leaves them); tests/udpgen sends in one, entropyd --dry-run captures in the
 # other. Exact packet counts from the SIGUSR1 summaries; nanosecond timestamps; an interface
 # that goes down, is removed and comes back; lo; per-interface filter, direction and snaplen,
-# and a reload changing one interface's; no CAP_NET_RAW; the policies; the event cap;
-# savefiles. Needs root.
+# and a reload changing one interface's, or only its filter (in place, nothing lost); no
+# CAP_NET_RAW; the policies; the event cap; sampling in the kernel under a flood; savefiles.
+# Needs root.
 . "$(dirname "$0")/lib.sh"
 
 netns_pair
@@ -304,6 +305,71 @@ wait_summary "network/$VB: kind veth, state EPERM," || fail "state EPERM not sho
 stop_daemon
 pass "no CAP_NET_RAW: error names the capability, state EPERM, daemon keeps running"
 
+# ---- sampling in the kernel: above the cap the kernel keeps about cap packets a second ----
+rx() { ip netns exec "$NB" cat "/sys/class/net/$VB/statistics/rx_packets"; }
+src_json() { "$ENTROPYCTL" -s "$CTL_SOCKET" --json sources | jq -c ".sources[] | select(.name == \"$VB\")"; }
+field() { echo "$1" | jq -r "$2"; }
+flood() { # flood COUNT GAP SOURCES PORT: in the background; $! its pid
+	ip netns exec "$NA" "$UDPGEN" -d 10.77.0.2 -p "$4" -n "$1" -g "$2" -s "$3" -r "$RANDOM" 2>> "$T/flood" &
+}
+CAP=1000
+conf "interfaces = [ \"$VB\" ]; filter = \"udp dst port 9999\"; max_events_per_second = $CAP;"
+start_daemon -v --dry-run -f "$T/e.conf"
+started_capturing "$VB"
+# Under the cap: no sampling; random gaps earn credit.
+send 3000 500-2000
+events "$VB" 3000
+j=$(src_json)
+[ "$(field "$j" .sampling.state)" = off ] && [ "$(field "$j" .sampling.ratio)" = 1 ] ||
+	fail "sampling under the cap: $j"
+rate0=$(field "$j" .sampling.arrival_rate)
+awk -v r="$rate0" -v c="$CAP" 'BEGIN { exit !(r > 0 && r <= c) }' || fail "arrival rate $rate0 under a cap of $CAP"
+c0=$(field "$j" .credited_bits)
+gt "$c0" 0 || fail "nothing credited under the cap: $j"
+# A flood from one address to the filter's port, and as much again to another port from the
+# others, which the filter rejects: sampled or not, none of those is ever timed.
+: > "$T/flood"
+flood 600000 10 10.77.0.11 9999; f1=$!
+flood 600000 10 10.77.0.12,10.77.0.13,10.77.0.14 9998; f2=$!
+sleep 3
+j1=$(src_json); r1=$(rx); t1=$(date +%s.%N)
+sleep 2
+j2=$(src_json); r2=$(rx); t2=$(date +%s.%N)
+[ "$(field "$j2" .sampling.state)" = on ] || fail "not sampling during a flood: $j2"
+ratio1=$(field "$j2" .sampling.ratio)
+rate1=$(field "$j2" .sampling.arrival_rate)
+ev=$(awk -v a="$(field "$j1" .events)" -v b="$(field "$j2" .events)" -v t1="$t1" -v t2="$t2" 'BEGIN { printf "%.0f", (b - a) / (t2 - t1) }')
+wire=$(awk -v a="$r1" -v b="$r2" -v t1="$t1" -v t2="$t2" 'BEGIN { printf "%.0f", (b - a) / (t2 - t1) }')
+awk -v e="$ev" -v c="$CAP" 'BEGIN { exit !(e >= c / 3 && e <= 3 * c) }' || fail "the daemon took $ev packets a second, cap $CAP"
+awk -v w="$wire" -v c="$CAP" 'BEGIN { exit !(w >= 10 * c) }' || fail "the flood reached the interface at only $wire/s"
+# The estimate is of what the filter takes: about half of what the interface receives.
+awk -v r="$rate1" -v w="$wire" 'BEGIN { exit !(r >= w / 2 / 2 && r <= w / 2 * 2) }' ||
+	fail "estimated arrival rate $rate1/s, the filter's port had about $((wire / 2))/s"
+[ "$(field "$j1" .credited_bits)" = "$(field "$j2" .credited_bits)" ] || fail "credit grew while sampling: $j1 / $j2"
+[ "$(field "$j2" .credit.reason)" = sampled ] || fail "the reason is not sampled: $j2"
+field "$j2" .state | grep -qE "one source (9[0-9]|100)% of packets" || fail "packets the filter rejects were timed: $(field "$j2" .state)"
+wait "$f1" "$f2"
+# A lower rate: the share moves.
+flood 100000 100 "$SOURCES" 9999; f1=$!
+sleep 4
+j3=$(src_json)
+ratio2=$(field "$j3" .sampling.ratio)
+kill "$f1" 2> /dev/null; wait "$f1"
+[ "$(field "$j3" .sampling.state)" = on ] || fail "not sampling at the lower rate: $j3"
+awk -v a="$ratio1" -v b="$ratio2" 'BEGIN { exit !(b > 2 * a) }' || fail "the share did not follow the rate: $ratio1, then $ratio2"
+# After the flood: sampling stops, the health tests never failed for good, and random gaps
+# under the cap are credited again after the start-up.
+sleep 2.5
+send 4000 500-2000
+j4=$(src_json)
+[ "$(field "$j4" .sampling.state)" = off ] || fail "still sampling after the flood: $j4"
+[ "$(field "$j4" .health.state)" != failed ] && [ "$(field "$j4" .health.retry_in_s)" = null ] ||
+	fail "the health tests failed: $j4"
+gt "$(field "$j4" .credited_bits)" "$(field "$j3" .credited_bits)" || fail "no credit after the flood: $j4"
+grep -q "network/$VB: about [0-9]* packets a second: the kernel keeps 1 in" "$T/log" || fail "the start of sampling not logged"
+stop_daemon
+pass "sampling: under the cap none (rate $rate0/s, $c0 bits); a flood ($wire/s on the wire) reached the daemon at $ev/s (1 in $(awk -v r="$ratio1" 'BEGIN{printf "%.0f", 1/r}'), estimated $rate1/s), credited nothing, its filter held; a lower rate, 1 in $(awk -v r="$ratio2" 'BEGIN{printf "%.0f", 1/r}'); after it credit again"
+
 # ---- savefiles: reduced is exactly a quarter of trusted; damaged files are refused ----
 "$UDPGEN" -w "$T/trace.pcap" -n 6000 -g 50-2000 -s "$SOURCES" -r 11 2> /dev/null || fail "udpgen -w"
 replay() { # replay POLICY-KEYS [SOURCE-KEYS]
@@ -314,6 +380,7 @@ replay() { # replay POLICY-KEYS [SOURCE-KEYS]
 }
 replay 'mode = "trusted"; cap_bits_per_second = 100000.0;'
 grep -qE "network/trace.pcap: .* 6000 events, 0 skipped" "$T/log" || fail "replay counts: $(line trace.pcap)"
+line trace.pcap | grep -q sampling && fail "a savefile's replay is sampled: $(line trace.pcap)"
 trusted=$(credited trace.pcap)
 replay 'cap_bits_per_second = 100000.0;'
 reduced=$(credited trace.pcap)
