@@ -797,14 +797,13 @@ static enum src_status pcap_recheck(struct src_inst *si, char *why, size_t size)
 		return SRC_CLOSED;
 	if (strcmp(f->filter, want->filter) == 0)
 		return SRC_OPEN;
-	if (capture_set_filter(f->p, want->filter, msg, sizeof(msg)) < 0) {
+	if (if_set_filter(si, want->filter, msg, sizeof(msg)) < 0) {
 		log_limited(&rl_open, LOG_WARNING, "network/%s: %s; captured afresh", si->name, msg);
 		return SRC_CLOSED;
 	}
 	free(f->filter);
 	f->filter = xstrdup(want->filter);
 	log_info("network/%s: filter now \"%s\" (set in place)", si->name, f->filter);
-	if_sample_start(si);
 	return SRC_OPEN;
 }
 

@@ -152,8 +152,8 @@ int capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size)
 {
 	struct bpf_program prog;
 
-	/* No filter is the empty one, which accepts every packet: set too, so that a filter
-	 * set in place is replaced by it. */
+	/* No filter is the empty one, which accepts every packet: set too, so that the kernel
+	 * has a program for a reload to replace in place (if_set_filter()). */
 	if (!filter)
 		filter = "";
 	if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {

@@ -60,9 +60,8 @@ void capture_sampled(struct capture *c, bool on);
 void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes);
 /* A packet's timestamp in ns; false if it is invalid. */
 bool capture_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t);
-/* Compile and set a BPF filter ("" or NULL: none, every packet); -1 with the reason in err.
- * On a live capture libpcap sets it in place: the packets the kernel has already put in the
- * ring, under the filter before, are filtered again with the new one as they are read. */
+/* Compile and set a BPF filter ("" or NULL: none, every packet), as a capture opens; -1 with
+ * the reason in err. */
 int capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size);
 uint32_t capture_max_eps(const struct config *cfg);
 
@@ -161,6 +160,15 @@ void if_sample_start(struct src_inst *si);
 void if_sample_tick(struct src_inst *si);
 /* The capture closes. */
 void if_sample_stop(struct src_inst *si);
+/* A reload's new filter (compiled for the capture) on the running capture, losing nothing:
+ * the packets the ring holds were taken under the filter before, those after under this
+ * one. Where the kernel's program is the compiled one (all but cooked captures) it replaces
+ * the one in force in one step, with SO_ATTACH_FILTER (and the sampling prefix in front
+ * while sampling): pcap_setfilter() puts a filter that rejects everything on the socket for
+ * the moment between two calls, and a packet arriving then is lost. Elsewhere
+ * pcap_setfilter(), which also filters what the ring holds with the new filter. -1 with
+ * the reason in err. */
+int if_set_filter(struct src_inst *si, const char *filter, char *err, size_t size);
 
 /* source_pcap_file.c: the savefile as the class's one instance: checked whole, then
  * replayed (SRC_OPEN), or SRC_ENDED with the state saying why not; and closed. */

@@ -15,8 +15,10 @@
 #include "source_pcap_int.h"
 
 #include <errno.h>
+#include <pcap/dlt.h>
 #include <linux/filter.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -65,16 +67,17 @@ static bool read_base(struct iface *f)
 static int attach(struct iface *f, double ratio)
 {
 	int fd = pcap_fileno(f->p);
-	struct sock_filter *prog = f->base;
+	struct sock_filter *prog;
 	struct sock_fprog fp;
 	int rc;
 
 	if (ratio >= 1) {
-		if (!f->n_base) /* libpcap had none attached */
-			return setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0) < 0 &&
-					       errno != ENOENT
-				       ? -1
-				       : 0;
+		if (!f->n_base) { /* libpcap had none attached */
+			if (setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0) < 0 &&
+			    errno != ENOENT)
+				return -1;
+			return 0;
+		}
 		fp = (struct sock_fprog){.len = (unsigned short)f->n_base, .filter = f->base};
 		return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp));
 	}
@@ -146,6 +149,45 @@ static bool taken(struct iface *f, uint64_t *n)
 		return false;
 	*n = ps.ps_recv;
 	return true;
+}
+
+int if_set_filter(struct src_inst *si, const char *filter, char *err, size_t size)
+{
+	struct iface *f = si->drv;
+	struct bpf_program prog;
+	int dlt = pcap_datalink(f->p);
+	struct sock_filter *was = f->base;
+	size_t n_was = f->n_base;
+
+	if (pcap_compile(f->p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+		snprintf(err, size, "the filter \"%s\" does not compile: %s", filter,
+			 pcap_geterr(f->p));
+		return -1;
+	}
+	/* libpcap's kernel program is the compiled one but on cooked captures, whose loads it
+	 * moves; and with none read back, libpcap may be filtering in user space. */
+	if (f->base_known && f->n_base && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2 &&
+	    prog.bf_len <= BPF_MAXINSNS) {
+		f->base = xcalloc(prog.bf_len, sizeof(*f->base));
+		memcpy(f->base, prog.bf_insns, prog.bf_len * sizeof(*f->base));
+		f->n_base = prog.bf_len;
+		if (attach(f, f->smp.ratio) == 0) {
+			free(was);
+			pcap_freecode(&prog);
+			return 0;
+		}
+		free(f->base);
+		f->base = was;
+		f->n_base = n_was;
+	}
+	if (pcap_setfilter(f->p, &prog) < 0) {
+		snprintf(err, size, "cannot set the filter: %s", pcap_geterr(f->p));
+		pcap_freecode(&prog);
+		return -1;
+	}
+	pcap_freecode(&prog);
+	if_sample_start(si);
+	return 0;
 }
 
 void if_sample_start(struct src_inst *si)
