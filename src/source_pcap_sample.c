@@ -31,16 +31,18 @@ void sampler_set(struct sampler *s, double ratio, uint64_t now_ns)
 enum sampler_news sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio)
 {
 	double secs, want;
-	bool settling = s->settling;
+	bool settling = s->settling, early;
 
 	if (!s->window_ns || now_ns <= s->window_ns) {
 		s->window_ns = now_ns;
 		s->taken = 0;
 		return SAMPLER_NONE;
 	}
-	/* A window ends after SAMPLE_WINDOW_NS, or at once when a flood is plain. */
-	if (now_ns - s->window_ns < SAMPLE_WINDOW_NS &&
-	    (settling || s->ratio < 1 || (double)s->taken <= SAMPLE_ON * cap))
+	/* A window ends after SAMPLE_WINDOW_NS, or at once when a flood is plain: unsampled,
+	 * more packets than SAMPLE_ON seconds of the cap (even in the window after sampling
+	 * stopped, which can only have counted too few). */
+	early = now_ns - s->window_ns < SAMPLE_WINDOW_NS;
+	if (early && (s->ratio < 1 || (double)s->taken <= SAMPLE_ON * cap))
 		return SAMPLER_NONE;
 	secs = (double)(now_ns - s->window_ns) / NS_PER_SEC;
 	/* What the socket took is the share of what arrived (and passed the filter). */
@@ -48,7 +50,7 @@ enum sampler_news sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns,
 	s->window_ns = now_ns;
 	s->taken = 0;
 	s->settling = false;
-	if (settling)
+	if (settling && !early)
 		return SAMPLER_MEASURED;
 	want = s->rate > 0 ? (double)cap / s->rate : 1.0;
 	if (want >= 1.0) /* at or below the cap: no sampling */

@@ -32,7 +32,7 @@ write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "$control"
 mkfifo "$T/input/event0"
 
 # ---- the command line, and no daemon ----
-"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 2\)$' || fail "--version"
+"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 3\)$' || fail "--version"
 "$ENTROPYCTL" --help > "$T/help" || fail "--help"
 for w in status sources reload metrics --socket --json --color --timeout --version --help \
 	'Exit status' '^  1  reload refused' '^  3  entropyd is not running' '^  4  permission denied' \
@@ -113,13 +113,13 @@ pass "status after 3000 replayed events: exact counts, $shown bits credited as l
 ctl --json status > "$T/status.json" || fail "--json status failed"
 jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
-	.daemon.protocol == 2 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
+	.daemon.protocol == 3 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
 	(.sources | length) == 1 and .sources[0].class == "input" and .sources[0].name == "event0" and
 	.sources[0].events == 3000 and .sources[0].skipped == 0 and .sources[0].mixed_bytes == 24000 and
 	.sources[0].policy.mode == "trusted" and .sources[0].policy.cap_bits_per_event == 2 and
 	.sources[0].health.state == "ok" and .sources[0].estimate_bits == 2 and
 	.sources[0].merged == 0 and .sources[0].health.requalified == 0 and
-	.sources[0].health.retry_in_s == null and
+	.sources[0].health.retry_in_s == null and .sources[0].sampling == null and
 	((.sources[0].credited_bits * 10 | round) / 10 | tostring) == ($cred | tonumber | tostring) and
 	.sources[0].held_bits > 0 and .totals.held_bits == .sources[0].held_bits and
 	.sources[0].credit.weight == 1 and .sources[0].policy.scale == null and

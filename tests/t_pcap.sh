@@ -322,7 +322,7 @@ events "$VB" 3000
 j=$(src_json)
 [ "$(field "$j" .sampling.state)" = off ] && [ "$(field "$j" .sampling.ratio)" = 1 ] ||
 	fail "sampling under the cap: $j"
-rate0=$(field "$j" .sampling.arrival_rate)
+rate0=$(field "$j" .sampling.arrival_rate | xargs printf %.0f)
 awk -v r="$rate0" -v c="$CAP" 'BEGIN { exit !(r > 0 && r <= c) }' || fail "arrival rate $rate0 under a cap of $CAP"
 c0=$(field "$j" .credited_bits)
 gt "$c0" 0 || fail "nothing credited under the cap: $j"
@@ -337,7 +337,7 @@ sleep 2
 j2=$(src_json); r2=$(rx); t2=$(date +%s.%N)
 [ "$(field "$j2" .sampling.state)" = on ] || fail "not sampling during a flood: $j2"
 ratio1=$(field "$j2" .sampling.ratio)
-rate1=$(field "$j2" .sampling.arrival_rate)
+rate1=$(field "$j2" .sampling.arrival_rate | xargs printf %.0f)
 ev=$(awk -v a="$(field "$j1" .events)" -v b="$(field "$j2" .events)" -v t1="$t1" -v t2="$t2" 'BEGIN { printf "%.0f", (b - a) / (t2 - t1) }')
 wire=$(awk -v a="$r1" -v b="$r2" -v t1="$t1" -v t2="$t2" 'BEGIN { printf "%.0f", (b - a) / (t2 - t1) }')
 awk -v e="$ev" -v c="$CAP" 'BEGIN { exit !(e >= c / 3 && e <= 3 * c) }' || fail "the daemon took $ev packets a second, cap $CAP"
@@ -353,9 +353,21 @@ wait "$f1" "$f2"
 flood 100000 100 "$SOURCES" 9999; f1=$!
 sleep 4
 j3=$(src_json)
+"$ENTROPYCTL" -s "$CTL_SOCKET" status > "$T/st" && "$ENTROPYCTL" -s "$CTL_SOCKET" sources > "$T/src" &&
+	"$ENTROPYCTL" -s "$CTL_SOCKET" metrics > "$T/metrics" || fail "entropyctl status, sources, metrics"
 ratio2=$(field "$j3" .sampling.ratio)
 kill "$f1" 2> /dev/null; wait "$f1"
 [ "$(field "$j3" .sampling.state)" = on ] || fail "not sampling at the lower rate: $j3"
+grep -qE "^network/$VB: sampled in the kernel, 1 in [0-9]+ of about [0-9]+ packets a second kept" "$T/st" ||
+	fail "entropyctl status does not say it samples: $(cat "$T/st")"
+grep -qE "^  sampling    on; 1 in [0-9]+ kept; about [0-9]+ arriving a second$" "$T/src" ||
+	fail "entropyctl sources does not say it samples: $(cat "$T/src")"
+grep -qE "^entropyd_source_sample_ratio\{class=\"network\",name=\"$VB\"\} 0\.[0-9]" "$T/metrics" &&
+	grep -qE "^entropyd_source_arrival_rate_per_second\{class=\"network\",name=\"$VB\"\} [0-9]" "$T/metrics" &&
+	grep -q "^# HELP entropyd_source_sample_ratio " "$T/metrics" &&
+	grep -q "entropyd_source_credit_reason{class=\"network\",name=\"$VB\",reason=\"sampled\"} 1" "$T/metrics" ||
+	fail "the metrics lack the sampling: $(grep -E "sample|arrival|reason" "$T/metrics")"
+awk -f "$top_srcdir/tests/prom_check.awk" "$T/metrics" || fail "metrics with sampling fail the strict checker"
 awk -v a="$ratio1" -v b="$ratio2" 'BEGIN { exit !(b > 2 * a) }' || fail "the share did not follow the rate: $ratio1, then $ratio2"
 # After the flood: sampling stops, the health tests never failed for good, and random gaps
 # under the cap are credited again after the start-up.
