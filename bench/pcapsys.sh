@@ -18,12 +18,18 @@
 # The table gives, per rate, the medians of the rounds: entropyd's extra ns a packet,
 # tcpdump's, and entropyd / tcpdump; and entropyd's own CPU a second (its schedstat) with the
 # packets it received a second (above max_events_per_second, 10,000 by default, the kernel
-# samples and it receives about that many). The machine's other work lands in /proc/stat
-# too: on a shared machine run several rounds and read the medians, and the spread.
+# samples and it receives about that many).
+# Everything else the machine does lands in /proc/stat too, and on a shared machine it can
+# be larger than what is measured. So the same is also counted from the traffic's own tasks
+# ("tasks" columns): the generator's CPU time (its system time holds the receive path, which
+# veth runs in the sender's context, the copy into a capture ring included), the
+# ksoftirqd threads' (the receive path deferred) and the capturer's. Read both; where they
+# disagree, the machine was busy with other work and the task sums are the ones to quote.
 #   bench/pcapsys.sh [SECONDS-PER-RUN]   (root; needs tcpdump; default 3 s)
 #   ROUNDS=5 bench/pcapsys.sh            (default 3)
 #   RATES="1000 max" bench/pcapsys.sh    (packets a second, or max)
 #   SOURCES=64 bench/pcapsys.sh          (source addresses, 1..64; default 32)
+#   RUNS=FILE bench/pcapsys.sh           (every run's figures kept in FILE)
 set -u
 
 secs=${1:-3}
@@ -82,10 +88,15 @@ EOF
 busy() { awk 'NR == 1 { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; } # USER_HZ ticks
 hz=$(getconf CLK_TCK)
 own() { awk '{print $1}' "/proc/$1/schedstat"; } # ns
+ksoftirqd() { # ns, every CPU's ksoftirqd
+	local p n=0
+	for p in $(pgrep -x 'ksoftirqd/[0-9]+'); do n=$((n + $(own "$p"))); done
+	echo "$n"
+}
 
-# run CAPTURER RATE: one measurement; appends "capturer rate pps sent busy_ns own_ns taken".
+# run CAPTURER RATE: one measurement; appends to the runs (see RUNS below).
 run() {
-	local who=$1 rate=$2 gap n b0 b1 o0 o1 sent span ev
+	local who=$1 rate=$2 gap n b0 b1 o0 o1 k0 k1 sent span ev gen
 	if [ "$rate" = max ]; then gap=0 n=$((250000 * secs)); else gap=$((1000000 / rate)) n=$((rate * secs)); fi
 	case $who in
 	none) CPID= ;;
@@ -100,10 +111,12 @@ run() {
 		for _ in $(seq 50); do grep -q "listening on" "$W/tcpdump" && break; sleep 0.1; done ;;
 	esac
 	sleep 1
-	b0=$(busy); o0=$([ -z "$CPID" ] || own "$CPID")
-	ip netns exec "$NA" "$UDPGEN" -d 10.202.0.2 -n "$n" -g "$gap" -s "$srcs" -r "$RANDOM" 2> "$W/gen"
+	b0=$(busy); o0=$([ -z "$CPID" ] || own "$CPID"); k0=$(ksoftirqd)
+	{ TIMEFORMAT='%3U %3S'; time ip netns exec "$NA" "$UDPGEN" -d 10.202.0.2 -n "$n" -g "$gap" \
+		-s "$srcs" -r "$RANDOM" 2> "$W/gen"; } 2> "$W/time"
 	sleep 1.5 # the capturer hands over its last block (a 1 s buffer timeout)
-	b1=$(busy); o1=$([ -z "$CPID" ] || own "$CPID")
+	b1=$(busy); o1=$([ -z "$CPID" ] || own "$CPID"); k1=$(ksoftirqd)
+	gen=$(awk '{ printf "%.0f", ($1 + $2) * 1e9 }' "$W/time")
 	ev=0
 	if [ "$who" = entropyd ]; then
 		kill -USR1 "$CPID"
@@ -114,7 +127,8 @@ run() {
 	sent=$(sed -n 's/^sent=\([0-9]*\).*/\1/p' "$W/gen")
 	span=$(sed -n 's/.*span_us=\([0-9]*\).*/\1/p' "$W/gen")
 	echo "$who $rate $((sent * 1000000 / (span > 0 ? span : 1))) $sent" \
-		"$(((b1 - b0) * 1000000000 / hz)) $((${o1:-0} - ${o0:-0})) ${ev:-0} $span" >> "$W/runs"
+		"$(((b1 - b0) * 1000000000 / hz)) $((${o1:-0} - ${o0:-0})) ${ev:-0} $span" \
+		"$((gen + k1 - k0 + ${o1:-0} - ${o0:-0}))" >> "$W/runs"
 }
 
 echo "whole-machine CPU a packet above no capturer: entropyd (default config) vs" \
@@ -129,37 +143,52 @@ done
 
 # Per rate: the no-capturer baseline (median busy ns a packet), then each capturer's extra.
 awk '
+function sortv(v, m,    i, j, x) { # insertion sort of v[1..m] (mawk has no asort)
+	for (i = 2; i <= m; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+}
 function median(list,    v, m) {
-	m = split(list, v, " "); asort(v)
+	m = split(list, v, " "); sortv(v, m)
 	return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+}
+# One measure at rate r: the baseline, the extra of entropyd and of tcpdump (medians), their
+# ratio, and the range of the per-round ratios (the rounds paired in order).
+function columns(x, r,    base, e, t, m, k, ev, tv, ratios, mm, rv) {
+	base = median(x["none", r])
+	m = split(x["entropyd", r], ev, " "); split(x["tcpdump", r], tv, " ")
+	ratios = ""
+	for (k = 1; k <= m; k++) if (tv[k] - base > 0) ratios = ratios " " (ev[k] - base) / (tv[k] - base)
+	e = median(x["entropyd", r]) - base; t = median(x["tcpdump", r]) - base
+	mm = split(ratios, rv, " "); sortv(rv, mm)
+	return sprintf("%7.0f %8.0f %8.0f %6s %11s", base, e, t, (t > 0 ? sprintf("%.2f", e / t) : "-"),
+		(mm ? sprintf("%.2f-%.2f", rv[1], rv[mm]) : "-"))
 }
 {
 	who = $1; rate = $2; sent = $4; busy = $5
 	if (sent <= 0) next
 	pps[rate] = pps[rate] " " $3
 	per[who, rate] = per[who, rate] " " busy / sent
+	task[who, rate] = task[who, rate] " " $9 / sent
 	if (who == "entropyd") { ecpu[rate] = ecpu[rate] " " $6 / ($8 / 1e6) / 1e9 * 100
 		etaken[rate] = etaken[rate] " " $7 / ($8 / 1e6 + 1.5) }
 	if (!(rate in seen)) { order[++n] = rate; seen[rate] = 1 }
 	rounds[who, rate]++
 }
 END {
-	printf "%-6s %9s %6s %10s %11s %11s %8s %11s %9s %6s\n", "rate", "pps", "rounds",
-		"base-ns/pk", "ed+ns/pkt", "td+ns/pkt", "ed/td", "ed-cpu%", "ed-pkt/s", "spread"
+	printf "%-6s %7s %4s | %7s %8s %8s %6s %11s | %7s %8s %8s %6s %11s | %7s %8s\n",
+		"rate", "pps", "rnds", "base", "ed+", "td+", "ed/td", "spread", "base", "ed+", "td+",
+		"ed/td", "spread", "ed-cpu%", "ed-pkt/s"
 	for (i = 1; i <= n; i++) {
-		r = order[i]; base = median(per["none", r])
-		m = split(per["entropyd", r], ev, " "); split(per["tcpdump", r], tv, " ")
-		ratios = ""
-		for (k = 1; k <= m; k++) if (tv[k] - base > 0) ratios = ratios " " (ev[k] - base) / (tv[k] - base)
-		e = median(per["entropyd", r]) - base; t = median(per["tcpdump", r]) - base
-		mm = split(ratios, rv, " "); asort(rv)
-		printf "%-6s %9.0f %6d %10.0f %11.0f %11.0f %8s %11.1f %9.0f %6s\n", r, median(pps[r]),
-			rounds["entropyd", r], base, e, t, (t > 0 ? sprintf("%.2f", e / t) : "-"),
-			median(ecpu[r]), median(etaken[r]),
-			(mm ? sprintf("%.2f-%.2f", rv[1], rv[mm]) : "-")
+		r = order[i]
+		printf "%-6s %7.0f %4d | %s | %s | %7.1f %8.0f\n", r, median(pps[r]),
+			rounds["entropyd", r], columns(per, r), columns(task, r), median(ecpu[r]),
+			median(etaken[r])
 	}
 }' "$W/runs"
-echo "base-ns/pk: the whole machine's busy ns a packet with no capturer (the generator and the"
-echo "stack); ed+/td+: what entropyd and tcpdump add to it, medians over the rounds; ed/td:"
-echo "their ratio (spread: per-round ratios, lowest-highest); ed-cpu%: entropyd's own CPU over"
-echo "the traffic, % of a core; ed-pkt/s: the packets it received a second (sampled above the cap)"
+# RUNS=FILE keeps every run: capturer, rate, pps, sent, /proc/stat busy ns, the capturer's
+# own ns, entropyd's packets, the traffic's span in us, the tasks' ns.
+[ -z "${RUNS:-}" ] || cp "$W/runs" "$RUNS"
+echo "ns a packet, first from /proc/stat (every CPU's user+nice+system+irq+softirq), then from the"
+echo "traffic's tasks (generator + ksoftirqd + capturer): base with no capturer; ed+/td+ what"
+echo "entropyd and tcpdump add to it, medians over the rounds; ed/td their ratio (spread: the"
+echo "rounds' ratios, lowest-highest); ed-cpu%: entropyd's own CPU over the traffic, % of a"
+echo "core; ed-pkt/s: the packets it received a second (the kernel samples above the cap)"
