@@ -16,9 +16,10 @@
 # first packet to the capturer's last hand-over (1.5 s after the last one); "extra" is that,
 # less the median of the no-capturer runs at the same rate, divided by the packets sent.
 # The table gives, per rate, the medians of the rounds: entropyd's extra ns a packet,
-# tcpdump's, and entropyd / tcpdump; and entropyd's own CPU a second (its schedstat) with the
-# packets it received a second (above max_events_per_second, 10,000 by default, the kernel
-# samples and it receives about that many).
+# tcpdump's, and entropyd / tcpdump; entropyd's own CPU (its schedstat); and the share of the
+# packets sent that each capturer's socket took, which the kernel copied into its ring
+# (above max_events_per_second, 10,000 by default, the kernel samples for entropyd: about
+# that many a second).
 # Everything else the machine does lands in /proc/stat too, and on a shared machine it can
 # be larger than what is measured. So the same is also counted from the traffic's own tasks
 # ("tasks" columns): the generator's CPU time (its system time holds the receive path, which
@@ -40,6 +41,7 @@ UDPGEN=${UDPGEN:-$top_builddir/tests/udpgen}
 SNAPLEN=64
 FILTER="udp dst port 9999"
 NSRC=${SOURCES:-32}
+WARM=6000
 
 [ "$(id -u)" -eq 0 ] || { echo "bench/pcapsys.sh: needs root (network namespaces)" >&2; exit 77; }
 command -v tcpdump > /dev/null || { echo "bench/pcapsys.sh: needs tcpdump (apt-get install tcpdump)" >&2; exit 77; }
@@ -76,6 +78,13 @@ ip netns exec "$NB" sysctl -qw "net.ipv6.conf.$VB.disable_ipv6=1"
 mac=$(ip -n "$NB" -br link show "$VB" | awk '{print $3}')
 ip -n "$NA" neigh replace 10.202.0.2 lladdr "$mac" dev "$VA" nud permanent
 
+# With two CPUs or more, the generator on CPU 0 (veth runs the receive path there, in its
+# context) and the capturer on CPU 1, as bench/pcap.sh does.
+RX= TX=
+if [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null; then
+	RX="taskset -c 1" TX="taskset -c 0"
+fi
+
 mkdir -p "$W/input"
 cat > "$W/e.conf" <<EOF
 policy = { block = { mode = "disabled"; }; };
@@ -101,19 +110,22 @@ run() {
 	case $who in
 	none) CPID= ;;
 	entropyd)
-		ip netns exec "$NB" "$ENTROPYD" --foreground --dry-run -f "$W/e.conf" > "$W/log" 2>&1 &
+		$RX ip netns exec "$NB" "$ENTROPYD" --foreground --dry-run -f "$W/e.conf" > "$W/log" 2>&1 &
 		CPID=$!
 		for _ in $(seq 50); do grep -q "started:" "$W/log" && break; sleep 0.1; done ;;
 	tcpdump)
-		ip netns exec "$NB" tcpdump -i "$VB" -s "$SNAPLEN" -Q in -w /dev/null -n "$FILTER" \
+		$RX ip netns exec "$NB" tcpdump -i "$VB" -s "$SNAPLEN" -Q in -w /dev/null -n "$FILTER" \
 			> /dev/null 2> "$W/tcpdump" &
 		CPID=$!
 		for _ in $(seq 50); do grep -q "listening on" "$W/tcpdump" && break; sleep 0.1; done ;;
 	esac
-	sleep 1
+	# Warm-up, for all three alike: entropyd's first estimates (at 1024, 2048 and 4096
+	# packets, every estimator at once) are a one-off start-up cost; bench/pcap.sh shows it.
+	$TX ip netns exec "$NA" "$UDPGEN" -d 10.202.0.2 -n "$WARM" -g 200 -s "$srcs" -r 5 2> /dev/null
+	sleep 1.5
 	b0=$(busy); o0=$([ -z "$CPID" ] || own "$CPID"); k0=$(ksoftirqd)
-	{ TIMEFORMAT='%3U %3S'; time ip netns exec "$NA" "$UDPGEN" -d 10.202.0.2 -n "$n" -g "$gap" \
-		-s "$srcs" -r "$RANDOM" 2> "$W/gen"; } 2> "$W/time"
+	{ TIMEFORMAT='%3U %3S'; time $TX ip netns exec "$NA" "$UDPGEN" -d 10.202.0.2 -n "$n" \
+		-g "$gap" -s "$srcs" -r "$RANDOM" 2> "$W/gen"; } 2> "$W/time"
 	sleep 1.5 # the capturer hands over its last block (a 1 s buffer timeout)
 	b1=$(busy); o1=$([ -z "$CPID" ] || own "$CPID"); k1=$(ksoftirqd)
 	gen=$(awk '{ printf "%.0f", ($1 + $2) * 1e9 }' "$W/time")
@@ -124,6 +136,8 @@ run() {
 		ev=$(grep -oE "network/$VB: .* [0-9]+ events," "$W/log" | tail -1 | grep -oE "[0-9]+ events" | cut -d' ' -f1)
 	fi
 	if [ -n "$CPID" ]; then kill -INT "$CPID"; wait "$CPID" 2> /dev/null; CPID=; fi
+	[ "$who" != tcpdump ] || ev=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured.*/\1/p' "$W/tcpdump")
+	ev=$((${ev:-0} > WARM ? ${ev:-0} - WARM : 0))
 	sent=$(sed -n 's/^sent=\([0-9]*\).*/\1/p' "$W/gen")
 	span=$(sed -n 's/.*span_us=\([0-9]*\).*/\1/p' "$W/gen")
 	echo "$who $rate $((sent * 1000000 / (span > 0 ? span : 1))) $sent" \
@@ -168,27 +182,28 @@ function columns(x, r,    base, e, t, m, k, ev, tv, ratios, mm, rv) {
 	pps[rate] = pps[rate] " " $3
 	per[who, rate] = per[who, rate] " " busy / sent
 	task[who, rate] = task[who, rate] " " $9 / sent
-	if (who == "entropyd") { ecpu[rate] = ecpu[rate] " " $6 / ($8 / 1e6) / 1e9 * 100
-		etaken[rate] = etaken[rate] " " $7 / ($8 / 1e6 + 1.5) }
+	if (who == "entropyd") ecpu[rate] = ecpu[rate] " " $6 / ($8 / 1e6) / 1e9 * 100
+	if (who != "none") took[who, rate] = took[who, rate] " " $7 / sent
 	if (!(rate in seen)) { order[++n] = rate; seen[rate] = 1 }
 	rounds[who, rate]++
 }
 END {
-	printf "%-6s %7s %4s | %7s %8s %8s %6s %11s | %7s %8s %8s %6s %11s | %7s %8s\n",
+	printf "%-6s %7s %4s | %7s %8s %8s %6s %11s | %7s %8s %8s %6s %11s | %7s %7s %7s\n",
 		"rate", "pps", "rnds", "base", "ed+", "td+", "ed/td", "spread", "base", "ed+", "td+",
-		"ed/td", "spread", "ed-cpu%", "ed-pkt/s"
+		"ed/td", "spread", "ed-cpu%", "ed-took", "td-took"
 	for (i = 1; i <= n; i++) {
 		r = order[i]
-		printf "%-6s %7.0f %4d | %s | %s | %7.1f %8.0f\n", r, median(pps[r]),
+		printf "%-6s %7.0f %4d | %s | %s | %7.2f %7.3f %7.3f\n", r, median(pps[r]),
 			rounds["entropyd", r], columns(per, r), columns(task, r), median(ecpu[r]),
-			median(etaken[r])
+			median(took["entropyd", r]), median(took["tcpdump", r])
 	}
 }' "$W/runs"
 # RUNS=FILE keeps every run: capturer, rate, pps, sent, /proc/stat busy ns, the capturer's
-# own ns, entropyd's packets, the traffic's span in us, the tasks' ns.
+# own ns, the packets it took (after the warm-up), the traffic's span in us, the tasks' ns.
 [ -z "${RUNS:-}" ] || cp "$W/runs" "$RUNS"
 echo "ns a packet, first from /proc/stat (every CPU's user+nice+system+irq+softirq), then from the"
 echo "traffic's tasks (generator + ksoftirqd + capturer): base with no capturer; ed+/td+ what"
 echo "entropyd and tcpdump add to it, medians over the rounds; ed/td their ratio (spread: the"
 echo "rounds' ratios, lowest-highest); ed-cpu%: entropyd's own CPU over the traffic, % of a"
-echo "core; ed-pkt/s: the packets it received a second (the kernel samples above the cap)"
+echo "core; ed-took, td-took: the share of the packets sent that each one's socket took (the"
+echo "kernel copied into its ring; above the cap the kernel samples for entropyd)"
