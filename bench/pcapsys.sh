@@ -48,42 +48,19 @@ command -v tcpdump > /dev/null || { echo "bench/pcapsys.sh: needs tcpdump (apt-g
 [ -x "$UDPGEN" ] || { echo "bench/pcapsys.sh: build $UDPGEN first (make check builds it)" >&2; exit 77; }
 [ "$NSRC" -ge 1 ] && [ "$NSRC" -le 64 ] || { echo "bench/pcapsys.sh: SOURCES is 1..64" >&2; exit 2; }
 
-id=$$
-NA=edsA$id NB=edsB$id VA=edsA$id VB=edsB$id
+. "$here/netns.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-bench.XXXXXX")
-CPID=
+CPID= NA= NB=
 cleanup() {
 	[ -z "$CPID" ] || kill -KILL "$CPID" 2> /dev/null
-	ip netns del "$NA" 2> /dev/null
-	ip netns del "$NB" 2> /dev/null
+	netns_down
 	rm -rf "$W"
 }
 trap cleanup EXIT
-
-ip netns add "$NA" && ip netns add "$NB" || exit 1
-ip link add "$VA" netns "$NA" type veth peer name "$VB" netns "$NB" || exit 1
-ip -n "$NA" addr add 10.202.0.1/16 dev "$VA"
-srcs=
-for i in $(seq "$NSRC"); do
-	ip -n "$NA" addr add "10.202.1.$i/16" dev "$VA"
-	srcs=$srcs${srcs:+,}10.202.1.$i
-done
-ip -n "$NB" addr add 10.202.0.2/16 dev "$VB"
-for ns in "$NA" "$NB"; do ip -n "$ns" link set lo up; done
-ip -n "$NA" link set "$VA" up
-ip -n "$NB" link set "$VB" up
-ip netns exec "$NA" sysctl -qw "net.ipv6.conf.$VA.disable_ipv6=1"
-ip netns exec "$NB" sysctl -qw "net.ipv6.conf.$VB.disable_ipv6=1"
-# No ARP or neighbour discovery in the middle of a measurement.
-mac=$(ip -n "$NB" -br link show "$VB" | awk '{print $3}')
-ip -n "$NA" neigh replace 10.202.0.2 lladdr "$mac" dev "$VA" nud permanent
-
-# With two CPUs or more, the generator on CPU 0 (veth runs the receive path there, in its
-# context) and the capturer on CPU 1, as bench/pcap.sh does.
-RX= TX=
-if [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null; then
-	RX="taskset -c 1" TX="taskset -c 0"
-fi
+# The generator on CPU 0 (veth runs the receive path there, in its context), the capturer
+# on CPU 1, where there are two.
+netns_up eds 10.202 "$NSRC"
+srcs=$SRCS
 
 mkdir -p "$W/input"
 cat > "$W/e.conf" <<EOF
