@@ -63,6 +63,7 @@ mkdir -p "$W/input"
 write_conf() { # write_conf MAX_EVENTS_PER_SECOND
 	cat > "$W/e.conf" <<-EOF
 	policy = { block = { mode = "disabled"; }; };
+	control = { socket = "$W/io.entropyd"; };
 	sources = {
 	  input = { watch = "$W/input"; };
 	  network = { interfaces = [ "$VB" ]; filter = "$FILTER"; snaplen = $SNAPLEN;

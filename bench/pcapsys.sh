@@ -31,6 +31,7 @@
 #   RATES="1000 max" bench/pcapsys.sh    (packets a second, or max)
 #   SOURCES=64 bench/pcapsys.sh          (source addresses, 1..64; default 32)
 #   RUNS=FILE bench/pcapsys.sh           (every run's figures kept in FILE)
+#   LOGS=DIR bench/pcapsys.sh            (entropyd's log of every run kept in DIR)
 set -u
 
 secs=${1:-3}
@@ -65,6 +66,7 @@ srcs=$SRCS
 mkdir -p "$W/input"
 cat > "$W/e.conf" <<EOF
 policy = { block = { mode = "disabled"; }; };
+control = { socket = "$W/io.entropyd"; };
 sources = {
   input = { watch = "$W/input"; };
   network = { interfaces = [ "$VB" ]; filter = "$FILTER"; snaplen = $SNAPLEN; direction = "in"; };
@@ -113,6 +115,7 @@ run() {
 		ev=$(grep -oE "network/$VB: .* [0-9]+ events," "$W/log" | tail -1 | grep -oE "[0-9]+ events" | cut -d' ' -f1)
 	fi
 	if [ -n "$CPID" ]; then kill -INT "$CPID"; wait "$CPID" 2> /dev/null; CPID=; fi
+	[ -z "${LOGS:-}" ] || [ "$who" != entropyd ] || cp "$W/log" "$LOGS/entropyd-$rate-$(date +%s).log"
 	[ "$who" != tcpdump ] || ev=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured.*/\1/p' "$W/tcpdump")
 	ev=$((${ev:-0} > WARM ? ${ev:-0} - WARM : 0))
 	sent=$(sed -n 's/^sent=\([0-9]*\).*/\1/p' "$W/gen")

@@ -94,8 +94,8 @@ bool event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns)
  * wanted differs from the one in force by more than a factor SAMPLE_STEP; the rate is
  * measured over windows of at least SAMPLE_WINDOW_NS, and the window after a change is not
  * acted on (it counted packets taken under both shares), so the share changes at most every
- * other window. A flood is not waited for: once a window has counted more than SAMPLE_ON
- * times the cap, sampling starts there and then.
+ * other window. A flood is not waited for: once a window has kept more than SAMPLE_ON times
+ * the cap (SAMPLE_STEP times that while sampling), the share is set there and then.
  */
 #define SAMPLE_ON 1.2
 #define SAMPLE_STEP 1.5

@@ -38,11 +38,13 @@ enum sampler_news sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns,
 		s->taken = 0;
 		return SAMPLER_NONE;
 	}
-	/* A window ends after SAMPLE_WINDOW_NS, or at once when a flood is plain: unsampled,
-	 * more packets than SAMPLE_ON seconds of the cap (even in the window after sampling
-	 * stopped, which can only have counted too few). */
+	/* A window ends after SAMPLE_WINDOW_NS, or at once when a flood is plain: more packets
+	 * kept than SAMPLE_ON seconds of the cap (SAMPLE_STEP times that while sampling), even
+	 * in the window after a change. Such a window began before the flood, or counted
+	 * packets kept at the share before, higher: either way the rate it gives is too
+	 * low, and the share too high, so the next window ends early too, soon. */
 	early = now_ns - s->window_ns < SAMPLE_WINDOW_NS;
-	if (early && (s->ratio < 1 || (double)s->taken <= SAMPLE_ON * cap))
+	if (early && (double)s->taken <= SAMPLE_ON * cap * (s->ratio < 1 ? SAMPLE_STEP : 1))
 		return SAMPLER_NONE;
 	secs = (double)(now_ns - s->window_ns) / NS_PER_SEC;
 	/* What the socket took is the share of what arrived (and passed the filter). */

@@ -645,6 +645,16 @@ START_TEST(test_sampler)
 	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 10, &r) == SAMPLER_CHANGE);
 	ck_assert_msg(fabs(r - 0.02) < 1e-9, "%g", r);
 	ck_assert(fabs(s.rate - 50000) < 1e-6);
+	/* While sampling, a window that kept more than SAMPLE_STEP * SAMPLE_ON seconds of the
+	 * cap ends early too, settling or not: the rate went up. */
+	sampler_set(&s, r, t);
+	ck_assert(s.settling);
+	sampler_count(&s, 1700);
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 10, &r) == SAMPLER_NONE);
+	sampler_count(&s, 200);
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 5, &r) == SAMPLER_CHANGE);
+	ck_assert_msg(fabs(r - 0.002105263) < 1e-6, "%g", r); /* 1900 / 0.02 / 0.2 s */
+	t += NS_PER_SEC / 5;
 	/* A window that measures without a change says so. */
 	sampler_set(&s, r, t);
 	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC, &r) == SAMPLER_MEASURED);
