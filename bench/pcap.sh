@@ -48,38 +48,22 @@ command -v tcpdump > /dev/null || { echo "bench/pcap.sh: needs tcpdump (apt-get 
 [ "$FLOOR" = 0 ] || [ -x "$PCAPFLOOR" ] ||
 	{ echo "bench/pcap.sh: build $PCAPFLOOR first (make bench builds it)" >&2; exit 77; }
 
-id=$$
-NA=edbA$id NB=edbB$id VA=edbA$id VB=edbB$id
+. "$here/netns.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-bench.XXXXXX")
-EPID= TPID= FPID=
+EPID= TPID= FPID= NA= NB=
 cleanup() {
 	for p in $EPID $TPID $FPID; do kill -KILL "$p" 2> /dev/null; done
-	ip netns del "$NA" 2> /dev/null
-	ip netns del "$NB" 2> /dev/null
+	netns_down
 	rm -rf "$W"
 }
 trap cleanup EXIT
-
-ip netns add "$NA" && ip netns add "$NB" || exit 1
-ip link add "$VA" netns "$NA" type veth peer name "$VB" netns "$NB" || exit 1
-ip -n "$NA" addr add 10.201.0.1/24 dev "$VA"
-ip -n "$NB" addr add 10.201.0.2/24 dev "$VB"
-for ns in "$NA" "$NB"; do ip -n "$ns" link set lo up; done
-ip -n "$NA" link set "$VA" up
-ip -n "$NB" link set "$VB" up
-# No ARP or neighbour discovery in the middle of a measurement.
-mac=$(ip -n "$NB" -br link show "$VB" | awk '{print $3}')
-ip -n "$NA" neigh replace 10.201.0.2 lladdr "$mac" dev "$VA" nud permanent
-
-RX= TX=
-if [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null; then
-	RX="taskset -c 1" TX="taskset -c 0"
-fi
+netns_up edb 10.201
 
 mkdir -p "$W/input"
 write_conf() { # write_conf MAX_EVENTS_PER_SECOND
 	cat > "$W/e.conf" <<-EOF
 	policy = { block = { mode = "disabled"; }; };
+	control = { socket = "$W/io.entropyd"; };
 	sources = {
 	  input = { watch = "$W/input"; };
 	  network = { interfaces = [ "$VB" ]; filter = "$FILTER"; snaplen = $SNAPLEN;

@@ -142,11 +142,21 @@ static json_t *get_status(struct ctl *ctl)
 		"reseeds", (json_int_t)st.reseeds, "feed_errors", (json_int_t)st.feed_errors);
 }
 
+/* Where the source samples its events: the state, the share kept, the estimated rate. */
+static json_t *sampling_record(const struct inst_info *in)
+{
+	if (!in->sampling)
+		return json_null();
+	return json_pack("{s:s, s:o, s:o}", "state", in->sampling, "ratio",
+			 ctl_real(in->sample_ratio), "arrival_rate", ctl_real(in->arrival_rate));
+}
+
 static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 {
 	return json_pack(
 		"{s:o, s:o, s:o, s:o, s:s, s:{s:s, s:o, s:o, s:o}, s:o, s:o, s:b, s:s, s:I,"
-		" s:{s:o, s:o, s:I, s:I, s:o}, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:{s:o, s:o, s:o}}",
+		" s:{s:o, s:o, s:I, s:I, s:o}, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:{s:o, s:o, s:o},"
+		" s:o}",
 		"class", jstr(class_name(in->cls)), "name", jstr(in->name), "kind", jstr(in->kind),
 		"state", jstr(in->state), "backend",
 		in->backend ? in->backend : class_backend(ctl->cfg, in->cls),
@@ -168,7 +178,7 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 		"credit", "reason",
 		in->reason == PIPELINE_CREDITS ? json_null() : json_string(pipeline_reason_name(in->reason)),
 		"detail", in->reason == PIPELINE_CREDITS ? json_null() : jstr(in->reason_text),
-		"weight", ctl_real(in->weight));
+		"weight", ctl_real(in->weight), "sampling", sampling_record(in));
 }
 
 static json_t *get_sources(struct ctl *ctl)

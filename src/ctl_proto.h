@@ -18,7 +18,9 @@
  *      configuration file in force; Source.backend the one in use.
  *   3  GetSources also lists, after the instances, each instance and each whole class
  *      (Source.name "*") that policy disables, with state "disabled by policy" and health
- *      "-"; Health.state "failed-permanent" named as such. */
+ *      "-"; Health.state "failed-permanent" named as such; Source.sampling (a network
+ *      interface's sampling in the kernel: state, the share of packets kept, the estimated
+ *      arrival rate); credit reason "sampled". */
 #define CTL_PROTO_VERSION 3
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"

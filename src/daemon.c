@@ -74,11 +74,16 @@ static void log_summary(struct daemon *d, int prio)
 	struct inst_counters t;
 	struct inst_info info;
 
-	for (size_t i = 0; pipeline_info(i, &info); i++)
+	for (size_t i = 0; pipeline_info(i, &info); i++) {
+		char sampling[96] = "";
+
+		if (info.sampling)
+			snprintf(sampling, sizeof(sampling), ", sampling %s (1 in %.0f kept of %.0f/s)",
+				 info.sampling, 1 / info.sample_ratio, info.arrival_rate);
 		log_msg(prio,
 			"%s/%s: kind %s, state %s, backend %s, policy %s, health %s, symbols %s, "
 			"%llu %s, "
-			"%llu skipped, %llu %s mixed, %.1f bits estimated, %.1f bits credited",
+			"%llu skipped, %llu %s mixed, %.1f bits estimated, %.1f bits credited%s",
 			class_name(info.cls), info.name, info.kind, info.state,
 			info.backend ? info.backend : class_backend(d->cfg, info.cls),
 			policy_mode_name(info.rule.mode), info.health,
@@ -86,7 +91,8 @@ static void log_summary(struct daemon *d, int prio)
 			plural(info.c.events, "event", "events"),
 			(unsigned long long)info.c.skipped, (unsigned long long)info.c.mixed_bytes,
 			plural(info.c.mixed_bytes, "byte", "bytes"), info.c.estimated_bits,
-			info.c.credited_bits);
+			info.c.credited_bits, sampling);
+	}
 	if (d->feed.ready_after_ns)
 		log_msg(prio, "kernel: CRNG became ready %.1f s after start",
 			(double)d->feed.ready_after_ns / 1e9);

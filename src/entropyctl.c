@@ -487,6 +487,20 @@ static void print_table(const json_t *sources)
 	}
 	if (n == disabled_rows(sources))
 		printf("(no source instance is open)\n");
+	/* Interfaces the kernel samples, or would not let sample, under the table. */
+	for (size_t i = 0; i < n; i++) {
+		const json_t *s = json_array_get(sources, i), *sm = json_object_get(s, "sampling");
+
+		if (!json_is_object(sm) || !strcmp(s_(sm, "state"), "off"))
+			continue;
+		if (!strcmp(s_(sm, "state"), "on"))
+			printf("%s/%s: sampled in the kernel, 1 in %.0f of about %.0f packets a second "
+			       "kept (not credited)\n",
+			       s_(s, "class"), s_(s, "name"), 1 / f_(sm, "ratio"),
+			       f_(sm, "arrival_rate"));
+		else
+			printf("%s/%s: sampling %s\n", s_(s, "class"), s_(s, "name"), s_(sm, "state"));
+	}
 	free(cell);
 }
 
@@ -544,6 +558,16 @@ static void print_sources(const json_t *sources)
 		printf("  estimated   %.1f bits\n", f_(s, "estimated_bits"));
 		printf("  credited    %.1f bits (%.1f more waiting for the health tests)\n",
 		       f_(s, "credited_bits"), f_(s, "held_bits"));
+		if (json_is_object(json_object_get(s, "sampling"))) {
+			const json_t *sm = json_object_get(s, "sampling");
+			double rate = f_(sm, "arrival_rate");
+
+			printf("  sampling    %s; 1 in %.0f kept", s_(sm, "state"), 1 / f_(sm, "ratio"));
+			if (isnan(rate))
+				printf("; arrival rate not measured yet\n");
+			else
+				printf("; about %.0f arriving a second\n", rate);
+		}
 		if (json_is_object(json_object_get(s, "credit"))) {
 			printf("  weight      %.3g in force\n",
 			       f_(json_object_get(s, "credit"), "weight"));
@@ -602,7 +626,15 @@ static void prom_plain(const char *name, const char *type, const char *help, dou
 }
 
 /* Per instance: one label set {class, name}. */
-enum { PROM_INT, PROM_REAL, PROM_HEALTH_OK, PROM_WEIGHT, PROM_HEALTH_FAILURES, PROM_REASON };
+enum {
+	PROM_INT,
+	PROM_REAL,
+	PROM_HEALTH_OK,
+	PROM_WEIGHT,
+	PROM_HEALTH_FAILURES,
+	PROM_REASON,
+	PROM_SAMPLING, /* from Source.sampling's key; only instances that sample have it */
+};
 static const struct {
 	const char *name, *type, *key;
 	int how;
@@ -627,7 +659,23 @@ static const struct {
 	 "The weight in force on the estimate: the policy's (1 trusted, the scale if reduced, 0 mix-only) times the source's own (the dominant-flow rule)."},
 	{"entropyd_source_credit_reason", "gauge", NULL, PROM_REASON,
 	 "Why the instance's credit does not grow now (label reason; none while it does); always 1."},
+	{"entropyd_source_sample_ratio", "gauge", "ratio", PROM_SAMPLING,
+	 "Network interfaces: the share of packets the kernel keeps (1: not sampling; it samples above max_events_per_second)."},
+	{"entropyd_source_arrival_rate_per_second", "gauge", "arrival_rate", PROM_SAMPLING,
+	 "Network interfaces: packets arriving a second that the filter takes, as last measured (NaN before)."},
 };
+
+/* Does the family have a member: sampling ones only where an instance samples. */
+static bool prom_has(const json_t *sources, int how)
+{
+	size_t i;
+	const json_t *s;
+
+	json_array_foreach(sources, i, s)
+		if (how != PROM_SAMPLING || json_is_object(json_object_get(s, "sampling")))
+			return true;
+	return false;
+}
 
 /* The daemon's weight in force; from a daemon that does not give it, the policy's. */
 static double weight(const json_t *src)
@@ -694,8 +742,8 @@ static void print_metrics(const json_t *st, const json_t *sources)
 	prom_plain("entropyd_reload_failures_total", "counter",
 		   "Configuration reloads rejected.", (double)i_(d, "reload_failures"));
 	for (size_t j = 0; j < ARRAY_SIZE(per_source); j++) {
-		if (json_array_size(sources) == 0)
-			break;
+		if (!prom_has(sources, per_source[j].how))
+			continue;
 		prom_family(per_source[j].name, per_source[j].type, per_source[j].help);
 		json_array_foreach(sources, i, s) {
 			const json_t *h = json_object_get(s, "health");
@@ -704,6 +752,9 @@ static void print_metrics(const json_t *st, const json_t *sources)
 			/* What policy disables is never opened: its reason, nothing more. */
 			if (per_source[j].how != PROM_REASON &&
 			    !strcmp(s_(json_object_get(s, "policy"), "mode"), "disabled"))
+				continue;
+			if (per_source[j].how == PROM_SAMPLING &&
+			    !json_is_object(json_object_get(s, "sampling")))
 				continue;
 
 			switch (per_source[j].how) {
@@ -722,6 +773,9 @@ static void print_metrics(const json_t *st, const json_t *sources)
 				break;
 			case PROM_REASON:
 				v = 1;
+				break;
+			case PROM_SAMPLING:
+				v = f_(json_object_get(s, "sampling"), per_source[j].key);
 				break;
 			}
 			printf("%s{", per_source[j].name);

@@ -131,6 +131,25 @@ void health_reset(struct health *h)
 	h->clean_needed = HEALTH_STARTUP_SYMBOLS;
 }
 
+void health_restart(struct health *h)
+{
+	if (h->state == HEALTH_PERMANENT)
+		return;
+	health_reset(h);
+	h->clean_needed = h->cfg.apt_window + HEALTH_STARTUP_SYMBOLS;
+}
+
+bool health_forgive(struct health *h, uint64_t since)
+{
+	if (h->state != HEALTH_PERMANENT || h->last_symbol <= since)
+		return false;
+	h->retry = h->retry_before;
+	h->state = HEALTH_FAILED;
+	h->clean = 0;
+	h->clean_needed = h->cfg.apt_window + HEALTH_STARTUP_SYMBOLS;
+	return true;
+}
+
 void health_past_save(const struct health *h, struct health_past *p)
 {
 	p->failed = h->state == HEALTH_PERMANENT;
@@ -202,8 +221,10 @@ static void fail(struct health *h, enum health_test t, bool permanent)
 	if (h->state == HEALTH_PERMANENT)
 		return;
 	h->state = permanent ? HEALTH_PERMANENT : HEALTH_FAILED;
-	if (permanent)
+	if (permanent) {
+		h->retry_before = h->retry;
 		retry_start(h);
+	}
 	/* Recovery needs a whole fresh APT window on top of the start-up length. */
 	h->clean_needed = h->cfg.apt_window + HEALTH_STARTUP_SYMBOLS;
 }

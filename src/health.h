@@ -98,6 +98,7 @@ struct health {
 
 	uint64_t now_ns; /* the event time of the latest symbol (health_time()) */
 	struct health_retry retry;
+	struct health_retry retry_before; /* as it was before the latest permanent failure */
 };
 
 /* Defaults (the alphas and W above) for a claimed min-entropy. */
@@ -112,6 +113,15 @@ void health_init(struct health *h, const struct health_cfg *cfg);
 void health_reconfigure(struct health *h, const struct health_cfg *cfg);
 /* Back to HEALTH_STARTUP, the only way out of HEALTH_PERMANENT; counters are kept. */
 void health_reset(struct health *h);
+/* After a pause in which the source's symbols were not tested (a packet source's sampling):
+ * a start-up as long as the recovery from an intermittent failure (a whole APT window and
+ * HEALTH_STARTUP_SYMBOLS); a permanent failure stays as it is. */
+void health_restart(struct health *h);
+/* The source found that its symbols after the first `since` (count.symbols then) came from a
+ * flood, not from the events it times (a packet source that now samples): a permanent
+ * failure among them is taken back to an intermittent one, the wait it started with it;
+ * it stays counted. True if there was one. */
+bool health_forgive(struct health *h, uint64_t since);
 
 /* For an instance whose earlier incarnation (same class and name, before a detach) failed
  * permanently: the wait goes on (and, if it was still failed, so does the failure). */

@@ -52,6 +52,11 @@ struct instance {
 	double boot_held, boot_run_held;
 	uint64_t boot_t0, boot_w0;
 	bool boot_clocked;
+	/* pipeline_set_sampling(): while sampled, events are mixed and counted only. */
+	bool sampled;
+	const char *sampling;
+	double sample_ratio, arrival_rate;
+	uint64_t marks[2]; /* health.count.symbols at the source's last two words on it */
 	struct inst_counters c;
 };
 
@@ -85,6 +90,7 @@ static const char *const reason_names[PIPELINE_REASONS] = {
 	[PIPELINE_RATE_CAP] = "rate-cap",
 	[PIPELINE_HELD] = "held",
 	[PIPELINE_KERNEL] = "kernel",
+	[PIPELINE_SAMPLED] = "sampled",
 };
 
 const char *pipeline_reason_name(enum pipeline_reason r)
@@ -261,6 +267,17 @@ void pipeline_fini(void)
 	memset(&P, 0, sizeof(P));
 }
 
+/* A new estimator with parameters p: its first estimate comes 1024 symbols on. */
+static void restart_estimator(struct instance *i, const struct est_params *p)
+{
+	const struct est_ops *ops = i->est.ops;
+
+	est_fini(&i->est);
+	est_init(&i->est, ops, p);
+	i->est_ready = false;
+	i->zero_run = 0;
+}
+
 void pipeline_reconfigure(const struct config *cfg)
 {
 	P.cfg = cfg;
@@ -279,12 +296,7 @@ void pipeline_reconfigure(const struct config *cfg)
 		if (p.quantum_ns != i->est.params.quantum_ns ||
 		    p.jiffy_ns != i->est.params.jiffy_ns) {
 			/* Symbols at another resolution are another stream: start afresh. */
-			const struct est_ops *ops = i->est.ops;
-
-			est_fini(&i->est);
-			est_init(&i->est, ops, &p);
-			i->est_ready = false;
-			i->zero_run = 0;
+			restart_estimator(i, &p);
 			if (i->health.state != HEALTH_PERMANENT)
 				health_reset(&i->health);
 			discard_held(i);
@@ -292,12 +304,7 @@ void pipeline_reconfigure(const struct config *cfg)
 		} else if (p.estimate_every_ns != i->est.params.estimate_every_ns) {
 			/* The same stream on another schedule: a new estimator, whose first
 			 * estimate comes 1024 symbols on; the health tests go on. */
-			const struct est_ops *ops = i->est.ops;
-
-			est_fini(&i->est);
-			est_init(&i->est, ops, &p);
-			i->est_ready = false;
-			i->zero_run = 0;
+			restart_estimator(i, &p);
 		}
 		i->est.params = p;
 		health_claim(i, false);
@@ -323,6 +330,8 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 	inst->flags = flags;
 	inst->rule = policy_resolve(P.cfg, cls, name);
 	inst->weight = 1.0;
+	inst->sample_ratio = 1.0;
+	inst->arrival_rate = NAN;
 	inst->reason = PIPELINE_IDLE;
 	p = est_params_for(inst);
 	est_init(&inst->est, estimator(), &p);
@@ -397,6 +406,50 @@ static void boot_allowance_end(const char *why)
 		log_notice("boot allowance ends (%s): %.0f of %.0f bits used", why,
 			   P.boot_given - P.boot_left, P.boot_given);
 	P.boot_left = P.boot_given = 0;
+}
+
+void pipeline_set_sampling(struct instance *inst, const char *state, double ratio,
+			   double rate_pps)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
+	bool sampled = ratio > 0 && ratio < 1;
+
+	inst->sampling = state;
+	inst->sample_ratio = sampled ? ratio : 1.0;
+	inst->arrival_rate = rate_pps;
+	if (sampled == inst->sampled) {
+		inst->marks[0] = inst->marks[1];
+		inst->marks[1] = inst->health.count.symbols;
+		return;
+	}
+	inst->sampled = sampled;
+	if (sampled) {
+		/* What waits was earned before: the tests that would vouch for it pause. A
+		 * flood is found a window late at worst: a permanent failure on the symbols
+		 * since the word before last came from its first packets, back to back, and
+		 * says nothing of the source. What comes after it starts up again anyway. */
+		discard_held(inst);
+		inst->vouched = false;
+		inst->reason = PIPELINE_SAMPLED;
+		if (health_forgive(&inst->health, inst->marks[0]))
+			log_limited(&rl, LOG_NOTICE,
+				    "%s/%s: its health tests failed on the start of a flood, not for "
+				    "good: they start up again when it ends",
+				    class_name(inst->cls), inst->display);
+		inst->health_was = inst->health.state;
+		log_limited(&rl, LOG_NOTICE,
+			    "%s/%s: about %.0f events a second: sampled (1 in %.0f kept), mixed but "
+			    "not estimated or credited",
+			    class_name(inst->cls), inst->display, rate_pps, 1 / ratio);
+		return;
+	}
+	/* A new stream: its gaps span the pause. */
+	restart_estimator(inst, &inst->est.params);
+	health_restart(&inst->health);
+	inst->health_was = inst->health.state;
+	log_limited(&rl, LOG_NOTICE,
+		    "%s/%s: no longer sampled: credit resumes after the health tests' start-up",
+		    class_name(inst->cls), inst->display);
 }
 
 void pipeline_kernel_counts(bool counts)
@@ -633,6 +686,14 @@ void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 		return;
 	}
 	inst->c.mixed_bytes += n * sizeof(*t_ns);
+	if (inst->sampled) {
+		/* Mixed in (folded into a full pool, as they earn nothing); nothing else is
+		 * made of them. */
+		pool_add_events(P.pool, t_ns, n * sizeof(*t_ns), n);
+		pool_added();
+		inst->reason = PIPELINE_SAMPLED;
+		return;
+	}
 	while (n > 0) {
 		/* As many events as fit whole go in at once (a full pool is folded into until
 		 * its owner takes it on); if none fits, the rest is folded in. The data is
@@ -767,6 +828,10 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 	case PIPELINE_KERNEL:
 		snprintf(b, n, "the kernel no longer counts credit (its CRNG is ready)");
 		break;
+	case PIPELINE_SAMPLED:
+		snprintf(b, n, "sampled: 1 in %.0f of about %.0f events a second kept, mixed, "
+			 "not credited", 1 / i->sample_ratio, i->arrival_rate);
+		break;
 	case PIPELINE_REASONS:
 		b[0] = 0;
 		break;
@@ -812,7 +877,14 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 	out->c = i->c;
 	out->c.held_bits = held_bits(i);
 	out->weight = policy_weight(&i->rule) * i->weight;
+	out->sampling = i->sampling;
+	out->sample_ratio = i->sample_ratio;
+	out->arrival_rate = i->arrival_rate;
 	out->reason = i->reason;
+	if (i->sampled)
+		out->reason = PIPELINE_SAMPLED;
+	else if (out->reason == PIPELINE_SAMPLED)
+		out->reason = PIPELINE_IDLE; /* no event since */
 	/* The kernel's state is the daemon's, and changes between events. */
 	if (out->reason == PIPELINE_CREDITS && P.kernel_ignores)
 		out->reason = PIPELINE_KERNEL;

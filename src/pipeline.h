@@ -44,6 +44,7 @@ enum pipeline_reason {
 	PIPELINE_RATE_CAP,    /* the per-second cap */
 	PIPELINE_HELD,        /* earned, waiting for the health tests to vouch for it */
 	PIPELINE_KERNEL,      /* the kernel no longer counts credit */
+	PIPELINE_SAMPLED,     /* the source samples its events (pipeline_set_sampling()) */
 	PIPELINE_REASONS
 };
 
@@ -71,6 +72,11 @@ struct inst_info {
 	enum pipeline_reason reason;
 	char reason_text[160]; /* the reason in a sentence, with its figures; "" if none */
 	double weight;         /* the weight in force: the policy's times the source's */
+	/* Where the source samples its events (pipeline_set_sampling()): "off", "on" or
+	 * "refused"; NULL where it never does. */
+	const char *sampling;
+	double sample_ratio; /* the share of events kept: 1 when not sampling */
+	double arrival_rate; /* the source's estimate of its events a second; NaN: none */
 };
 
 /* added(arg) is called whenever data or vouched credit went into the pool, for the pool's
@@ -96,6 +102,15 @@ void pipeline_set_backend(struct instance *inst, const char *backend);
  * policy, before the per-second cap. share: why, the busiest flow's share of the events
  * (0..1), shown with the weight. */
 void pipeline_set_weight(struct instance *inst, double w, double share);
+/* The source keeps only a random share `ratio` of its events (0 < ratio <= 1; 1: all of
+ * them), an estimated rate_pps arriving a second (NaN: not known); state: "off", "on" or
+ * "refused" (the source could not sample), shown in status. While ratio < 1 the instance's
+ * events are mixed and counted but neither estimated, health-tested nor credited: which
+ * events are kept is the sampler's randomness, and crediting their gaps would count that
+ * randomness as the source's. When it is back at 1, estimation starts afresh and the health
+ * tests start up again as after an intermittent failure. */
+void pipeline_set_sampling(struct instance *inst, const char *state, double ratio,
+			   double rate_pps);
 /* Whether the kernel still counts credit (since Linux 5.18 only until the CRNG is ready):
  * the daemon tells, for the reason shown when it does not. */
 void pipeline_kernel_counts(bool counts);

@@ -204,6 +204,7 @@ static void if_close(struct src_inst *si)
 		if (si->status == SRC_OPEN)
 			count_drops(f);
 		capture_flush(&f->cap);
+		if_sample_stop(si);
 		pcap_close(f->p);
 		f->p = NULL;
 	}
@@ -269,12 +270,17 @@ static void live_read_cb(evutil_socket_t fd, short what, void *arg)
 	struct src_inst *si = arg;
 	struct iface *f = si->drv;
 	uint64_t now = mono_ns(), last = f->woken_ns;
-	int n = if_drain(f);
+	int n;
 
+	/* Before the packets: a flood is sampled from its first read on. */
+	if_sample_tick(si);
+	n = if_drain(f);
 	f->woken_ns = now;
-	if (n < 0)
+	if (n < 0) {
 		if_lost(si);
-	else if (n > 0 && now - last < DRAIN_MS * (NS_PER_SEC / 1000))
+		return;
+	}
+	if (n > 0 && now - last < DRAIN_MS * (NS_PER_SEC / 1000))
 		if_drain_next(si, true);
 }
 
@@ -282,12 +288,16 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct src_inst *si = arg;
 	struct iface *f = si->drv;
-	int n = if_drain(f);
 	struct timeval now = {0, 0};
+	int n;
 
-	if (n < 0)
+	if_sample_tick(si);
+	n = if_drain(f);
+	if (n < 0) {
 		if_lost(si);
-	else if (n >= DISPATCH_ROUNDS * DISPATCH_BATCH)
+		return;
+	}
+	if (n >= DISPATCH_ROUNDS * DISPATCH_BATCH)
 		evtimer_add(f->drain_ev, &now); /* more waiting: after the other events */
 	else
 		if_drain_next(si, n > 0);
@@ -464,6 +474,7 @@ static enum src_status if_open(struct src_inst *si)
 	f->woken_ns = 0;
 	f->logged = NULL;
 	capture_set_state(&f->cap, "open");
+	if_sample_start(si);
 	log_info("network/%s: capturing (snaplen %d, direction %s, %s timestamps, %s precision%s%s%s)",
 		 si->name, f->snaplen, direction_name(f->direction), tstamp,
 		 nano ? "nanosecond" : "microsecond", f->filter[0] ? ", filter \"" : "",
@@ -762,26 +773,37 @@ static void pcap_src_forget(struct src_inst *si)
 	free(((struct iface *)si->drv)->filter);
 }
 
-/* A reload: an interface whose capture settings (config_net_capture) changed is captured
- * afresh, unless its new filter does not compile (filters_compile said so): then it keeps
- * the capture it has. The others keep theirs, and every instance its state. A new direction
- * needs a new capture anyway: libpcap leaves the kernel's PACKET_IGNORE_OUTGOING set once
- * "in" was asked for. A savefile being read goes on. */
+/* A reload: an interface whose snaplen or direction changed is captured afresh (closing a
+ * capture loses what the kernel had not handed over yet); one whose filter alone changed
+ * gets the new filter in place, losing nothing (capture_set_filter()). Neither happens if
+ * the new filter does not compile (filters_compile said so): the capture stays as it is.
+ * The others keep theirs, and every instance its state. A new direction needs a new capture:
+ * libpcap leaves the kernel's PACKET_IGNORE_OUTGOING set once "in" was asked for. A savefile
+ * being read goes on. */
 static enum src_status pcap_recheck(struct src_inst *si, char *why, size_t size)
 {
 	const struct pcap_state *st = si->src->priv;
 	const struct config *cfg = si->src->cfg;
 	const struct net_capture *want = config_net_capture(cfg, si->name);
 	struct iface *f = si->drv;
-	char msg[PCAP_ERRBUF_SIZE];
+	char msg[PCAP_ERRBUF_SIZE + 64];
 
 	if (st->offline)
 		return SRC_OPEN;
 	f->cap.max_eps = capture_max_eps(cfg);
-	if ((f->snaplen != want->snaplen || f->direction != want->direction ||
-	     strcmp(f->filter, want->filter) != 0) &&
-	    net_filter_compiles(want->filter, want->snaplen, msg, sizeof(msg)))
+	if (!net_filter_compiles(want->filter, want->snaplen, msg, sizeof(msg)))
+		return SRC_OPEN;
+	if (f->snaplen != want->snaplen || f->direction != want->direction)
 		return SRC_CLOSED;
+	if (strcmp(f->filter, want->filter) == 0)
+		return SRC_OPEN;
+	if (if_set_filter(si, want->filter, msg, sizeof(msg)) < 0) {
+		log_limited(&rl_open, LOG_WARNING, "network/%s: %s; captured afresh", si->name, msg);
+		return SRC_CLOSED;
+	}
+	free(f->filter);
+	f->filter = xstrdup(want->filter);
+	log_info("network/%s: filter now \"%s\" (set in place)", si->name, f->filter);
 	return SRC_OPEN;
 }
 

@@ -63,6 +63,13 @@ void flow_top_add(struct flow_top *ft, const struct flow_key *k);
 double flow_top_share(const struct flow_top *ft);
 /* The credit weight for a share, by the rule above. */
 double flow_weight(double share);
+/* While the counter holds packets the kernel sampled (and for 2 * FLOW_WINDOW packets after
+ * sampling stops, until they have been halved away), its share is an estimate from a sample
+ * of the traffic, and the weight is taken at an upper confidence bound of it: Wilson's score
+ * bound at FLOW_Z standard deviations over the n packets counted. So the weight on a sample
+ * errs low: the bound falls below the share the whole traffic has with odds under 1e-6. */
+#define FLOW_Z 5.0
+double flow_share_bound(double share, uint32_t n);
 
 /* The per-instance event cap: at most max events in any one second of event time. A
  * second starts at the first event after the previous one ended; time that runs backwards
@@ -75,6 +82,56 @@ struct event_cap {
 
 /* true: handle the event at t_ns; false: it is over the cap (count it as skipped). */
 bool event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns);
+
+/* ---- source_pcap_sample.c: sampling in the kernel ---- */
+
+/*
+ * Above the event cap the kernel's packet socket filter keeps only a random share of the
+ * packets (a classic BPF prefix on the kernel's own random numbers, SKF_AD_RANDOM), so that
+ * what will not be timed is never copied into the ring. The share follows the measured
+ * arrival rate: about cap / rate. It starts when the rate is above SAMPLE_ON times the cap,
+ * stops when the rate is at or below the cap, and in between is re-set only when the share
+ * wanted differs from the one in force by more than a factor SAMPLE_STEP; the rate is
+ * measured over windows of at least SAMPLE_WINDOW_NS, and the window after a change is not
+ * acted on (it counted packets taken under both shares), so the share changes at most every
+ * other window. A flood is not waited for: once a window has kept more than SAMPLE_ON times
+ * the cap (SAMPLE_STEP times that while sampling), the share is set there and then.
+ */
+#define SAMPLE_ON 1.2
+#define SAMPLE_STEP 1.5
+#define SAMPLE_WINDOW_NS 1000000000ULL
+/* The prefix's length: load the random number, compare, reject. */
+#define SAMPLE_PREFIX 3
+
+struct sock_filter;
+
+struct sampler {
+	double ratio;       /* in force: the share of packets the kernel keeps; 1: none dropped */
+	double rate;        /* the arrivals a second last measured; NaN: none measured yet */
+	uint64_t window_ns; /* when the current window started (0: not yet) */
+	uint64_t taken;     /* packets the socket took in the window (handed over or dropped) */
+	bool settling;      /* the window after a change: measured, not acted on */
+};
+
+void sampler_init(struct sampler *s);
+/* n more packets the socket took (that passed its filter) since the last count. */
+void sampler_count(struct sampler *s, uint64_t n);
+enum sampler_news {
+	SAMPLER_NONE,     /* the window goes on */
+	SAMPLER_MEASURED, /* a window ended: s->rate is new */
+	SAMPLER_CHANGE,   /* ... and the share should change, to *ratio (1: stop sampling) */
+};
+/* At now_ns (CLOCK_MONOTONIC). The caller sets a change in the kernel, and says whether that
+ * worked with sampler_set(). */
+enum sampler_news sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio);
+/* The share now in force (after sampler_tick() asked for it, or 1 when the kernel refused). */
+void sampler_set(struct sampler *s, double ratio, uint64_t now_ns);
+/* The socket filter that keeps a share `ratio` (0 < ratio < 1) of what the program `base`
+ * (n instructions; none: every packet) accepts: SAMPLE_PREFIX instructions, then base as it
+ * is (its jumps are relative, its returns its own). out has room for n + SAMPLE_PREFIX
+ * instructions (or SAMPLE_PREFIX + 1 if n is 0); returns the length. */
+size_t sample_program(double ratio, const struct sock_filter *base, size_t n,
+		      struct sock_filter *out);
 
 /* ---- source_pcap_stack.c ---- */
 

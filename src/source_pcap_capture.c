@@ -55,7 +55,8 @@ void capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps)
  * packets, a quarter of the counter's window); the state shows it in whole percent. */
 static void capture_weigh(struct capture *c)
 {
-	double s = flow_top_share(&c->top), w = flow_weight(s);
+	double s = flow_top_share(&c->top);
+	double w = flow_weight(c->sampled || c->sample_left ? flow_share_bound(s, c->top.total) : s);
 	int pct = s > FLOW_DOMINANT ? (int)(s * 100) : 0;
 
 	if (w != c->weight) {
@@ -111,12 +112,21 @@ void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *byt
 	}
 	flow_key_of(c->dlt, bytes, h->caplen, &k);
 	flow_top_add(&c->top, &k);
+	if (c->sample_left)
+		c->sample_left--;
 	/* For the tests' and the curious administrator's benefit (debug log, counts only): how
 	 * many stamps carry more than whole microseconds. */
 	c->sub_us += t % 1000 != 0;
 	c->batch[c->n_batch++] = t;
 	if (c->n_batch == CAPTURE_BATCH)
 		capture_flush(c);
+}
+
+void capture_sampled(struct capture *c, bool on)
+{
+	if (!on && c->sampled)
+		c->sample_left = 2 * FLOW_WINDOW;
+	c->sampled = on;
 }
 
 void capture_attach(struct capture *c, struct instance *inst)
@@ -144,8 +154,10 @@ int capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size)
 {
 	struct bpf_program prog;
 
-	if (!filter || !filter[0])
-		return 0;
+	/* No filter is the empty one, which accepts every packet: set too, so that the kernel
+	 * has a program for a reload to replace in place (if_set_filter()). */
+	if (!filter)
+		filter = "";
 	if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 		snprintf(err, size, "the filter \"%s\" does not compile: %s", filter, pcap_geterr(p));
 		return -1;

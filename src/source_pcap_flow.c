@@ -7,6 +7,7 @@
 #include "source_pcap.h"
 
 #include <linux/net_tstamp.h>
+#include <math.h>
 #include <pcap/dlt.h>
 #include <stddef.h>
 #include <string.h>
@@ -232,6 +233,18 @@ double flow_weight(double share)
 	if (share >= FLOW_ZERO)
 		return 0;
 	return 1 - share;
+}
+
+double flow_share_bound(double share, uint32_t n)
+{
+	double z2 = FLOW_Z * FLOW_Z, b;
+
+	if (!(share >= 0 && share <= 1) || n == 0)
+		return 1.0; /* nothing to go on: the worst case */
+	b = (share + z2 / (2.0 * n) +
+	     FLOW_Z * sqrt(share * (1 - share) / n + z2 / (4.0 * n * (double)n))) /
+	    (1 + z2 / n);
+	return b < 1 ? b : 1.0;
 }
 
 bool event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns)

@@ -32,6 +32,10 @@ struct capture {
 	const char *base_state;
 	uint64_t packets, skip_pending, bad_time, sub_us;
 	uint64_t dropped; /* by the kernel for want of room (counted in skip_pending too) */
+	/* The kernel samples the packets (capture_sampled()), or did within the flow counter's
+	 * memory: packets still to count before it has forgotten the sample. */
+	bool sampled;
+	uint32_t sample_left;
 	unsigned n_batch;
 	uint64_t batch[CAPTURE_BATCH];
 	char state[96];
@@ -49,11 +53,15 @@ void capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps);
 /* Hand what capture_packet gathered to the pipeline: the timed packets as samples, under the
  * dominant-flow weight as it is after them, and those over the event cap as skipped. */
 void capture_flush(struct capture *c);
+/* Whether the kernel samples the packets now: the flow rule weighs a sample by its upper
+ * bound (flow_share_bound()). */
+void capture_sampled(struct capture *c, bool on);
 /* The pcap_handler for every packet; user is the struct capture. */
 void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes);
 /* A packet's timestamp in ns; false if it is invalid. */
 bool capture_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t);
-/* Compile and set a BPF filter ("" or NULL: none); -1 with the reason in err. */
+/* Compile and set a BPF filter ("" or NULL: none, every packet), as a capture opens; -1 with
+ * the reason in err. */
 int capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size);
 uint32_t capture_max_eps(const struct config *cfg);
 
@@ -131,7 +139,36 @@ struct iface {
 	char *filter;
 	struct replay *rp; /* offline */
 	struct capture cap;
+	/* Sampling in the kernel (source_pcap_sock.c): the program libpcap attached for the
+	 * filter, which the sampled one is put in front of (n_base 0: none attached); the
+	 * share in force and its state ("off", "on", "refused"). */
+	struct sock_filter *base;
+	size_t n_base;
+	bool base_known;
+	struct sampler smp;
+	const char *sampling;
+	uint64_t taken;           /* the capture's packets and drops at the last count */
+	struct event *sample_ev;  /* while sampling: the rate is looked at without packets */
 };
+
+/* source_pcap_sock.c: sampling in the kernel on a live capture. After the capture's filter
+ * was set (it opened, or a reload set a new one in place): the program libpcap attached is
+ * the base, and the share in force is set again in front of it. */
+void if_sample_start(struct src_inst *si);
+/* On the read path: the packets and drops counted since, and the share re-set if the rate
+ * asks for it (at most once a window). */
+void if_sample_tick(struct src_inst *si);
+/* The capture closes. */
+void if_sample_stop(struct src_inst *si);
+/* A reload's new filter (compiled for the capture) on the running capture, losing nothing:
+ * the packets the ring holds were taken under the filter before, those after under this
+ * one. Where the kernel's program is the compiled one (all but cooked captures) it replaces
+ * the one in force in one step, with SO_ATTACH_FILTER (and the sampling prefix in front
+ * while sampling): pcap_setfilter() puts a filter that rejects everything on the socket for
+ * the moment between two calls, and a packet arriving then is lost. Elsewhere
+ * pcap_setfilter(), which also filters what the ring holds with the new filter. -1 with
+ * the reason in err. */
+int if_set_filter(struct src_inst *si, const char *filter, char *err, size_t size);
 
 /* source_pcap_file.c: the savefile as the class's one instance: checked whole, then
  * replayed (SRC_OPEN), or SRC_ENDED with the state saying why not; and closed. */

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <event2/event.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/net_tstamp.h>
 #include <math.h>
 #include <pcap/pcap.h>
@@ -478,6 +479,189 @@ START_TEST(test_event_cap)
 }
 END_TEST
 
+/* The flow rule on a sample: a sender at 60 % of the packets (the others many), counted
+ * whole and on a sample the kernel would keep (1 in 50, at random), over many seeds and at
+ * many points of each stream: the sample, weighed by its upper bound, never gets more weight
+ * than the whole stream does, and less than the 1 - 0.6 the share is worth at most by the
+ * rule (the bound errs low, not absurdly: above 0.2). */
+START_TEST(test_flow_bound_on_sample)
+{
+	const int seeds = 300, n = 300000;
+	double worst = 1, lowest = 1;
+
+	tu_rng_seed(0x5a3b1e5eedULL);
+	printf("test_flow_bound_on_sample: seed %#llx\n", (unsigned long long)tu_seed);
+	for (int sd = 0; sd < seeds; sd++) {
+		struct flow_top whole, sample;
+
+		memset(&whole, 0, sizeof(whole));
+		memset(&sample, 0, sizeof(sample));
+		for (int i = 0; i < n; i++) {
+			uint64_t r = tu_rng_next();
+			struct flow_key x = (r % 1000) < 600 ? key_n(0x0a000001)
+							     : key_n(0x0b000000 + (uint32_t)(r >> 32) % 3000);
+
+			flow_top_add(&whole, &x);
+			if (tu_rng_unit() < 0.02)
+				flow_top_add(&sample, &x);
+			if (i > 100000 && i % 10007 == 0) {
+				double ww = flow_weight(flow_top_share(&whole));
+				double ws = flow_weight(
+					flow_share_bound(flow_top_share(&sample), sample.total));
+
+				ck_assert_msg(ws <= ww,
+					      "seed %#llx, stream %d, packet %d: weight %g on the "
+					      "sample (share %g of %u), %g on the whole (share %g)",
+					      (unsigned long long)tu_seed, sd, i, ws,
+					      flow_top_share(&sample), sample.total, ww,
+					      flow_top_share(&whole));
+				ck_assert(ws <= 0.4);
+				worst = ww - ws < worst ? ww - ws : worst;
+				lowest = ws < lowest ? ws : lowest;
+			}
+		}
+	}
+	printf("test_flow_bound_on_sample: the sample's weight at least %.3f below the whole's, "
+	       "at least %.3f\n", worst, lowest);
+	ck_assert(lowest > 0.2);
+	/* The bound itself: above the share, at most 1; nothing to go on is the worst case. */
+	ck_assert(flow_share_bound(0.6, 1000) > 0.6 && flow_share_bound(0.6, 1000) < 0.7);
+	ck_assert(flow_share_bound(0, 1000) > 0);
+	ck_assert(flow_share_bound(1, 1000) == 1);
+	ck_assert(flow_share_bound(0.6, 0) == 1);
+	ck_assert(flow_share_bound(NAN, 100) == 1);
+}
+END_TEST
+
+/* The sampled filter: the prefix (the kernel's random number against a threshold for the
+ * share) in front of the program as it was, jumps and returns untouched. */
+START_TEST(test_sample_program)
+{
+	struct bpf_program prog;
+	pcap_t *p = pcap_open_dead(DLT_EN10MB, 64);
+	struct sock_filter out[64];
+	size_t n;
+	uint64_t kept = 0;
+
+	ck_assert_int_eq(pcap_compile(p, &prog, "udp dst port 9999 or tcp", 1, PCAP_NETMASK_UNKNOWN),
+			 0);
+	ck_assert_uint_lt(prog.bf_len + SAMPLE_PREFIX, 64);
+	n = sample_program(0.25, (const struct sock_filter *)prog.bf_insns, prog.bf_len, out);
+	ck_assert_uint_eq(n, prog.bf_len + SAMPLE_PREFIX);
+	ck_assert_uint_eq(out[0].code, BPF_LD | BPF_W | BPF_ABS);
+	ck_assert_uint_eq(out[0].k, (uint32_t)(SKF_AD_OFF + SKF_AD_RANDOM));
+	ck_assert_uint_eq(out[1].code, BPF_JMP | BPF_JGT | BPF_K);
+	ck_assert_uint_eq(out[1].jt, 0);
+	ck_assert_uint_eq(out[1].jf, 1);
+	ck_assert_uint_eq(out[2].code, BPF_RET | BPF_K);
+	ck_assert_uint_eq(out[2].k, 0);
+	ck_assert(memcmp(out + SAMPLE_PREFIX, prog.bf_insns, prog.bf_len * sizeof(out[0])) == 0);
+	/* A quarter of the kernel's 32-bit numbers pass: those at most k. */
+	ck_assert_uint_eq(out[1].k, 0x3fffffffu);
+	tu_rng_seed(0x5a3b1e01ULL);
+	for (int i = 0; i < 100000; i++)
+		kept += (uint32_t)tu_rng_next() <= out[1].k;
+	ck_assert_msg(kept > 24000 && kept < 26000, "%llu of 100000 kept (seed %#llx)",
+		      (unsigned long long)kept, (unsigned long long)tu_seed);
+	/* What the prefix passes meets the program as it was: the filter still applies. */
+	{
+		uint8_t frame[64] = {0};
+		struct pcap_pkthdr h = {.caplen = 64, .len = 64};
+
+		frame[12] = 0x08;
+		frame[14] = 0x45;
+		frame[23] = 17; /* UDP */
+		frame[36] = 9999 >> 8;
+		frame[37] = 9999 & 0xff;
+		ck_assert(bpf_filter((const struct bpf_insn *)out + SAMPLE_PREFIX, frame, h.len,
+				     h.caplen) > 0);
+		frame[37]++;
+		ck_assert(bpf_filter((const struct bpf_insn *)out + SAMPLE_PREFIX, frame, h.len,
+				     h.caplen) == 0);
+	}
+	/* No program: the prefix, then accept. */
+	n = sample_program(1e-6, NULL, 0, out);
+	ck_assert_uint_eq(n, SAMPLE_PREFIX + 1);
+	ck_assert_uint_eq(out[3].code, BPF_RET | BPF_K);
+	ck_assert_uint_gt(out[3].k, 0);
+	ck_assert_uint_eq(out[1].k, 4293u); /* 1e-6 * 2^32 - 1 */
+	pcap_freecode(&prog);
+	pcap_close(p);
+}
+END_TEST
+
+/* The share follows the rate: none at or below the cap, about cap / rate well above it,
+ * left alone within SAMPLE_STEP, not acted on in the window after a change. */
+START_TEST(test_sampler)
+{
+	struct sampler s;
+	uint64_t t = 5 * NS_PER_SEC;
+	double r = -1;
+
+	/* One window: `rate` arrivals a second, of which the share in force reach the socket. */
+#define WINDOW(rate) (sampler_count(&s, (uint64_t)((rate) * s.ratio)), t += NS_PER_SEC, \
+		      sampler_tick(&s, 1000, t, &r) == SAMPLER_CHANGE)
+	sampler_init(&s);
+	ck_assert(s.ratio == 1 && isnan(s.rate));
+	ck_assert(sampler_tick(&s, 1000, t, &r) == SAMPLER_NONE); /* the first window starts */
+	ck_assert(!WINDOW(900));
+	ck_assert(fabs(s.rate - 900) < 1e-6);
+	ck_assert(!WINDOW(1150)); /* above the cap, below SAMPLE_ON times it */
+	ck_assert(WINDOW(50000));
+	ck_assert(fabs(r - 0.02) < 1e-9);
+	sampler_set(&s, r, t);
+	ck_assert(!WINDOW(50000)); /* settling */
+	ck_assert(!WINDOW(60000)); /* within SAMPLE_STEP */
+	ck_assert(fabs(s.rate - 60000) < 1e-6);
+	ck_assert(WINDOW(10000));
+	ck_assert(fabs(r - 0.1) < 1e-9);
+	sampler_set(&s, r, t);
+	ck_assert(!WINDOW(10000));
+	ck_assert(WINDOW(1100)); /* between the cap and SAMPLE_ON times it: still sampled... */
+	ck_assert(fabs(r - 1000.0 / 1100) < 1e-9);
+	sampler_set(&s, r, t);
+	ck_assert(!WINDOW(1100));
+	ck_assert(WINDOW(999)); /* ... but at the cap, none */
+	ck_assert(r == 1);
+	sampler_set(&s, r, t);
+	ck_assert(!WINDOW(0));
+	ck_assert(!WINDOW(0));
+	ck_assert(s.rate == 0);
+	/* Time that runs backwards starts a new window. */
+	t -= 10 * NS_PER_SEC;
+	ck_assert(sampler_tick(&s, 1000, t, &r) == SAMPLER_NONE);
+	/* Rate falls to nothing while sampling: off. */
+	ck_assert(WINDOW(1e6));
+	sampler_set(&s, r, t);
+	ck_assert(!WINDOW(1e6));
+	ck_assert(WINDOW(0));
+	ck_assert(r == 1);
+	sampler_set(&s, r, t);
+	/* A flood is not waited for: 5000 packets in a tenth of a second, sampled there. */
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 20, &r) == SAMPLER_NONE);
+	sampler_count(&s, 1200);
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 20, &r) == SAMPLER_NONE);
+	sampler_count(&s, 3800);
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 10, &r) == SAMPLER_CHANGE);
+	ck_assert_msg(fabs(r - 0.02) < 1e-9, "%g", r);
+	ck_assert(fabs(s.rate - 50000) < 1e-6);
+	/* While sampling, a window that kept more than SAMPLE_STEP * SAMPLE_ON seconds of the
+	 * cap ends early too, settling or not: the rate went up. */
+	sampler_set(&s, r, t);
+	ck_assert(s.settling);
+	sampler_count(&s, 1700);
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 10, &r) == SAMPLER_NONE);
+	sampler_count(&s, 200);
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 5, &r) == SAMPLER_CHANGE);
+	ck_assert_msg(fabs(r - 0.002105263) < 1e-6, "%g", r); /* 1900 / 0.02 / 0.2 s */
+	t += NS_PER_SEC / 5;
+	/* A window that measures without a change says so. */
+	sampler_set(&s, r, t);
+	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC, &r) == SAMPLER_MEASURED);
+#undef WINDOW
+}
+END_TEST
+
 /* ---- offline: savefiles through the driver and the pipeline ---- */
 
 START_TEST(test_periodic_ends_at_zero)
@@ -849,6 +1033,10 @@ static Suite *pcap_suite(void)
 	tcase_add_test(tp, test_flow_share);
 	tcase_add_test(tp, test_flow_weight);
 	tcase_add_test(tp, test_event_cap);
+	tcase_add_test(tp, test_flow_bound_on_sample);
+	tcase_add_test(tp, test_sample_program);
+	tcase_add_test(tp, test_sampler);
+	tcase_set_timeout(tp, 60);
 	suite_add_tcase(s, tp);
 
 	tcase_add_checked_fixture(to, setup, teardown);

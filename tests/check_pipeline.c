@@ -1459,6 +1459,118 @@ START_TEST(test_no_estimate_is_not_zero)
 }
 END_TEST
 
+/* n events exactly 1 ms apart: one symbol over and over. */
+static void stuck_events(struct instance *inst, uint64_t *t, int n)
+{
+	for (int i = 0; i < n; i++) {
+		*t += MS;
+		pipeline_sample(inst, *t);
+	}
+}
+
+/* While the source samples, its events are mixed and counted, never estimated, tested or
+ * credited, whatever their timing; afterwards, a start-up as after an intermittent failure
+ * (a whole APT window and the start-up length), then credit again. */
+START_TEST(test_sampled_credits_nothing)
+{
+	struct instance *inst;
+	struct inst_info a, b;
+	uint64_t t = 10 * SEC;
+	int n;
+
+	tu_rng_seed(SEED);
+	inst = pipeline_attach(CLASS_NETWORK, "eth0", "veth", 0);
+	random_events(inst, &t, 4000);
+	a = info_of(0);
+	ck_assert_msg(a.c.credited_bits > 0 && !strcmp(a.health, "ok"), "no credit to start with"
+		      SEEDFMT, SEEDARG);
+	ck_assert_ptr_null(a.sampling);
+	pipeline_set_sampling(inst, "off", 1.0, 500);
+	a = info_of(0);
+	ck_assert_str_eq(a.sampling, "off");
+	ck_assert(a.sample_ratio == 1 && a.arrival_rate == 500);
+	ck_assert_int_ne(a.reason, PIPELINE_SAMPLED);
+
+	pipeline_set_sampling(inst, "on", 0.01, 1e5);
+	random_events(inst, &t, 3000);
+	stuck_events(inst, &t, 2000); /* would fail the tests for good, were they running */
+	random_events(inst, &t, 3000);
+	b = info_of(0);
+	ck_assert_str_eq(b.sampling, "on");
+	ck_assert(b.sample_ratio == 0.01 && b.arrival_rate == 1e5);
+	ck_assert_int_eq(b.reason, PIPELINE_SAMPLED);
+	ck_assert_msg(strstr(b.reason_text, "1 in 100 of about 100000 events a second"), "%s",
+		      b.reason_text);
+	ck_assert_uint_eq(b.c.events, a.c.events + 8000);
+	ck_assert_uint_eq(b.c.mixed_bytes, a.c.mixed_bytes + 8000 * 8);
+	ck_assert(b.c.credited_bits == a.c.credited_bits);
+	ck_assert(b.c.estimated_bits == a.c.estimated_bits);
+	ck_assert(b.c.held_bits == 0);
+	ck_assert_str_eq(b.health, "ok");
+	ck_assert_uint_eq(b.health_failures, a.health_failures);
+
+	/* Back under the cap: nothing until a whole APT window and the start-up length have
+	 * passed (and the new estimator has its first estimate), then credit. */
+	pipeline_set_sampling(inst, "off", 1.0, 800);
+	a = info_of(0);
+	ck_assert_str_eq(a.health, "startup");
+	ck_assert_int_ne(a.reason, PIPELINE_SAMPLED);
+	random_events(inst, &t, HEALTH_APT_WINDOW + HEALTH_STARTUP_SYMBOLS - 2);
+	b = info_of(0);
+	ck_assert_str_eq(b.health, "startup");
+	ck_assert(b.c.credited_bits == a.c.credited_bits && b.c.held_bits == 0);
+	for (n = 0; n < 4000 && info_of(0).c.credited_bits == a.c.credited_bits; n++)
+		random_events(inst, &t, 1);
+	b = info_of(0);
+	ck_assert_msg(b.c.credited_bits > a.c.credited_bits, "no credit after sampling" SEEDFMT,
+		      SEEDARG);
+	ck_assert_str_eq(b.health, "ok");
+	ck_assert_uint_eq(b.health_failures, a.health_failures);
+}
+END_TEST
+
+/* A flood is found a window late at worst: a permanent failure since the source's word
+ * before last is taken back when sampling starts (still counted); one before is not. */
+START_TEST(test_flood_start_forgiven)
+{
+	struct instance *inst;
+	struct inst_info in;
+	uint64_t t = 10 * SEC;
+
+	tu_rng_seed(SEED);
+	inst = pipeline_attach(CLASS_NETWORK, "eth0", "veth", 0);
+	random_events(inst, &t, 3000);
+	pipeline_set_sampling(inst, "off", 1.0, 500);
+	pipeline_set_sampling(inst, "off", 1.0, 500);
+	stuck_events(inst, &t, 400); /* the flood's first packets, back to back */
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "failed-permanent");
+	pipeline_set_sampling(inst, "on", 0.01, 1e5);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "failed");
+	ck_assert(isnan(in.health_retry_in));
+	ck_assert_uint_ge(in.health_failures, 2);
+	pipeline_set_sampling(inst, "off", 1.0, 500);
+	random_events(inst, &t, 6000);
+	in = info_of(0);
+	ck_assert_str_eq(in.health, "ok");
+
+	/* Failed for good two words before sampling starts: that stays. */
+	inst = pipeline_attach(CLASS_NETWORK, "eth1", "veth", 0);
+	random_events(inst, &t, 3000);
+	stuck_events(inst, &t, 400);
+	pipeline_set_sampling(inst, "off", 1.0, 500);
+	random_events(inst, &t, 100);
+	pipeline_set_sampling(inst, "off", 1.0, 500);
+	pipeline_set_sampling(inst, "on", 0.01, 1e5);
+	in = info_of(1);
+	ck_assert_str_eq(in.name, "eth1");
+	ck_assert_str_eq(in.health, "failed-permanent");
+	pipeline_set_sampling(inst, "off", 1.0, 500);
+	ck_assert_str_eq(info_of(1).health, "failed-permanent");
+}
+END_TEST
+
 START_TEST(test_reasons)
 {
 	static const uint8_t junk[POOL_BYTES];
@@ -1823,6 +1935,8 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(health, test_health_permanent_survives_reattach);
 	tcase_add_test(health, test_health_permanent_requalifies);
 	tcase_add_test(health, test_burst_is_one_timing_event);
+	tcase_add_test(health, test_sampled_credits_nothing);
+	tcase_add_test(health, test_flood_start_forgiven);
 	suite_add_tcase(s, health);
 
 	reasons = tcase_create("reasons");
