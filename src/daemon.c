@@ -93,6 +93,7 @@ static void log_summary(struct daemon *d, int prio)
 			plural(info.c.mixed_bytes, "byte", "bytes"), info.c.estimated_bits,
 			info.c.credited_bits, sampling);
 	}
+	sources_summary(d->srcs, prio);
 	if (d->feed.ready_after_ns)
 		log_msg(prio, "kernel: CRNG became ready %.1f s after start",
 			(double)d->feed.ready_after_ns / 1e9);

@@ -70,6 +70,9 @@ struct source_ops {
 	/* Optional: the names the configuration's globs may match, its own first (at most
 	 * max); 0 while it is not there (a named interface that is absent). NULL: its name. */
 	size_t (*names)(const struct src_inst *si, const char **out, size_t max);
+	/* Optional: log the class's own account at prio (the summary on SIGUSR1 and at stop):
+	 * counts only, never a time. */
+	void (*summary)(struct source *src, int prio);
 };
 
 /* One instance, as the core keeps it. */

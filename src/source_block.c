@@ -293,20 +293,34 @@ static void block_detach(struct src_inst *si)
 			 (unsigned long long)d->ahead);
 }
 
-static void backend_close(struct block_state *st)
+/* What the tracepoint took, and what the kernel counted but never handed over. */
+static void tp_account(struct block_state *st, int prio)
 {
 	struct block_tp_stats s;
 
-	if (st->tp) {
-		block_tp_get_stats(st->tp, &s);
-		log_info("block: tracepoint: %llu completions taken, %llu of other disks, %llu lost "
-			 "(ring full), %llu malformed; perf counted %llu, of which it never wrote "
-			 "%llu; %llu busy periods; %u CPUs",
-			 (unsigned long long)s.samples, (unsigned long long)s.foreign,
-			 (unsigned long long)s.lost, (unsigned long long)s.bad,
-			 (unsigned long long)s.counted, (unsigned long long)s.unsampled,
-			 (unsigned long long)(s.mode_switches + 1) / 2, s.cpus);
-	}
+	block_tp_get_stats(st->tp, &s);
+	log_msg(prio,
+		"block: tracepoint: %llu completions taken, %llu of other disks, %llu lost (ring "
+		"full), %llu malformed; perf counted %llu, of which it never wrote %llu; %llu busy "
+		"periods; %u CPUs",
+		(unsigned long long)s.samples, (unsigned long long)s.foreign,
+		(unsigned long long)s.lost, (unsigned long long)s.bad,
+		(unsigned long long)s.counted, (unsigned long long)s.unsampled,
+		(unsigned long long)(s.mode_switches + 1) / 2, s.cpus);
+}
+
+static void block_summary(struct source *src, int prio)
+{
+	struct block_state *st = src->priv;
+
+	if (st && st->tp)
+		tp_account(st, prio);
+}
+
+static void backend_close(struct block_state *st)
+{
+	if (st->tp)
+		tp_account(st, LOG_INFO);
 	block_tp_close(st->tp);
 	st->tp = NULL;
 	blkt_backend_free(st->bt);
@@ -834,4 +848,5 @@ const struct source_ops source_block_ops = {
 	.gone = block_gone,
 	.settle = restack_all,
 	.reload = block_reload,
+	.summary = block_summary,
 };

@@ -83,6 +83,13 @@ void sources_stop(struct source *srcs)
 	disabled_forget_all();
 }
 
+void sources_summary(struct source *srcs, int prio)
+{
+	for (int c = 0; c < CLASS_COUNT; c++)
+		if (srcs[c].running && srcs[c].ops->summary)
+			srcs[c].ops->summary(&srcs[c], prio);
+}
+
 size_t sources_open(const struct source *srcs, char *not_open, size_t size)
 {
 	size_t n = 0, used = 0;

@@ -11,6 +11,8 @@ const struct source_ops *source_driver(enum src_class cls);
 int sources_start(struct source *srcs, struct event_base *base, const struct config *cfg);
 void sources_reload(struct source *srcs, const struct config *cfg);
 void sources_stop(struct source *srcs);
+/* Each running class's own account, logged at prio. */
+void sources_summary(struct source *srcs, int prio);
 
 /* How many instances are open now; the others that could not be opened (waiting or
  * retrying, or refused by the configuration) into not_open as "class/name (state), ...",

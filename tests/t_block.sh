@@ -115,17 +115,9 @@ pass "reload adds a disk, detach drops it cleanly; all timestamps on CLOCK_MONOT
 # The whole account: what the kernel completed on the two disks, what perf counted, what
 # reached us, what perf never wrote. Each completion is recorded by one perf event only, so
 # perf's count is the kernel's exactly.
-stats=$(grep -o "block: tracepoint: .*" "$T/log")
-echo "  $stats"
-set -- $(echo "$stats" | grep -oE '[0-9]+')
-taken=$1 other=$2 lost=$3 bad=$4 counted=$5 unsampled=$6
 final=$(( $(summary "$N" | grep -oE '[0-9]+ events' | cut -d' ' -f1) + done_L2 - ${MISS[$N2]:-0} ))
-[ "$lost" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$other" -eq 0 ] || fail "ring overruns or bad records: $stats"
-[ "$taken" -eq "$final" ] || fail "$taken taken, but the instances counted $final"
-[ "$counted" -eq "$done_all" ] || fail "perf counted $counted, the kernel completed $done_all"
-[ $((taken + unsampled)) -eq "$done_all" ] ||
-	fail "$taken taken + $unsampled never written != $done_all completed: the daemon lost or doubled some"
-pass "$done_all completions: $taken sampled, $unsampled never written by perf, none twice"
+tp_account_check "$done_all" "$final"
+pass "$done_all completions: $TP_TAKEN sampled, $TP_NEVER never written by perf, none twice"
 
 # ---- CPU hotplug: a CPU's perf events die with it; when it is back, so is its ring (the
 # block lock keeps other block tests from counting meanwhile) ----

@@ -126,12 +126,5 @@ pass "going: $N1 dropped ${took} s after its detach (${at} s after the start); $
 
 # The whole account, as t_block's: what the kernel completed on the two disks while they were
 # traced, what perf counted, what reached us, what perf never wrote.
-stats=$(grep -o "block: tracepoint: .*" "$T/log")
-echo "  $stats"
-set -- $(echo "$stats" | grep -oE '[0-9]+')
-taken=$1 other=$2 lost=$3 bad=$4 counted=$5 unsampled=$6
-[ "$lost" -eq 0 ] && [ "$bad" -eq 0 ] && [ "$other" -eq 0 ] || fail "ring overruns or bad records: $stats"
-[ "$counted" -eq "$done_all" ] || fail "perf counted $counted, the kernel completed $done_all"
-[ $((taken + unsampled)) -eq "$done_all" ] ||
-	fail "$taken taken + $unsampled never written != $done_all completed: the daemon lost or doubled some"
-pass "$done_all completions: $taken sampled, $unsampled never written by perf, none twice"
+tp_account_check "$done_all"
+pass "$done_all completions: $TP_TAKEN sampled, $TP_NEVER never written by perf, none twice"
