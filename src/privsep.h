@@ -1,0 +1,112 @@
+/* privsep: the privileged process and the collector's side of its protocol.
+ *
+ * The call sites are the same whether or not a privileged process exists: without one
+ * (unit tests, a process that never called priv_start) each priv_ call does the privileged
+ * step itself; after priv_start, in the collector, it asks the privileged process over a
+ * socketpair and gets back an errno and, where one was asked for, a descriptor. */
+#ifndef ENTROPYD_PRIVSEP_H
+#define ENTROPYD_PRIVSEP_H
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+/* The protocol's version: any change to a message's layout or meaning bumps it (both ends
+ * are the same binary; the number catches a mismatch, not a negotiation).
+ *   1: ADD_ENTROPY, RESEED, PERF_OPEN, BLKTRACE_START, BLKTRACE_STOP, PACKET_SOCKET,
+ *      NOTIFY, RELOAD. */
+#define PRIV_VERSION 1
+
+enum priv_type {
+	PRIV_ADD_ENTROPY = 1, /* RNDADDENTROPY: bytes and bits, bounded by the ceiling */
+	PRIV_RESEED,          /* RNDRESEEDCRNG */
+	PRIV_PERF_OPEN,       /* a perf event of the block tracepoint on one CPU: a descriptor */
+	PRIV_BLKTRACE_START,  /* BLKTRACESETUP and BLKTRACESTART on a configured disk */
+	PRIV_BLKTRACE_STOP,   /* BLKTRACESTOP (and BLKTRACETEARDOWN) on a disk it started */
+	PRIV_PACKET_SOCKET,   /* socket(AF_PACKET, SOCK_RAW or SOCK_DGRAM, 0): a descriptor */
+	PRIV_NOTIFY,          /* sd_notify, sent on by the main process */
+	PRIV_RELOAD,          /* re-read the configuration (the ceiling, what may be opened) */
+	PRIV_TYPE_MAX = PRIV_RELOAD,
+};
+
+/* What PRIV_NOTIFY relays. */
+enum priv_notify { PRIV_N_READY, PRIV_N_RELOADING, PRIV_N_STOPPING, PRIV_N_WATCHDOG,
+		   PRIV_N_STATUS };
+
+#define PRIV_DISK_NAME 32  /* a disk's name, NUL-terminated */
+#define PRIV_STATUS_TEXT 200 /* STATUS= text, NUL-terminated, printable ASCII */
+#define PRIV_ENTROPY_BYTES 512 /* POOL_BYTES: one batch */
+
+/* The credit ceiling is a token bucket: it refills at the rate below and holds at most
+ * max(PRIV_DEPTH_S seconds of it, PRIV_DEPTH_MIN bits); it starts empty. */
+#define PRIV_DEPTH_S 10
+#define PRIV_DEPTH_MIN 4096
+
+/* Is a privileged process answering for this one (the collector after priv_start)? */
+bool priv_active(void);
+
+/* Fork. The parent becomes the privileged process: it keeps CAP_SYS_ADMIN and CAP_NET_RAW
+ * only, answers the collector's messages and forwards signals to it, and exits when it
+ * goes, with its status (never returns). The child (the collector) returns 0 with
+ * priv_active() true; -1 (logged) if the fork failed. rnd_fd: /dev/random, opened and
+ * probed (or -1 in a dry run); the collector does not keep it. cfg: the configuration the
+ * privileged process starts from (its own copy after the fork; it re-reads config_path on
+ * RELOAD). ready_fd: the start-up status pipe (entropyd.c), which only the collector keeps. */
+int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int ready_fd);
+
+/* The collector, once everything that needs root's other powers is done: every capability
+ * dropped from all five sets (the bounding set where CAP_SETPCAP allows), no new
+ * privileges, death with the privileged process. 0, or -1 (logged). */
+int priv_collector_lockdown(void);
+
+/* Leave the event loop (exit status 1) if the privileged process goes. */
+void priv_watch(struct event_base *base);
+
+/* RNDADDENTROPY of len bytes (at most PRIV_ENTROPY_BYTES) crediting bits on fd (ignored in
+ * the collector). 0 with *credited the bits the kernel was given (the privileged process
+ * may clip them to its ceiling); -1 with errno. */
+int priv_add_entropy(int fd, const uint8_t *data, size_t len, int bits, int *credited);
+/* RNDRESEEDCRNG on fd (ignored in the collector). 0, or -1 with errno. */
+int priv_reseed(int fd);
+
+/* What PRIV_PERF_OPEN opens on a CPU (see block_tp.c). */
+enum priv_perf { PRIV_PERF_OWNER, PRIV_PERF_DISK, PRIV_PERF_WAKER };
+#define PRIV_PERF_LOST 1u /* flag: PERF_FORMAT_LOST (Linux >= 6.0) */
+/* A perf event descriptor (close-on-exec), or -1 with errno. */
+int priv_perf_open(unsigned cpu, enum priv_perf what, unsigned flags);
+
+/* BLKTRACESETUP (completions only) and BLKTRACESTART on whole disk NAME, major:minor.
+ * 0 with the relay directory's name in trace_name (PRIV_DISK_NAME bytes); else an errno,
+ * with *stage saying what failed: 0 opening the node, 1 BLKTRACESETUP, 2 BLKTRACESTART
+ * (then nothing is left on the disk). */
+int priv_blktrace_start(const char *name, unsigned major, unsigned minor, char *trace_name,
+			int *stage);
+/* BLKTRACESTOP, and BLKTRACETEARDOWN if teardown. 0, or an errno (of opening the node if
+ * *opened is false, else of the teardown). */
+int priv_blktrace_stop(const char *name, unsigned major, unsigned minor, bool teardown,
+		       bool *opened);
+
+/* Around our own pcap_activate: socket(AF_PACKET, ...) then comes from the privileged
+ * process (libpcap has no way to be given a socket; see socket() in privsep.c). */
+void priv_capture_begin(void);
+void priv_capture_end(void);
+/* socket(2), but AF_PACKET from the privileged process between the two above. */
+int priv_socket(int domain, int type, int protocol);
+
+/* sd_notify, from the main process. text: STATUS's text, or NULL. */
+void priv_notify(enum priv_notify what, const char *text);
+
+/* Tell the privileged process to re-read the configuration. 0, or -1 with errno. */
+int priv_reload(void);
+
+/* The privileged process's loop on sock, for priv_start and for tests: answers until the
+ * peer goes or breaks the protocol, then tears down what it set up. cfg is its own
+ * (freed on reload); child, if > 0, is sent the signals and reaped. Returns the exit
+ * status. */
+int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd, pid_t child);
+
+#endif
