@@ -292,9 +292,14 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	}
 	before_fork(cfg);
 	/* From here on this is the collector; the parent answers its privileged requests. */
-	if (priv_start(cfg, d->config_path, d->sink.fd, opts->ready_fd) < 0) {
+	switch (priv_start(cfg, d->config_path, d->sink.fd, opts->ready_fd, &status)) {
+	case -1:
 		status = EXIT_STARTUP;
 		goto out;
+	case 1:
+		/* The privileged process, once the collector is gone; it freed cfg. */
+		d->cfg = NULL;
+		goto done;
 	}
 	d->sink.fd = -1;
 	if (setup_events(d) < 0) {
@@ -334,6 +339,8 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 out:
 	if (status != EXIT_OK)
 		report_ready(opts, status);
+	priv_close();
+done:
 	teardown(d);
 	free(d->config_path);
 	wipe(d, sizeof(*d));

@@ -172,6 +172,7 @@ static int local_perf_open(unsigned cpu, unsigned what, unsigned flags)
 static int priv_fd = -1; /* the collector's end; -1: no privileged process */
 static pid_t priv_pid;
 static bool capturing;
+static struct event *watch_ev;
 
 bool priv_active(void)
 {
@@ -208,11 +209,14 @@ static int call(union priv_req *req, enum priv_type type, struct priv_reply *rep
 	while (n < 0 && errno == EINTR);
 	if (n == 0)
 		lost("is gone");
-	if (n != (ssize_t)sizeof(*rep) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	if (n != (ssize_t)sizeof(*rep) || (mh.msg_flags & MSG_TRUNC) ||
 	    rep->h.version != PRIV_VERSION || rep->h.type != type || rep->h.size != sizeof(*rep))
 		lost("broke the protocol");
 	if (fd)
 		*fd = -1;
+	/* A descriptor the kernel could not install here (RLIMIT_NOFILE) is dropped. */
+	if ((mh.msg_flags & MSG_CTRUNC) && fd && !rep->err)
+		rep->err = EMFILE;
 	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		int got;
 
@@ -419,14 +423,21 @@ static void watch_cb(evutil_socket_t fd, short what, void *arg)
 
 void priv_watch(struct event_base *base)
 {
-	struct event *ev;
-
 	if (!priv_active())
 		return;
-	/* Lives as long as the process. */
-	ev = event_new(base, priv_fd, EV_READ | EV_PERSIST, watch_cb, NULL);
-	if (ev)
-		event_add(ev, NULL);
+	watch_ev = event_new(base, priv_fd, EV_READ | EV_PERSIST, watch_cb, NULL);
+	if (watch_ev)
+		event_add(watch_ev, NULL);
+}
+
+void priv_close(void)
+{
+	if (watch_ev)
+		event_free(watch_ev);
+	watch_ev = NULL;
+	if (priv_fd >= 0)
+		close(priv_fd);
+	priv_fd = -1;
 }
 
 int priv_collector_lockdown(void)
@@ -1022,7 +1033,8 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	return status;
 }
 
-int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int ready_fd)
+int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int ready_fd,
+	       int *status)
 {
 	int sv[2];
 	sigset_t set, old;
@@ -1061,5 +1073,6 @@ int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int read
 		close(ready_fd);
 	privs_drop();
 	log_info("privileged process %d: the collector is process %d", (int)getpid(), (int)pid);
-	exit(priv_serve(sv[0], cfg, config_path, rnd_fd, pid));
+	*status = priv_serve(sv[0], cfg, config_path, rnd_fd, pid);
+	return 1;
 }

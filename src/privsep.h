@@ -50,21 +50,26 @@ enum priv_notify { PRIV_N_READY, PRIV_N_RELOADING, PRIV_N_STOPPING, PRIV_N_WATCH
 bool priv_active(void);
 
 /* Fork. The parent becomes the privileged process: it keeps CAP_SYS_ADMIN and CAP_NET_RAW
- * only, answers the collector's messages and forwards signals to it, and exits when it
- * goes, with its status (never returns). The child (the collector) returns 0 with
- * priv_active() true; -1 (logged) if the fork failed. rnd_fd: /dev/random, opened and
+ * only, answers the collector's messages and passes signals on to it, until the collector
+ * goes; then it returns 1 with the exit status in *status (the collector's own, or failure
+ * if it broke the protocol or was killed). The child, the collector, returns 0 with
+ * priv_active() true. -1 (logged) if the fork failed. rnd_fd: /dev/random, opened and
  * probed (or -1 in a dry run); the collector does not keep it. cfg: the configuration the
- * privileged process starts from (its own copy after the fork; it re-reads config_path on
- * RELOAD). ready_fd: the start-up status pipe (entropyd.c), which only the collector keeps. */
-int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int ready_fd);
+ * privileged process starts from (its own copy after the fork, freed by it; it re-reads
+ * config_path on RELOAD). ready_fd: the start-up status pipe (entropyd.c), which only the
+ * collector keeps. */
+int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int ready_fd,
+	       int *status);
 
 /* The collector, once everything that needs root's other powers is done: every capability
  * dropped from all five sets (the bounding set where CAP_SETPCAP allows), no new
  * privileges, death with the privileged process. 0, or -1 (logged). */
 int priv_collector_lockdown(void);
 
-/* Leave the event loop (exit status 1) if the privileged process goes. */
+/* Exit (status 1) as soon as the privileged process goes. */
 void priv_watch(struct event_base *base);
+/* The collector is done with the privileged process: it sees the end and exits too. */
+void priv_close(void);
 
 /* RNDADDENTROPY of len bytes (at most PRIV_ENTROPY_BYTES) crediting bits on fd (ignored in
  * the collector). 0 with *credited the bits the kernel was given (the privileged process

@@ -304,8 +304,8 @@ static const char *activate_error(struct iface *f, int rc, char *msg, size_t siz
 	case PCAP_ERROR_PROMISC_PERM_DENIED:
 		if (priv_active())
 			snprintf(msg, size,
-				 "permission denied: the privileged process made no packet socket "
-				 "(it needs the capability CAP_NET_RAW; see the log)");
+				 "permission denied: live capture needs the capability CAP_NET_RAW, "
+				 "which entropyd's privileged process does not have");
 		else if (!have_net_raw())
 			snprintf(msg, size,
 				 "permission denied: live capture needs the capability CAP_NET_RAW, "
