@@ -49,6 +49,7 @@
 #include "notify.h"
 #include "policy.h"
 #include "privs.h"
+#include "sandbox.h"
 #include "source_block.h"
 #include "util.h"
 
@@ -458,7 +459,9 @@ int priv_collector_lockdown(void)
 		if (getppid() != priv_pid)
 			lost("is gone");
 	}
-	log_info("collector: every capability dropped%s, no new privileges",
+	if (sandbox_collector() < 0)
+		return -1;
+	log_info("collector: every capability dropped%s, no new privileges, system call filter",
 		 bounding ? " (bounding set included)"
 			  : " (the bounding set stays as given: shrinking it needs CAP_SETPCAP)");
 	return 0;
