@@ -57,68 +57,6 @@
 #define MAX_COUNT 65536 /* instances counted in a directory, at most */
 #define RATE_EVERY_NS NS_PER_SEC
 
-/* ---- the messages ---- */
-
-struct priv_hdr {
-	uint16_t version; /* PRIV_VERSION */
-	uint16_t type;    /* enum priv_type */
-	uint32_t size;    /* the whole message's size: the size of its type */
-};
-
-struct req_entropy {
-	struct priv_hdr h;
-	int32_t bits; /* 0 .. 8 * len */
-	uint32_t len; /* 0 .. PRIV_ENTROPY_BYTES */
-	uint8_t data[PRIV_ENTROPY_BYTES];
-};
-
-struct req_perf {
-	struct priv_hdr h;
-	uint32_t cpu;   /* < the number of CPUs the system can have */
-	uint32_t what;  /* enum priv_perf */
-	uint32_t flags; /* PRIV_PERF_LOST */
-};
-
-struct req_blkt {
-	struct priv_hdr h;
-	char name[PRIV_DISK_NAME]; /* an entry of /sys/block, NUL-terminated */
-	uint32_t major, minor;     /* what its dev file says */
-	uint32_t teardown;         /* STOP: 0 or 1; START: 0 */
-};
-
-struct req_packet {
-	struct priv_hdr h;
-	int32_t type;     /* SOCK_RAW or SOCK_DGRAM, no flags */
-	int32_t protocol; /* 0: nothing arrives before libpcap binds it */
-};
-
-struct req_notify {
-	struct priv_hdr h;
-	uint32_t what;                /* enum priv_notify */
-	char text[PRIV_STATUS_TEXT];  /* STATUS: printable ASCII; else empty; NUL-terminated */
-};
-
-/* RESEED and RELOAD: the header alone. */
-
-union priv_req {
-	struct priv_hdr h;
-	struct req_entropy entropy;
-	struct req_perf perf;
-	struct req_blkt blkt;
-	struct req_packet packet;
-	struct req_notify notify;
-};
-
-/* Every reply: an errno (0: done), a value (ADD_ENTROPY: the bits credited; BLKTRACE_START:
- * the stage that failed; BLKTRACE_STOP: 1 if the node opened), the relay directory's name
- * (BLKTRACE_START), and with PERF_OPEN and PACKET_SOCKET the descriptor (SCM_RIGHTS). */
-struct priv_reply {
-	struct priv_hdr h;
-	int32_t err;
-	int32_t value;
-	char name[PRIV_DISK_NAME];
-};
-
 static const size_t req_size[PRIV_TYPE_MAX + 1] = {
 	[PRIV_ADD_ENTROPY] = sizeof(struct req_entropy),
 	[PRIV_RESEED] = sizeof(struct priv_hdr),
@@ -620,7 +558,13 @@ static void ceiling_update(struct priv *p, bool recount)
 	p->tokens = fmin(p->depth, p->tokens + p->rate * (double)(now - p->refill_ns) / 1e9);
 	p->refill_ns = now;
 	if (recount || now - p->rate_ns >= RATE_EVERY_NS) {
-		p->rate = ceiling_rate(p);
+		double rate = ceiling_rate(p);
+
+		/* The collector's own per-instance caps start with one second's worth: so does
+		 * each instance here, when it is first counted. */
+		if (rate > p->rate)
+			p->tokens += rate - p->rate;
+		p->rate = rate;
 		p->depth = p->rate > 0 ? fmax(PRIV_DEPTH_S * p->rate, PRIV_DEPTH_MIN) : 0;
 		p->tokens = fmin(p->tokens, p->depth);
 		p->rate_ns = now;

@@ -41,8 +41,72 @@ enum priv_notify { PRIV_N_READY, PRIV_N_RELOADING, PRIV_N_STOPPING, PRIV_N_WATCH
 #define PRIV_STATUS_TEXT 200 /* STATUS= text, NUL-terminated, printable ASCII */
 #define PRIV_ENTROPY_BYTES 512 /* POOL_BYTES: one batch */
 
-/* The credit ceiling is a token bucket: it refills at the rate below and holds at most
- * max(PRIV_DEPTH_S seconds of it, PRIV_DEPTH_MIN bits); it starts empty. */
+/* The messages: fixed-size, one struct per type; a message's size is its type's. */
+struct priv_hdr {
+	uint16_t version; /* PRIV_VERSION */
+	uint16_t type;    /* enum priv_type */
+	uint32_t size;    /* the whole message's size: the size of its type */
+};
+
+struct req_entropy {
+	struct priv_hdr h;
+	int32_t bits; /* 0 .. 8 * len */
+	uint32_t len; /* 0 .. PRIV_ENTROPY_BYTES */
+	uint8_t data[PRIV_ENTROPY_BYTES];
+};
+
+struct req_perf {
+	struct priv_hdr h;
+	uint32_t cpu;   /* < the number of CPUs the system can have */
+	uint32_t what;  /* enum priv_perf */
+	uint32_t flags; /* PRIV_PERF_LOST */
+};
+
+struct req_blkt {
+	struct priv_hdr h;
+	char name[PRIV_DISK_NAME]; /* an entry of /sys/block, NUL-terminated */
+	uint32_t major, minor;     /* what its dev file says */
+	uint32_t teardown;         /* STOP: 0 or 1; START: 0 */
+};
+
+struct req_packet {
+	struct priv_hdr h;
+	int32_t type;     /* SOCK_RAW or SOCK_DGRAM, no flags */
+	int32_t protocol; /* 0: nothing arrives before libpcap binds it */
+};
+
+struct req_notify {
+	struct priv_hdr h;
+	uint32_t what;                /* enum priv_notify */
+	char text[PRIV_STATUS_TEXT];  /* STATUS: printable ASCII; else empty; NUL-terminated */
+};
+
+/* RESEED and RELOAD: the header alone. */
+
+union priv_req {
+	struct priv_hdr h;
+	struct req_entropy entropy;
+	struct req_perf perf;
+	struct req_blkt blkt;
+	struct req_packet packet;
+	struct req_notify notify;
+};
+
+/* Every reply: an errno (0: done), a value (ADD_ENTROPY: the bits credited; BLKTRACE_START:
+ * the stage that failed; BLKTRACE_STOP: 1 if the node opened), the relay directory's name
+ * (BLKTRACE_START), and with PERF_OPEN and PACKET_SOCKET the descriptor (SCM_RIGHTS). */
+struct priv_reply {
+	struct priv_hdr h;
+	int32_t err;
+	int32_t value;
+	char name[PRIV_DISK_NAME];
+};
+
+/* The credit ceiling is a token bucket of bits: it refills at the ceiling's rate (see
+ * ceiling_rate in privsep.c) and holds at most max(PRIV_DEPTH_S seconds of it,
+ * PRIV_DEPTH_MIN bits, the most one batch can carry); it starts with one second's worth, and
+ * each rise of the rate (an instance newly counted) adds one second of the rise, as the
+ * collector's per-instance caps start full. */
 #define PRIV_DEPTH_S 10
 #define PRIV_DEPTH_MIN 4096
 
