@@ -31,7 +31,7 @@ static bool kept(unsigned cap)
 }
 
 /* Does the process hold any capability it should not? (Under systemd the unit's bounding
- * set has seen to it already, and its system call filter refuses capset().) */
+ * set has seen to it already; the privileged process then calls no capset().) */
 static bool holds_others(void)
 {
 	for (unsigned cap = 0; cap < 64; cap++)
