@@ -45,6 +45,7 @@
 #include "block_blktrace.h"
 #include "block_disks.h"
 #include "block_tp.h"
+#include "daemon.h"
 #include "log.h"
 #include "notify.h"
 #include "policy.h"
@@ -121,7 +122,7 @@ bool priv_active(void)
 static _Noreturn void lost(const char *why)
 {
 	log_err("the privileged process %s: the collector exits", why);
-	exit(EXIT_FAILURE);
+	exit(EXIT_LOST);
 }
 
 /* Send a request, wait for its reply (and the descriptor, where fd is not NULL). The
@@ -913,7 +914,7 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	struct priv *p = xcalloc(1, sizeof(*p));
 	struct pollfd pfd[2];
 	sigset_t set;
-	int sfd = -1, status = EXIT_SUCCESS, ws;
+	int sfd = -1, status = EXIT_OK, ws;
 	bool broken = false;
 
 	p->sock = sock;
@@ -967,11 +968,11 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 			status = WEXITSTATUS(ws);
 		else {
 			log_err("the collector was killed by signal %d", WTERMSIG(ws));
-			status = EXIT_FAILURE;
+			status = EXIT_LOST;
 		}
 	}
 	if (broken)
-		status = EXIT_FAILURE;
+		status = EXIT_LOST;
 	if (sfd >= 0)
 		close(sfd);
 	config_free(p->cfg);

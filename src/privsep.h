@@ -115,8 +115,8 @@ bool priv_active(void);
 
 /* Fork. The parent becomes the privileged process: it keeps CAP_SYS_ADMIN and CAP_NET_RAW
  * only, answers the collector's messages and passes signals on to it, until the collector
- * goes; then it returns 1 with the exit status in *status (the collector's own, or failure
- * if it broke the protocol or was killed). The child, the collector, returns 0 with
+ * goes; then it returns 1 with the exit status in *status (the collector's own, or
+ * EXIT_LOST if it broke the protocol or was killed). The child, the collector, returns 0 with
  * priv_active() true. -1 (logged) if the fork failed. rnd_fd: /dev/random, opened and
  * probed (or -1 in a dry run); the collector does not keep it. cfg: the configuration the
  * privileged process starts from (its own copy after the fork, freed by it; it re-reads
@@ -130,7 +130,7 @@ int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int read
  * privileges, death with the privileged process. 0, or -1 (logged). */
 int priv_collector_lockdown(void);
 
-/* Exit (status 1) as soon as the privileged process goes. */
+/* Exit (status EXIT_LOST) as soon as the privileged process goes. */
 void priv_watch(struct event_base *base);
 /* The collector is done with the privileged process: it sees the end and exits too. */
 void priv_close(void);

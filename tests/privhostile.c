@@ -4,7 +4,7 @@
  *                                       SECONDS; print what was asked and credited
  *   privhostile CONFIG CASE             one hostile message (see cases[]); the privileged
  *                                       process must close the connection, hand over no
- *                                       descriptor and exit non-zero
+ *                                       descriptor and exit 4 (EXIT_LOST)
  *   privhostile CONFIG packet           a valid PACKET_SOCKET: a descriptor comes back
  *   (packet-disabled is the same request, for a CONFIG whose network class is disabled)
  *
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon.h"
 #include "log.h"
 #include "privsep.h"
 #include "util.h"
@@ -294,7 +295,7 @@ static int hostile(const char *name)
 		       ok ? "PASS" : "FAIL", n, rep.err, fd >= 0 ? "received" : "none", st);
 		return ok && st == 0 ? 0 : 1;
 	}
-	if (n != 0 || fd >= 0 || st == 0 || fds_open() != before - 1) {
+	if (n != 0 || fd >= 0 || st != EXIT_LOST || fds_open() != before - 1) {
 		printf("FAIL: %s: reply %zd bytes, descriptor %s, exit %d\n", name, n,
 		       fd >= 0 ? "received" : "none", st);
 		return 1;

@@ -159,7 +159,7 @@ pass "a capture opened again: its packet socket made by the privileged process, 
 kill -KILL "$COLLECTOR"
 rc=0; timeout 5 tail --pid="$DAEMON_PID" -f /dev/null || fail "the privileged process outlived the collector"
 wait "$DAEMON_PID" || rc=$?
-[ "$rc" -ne 0 ] || fail "the privileged process exited 0 after the collector was killed"
+[ "$rc" -eq 4 ] || fail "the privileged process exited $rc after the collector was killed, want 4"
 grep -q "the collector was killed by signal 9" "$T/log" || fail "the collector's death not said"
 DAEMON_PID=
 start_daemon -v -f "$T/e.conf"
@@ -183,4 +183,4 @@ exec 9>&-
 stop_daemon
 grep -q "privileged process: .* bits asked, .* credited, 0 clipped by the ceiling" "$T/log" ||
 	fail "an honest collector was clipped: $(grep "privileged process:" "$T/log")"
-pass "collector killed: the privileged process exits non-zero; privileged process killed: the collector goes; restarts clean, the trace left behind torn down"
+pass "collector killed: the privileged process exits 4; privileged process killed: the collector goes; restarts clean, the trace left behind torn down"
