@@ -223,8 +223,10 @@ static bool have_event(const char *dir)
 	return access(path, R_OK) == 0;
 }
 
-/* The tracefs directory with the tracepoint in it, mounting tracefs if need be. */
-static const char *tracefs_dir(char *err, size_t errlen)
+/* The tracefs directory with the tracepoint in it, mounting tracefs if need be and asked
+ * to (only with privilege: the collector never tries, its system call filter would kill
+ * it). */
+static const char *tracefs_dir(bool may_mount, char *err, size_t errlen)
 {
 	struct statfs sfs;
 
@@ -235,6 +237,11 @@ static const char *tracefs_dir(char *err, size_t errlen)
 	if (statfs(TRACEFS, &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC) {
 		snprintf(err, errlen, "tracefs has no " EVENT_DIR " (kernel without the block "
 				      "tracepoints?)");
+		return NULL;
+	}
+	if (!may_mount) {
+		snprintf(err, errlen, "tracefs is not mounted at " TRACEFS " (nor under "
+				      "debugfs), and mounting it at start failed");
 		return NULL;
 	}
 	if (mount("nodev", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
@@ -251,14 +258,12 @@ static const char *tracefs_dir(char *err, size_t errlen)
 	return NULL;
 }
 
-bool block_tp_tracepoint_id(unsigned *id_out, char *err, size_t errlen)
+/* The tracepoint's id from tracefs found at dir. */
+static bool read_id(const char *dir, unsigned *id_out, char *err, size_t errlen)
 {
-	const char *dir = tracefs_dir(err, errlen);
 	char path[256], *text, *end;
 	unsigned long id;
 
-	if (!dir)
-		return false;
 	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/id", dir);
 	text = read_small(path, 64);
 	if (!text) {
@@ -277,12 +282,21 @@ bool block_tp_tracepoint_id(unsigned *id_out, char *err, size_t errlen)
 	return true;
 }
 
+bool block_tp_tracepoint_id(unsigned *id, char *err, size_t errlen)
+{
+	const char *dir = tracefs_dir(true, err, errlen);
+
+	return dir && read_id(dir, id, err, errlen);
+}
+
+/* The id and the format, where tracefs is (mounted at start, if need be, while entropyd
+ * still had the privilege to). */
 static bool read_tracepoint(struct block_tp *tp, char *err, size_t errlen)
 {
-	const char *dir;
+	const char *dir = tracefs_dir(!priv_active(), err, errlen);
 	char path[256], *text;
 
-	if (!block_tp_tracepoint_id(&tp->id, err, errlen) || !(dir = tracefs_dir(err, errlen)))
+	if (!dir || !read_id(dir, &tp->id, err, errlen))
 		return false;
 	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/format", dir);
 	text = read_small(path, 16384);
