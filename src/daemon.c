@@ -16,6 +16,7 @@
 #include "log.h"
 #include "notify.h"
 #include "pipeline.h"
+#include "policy.h"
 #include "pool.h"
 #include "privsep.h"
 #include "sink.h"
@@ -259,8 +260,7 @@ static void before_fork(const struct config *cfg)
 	unsigned id;
 
 	(void)notify_watchdog_usec();
-	if (cfg->policy[CLASS_BLOCK].rule.mode == MODE_DISABLED &&
-	    cfg->policy[CLASS_BLOCK].n_overrides == 0)
+	if (!policy_class_wanted(cfg, CLASS_BLOCK))
 		return;
 	rundir = blkt_rundir();
 	blkt_cleanup_leftovers(rundir);

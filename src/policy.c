@@ -7,27 +7,43 @@
 #include <fnmatch.h>
 #include <math.h>
 
+struct policy_rule policy_override_apply(const struct policy_rule *base,
+					const struct policy_override *o)
+{
+	struct policy_rule r = *base;
+
+	if (o->set & RULE_SET_MODE)
+		r.mode = o->rule.mode;
+	if (o->set & RULE_SET_SCALE)
+		r.scale = o->rule.scale;
+	if (o->set & RULE_SET_CAP_EVENT)
+		r.cap_bits_per_event = o->rule.cap_bits_per_event;
+	if (o->set & RULE_SET_CAP_SECOND)
+		r.cap_bits_per_second = o->rule.cap_bits_per_second;
+	return r;
+}
+
 struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name)
 {
 	const struct class_policy *cp = &cfg->policy[cls];
-	struct policy_rule r = cp->rule;
 
-	for (size_t i = 0; i < cp->n_overrides; i++) {
-		const struct policy_override *o = &cp->overrides[i];
+	for (size_t i = 0; i < cp->n_overrides; i++)
+		if (fnmatch(cp->overrides[i].name, name, 0) == 0)
+			return policy_override_apply(&cp->rule, &cp->overrides[i]);
+	return cp->rule;
+}
 
-		if (fnmatch(o->name, name, 0) != 0)
-			continue;
-		if (o->set & RULE_SET_MODE)
-			r.mode = o->rule.mode;
-		if (o->set & RULE_SET_SCALE)
-			r.scale = o->rule.scale;
-		if (o->set & RULE_SET_CAP_EVENT)
-			r.cap_bits_per_event = o->rule.cap_bits_per_event;
-		if (o->set & RULE_SET_CAP_SECOND)
-			r.cap_bits_per_second = o->rule.cap_bits_per_second;
-		break;
-	}
-	return r;
+bool policy_class_wanted(const struct config *cfg, enum src_class cls)
+{
+	const struct class_policy *cp = &cfg->policy[cls];
+
+	if (cp->rule.mode != MODE_DISABLED)
+		return true;
+	for (size_t i = 0; i < cp->n_overrides; i++)
+		if ((cp->overrides[i].set & RULE_SET_MODE) &&
+		    cp->overrides[i].rule.mode != MODE_DISABLED)
+			return true;
+	return false;
 }
 
 double policy_credit(const struct policy_rule *rule, double estimate)

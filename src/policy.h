@@ -9,6 +9,11 @@
 
 /* The class rule with the first matching per-instance override applied. */
 struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name);
+/* base with the fields override o gives. */
+struct policy_rule policy_override_apply(const struct policy_rule *base,
+					const struct policy_override *o);
+/* Is any instance of the class opened at all: its mode not disabled, or an override's? */
+bool policy_class_wanted(const struct config *cfg, enum src_class cls);
 
 /* Credit for one event from its estimate: trusted min(cap, est), reduced scale * min(cap, est),
  * mix-only and disabled 0. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "policy.h"
 
 #define SOURCE_DRIVER_DECL(id, name, driver) extern const struct source_ops source_##driver##_ops;
 SRC_CLASSES(SOURCE_DRIVER_DECL)
@@ -24,20 +25,6 @@ const struct source_ops *source_driver(enum src_class cls)
 	return drivers[cls];
 }
 
-/* A class is wanted unless its mode is disabled and no override enables an instance. */
-static bool class_wanted(const struct config *cfg, enum src_class cls)
-{
-	const struct class_policy *cp = &cfg->policy[cls];
-
-	if (cp->rule.mode != MODE_DISABLED)
-		return true;
-	for (size_t i = 0; i < cp->n_overrides; i++)
-		if ((cp->overrides[i].set & RULE_SET_MODE) &&
-		    cp->overrides[i].rule.mode != MODE_DISABLED)
-			return true;
-	return false;
-}
-
 int sources_start(struct source *srcs, struct event_base *base, const struct config *cfg)
 {
 	for (int c = 0; c < CLASS_COUNT; c++) {
@@ -47,7 +34,7 @@ int sources_start(struct source *srcs, struct event_base *base, const struct con
 		src->ops = drivers[c];
 		src->base = base;
 		src->cfg = cfg;
-		if (!class_wanted(cfg, (enum src_class)c)) {
+		if (!policy_class_wanted(cfg, (enum src_class)c)) {
 			log_info("%s source: disabled by policy", src->ops->name);
 			continue;
 		}
@@ -61,8 +48,8 @@ void sources_reload(struct source *srcs, const struct config *cfg)
 {
 	for (int c = 0; c < CLASS_COUNT; c++) {
 		struct source *src = &srcs[c];
-		bool was = class_wanted(src->cfg, (enum src_class)c);
-		bool wanted = class_wanted(cfg, (enum src_class)c);
+		bool was = policy_class_wanted(src->cfg, (enum src_class)c);
+		bool wanted = policy_class_wanted(cfg, (enum src_class)c);
 
 		src->cfg = cfg;
 		if (src->running && !wanted) {

@@ -65,23 +65,7 @@ static void start(const char *path)
 /* Send len bytes of msg, with fd attached if >= 0. */
 static void sendraw(void *msg, size_t len, int fd)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {.iov_base = msg, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-
-	if (fd >= 0) {
-		struct cmsghdr *cm;
-
-		memset(cbuf, 0, sizeof(cbuf));
-		mh.msg_control = cbuf;
-		mh.msg_controllen = sizeof(cbuf);
-		cm = CMSG_FIRSTHDR(&mh);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-	}
-	if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)len) {
+	if (send_with_fd(sock, msg, len, fd) != (ssize_t)len) {
 		perror("privhostile: send");
 		exit(1);
 	}
