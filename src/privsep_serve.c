@@ -19,6 +19,8 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
@@ -36,6 +38,8 @@
 #define MAX_DISKS 256   /* traces the privileged process keeps at once */
 #define MAX_COUNT 65536 /* instances counted in a directory, at most */
 #define RATE_EVERY_NS NS_PER_SEC
+#define MAX_START_NODES 4096
+#define INPUT_MAJOR 13 /* the kernel's input subsystem (evdev nodes) */
 
 struct traced {
 	char name[PRIV_DISK_NAME];
@@ -51,13 +55,17 @@ struct priv {
 	pid_t child;
 	struct traced disks[MAX_DISKS];
 	unsigned packet_sockets; /* handed out since start */
+	/* Input nodes that are not the input major's character devices (FIFOs and files of
+	 * recorded events) count only if they were there at start: a collector can make those
+	 * (uid 0), but not character devices (no CAP_MKNOD). */
+	struct strlist start_nodes;
 	/* The ceiling: a token bucket of bits. */
 	double rate;   /* bits per second */
+	double rate_high; /* the highest it has been */
 	double depth;  /* bits */
-	double tokens; /* starts empty */
+	double tokens; /* starts with a second's worth (ceiling_update) */
 	uint64_t refill_ns, rate_ns;
 	uint64_t asked, credited, clipped; /* bits */
-	uint64_t clip_said;
 	char why[160]; /* why the connection was closed */
 };
 
@@ -121,9 +129,52 @@ static unsigned count_dir(const char *dir, bool (*want)(const struct config *, c
 	return n;
 }
 
+/* An input node: an event* character device of the input major in the watched directory,
+ * or any other event* entry that was there at start (start_nodes). */
+static bool input_node(const struct config *cfg, const char *name, bool *chr)
+{
+	char *path;
+	struct stat st;
+	bool ok;
+
+	if (strncmp(name, "event", 5) != 0)
+		return false;
+	path = xasprintf("%s/%s", cfg->input.watch, name);
+	ok = lstat(path, &st) == 0;
+	free(path);
+	*chr = ok && S_ISCHR(st.st_mode) && major(st.st_rdev) == INPUT_MAJOR;
+	return ok;
+}
+
+static const struct strlist *start_nodes; /* for want_input: this process's p->start_nodes */
+
 static bool want_input(const struct config *cfg, const char *name)
 {
-	return strncmp(name, "event", 5) == 0;
+	bool chr;
+
+	if (!input_node(cfg, name, &chr))
+		return false;
+	if (chr)
+		return true;
+	for (size_t i = 0; start_nodes && i < start_nodes->n; i++)
+		if (strcmp(start_nodes->v[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* The input nodes there at start that are not character devices. */
+static void note_start_nodes(struct priv *p)
+{
+	DIR *d;
+	struct dirent *e;
+	bool chr;
+
+	if (!policy_class_wanted(p->cfg, CLASS_INPUT) || !(d = opendir(p->cfg->input.watch)))
+		return;
+	while ((e = readdir(d)) && p->start_nodes.n < MAX_START_NODES)
+		if (input_node(p->cfg, e->d_name, &chr) && !chr)
+			strlist_add(&p->start_nodes, e->d_name);
+	closedir(d);
 }
 
 static bool want_disk(const struct config *cfg, const char *name)
@@ -133,10 +184,11 @@ static bool want_disk(const struct config *cfg, const char *name)
 	return disk_selected(cfg, name, &info);
 }
 
-/* The ceiling's rate: per class, the most one instance may be credited per second (the
- * largest cap_bits_per_second of the class rule and its overrides, times the rule's weight:
- * 1 trusted, scale reduced, 0 otherwise) times the instances this process can vouch for:
- * input, the event* nodes in the watched directory; block, the whole disks of /sys/block
+/* The ceiling's rate: per class, the most one instance may be credited per second (over
+ * the class rule and its overrides, the largest cap_bits_per_second times the rule's
+ * weight: 1 trusted, scale reduced, 0 otherwise) times the instances this process can vouch for:
+ * input, the event* character devices of the input major in the watched directory, and
+ * other event* entries (FIFOs, files) that were there at start; block, the whole disks of /sys/block
  * the configuration selects; network, the packet sockets handed out (at most the
  * interfaces of /sys/class/net), plus one for a configured savefile. */
 static double ceiling_rate(struct priv *p)
@@ -169,9 +221,12 @@ static void ceiling_update(struct priv *p, bool recount)
 		double rate = ceiling_rate(p);
 
 		/* The collector's own per-instance caps start with one second's worth: so does
-		 * each instance here, when it is first counted. */
-		if (rate > p->rate)
-			p->tokens += rate - p->rate;
+		 * each instance here, when it is first counted; an instance that goes and comes
+		 * back does not bring another (so no flapping can fill the bucket). */
+		if (rate > p->rate_high) {
+			p->tokens += rate - p->rate_high;
+			p->rate_high = rate;
+		}
 		p->rate = rate;
 		p->depth = p->rate > 0 ? fmax(PRIV_DEPTH_S * p->rate, PRIV_DEPTH_MIN) : 0;
 		p->tokens = fmin(p->tokens, p->depth);
@@ -515,6 +570,8 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	p->rnd_fd = rnd_fd;
 	p->child = child;
 	p->refill_ns = mono_ns();
+	note_start_nodes(p);
+	start_nodes = &p->start_nodes;
 	ceiling_update(p, true);
 	if (child > 0)
 		sfd = signals_fd(&set);
@@ -568,6 +625,8 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	if (sfd >= 0)
 		close(sfd);
 	config_free(p->cfg);
+	strlist_free(&p->start_nodes);
+	start_nodes = NULL;
 	wipe(p, sizeof(*p));
 	free(p);
 	return status;

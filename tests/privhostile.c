@@ -1,7 +1,9 @@
 /* privhostile: speak the privileged process's protocol as a compromised collector would.
  *
- *   privhostile CONFIG credit SECONDS   forge ADD_ENTROPY (512 bytes, 4096 bits each) for
- *                                       SECONDS; print what was asked and credited
+ *   privhostile CONFIG credit SECONDS [DIR]
+ *                                       forge ADD_ENTROPY (512 bytes, 4096 bits each) for
+ *                                       SECONDS; print what was asked and credited; with
+ *                                       DIR, first make 8 more input FIFOs there
  *   privhostile CONFIG CASE             one hostile message (see cases[]); the privileged
  *                                       process must close the connection, hand over no
  *                                       descriptor and exit 4 (EXIT_LOST)
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,13 +112,41 @@ static double now_s(void)
 	return (double)mono_ns() / 1e9;
 }
 
-static int credit(double seconds)
+/* As a collector (uid 0) could: more input nodes (FIFOs) in dir, once the privileged
+ * process is answering, so that it would count more instances. */
+static void more_nodes(const char *dir)
+{
+	struct priv_hdr h;
+	struct priv_reply rep;
+	char path[4096];
+	int fd;
+
+	hdr(&h, PRIV_RESEED, sizeof(h));
+	sendraw(&h, sizeof(h), -1);
+	if (reply(&rep, &fd) != (ssize_t)sizeof(rep)) {
+		printf("FAIL: RESEED got no reply\n");
+		exit(1);
+	}
+	for (int i = 100; i < 108; i++) {
+		snprintf(path, sizeof(path), "%s/event%d", dir, i);
+		if (mkfifo(path, 0600) < 0) {
+			perror("privhostile: mkfifo");
+			exit(2);
+		}
+	}
+}
+
+static int credit(double seconds, const char *dir)
 {
 	struct req_entropy req;
 	struct priv_reply rep;
 	unsigned long long asked = 0, credited = 0, batches = 0;
-	double t0 = now_s(), t;
+	double t0, t;
 	int fd, st;
+
+	if (dir)
+		more_nodes(dir);
+	t0 = now_s();
 
 	memset(&req, 0, sizeof(req));
 	hdr(&req.h, PRIV_ADD_ENTROPY, sizeof(req));
@@ -290,13 +321,14 @@ static int hostile(const char *name)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (strcmp(argv[2], "credit") == 0 && argc != 4)) {
-		fputs("usage: privhostile CONFIG credit SECONDS | privhostile CONFIG CASE\n", stderr);
+	if (argc < 3 || (strcmp(argv[2], "credit") == 0 && argc != 4 && argc != 5)) {
+		fputs("usage: privhostile CONFIG credit SECONDS [DIR] | privhostile CONFIG CASE\n",
+		      stderr);
 		return 2;
 	}
 	log_open(true, 0);
 	start(argv[1]);
 	if (strcmp(argv[2], "credit") == 0)
-		return credit(atof(argv[3]));
+		return credit(atof(argv[3]), argc == 5 ? argv[4] : NULL);
 	return hostile(argv[2]);
 }

@@ -53,6 +53,18 @@ grep -q "credit ceiling: .* bits asked were not credited (the data was mixed)" "
 	fail "clipping not logged"
 pass "forged credit: $asked bits asked, $credited credited in $secs s (ceiling $RATE bits/s), as strace shows"
 
+# A collector that makes more input nodes (FIFOs: it is uid 0) gains nothing by them: only
+# the input major's character devices count when they appear, other nodes only if they
+# were there at start.
+"$HOSTILE" "$T/h.conf" credit 2 "$T/hin" > "$T/hout" 2> "$T/herr" ||
+	fail "privhostile credit with more nodes: $(cat "$T/hout" "$T/herr")"
+[ -p "$T/hin/event107" ] || fail "privhostile made no FIFOs"
+read -r asked credited secs <<< "$(sed -E 's/.* ([0-9]+) bits asked, ([0-9]+) credited in ([0-9.]+) s.*/\1 \2 \3/' "$T/hout")"
+awk -v c="$credited" -v r="$RATE" -v t="$secs" 'BEGIN { exit !(c <= r * (t + 1) + 1) }' ||
+	fail "with 8 FIFOs made after start: $credited bits credited in $secs s, over $RATE bits/s"
+rm -f "$T"/hin/event1??
+pass "8 input FIFOs made by the collector after start: still $credited bits in $secs s"
+
 # ---- a compromised collector: messages that break the protocol ----
 new_loop L
 N=${L#/dev/}
