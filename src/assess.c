@@ -23,6 +23,8 @@ struct assessment {
 	size_t above_bits; /* samples with bits set above the low `bits`: masked off */
 	struct sp90b_assessment r;
 	enum src_class cls;
+	const char *instance; /* NULL: the class rule */
+	const char *override; /* the override of instance that applies, or NULL */
 	const char *config; /* the file the policy came from; NULL: built-in defaults */
 	struct policy_rule rule;
 	double credit;
@@ -209,6 +211,8 @@ static void print_json(const struct assessment *a, FILE *out)
 	json_object_set_new(root, "min_by", by ? json_string(by) : json_null());
 	json_object_set_new(root, "details", details_json(r));
 	json_object_set_new(root, "class", json_string(class_name(a->cls)));
+	json_object_set_new(root, "instance", a->instance ? json_string(a->instance) : json_null());
+	json_object_set_new(root, "override", a->override ? json_string(a->override) : json_null());
 	json_object_set_new(root, "config", a->config ? json_string(a->config) : json_null());
 	json_object_set_new(root, "policy", pol);
 	json_object_set_new(root, "credit_per_event", num(a->credit));
@@ -251,8 +255,8 @@ static const char *not_run(const struct sp90b_assessment *r, bool bitstring, uns
 	    (e == SP90B_T_COLLISION || e == SP90B_T_MARKOV || e == SP90B_T_COMPRESSION))
 		return "- (bitstrings only)";
 	if (!bitstring && e == SP90B_T_MULTI_MCW)
-		return "not run: needs at least 4096 samples";
-	return "not run: too few samples or no repeat";
+		return "- (needs 4096 samples)";
+	return "- (too few or no repeat)";
 }
 
 static void print_text(const struct assessment *a, FILE *out)
@@ -263,11 +267,12 @@ static void print_text(const struct assessment *a, FILE *out)
 	char cell[64];
 
 	fprintf(out, "%-22s%s\n", "file", a->file);
-	fprintf(out, "%-22s%zu, %u bit%s each, %u distinct value%s\n", "samples", a->samples,
-		r->bits, r->bits == 1 ? "" : "s", r->k, r->k == 1 ? "" : "s");
+	fprintf(out, "%-22s%zu, %u %s each, %u distinct %s\n", "samples", a->samples, r->bits,
+		plural(r->bits, "bit", "bits"), r->k, plural(r->k, "value", "values"));
 	if (a->above_bits)
-		fprintf(out, "%-22s%zu samples have bits above the low %u: only the low bits are "
-			"used, as ea_non_iid does\n", "", a->above_bits, r->bits);
+		fprintf(out, "%-22s%zu %s bits above the low %u: only the low bits are "
+			"used, as ea_non_iid does\n", "", a->above_bits,
+			plural(a->above_bits, "sample has", "samples have"), r->bits);
 	fprintf(out, "\nSP 800-90B non-IID estimators, min-entropy (as ea_non_iid computes them):\n"
 		     "  %-20s%-26s%s\n", "", "literal, bits per sample",
 		"bitstring, bits per bit");
@@ -302,8 +307,17 @@ static void print_text(const struct assessment *a, FILE *out)
 			by ? by : "the sample width");
 	}
 
-	fprintf(out, "\nPolicy for class %s, from %s:\n", class_name(a->cls),
-		a->config ? a->config : "built-in defaults");
+	if (a->instance)
+		fprintf(out, "\nPolicy for instance %s of class %s, from %s:\n", a->instance,
+			class_name(a->cls), a->config ? a->config : "built-in defaults");
+	else
+		fprintf(out, "\nPolicy for class %s, from %s:\n", class_name(a->cls),
+			a->config ? a->config : "built-in defaults");
+	if (a->instance && a->override)
+		fprintf(out, "  %-20s%s\n", "override", a->override);
+	else if (a->instance)
+		fprintf(out, "  %-20snone matches %s: the class rule applies\n", "override",
+			a->instance);
 	fprintf(out, "  %-20s%s", "mode", policy_mode_name(rule->mode));
 	if (rule->mode == MODE_REDUCED)
 		fprintf(out, ", scale %g", rule->scale);
@@ -320,7 +334,8 @@ static void print_text(const struct assessment *a, FILE *out)
 
 int assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *out, FILE *err)
 {
-	struct assessment a = {.file = opts->file, .cls = opts->cls};
+	struct assessment a = {.file = opts->file, .cls = opts->cls, .instance = opts->instance};
+	const struct policy_override *ov = NULL;
 	uint8_t *data;
 	size_t i;
 
@@ -333,6 +348,10 @@ int assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *o
 		free(data);
 		return 1;
 	}
+	if (a.samples < ASSESS_MIN_SAMPLES)
+		fprintf(err, "entropyd: --assess: warning: %s holds %zu samples; SP 800-90B asks for "
+			"at least %d, and estimates from fewer mean little\n", opts->file, a.samples,
+			ASSESS_MIN_SAMPLES);
 	for (i = 0; i < a.samples; i++)
 		a.above_bits += (data[i] >> opts->bits) != 0;
 	if (sp90b_assess(NULL, data, a.samples, opts->bits, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
@@ -346,6 +365,11 @@ int assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *o
 
 	a.config = cfg->path;
 	a.rule = cfg->policy[opts->cls].rule;
+	if (opts->instance) {
+		ov = policy_override_for(cfg, opts->cls, opts->instance);
+		a.override = ov ? ov->name : NULL;
+		a.rule = policy_resolve(cfg, opts->cls, opts->instance);
+	}
 	/* policy_credit caps the estimate itself: credit = weight x min(cap, H). */
 	a.credit = policy_credit(&a.rule, a.r.h_assessed);
 	if (opts->json)

@@ -41,7 +41,8 @@ static const struct setting net_override_tab[] = {
 
 static const struct setting network_tab[] = {
 	{.key = "interfaces", .type = SET_STRLIST, .offset = CFG(network.interfaces),
-	 .flags = SF_NONEMPTY | SF_AUTO, .def_list = list_auto,
+	 .flags = SF_NONEMPTY | SF_AUTO | SF_PICKS, .def_list = list_auto,
+	 .example = "[ \"eth0\", \"wlan*\" ]",
 	 .help = "interface names or globs; auto: every interface that is up, not loopback"},
 	CAPTURE_KEYS(CFG(network.capture)),
 	{.key = "file", .type = SET_STRING, .offset = CFG(network.file), .def_str = "",
@@ -147,6 +148,7 @@ const struct source_class class_network = {
 	.policy_help = "policy for network interfaces",
 	.sources_help = "packet arrivals (libpcap)",
 	.settings = network_tab,
+	.instance_noun = "interface",
 	.instances = {.kind = &net_kind,
 		      .array = CFG(network.instances),
 		      .count = CFG(network.n_instances),

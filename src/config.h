@@ -87,6 +87,8 @@ struct config {
 		double batch_interval; /* seconds a pending batch may wait at most */
 		double mix_interval;   /* seconds between mixes once the CRNG is ready */
 		int low_watermark;     /* watermark mode: feed while entropy_avail is below */
+		bool boot_allowance;   /* CRNG not ready: what the kernel needs, not the
+					* per-second caps, bounds credit (pipeline.c) */
 	} feed;
 
 	struct class_policy policy[CLASS_COUNT];

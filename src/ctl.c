@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "ctl_proto.h"
+#include "disabled.h"
 #include "log.h"
 #include "pipeline.h"
 #include "source_class.h"
@@ -175,14 +176,16 @@ static json_t *get_sources(struct ctl *ctl)
 	json_t *list = json_array();
 	struct inst_info info;
 
-	for (size_t i = 0; pipeline_info(i, &info); i++) {
-		json_t *rec = source_record(ctl, &info);
+	bool ok = true;
 
-		if (!rec) {
-			json_decref(list);
-			return NULL;
-		}
-		json_array_append_new(list, rec);
+	for (size_t i = 0; ok && pipeline_info(i, &info); i++)
+		ok = json_array_append_new(list, source_record(ctl, &info)) == 0;
+	/* Then what policy disables: never opened, but an administrator must see it. */
+	for (size_t i = 0; ok && disabled_info(i, ctl->cfg, &info); i++)
+		ok = json_array_append_new(list, source_record(ctl, &info)) == 0;
+	if (!ok) {
+		json_decref(list);
+		return NULL;
 	}
 	return json_pack("{s:o}", "sources", list);
 }
@@ -726,6 +729,7 @@ struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
 {
 	struct ctl *ctl = xcalloc(1, sizeof(*ctl));
 
+	ctl_json_seed_daemon(); /* before any request is parsed: see ctl_proto.h */
 	ctl->base = base;
 	ctl->ops = ops;
 	ctl->ops_arg = arg;

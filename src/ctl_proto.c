@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -93,7 +96,7 @@ static const char io_entropyd[] =
 	"\n"
 	"# SP 800-90B health tests of one instance.\n"
 	"type Health (\n"
-	"  # startup, ok, failed or permanent\n"
+	"  # startup, ok, failed or failed-permanent\n"
 	"  state: string,\n"
 	"  # the test that failed last, or none\n"
 	"  last_failure: string,\n"
@@ -120,6 +123,7 @@ static const char io_entropyd[] =
 	"type Source (\n"
 	"  # input, block or network\n"
 	"  class: string,\n"
+	"  # the instance; \"*\" for a whole class that policy disables\n"
 	"  name: string,\n"
 	"  # e.g. keyboard, mouse, stream\n"
 	"  kind: string,\n"
@@ -150,7 +154,8 @@ static const char io_entropyd[] =
 	"# The daemon, the kernel's state and the totals.\n"
 	"method GetStatus() -> (daemon: Daemon, kernel: Kernel, totals: Totals)\n"
 	"\n"
-	"# Every open source instance, oldest first.\n"
+	"# Every source instance, oldest first; then each instance and whole class that policy\n"
+	"# disables (never opened: state \"disabled by policy\", health state \"-\").\n"
 	"method GetSources() -> (sources: []Source)\n"
 	"\n"
 	"# Re-read the configuration file, as SIGHUP does; only root may. A configuration with\n"
@@ -283,6 +288,38 @@ json_t *ctl_call_new(const char *method, json_t *params)
 json_t *ctl_real(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* json_object_seed(0) would have jansson read /dev/urandom: a seed is never 0. */
+static void json_seed(uint64_t v)
+{
+	uint32_t seed = (uint32_t)(v ^ v >> 32);
+
+	json_object_seed(seed ? seed : 1);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+void ctl_json_seed_client(void)
+{
+	json_seed(clock_ns(CLOCK_REALTIME) ^ (uint64_t)getpid() << 32);
+}
+
+void ctl_json_seed_daemon(void)
+{
+	const uint8_t *key = (const uint8_t *)getauxval(AT_RANDOM);
+	uint64_t in[3] = {clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME), (uint64_t)getpid()};
+	uint8_t none[16] = {0};
+
+	/* Linux has given AT_RANDOM since 2.6.29; without it only the clocks and pid remain. */
+	json_seed(siphash24(key ? key : none, in, sizeof(in)));
 }
 
 char *ctl_encode(const json_t *msg, size_t *len)

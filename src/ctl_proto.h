@@ -15,8 +15,11 @@
  *   2  Source.merged; Health.requalified and Health.retry_in_s; Source.credit (why credit
  *      does not grow, and the weight in force); Source.policy.scale null outside mode
  *      reduced; Source.estimate_bits null before the first estimate; Daemon.config, the
- *      configuration file in force; Source.backend the one in use. */
-#define CTL_PROTO_VERSION 2
+ *      configuration file in force; Source.backend the one in use.
+ *   3  GetSources also lists, after the instances, each instance and each whole class
+ *      (Source.name "*") that policy disables, with state "disabled by policy" and health
+ *      "-"; Health.state "failed-permanent" named as such. */
+#define CTL_PROTO_VERSION 3
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 
@@ -114,5 +117,25 @@ void ctl_reply_free(struct ctl_reply *r);
 
 /* A JSON number or null for a double jansson cannot hold (NaN, infinities). */
 json_t *ctl_real(double v);
+
+/* jansson seeds its objects' hash from /dev/urandom when it makes its first object. Before
+ * the kernel's CRNG is ready, reading /dev/urandom (or a getrandom() that may wait) starts
+ * the kernel's own jitter entropy loop, which changes when the CRNG becomes ready: the
+ * moment entropyd is there to bring forward and entropyctl reports on. So both programs
+ * seed jansson themselves, before anything else uses it, and read no randomness for it.
+ *
+ * entropyctl: it parses only the replies of the daemon it asked, which runs as root and
+ * builds them itself: nobody who could choose colliding keys (a hash flood) writes what it
+ * parses. The clock and the pid are seed enough. */
+void ctl_json_seed_client(void);
+/* entropyd: it parses requests from members of the control group, who could send keys that
+ * all fall into one bucket if they knew the seed. The seed is SipHash-2-4 of the pid and the
+ * clocks, keyed with the 16 bytes the kernel gives every program at exec (AT_RANDOM): drawn
+ * from its CRNG without waiting and without starting the jitter loop, and readable by no
+ * other process without ptrace rights over this one (/proc/PID/auxv). Through the PRF the
+ * seed tells nothing about those bytes (glibc's stack canary and pointer guard come from
+ * them too). Before the CRNG is ready they are only as unpredictable as the kernel's pool is
+ * then; whatever the seed, a request is at most CTL_MAX_REQUEST bytes. */
+void ctl_json_seed_daemon(void);
 
 #endif

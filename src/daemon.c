@@ -3,6 +3,7 @@
 
 #include "daemon.h"
 
+#include <math.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "policy.h"
 #include "pool.h"
 #include "privsep.h"
+#include "record.h"
 #include "sink.h"
 #include "source_class.h"
 #include "sources.h"
@@ -47,13 +49,16 @@ struct daemon {
 static void status_now(struct daemon *d)
 {
 	struct inst_counters t;
+	unsigned long long credited;
 
 	d->status_ns = mono_ns();
 	pipeline_totals(&t);
-	notify_status("%s: %zu sources, %llu events, %.0f bits credited, %llu bits fed; CRNG %s",
+	credited = (unsigned long long)llround(t.credited_bits);
+	notify_status("%s: %zu %s, %llu %s, %llu %s credited, %llu %s fed; CRNG %s",
 		      feed_phase_name(d->feed.phase), pipeline_count(),
-		      (unsigned long long)t.events, t.credited_bits,
-		      (unsigned long long)d->sink.credited,
+		      plural(pipeline_count(), "source", "sources"), (unsigned long long)t.events,
+		      plural(t.events, "event", "events"), credited, plural(credited, "bit", "bits"),
+		      (unsigned long long)d->sink.credited, plural(d->sink.credited, "bit", "bits"),
 		      d->feed.ks.crng_ready ? "ready" : "not ready");
 }
 
@@ -75,14 +80,16 @@ static void log_summary(struct daemon *d, int prio)
 	for (size_t i = 0; pipeline_info(i, &info); i++)
 		log_msg(prio,
 			"%s/%s: kind %s, state %s, backend %s, policy %s, health %s, symbols %s, "
-			"%llu events, "
-			"%llu skipped, %llu bytes mixed, %.1f bits estimated, %.1f bits credited",
+			"%llu %s, "
+			"%llu skipped, %llu %s mixed, %.1f bits estimated, %.1f bits credited",
 			class_name(info.cls), info.name, info.kind, info.state,
 			info.backend ? info.backend : class_backend(d->cfg, info.cls),
 			policy_mode_name(info.rule.mode), info.health,
 			info.jiffy_ns ? "sub-jiffy" : "full", (unsigned long long)info.c.events,
+			plural(info.c.events, "event", "events"),
 			(unsigned long long)info.c.skipped, (unsigned long long)info.c.mixed_bytes,
-			info.c.estimated_bits, info.c.credited_bits);
+			plural(info.c.mixed_bytes, "byte", "bytes"), info.c.estimated_bits,
+			info.c.credited_bits);
 	if (d->feed.ready_after_ns)
 		log_msg(prio, "kernel: CRNG became ready %.1f s after start",
 			(double)d->feed.ready_after_ns / 1e9);
@@ -92,12 +99,14 @@ static void log_summary(struct daemon *d, int prio)
 			feed_phase_name(d->feed.phase));
 	pipeline_totals(&t);
 	log_msg(prio,
-		"total: %llu events, %.1f bits estimated, %.1f bits credited by policy; "
-		"%s sink: %llu batches, %llu bytes, %llu bits credited, %llu errors",
-		(unsigned long long)t.events, t.estimated_bits, t.credited_bits,
-		sink_name(&d->sink), (unsigned long long)d->sink.feeds,
-		(unsigned long long)d->sink.mixed_bytes, (unsigned long long)d->sink.credited,
-		(unsigned long long)d->sink.errors);
+		"total: %llu %s, %.1f bits estimated, %.1f bits credited by policy; "
+		"%s sink: %llu %s, %llu %s, %llu %s credited, %llu %s",
+		(unsigned long long)t.events, plural(t.events, "event", "events"), t.estimated_bits,
+		t.credited_bits, sink_name(&d->sink), (unsigned long long)d->sink.feeds,
+		plural(d->sink.feeds, "batch", "batches"), (unsigned long long)d->sink.mixed_bytes,
+		plural(d->sink.mixed_bytes, "byte", "bytes"), (unsigned long long)d->sink.credited,
+		plural(d->sink.credited, "bit", "bits"), (unsigned long long)d->sink.errors,
+		plural(d->sink.errors, "error", "errors"));
 }
 
 /* Re-read the configuration (SIGHUP, or the control socket's ops). On any error the running
@@ -112,8 +121,8 @@ static int reload(void *arg, struct config_errors *errs)
 	if (!next) {
 		for (size_t i = 0; i < errs->n; i++)
 			log_err("%s", errs->msg[i]);
-		log_err("reload rejected (%zu error%s): the running configuration stays", errs->n,
-			errs->n == 1 ? "" : "s");
+		log_err("reload rejected (%zu %s): the running configuration stays", errs->n,
+			plural(errs->n, "error", "errors"));
 		d->reload_failures++;
 	} else {
 		if (d->opts->record_dir) {
@@ -142,9 +151,10 @@ static int reload(void *arg, struct config_errors *errs)
 
 static void fill_status(void *arg, struct ctl_status *out)
 {
-	const struct daemon *d = arg;
+	struct daemon *d = arg;
 	const struct feed *f = &d->feed;
 
+	feed_poll_ready(&d->feed); /* not only as of the last batch */
 	memset(out, 0, sizeof(*out));
 	out->uptime_ns = mono_ns() - f->start_ns;
 	out->feed_mode = feed_mode_name(d->cfg->feed.mode);
@@ -260,7 +270,7 @@ static void before_fork(const struct config *cfg)
 	unsigned id;
 
 	(void)notify_watchdog_usec();
-	if (!policy_class_wanted(cfg, CLASS_BLOCK))
+	if (!policy_class_runs(cfg, CLASS_BLOCK))
 		return;
 	rundir = blkt_rundir();
 	blkt_cleanup_leftovers(rundir);
@@ -314,7 +324,9 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	/* Sources add to the pool in their read callbacks; the sink's ioctl runs later, from
 	 * the feed's own event. */
 	pipeline_init(cfg, &d->pool, feed_want, &d->feed);
+	record_flush_on(d->base); /* recordings reach their files within seconds */
 	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
+	pipeline_boot_allowance(kernel_bits_needed(&d->feed.ks));
 	/* The control socket gets its group while the collector may still change it. */
 	d->ctl = ctl_start(d->base, cfg, &ctl_ops, d);
 	if (!d->ctl || priv_collector_lockdown() < 0) {
@@ -329,7 +341,13 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	notify_ready();
 	report_ready(opts, EXIT_OK);
 	status_now(d);
-	log_notice("started: %zu sources open", pipeline_count());
+	{
+		char not_open[512];
+		size_t n = sources_open(d->srcs, not_open, sizeof(not_open));
+
+		log_notice("started: %zu %s open%s%s", n, plural(n, "source", "sources"),
+			   not_open[0] ? "; could not open " : "", not_open);
+	}
 
 	event_base_dispatch(d->base);
 

@@ -99,6 +99,14 @@ static int connect_failed(const char *path, int err)
 	struct stat st;
 	struct group *gr;
 
+	/* Something else at the path: say what, not "not running". */
+	if ((err == ECONNREFUSED || err == ENOTSOCK) && stat(path, &st) == 0 &&
+	    !S_ISSOCK(st.st_mode)) {
+		errx_msg("%s is %s, not a socket: give the control socket's path (control.socket "
+			 "of entropyd.conf)", path, S_ISDIR(st.st_mode) ? "a directory"
+				: S_ISREG(st.st_mode) ? "a regular file" : "a special file");
+		return XC_NOT_RUNNING;
+	}
 	switch (err) {
 	case ENOENT:
 		errx_msg("entropyd is not running: no control socket at %s", path);
@@ -322,6 +330,9 @@ static double f_(const json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* The noun of a count, singular for 1: N(n, "event"). */
+#define N(n, one) plural((unsigned long long)(n), one, one "s")
+
 static bool b_(const json_t *o, const char *key)
 {
 	return json_is_true(json_object_get(o, key));
@@ -333,7 +344,7 @@ static bool colour;
 
 static const char *paint(const char *state)
 {
-	if (!colour)
+	if (!colour || !strcmp(state, "-"))
 		return "";
 	if (!strcmp(state, "ok") || !strcmp(state, "ready"))
 		return "\033[32m";
@@ -380,12 +391,13 @@ static void print_overview(const json_t *st)
 	if (json_is_integer(json_object_get(k, "entropy_avail")))
 		printf(", entropy_avail %lld", i_(k, "entropy_avail"));
 	printf("\n");
-	printf("totals: %lld events, %lld bytes mixed, %.1f bits estimated, %.1f bits credited\n",
-	       i_(t, "events"), i_(t, "mixed_bytes"), f_(t, "estimated_bits"),
-	       f_(t, "credited_bits"));
-	printf("sink:   %lld feeds, %lld bytes, %lld bits credited, %lld reseeds, %lld errors\n",
-	       i_(t, "feeds"), i_(t, "fed_bytes"), i_(t, "fed_credit_bits"), i_(t, "reseeds"),
-	       i_(t, "feed_errors"));
+	printf("totals: %lld %s, %lld %s mixed, %.1f bits estimated, %.1f bits credited\n",
+	       i_(t, "events"), N(i_(t, "events"), "event"), i_(t, "mixed_bytes"),
+	       N(i_(t, "mixed_bytes"), "byte"), f_(t, "estimated_bits"), f_(t, "credited_bits"));
+	printf("sink:   %lld %s, %lld %s, %lld %s credited, %lld %s, %lld %s\n", i_(t, "feeds"),
+	       N(i_(t, "feeds"), "feed"), i_(t, "fed_bytes"), N(i_(t, "fed_bytes"), "byte"),
+	       i_(t, "fed_credit_bits"), N(i_(t, "fed_credit_bits"), "bit"), i_(t, "reseeds"),
+	       N(i_(t, "reseeds"), "reseed"), i_(t, "feed_errors"), N(i_(t, "feed_errors"), "error"));
 }
 
 static void policy_text(const json_t *src, char *buf, size_t size)
@@ -416,6 +428,17 @@ static const char *reason(const json_t *src)
 	const char *r = json_string_value(json_object_get(json_object_get(src, "credit"), "reason"));
 
 	return r ? r : "-";
+}
+
+/* How many rows are of what policy disables (never opened; listed after the others). */
+static size_t disabled_rows(const json_t *sources)
+{
+	size_t i, n = 0;
+	const json_t *s;
+
+	json_array_foreach(sources, i, s)
+		n += !strcmp(s_(json_object_get(s, "policy"), "mode"), "disabled");
+	return n;
 }
 
 enum { COL_CLASS, COL_NAME, COL_POLICY, COL_EVENTS, COL_EST, COL_CRED, COL_WHY, COL_HEALTH, NCOLS };
@@ -462,9 +485,16 @@ static void print_table(const json_t *sources)
 			printf(right[k] ? "%*s  " : "%-*s  ", (int)w[k], cell[i][k]);
 		printf("%s%s%s\n", paint(state), cell[i][COL_HEALTH], unpaint());
 	}
-	if (n == 0)
+	if (n == disabled_rows(sources))
 		printf("(no source instance is open)\n");
 	free(cell);
+}
+
+static void print_why(const json_t *s)
+{
+	const char *why = json_string_value(json_object_get(json_object_get(s, "credit"), "detail"));
+
+	printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "", why ? why : "");
 }
 
 static void print_sources(const json_t *sources)
@@ -479,6 +509,13 @@ static void print_sources(const json_t *sources)
 
 		policy_text(s, pol, sizeof(pol));
 		printf("%s%s/%s\n", i ? "\n" : "", s_(s, "class"), s_(s, "name"));
+		if (!strcmp(s_(p, "mode"), "disabled")) {
+			/* never opened: nothing else to say */
+			printf("  state       %s\n", s_(s, "state"));
+			printf("  policy      %s\n", pol);
+			print_why(s);
+			continue;
+		}
 		printf("  kind        %s\n", s_(s, "kind"));
 		printf("  state       %s\n", s_(s, "state"));
 		printf("  backend     %s\n", s_(s, "backend"));
@@ -494,29 +531,26 @@ static void print_sources(const json_t *sources)
 			       s_(s, "symbols"), i_(s, "jiffy_ns"));
 		else
 			printf("  symbols     %s\n", s_(s, "symbols"));
-		printf("  health      %s%s%s; last failure %s; %lld failures; re-qualified %lld "
-		       "times\n",
+		printf("  health      %s%s%s; last failure %s; %lld %s; re-qualified %lld %s\n",
 		       paint(s_(h, "state")), s_(h, "state"), unpaint(), s_(h, "last_failure"),
-		       i_(h, "failures"), i_(h, "requalified"));
+		       i_(h, "failures"), N(i_(h, "failures"), "failure"), i_(h, "requalified"),
+		       N(i_(h, "requalified"), "time"));
 		if (!isnan(f_(h, "retry_in_s")))
 			printf("  retry       re-qualified after %.0f more seconds of its events\n",
 			       f_(h, "retry_in_s"));
 		printf("  events      %lld (%lld skipped, %lld merged)\n", i_(s, "events"),
 		       i_(s, "skipped"), i_(s, "merged"));
-		printf("  mixed       %lld bytes\n", i_(s, "mixed_bytes"));
+		printf("  mixed       %lld %s\n", i_(s, "mixed_bytes"), N(i_(s, "mixed_bytes"), "byte"));
 		printf("  estimated   %.1f bits\n", f_(s, "estimated_bits"));
 		printf("  credited    %.1f bits (%.1f more waiting for the health tests)\n",
 		       f_(s, "credited_bits"), f_(s, "held_bits"));
 		if (json_is_object(json_object_get(s, "credit"))) {
-			const json_t *cr = json_object_get(s, "credit");
-			const char *why = json_string_value(json_object_get(cr, "detail"));
-
-			printf("  weight      %.3g in force\n", f_(cr, "weight"));
-			printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "",
-			       why ? why : "");
+			printf("  weight      %.3g in force\n",
+			       f_(json_object_get(s, "credit"), "weight"));
+			print_why(s);
 		}
 	}
-	if (json_array_size(sources) == 0)
+	if (json_array_size(sources) == disabled_rows(sources))
 		printf("(no source instance is open)\n");
 }
 
@@ -576,7 +610,7 @@ static const struct {
 } per_source[] = {
 	{"entropyd_source_events_total", "counter", "events", PROM_INT, "Events received."},
 	{"entropyd_source_skipped_events_total", "counter", "skipped", PROM_INT,
-	 "Events counted but not estimated: over the class's max_events_per_second, or the instance disabled by policy."},
+	 "Events counted but not estimated: over sources.network.max_events_per_second, dropped by the kernel's capture buffer, without a usable timestamp, or arriving as policy disables the instance."},
 	{"entropyd_source_mixed_bytes_total", "counter", "mixed_bytes", PROM_INT,
 	 "Bytes handed to the pool."},
 	{"entropyd_source_estimated_bits_total", "counter", "estimated_bits", PROM_REAL,
@@ -650,7 +684,8 @@ static void print_metrics(const json_t *st, const json_t *sources)
 		prom_plain("entropyd_kernel_crng_ready_after_seconds", "gauge",
 			   "Seconds from entropyd's start until the CRNG became ready.",
 			   f_(k, "ready_after_s"));
-	prom_plain("entropyd_sources", "gauge", "Source instances open now.",
+	prom_plain("entropyd_sources", "gauge",
+		   "Source instances found and enabled by policy, open or waiting to be.",
 		   (double)i_(t, "instances"));
 	for (size_t j = 0; j < ARRAY_SIZE(totals); j++)
 		prom_plain(totals[j].name, "counter", totals[j].help, f_(t, totals[j].key));
@@ -665,6 +700,11 @@ static void print_metrics(const json_t *st, const json_t *sources)
 		json_array_foreach(sources, i, s) {
 			const json_t *h = json_object_get(s, "health");
 			double v = 0;
+
+			/* What policy disables is never opened: its reason, nothing more. */
+			if (per_source[j].how != PROM_REASON &&
+			    !strcmp(s_(json_object_get(s, "policy"), "mode"), "disabled"))
+				continue;
 
 			switch (per_source[j].how) {
 			case PROM_INT:
@@ -771,8 +811,8 @@ static int cmd_reload(struct conn *c, bool json)
 				fprintf(stderr, "%s\n",
 					json_string_value(e) ? json_string_value(e) : "?");
 		}
-		errx_msg("reload refused: the configuration has %zu error%s; the running one stays",
-			 json_array_size(errs), json_array_size(errs) == 1 ? "" : "s");
+		errx_msg("reload refused: the configuration has %zu %s; the running one stays",
+			 json_array_size(errs), N(json_array_size(errs), "error"));
 		rc = XC_REFUSED;
 	} else {
 		rc = reply_failed(method, &r);
@@ -811,6 +851,7 @@ int main(int argc, char **argv)
 	char *end;
 	int opt, rc;
 
+	ctl_json_seed_client(); /* reads no randomness: see ctl_proto.h */
 	while ((opt = getopt_long(argc, argv, "s:jt:Vh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':

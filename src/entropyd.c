@@ -15,6 +15,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "source_names.h"
 #include "util.h"
 
 static void usage(FILE *out)
@@ -37,19 +38,23 @@ static void usage(FILE *out)
 		"  -h, --help         print this help and exit\n"
 		"\n"
 		"Assessment (runs no daemon, needs no privileges):\n"
-		"  entropyd --assess FILE --bits N [--class CLASS] [--json] [-f FILE]\n"
-		"                     run the SP 800-90B literal estimators over FILE (one\n"
-		"                     sample per byte, the low N bits used, N = 1..8) and print\n"
-		"                     each estimate, the minimum, and what the policy of CLASS\n"
-		"                     (input, block or network; default input) would credit per\n"
-		"                     event\n"
+		"  entropyd --assess FILE --bits N [--class CLASS [--instance NAME]] [--json]\n"
+		"           [-f FILE]\n"
+		"                     run NIST's SP 800-90B non-IID assessment over FILE (one\n"
+		"                     sample per byte, the low N bits used, N = 1..8): its ten\n"
+		"                     estimators over the samples and over their bits, and the\n"
+		"                     assessed minimum; then what the policy of CLASS (input,\n"
+		"                     block or network; default input) would credit per event.\n"
+		"                     With --instance, that instance's override applies too.\n"
+		"                     Warns below %d samples (SP 800-90B's minimum).\n"
 		"\n"
 		"Signals: SIGHUP reloads the configuration (an invalid one is rejected whole),\n"
 		"SIGUSR1 logs per-source counters, SIGTERM and SIGINT flush and exit.\n"
-		"Exit status: 0 success, 1 invalid configuration (--assess: unreadable file),\n"
-		"2 usage error, 3 start-up failure, 4 one of its two processes went.\n"
+		"Exit status: 0 success, 1 invalid configuration (--assess: a file that cannot be\n"
+		"read, is empty or holds one sample), 2 usage error, 3 start-up failure, 4 one of\n"
+		"its two processes went.\n"
 		"See entropyd(8) and entropyd.conf(5).\n",
-		CONFIG_DEFAULT_PATH);
+		CONFIG_DEFAULT_PATH, ASSESS_MIN_SAMPLES);
 }
 
 /* Long-only options. */
@@ -58,6 +63,7 @@ enum {
 	OPT_ASSESS,
 	OPT_BITS,
 	OPT_CLASS,
+	OPT_INSTANCE,
 	OPT_JSON,
 	OPT_PRINT_KEYS, /* hidden: every key the parser accepts, for the man page test */
 };
@@ -75,6 +81,7 @@ static const struct option long_opts[] = {
 	{"assess", required_argument, NULL, OPT_ASSESS},
 	{"bits", required_argument, NULL, OPT_BITS},
 	{"class", required_argument, NULL, OPT_CLASS},
+	{"instance", required_argument, NULL, OPT_INSTANCE},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"print-keys", no_argument, NULL, OPT_PRINT_KEYS},
 	{NULL, 0, NULL, 0},
@@ -94,7 +101,7 @@ static struct config *load(const char *path, bool explicit_path)
 	for (size_t i = 0; i < errs.n; i++)
 		fprintf(stderr, "%s\n", errs.msg[i]);
 	if (!cfg)
-		fprintf(stderr, "%s: %zu error%s\n", path, errs.n, errs.n == 1 ? "" : "s");
+		fprintf(stderr, "%s: %zu %s\n", path, errs.n, plural(errs.n, "error", "errors"));
 	config_errors_free(&errs);
 	return cfg;
 }
@@ -157,10 +164,11 @@ static bool parse_bits(const char *s, unsigned *out)
 
 /* entropyd --assess: everything is checked before the file is read; a bad option is a usage
  * error (2), a file that cannot be read is 1 (assess_run), like an invalid config. */
-static int assess(const char *file, const char *bits_arg, const char *class_arg, bool json,
-		  const char *config_path, bool explicit_path)
+static int assess(const char *file, const char *bits_arg, const char *class_arg,
+		  const char *instance, bool json, const char *config_path, bool explicit_path)
 {
-	struct assess_opts ao = {.file = file, .cls = CLASS_INPUT, .json = json};
+	struct assess_opts ao = {.file = file, .cls = CLASS_INPUT, .instance = instance,
+				 .json = json};
 	struct config *cfg;
 	int rc, c;
 
@@ -177,6 +185,11 @@ static int assess(const char *file, const char *bits_arg, const char *class_arg,
 					   "network", class_arg);
 		ao.cls = (enum src_class)c;
 	}
+	if (instance && !*instance)
+		return usage_error("--instance: the instance name is empty");
+	if (instance && !class_arg)
+		return usage_error("--instance needs --class: an instance name is only unique "
+				   "within its class");
 	cfg = load(config_path, explicit_path);
 	if (!cfg)
 		return EXIT_CONFIG;
@@ -209,6 +222,7 @@ int main(int argc, char **argv)
 	struct daemon_opts opts = {.config_path = CONFIG_DEFAULT_PATH, .ready_fd = -1};
 	bool explicit_path = false, check = false, print = false, json = false;
 	const char *assess_file = NULL, *bits_arg = NULL, *class_arg = NULL, *record_arg = NULL;
+	const char *instance_arg = NULL;
 	char *record_dir = NULL;
 	struct config *cfg;
 	int c, rc;
@@ -252,6 +266,9 @@ int main(int argc, char **argv)
 		case OPT_CLASS:
 			class_arg = optarg;
 			break;
+		case OPT_INSTANCE:
+			instance_arg = optarg;
+			break;
 		case OPT_JSON:
 			json = true;
 			break;
@@ -272,15 +289,15 @@ int main(int argc, char **argv)
 	if (assess_file && (check || print || opts.foreground || opts.dry_run || record_arg))
 		return usage_error("--assess runs no daemon: it does not go with -n, -p, -F, -d or "
 				   "--record");
-	if (!assess_file && (bits_arg || class_arg || json))
-		return usage_error("--bits, --class and --json go with --assess FILE");
+	if (!assess_file && (bits_arg || class_arg || instance_arg || json))
+		return usage_error("--bits, --class, --instance and --json go with --assess FILE");
 	if (record_arg && !*record_arg)
 		return usage_error("--record: the directory name is empty");
 
 	log_open(true, opts.verbosity);
 	if (assess_file)
-		return assess(assess_file, bits_arg, class_arg, json, opts.config_path,
-			      explicit_path);
+		return assess(assess_file, bits_arg, class_arg, instance_arg, json,
+			      opts.config_path, explicit_path);
 	if (record_arg) {
 		record_dir = absolute_dir(record_arg);
 		if (!record_dir) {
@@ -299,10 +316,13 @@ int main(int argc, char **argv)
 		cfg->record.dir = xstrdup(record_dir);
 	}
 	if (check || print) {
-		if (print)
+		if (print) {
 			config_print(cfg, stdout);
-		else
+		} else {
+			/* Valid all the same: a device may appear later. */
+			source_names_check_host(cfg, stderr);
 			printf("configuration OK\n");
+		}
 		config_free(cfg);
 		free(record_dir);
 		return EXIT_OK;

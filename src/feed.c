@@ -33,6 +33,17 @@ const char *feed_phase_name(enum feed_phase phase)
 	return (unsigned)phase < ARRAY_SIZE(names) ? names[phase] : "?";
 }
 
+const char *feed_phase_meaning(enum feed_phase phase)
+{
+	switch (phase) {
+	case PHASE_BOOT: return "credit fed as early as it accrues, in small batches";
+	case PHASE_MIX: return "mixing at a low rate, every mix_interval";
+	case PHASE_WATERMARK: return "fed while entropy_avail is below the low watermark";
+	case PHASE_ALWAYS: return "every batch fed with its credit as it fills";
+	}
+	return "?";
+}
+
 static double phase_delay(const struct feed *f)
 {
 	return f->phase == PHASE_MIX ? f->cfg->feed.mix_interval : f->cfg->feed.batch_interval;
@@ -51,15 +62,25 @@ static void arm_timer(struct feed *f)
 static void note_ready(struct feed *f)
 {
 	f->ks.crng_ready = true;
-	if (f->saw_not_ready)
+	if (f->saw_not_ready) {
 		f->ready_after_ns = mono_ns() - f->start_ns;
+		f->credited_before_ready = f->sink->credited;
+	}
 	if (f->phase == PHASE_BOOT) {
 		f->phase = PHASE_MIX;
-		log_notice("CRNG is ready%s: the kernel ignores credit from now on; mixing every "
-			   "%g s%s",
-			   f->saw_not_ready ? " (entropyd saw it happen)" : "",
-			   f->cfg->feed.mix_interval,
-			   f->cfg->feed.reseed ? " and reseeding" : "");
+		if (f->saw_not_ready)
+			log_notice("CRNG is ready, %.2f s after start, with %llu bits credited by "
+				   "entropyd before: the kernel ignores credit from now on; mixing "
+				   "every %g s%s",
+				   (double)f->ready_after_ns / 1e9,
+				   (unsigned long long)f->credited_before_ready,
+				   f->cfg->feed.mix_interval,
+				   f->cfg->feed.reseed ? " and reseeding" : "");
+		else
+			log_notice("CRNG is ready: the kernel ignores credit from now on; mixing "
+				   "every %g s%s",
+				   f->cfg->feed.mix_interval,
+				   f->cfg->feed.reseed ? " and reseeding" : "");
 	}
 }
 
@@ -78,6 +99,10 @@ static void send_taken(struct feed *f)
 	for (size_t i = 0; i < f->queued; i++) {
 		struct batch *b = &f->queue[i];
 
+		/* Ready before this batch (the kernel's own sources, or a reader that set off its
+		 * jitter loop): the batch did not help, and is not counted as if it had. */
+		if (f->phase == PHASE_BOOT && kernel_crng_ready())
+			note_ready(f);
 		if (sink_feed(f->sink, b) == 0 && f->phase == PHASE_MIX && f->cfg->feed.reseed)
 			sink_reseed(f->sink);
 		batch_wipe(b);
@@ -177,8 +202,9 @@ void feed_init(struct feed *f, struct event_base *base, const struct config *cfg
 	f->saw_not_ready = !f->ks.crng_ready;
 	f->phase = feed_choose(cfg->feed.mode, &f->ks);
 	log_notice("kernel %u.%u: %s", f->ks.major, f->ks.minor, kernel_meaning(&f->ks));
-	log_notice("feeding %s: mode %s, phase %s", sink_name(sink),
-		   feed_mode_name(cfg->feed.mode), feed_phase_name(f->phase));
+	log_notice("feeding %s: mode %s, phase %s: %s", sink_name(sink),
+		   feed_mode_name(cfg->feed.mode), feed_phase_name(f->phase),
+		   feed_phase_meaning(f->phase));
 }
 
 void feed_reconfigure(struct feed *f, const struct config *cfg)
@@ -189,12 +215,19 @@ void feed_reconfigure(struct feed *f, const struct config *cfg)
 	f->ks.crng_ready = f->ks.crng_ready || kernel_crng_ready();
 	f->phase = feed_choose(cfg->feed.mode, &f->ks);
 	if (f->phase != old)
-		log_notice("feed phase now %s", feed_phase_name(f->phase));
+		log_notice("feed phase now %s: %s", feed_phase_name(f->phase),
+			   feed_phase_meaning(f->phase));
 	if (f->timer_armed) {
 		event_del(f->timer);
 		f->timer_armed = false;
 	}
 	feed_run(f);
+}
+
+void feed_poll_ready(struct feed *f)
+{
+	if (!f->ks.crng_ready && kernel_crng_ready())
+		note_ready(f);
 }
 
 void feed_flush(struct feed *f)

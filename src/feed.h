@@ -36,6 +36,7 @@ struct feed {
 	struct kernel_state ks;
 	uint64_t start_ns;
 	uint64_t ready_after_ns; /* start to CRNG ready, if we saw it happen; 0 otherwise */
+	uint64_t credited_before_ready; /* ... and the bits the sink had credited by then */
 	bool saw_not_ready;
 	void (*after_flush)(void *arg); /* e.g. to update the systemd status line */
 	void *after_flush_arg;
@@ -44,6 +45,8 @@ struct feed {
 /* The phase the config's mode and the kernel's state call for. */
 enum feed_phase feed_choose(enum feed_mode mode, const struct kernel_state *ks);
 const char *feed_phase_name(enum feed_phase phase);
+/* What the daemon does in a phase, in words, for the start-up log (a static string). */
+const char *feed_phase_meaning(enum feed_phase phase);
 
 void feed_init(struct feed *f, struct event_base *base, const struct config *cfg,
 	       struct pool *pool, struct sink *sink);
@@ -56,6 +59,9 @@ void feed_want(void *feed);
 /* The same, the batch sent at once: for a caller with no loop turning between adds
  * (bench/). The daemon only ever calls feed_want(). */
 void feed_run(struct feed *f);
+/* Whether the CRNG got ready since the last batch (the kernel's own sources, or a reader that
+ * set off its jitter loop), for a status asked between batches. */
+void feed_poll_ready(struct feed *f);
 /* Hand everything pending to the sink now (used on exit). */
 void feed_flush(struct feed *f);
 void feed_fini(struct feed *f);

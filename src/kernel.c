@@ -48,6 +48,15 @@ void kernel_probe(struct kernel_state *ks)
 	ks->entropy_avail = kernel_entropy_avail();
 }
 
+int kernel_bits_needed(const struct kernel_state *ks)
+{
+	if (!ks->credit_until_ready || ks->crng_ready)
+		return 0;
+	if (ks->entropy_avail < 0)
+		return KERNEL_READY_BITS;
+	return ks->entropy_avail < KERNEL_READY_BITS ? KERNEL_READY_BITS - ks->entropy_avail : 0;
+}
+
 const char *kernel_meaning(const struct kernel_state *ks)
 {
 	if (!ks->credit_until_ready)
@@ -56,8 +65,7 @@ const char *kernel_meaning(const struct kernel_state *ks)
 	if (!ks->crng_ready)
 		return "CRNG not ready: credit counts now and unblocks getrandom(), "
 		       "crediting as early as possible";
-	return "CRNG ready: the kernel ignores credit from now on (5.18 and later), "
-	       "entropyd keeps mixing at a low rate";
+	return "CRNG ready: the kernel ignores credit from now on (5.18 and later)";
 }
 
 #define HZ_ASSUMED 1000

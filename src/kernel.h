@@ -14,6 +14,12 @@ struct kernel_state {
 };
 
 void kernel_probe(struct kernel_state *ks);
+/* 5.18 and later: the CRNG is ready once 256 bits are credited (random.c's POOL_READY_BITS),
+ * and until then entropy_avail is the credit so far (input_pool.init_bits). */
+#define KERNEL_READY_BITS 256
+/* The bits the kernel still needs before its CRNG is ready: 0 when it is ready or when credit
+ * counts otherwise (before 5.18); all 256 when entropy_avail cannot be read. */
+int kernel_bits_needed(const struct kernel_state *ks);
 /* getrandom(GRND_NONBLOCK) succeeds once the CRNG is ready. */
 bool kernel_crng_ready(void);
 int kernel_entropy_avail(void);

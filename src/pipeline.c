@@ -47,12 +47,28 @@ struct instance {
 	/* Credit earned but not yet vouched for by the health tests (see hold()): of the
 	 * current APT window before the current RCT run, and of that run. */
 	double held, run_held;
+	/* The same before the per-second cap: what the boot allowance may vouch for; and
+	 * where its events' time and the daemon's clock started, to keep it to real time. */
+	double boot_held, boot_run_held;
+	uint64_t boot_t0, boot_w0;
+	bool boot_clocked;
 	struct inst_counters c;
 };
 
 static void discard_held(struct instance *inst)
 {
 	inst->held = inst->run_held = 0;
+	inst->boot_held = inst->boot_run_held = 0;
+}
+
+static bool boot_allowance(void);
+
+/* Credit waiting for the health tests: under the boot allowance, what it may vouch for. */
+static double held_bits(const struct instance *inst)
+{
+	double h = inst->held + inst->run_held;
+
+	return boot_allowance() ? fmax(h, inst->boot_held + inst->boot_run_held) : h;
 }
 
 static const char *const reason_names[PIPELINE_REASONS] = {
@@ -91,6 +107,9 @@ static struct {
 	unsigned hz;
 	const char *hz_from;
 	bool kernel_ignores; /* the kernel no longer counts credit (pipeline_kernel_counts) */
+	/* The boot allowance (pipeline_boot_allowance): the bits it may still vouch for, and
+	 * what it was given. */
+	double boot_left, boot_given;
 } P;
 
 /* Instances that failed permanently, by class and name, as they were when detached. A device
@@ -348,9 +367,43 @@ void pipeline_set_weight(struct instance *inst, double w, double share)
 	inst->share = share >= 0 && share <= 1 ? share : 0;
 }
 
+/* The boot allowance. While the kernel's CRNG is not ready, credit counts and getrandom()
+ * waits for it; the per-second caps are sized for the steady state, and at boot they set the
+ * pace (a disk's 128 bits a second, when its first vouched window's estimates add up to far
+ * more). So while the allowance lasts a vouched window may credit what its events earned
+ * before the per-second cap -- each event still capped per event, weighted by the policy and
+ * the source, and held until the health tests vouch for it -- up to what the kernel still
+ * needs before it is ready, shared by all instances and never raised: at most
+ * KERNEL_READY_BITS in a daemon's life. It ends when that is used up, when the kernel stops
+ * counting credit (its CRNG is ready), or with feed.boot_allowance = false; the per-second
+ * caps then apply as before. */
+static bool boot_allowance(void)
+{
+	return P.boot_left > 0 && !P.kernel_ignores && P.cfg->feed.boot_allowance;
+}
+
+void pipeline_boot_allowance(double bits)
+{
+	P.boot_left = P.boot_given = bits > 0 ? bits : 0; /* NaN: none */
+	if (P.boot_left > 0 && P.cfg->feed.boot_allowance)
+		log_notice("boot allowance: until the CRNG is ready, credit the health tests vouch "
+			   "for is bounded by the %.0f bits the kernel still needs, not by the "
+			   "per-second caps", P.boot_given);
+}
+
+static void boot_allowance_end(const char *why)
+{
+	if (P.boot_given > 0)
+		log_notice("boot allowance ends (%s): %.0f of %.0f bits used", why,
+			   P.boot_given - P.boot_left, P.boot_given);
+	P.boot_left = P.boot_given = 0;
+}
+
 void pipeline_kernel_counts(bool counts)
 {
 	P.kernel_ignores = !counts;
+	if (P.kernel_ignores && P.boot_given > 0)
+		boot_allowance_end("the kernel no longer counts credit");
 }
 
 void pipeline_skip(struct instance *inst, uint64_t n)
@@ -405,9 +458,10 @@ static void pool_added(void)
  * window they belong to has completed without a failure, and the RCT run they are part of
  * has ended short of the cutoff. So the events just before a failure is detected (up to a
  * window of them) are never credited. A failure discards what waits. */
-static void hold(struct instance *inst, double credit, bool have_symbol)
+static void hold(struct instance *inst, double credit, double boot_credit, bool have_symbol)
 {
 	const struct health *h = &inst->health;
+	double take, took;
 
 	if (h->state == HEALTH_FAILED || h->state == HEALTH_PERMANENT) {
 		discard_held(inst);
@@ -417,11 +471,27 @@ static void hold(struct instance *inst, double credit, bool have_symbol)
 	if (have_symbol && h->rct_run == 1) { /* a new run: the one before ended in time */
 		inst->held += inst->run_held;
 		inst->run_held = 0;
+		inst->boot_held += inst->boot_run_held;
+		inst->boot_run_held = 0;
 	}
 	inst->run_held += credit;
-	if (have_symbol && h->apt_seen == 0 && inst->held > 0) { /* a window passed */
-		inst->c.credited_bits += pool_vouch(P.pool, inst->held);
-		inst->held = 0;
+	inst->boot_run_held += boot_credit;
+	if (have_symbol && h->apt_seen == 0) {
+		/* A window passed: what it earned under the per-second cap, or under the boot
+		 * allowance what it earned before the cap, as far as the allowance goes. */
+		take = inst->held;
+		if (boot_allowance())
+			take = fmax(take, fmin(inst->boot_held, P.boot_left));
+		inst->held = inst->boot_held = 0;
+		if (!(take > 0))
+			return;
+		took = pool_vouch(P.pool, take);
+		if (boot_allowance()) {
+			P.boot_left = took < P.boot_left ? P.boot_left - took : 0;
+			if (P.boot_left == 0)
+				boot_allowance_end("used up");
+		}
+		inst->c.credited_bits += took;
 		inst->vouched = true;
 		pool_added();
 	}
@@ -480,6 +550,26 @@ static enum pipeline_reason reason_of(const struct instance *inst, const struct 
 	return PIPELINE_CREDITS;
 }
 
+/* Lead of the events' time over the daemon's clock that the boot allowance tolerates:
+ * events are read some time after they happen, the first of them too. */
+#define BOOT_LEAD_NS NS_PER_SEC
+
+/* The per-second cap holds a recording replayed faster than it happened (an input FIFO, a
+ * savefile) to real time; the boot allowance, which does without that cap, does the same:
+ * an event earns under it only while its instance's events, from the first one the
+ * allowance saw, have not spanned more time than the daemon's clock has (give or take
+ * BOOT_LEAD_NS). Time that runs backwards (a replay starting over) starts both spans
+ * again. */
+static bool boot_real_time(struct instance *inst, uint64_t t_ns, uint64_t now_ns)
+{
+	if (!inst->boot_clocked || t_ns < inst->boot_t0 || now_ns < inst->boot_w0) {
+		inst->boot_clocked = true;
+		inst->boot_t0 = t_ns;
+		inst->boot_w0 = now_ns;
+	}
+	return t_ns - inst->boot_t0 <= now_ns - inst->boot_w0 + BOOT_LEAD_NS;
+}
+
 /* One event of a run that pipeline_samples() has mixed into the pool already, with what the
  * estimator made of it; fits: its bytes went in whole, so it may earn credit. *now_ns: the
  * coarse clock, read once a run, at its first credit (0 until then). */
@@ -487,6 +577,7 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 		       bool fits, uint64_t *now_ns)
 {
 	double credit, want;
+	bool boot;
 
 	/* Part of the event before (est_merged()): mixed with the run, counted, and nothing
 	 * more; it neither earns nor moves the health tests' windows. */
@@ -518,8 +609,15 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 		credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
 				       *now_ns);
 	}
-	hold(inst, credit, out->have_symbol);
-	inst->reason = reason_of(inst, out, fits, want, credit);
+	boot = false;
+	if (boot_allowance() && (want > 0 || !inst->boot_clocked)) {
+		if (!*now_ns)
+			*now_ns = mono_coarse_ns();
+		boot = boot_real_time(inst, t_ns, *now_ns) && want > 0;
+	}
+	hold(inst, credit, boot ? want : credit, out->have_symbol);
+	/* Under the boot allowance the per-second cap is not what limits. */
+	inst->reason = reason_of(inst, out, fits, want, boot ? want : credit);
 }
 
 void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
@@ -578,8 +676,8 @@ void pipeline_detach(struct instance *inst)
 		P.at = NULL;
 		add_counters(&P.gone, &inst->c);
 		failed_remember(inst);
-		log_info("%s/%s: detached after %llu events", class_name(inst->cls), inst->name,
-			 (unsigned long long)inst->c.events);
+		log_info("%s/%s: detached after %llu %s", class_name(inst->cls), inst->name,
+			 (unsigned long long)inst->c.events, plural(inst->c.events, "event", "events"));
 		free_instance(inst);
 		return;
 	}
@@ -656,15 +754,15 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 		snprintf(b, n, "pool full between feeds: events folded in earn nothing");
 		break;
 	case PIPELINE_FLOW:
-		snprintf(b, n, "one source %.0f%% of packets: weight %.2f", i->share * 100,
-			 i->weight);
+		snprintf(b, n, "one source %.0f%% of packets: weight %.2f (%.3g in force)",
+			 i->share * 100, i->weight, out->weight);
 		break;
 	case PIPELINE_RATE_CAP:
-		snprintf(b, n, "per-second cap of %g bits reached", i->rule.cap_bits_per_second);
+		snprintf(b, n, "per-second cap of %g bits/s reached", i->rule.cap_bits_per_second);
 		break;
 	case PIPELINE_HELD:
 		snprintf(b, n, "held for the health tests: %.1f bits wait for the APT window's end",
-			 i->held + i->run_held);
+			 held_bits(i));
 		break;
 	case PIPELINE_KERNEL:
 		snprintf(b, n, "the kernel no longer counts credit (its CRNG is ready)");
@@ -712,7 +810,7 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 				       ? (double)health_retry_left(&i->health) / NS_PER_SEC
 				       : NAN;
 	out->c = i->c;
-	out->c.held_bits = i->held + i->run_held;
+	out->c.held_bits = held_bits(i);
 	out->weight = policy_weight(&i->rule) * i->weight;
 	out->reason = i->reason;
 	/* The kernel's state is the daemon's, and changes between events. */
@@ -733,6 +831,6 @@ void pipeline_totals(struct inst_counters *out)
 	*out = P.gone;
 	for (struct instance *i = P.head; i; i = i->next) {
 		add_counters(out, &i->c);
-		out->held_bits += i->held + i->run_held;
+		out->held_bits += held_bits(i);
 	}
 }

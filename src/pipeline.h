@@ -69,7 +69,7 @@ struct inst_info {
 				 * re-qualified, as of its latest event; NAN otherwise */
 	struct inst_counters c;
 	enum pipeline_reason reason;
-	char reason_text[112]; /* the reason in a sentence, with its figures; "" if none */
+	char reason_text[160]; /* the reason in a sentence, with its figures; "" if none */
 	double weight;         /* the weight in force: the policy's times the source's */
 };
 
@@ -99,6 +99,10 @@ void pipeline_set_weight(struct instance *inst, double w, double share);
 /* Whether the kernel still counts credit (since Linux 5.18 only until the CRNG is ready):
  * the daemon tells, for the reason shown when it does not. */
 void pipeline_kernel_counts(bool counts);
+/* The boot allowance (see pipeline.c, entropyd.conf(5) feed.boot_allowance): while the
+ * kernel still counts credit, vouched credit may go past the per-second caps, up to `bits`
+ * in all (what the kernel still needs: kernel_bits_needed()), given once at start. */
+void pipeline_boot_allowance(double bits);
 /* n events the source saw but does not hand in (over its own event cap): counted as events
  * and as skipped, never estimated, mixed or credited. */
 void pipeline_skip(struct instance *inst, uint64_t n);

@@ -7,6 +7,30 @@
 #include <fnmatch.h>
 #include <math.h>
 
+const struct policy_override *policy_override_for(const struct config *cfg, enum src_class cls,
+						  const char *name)
+{
+	const struct class_policy *cp = &cfg->policy[cls];
+
+	for (size_t i = 0; i < cp->n_overrides; i++)
+		if (fnmatch(cp->overrides[i].name, name, 0) == 0)
+			return &cp->overrides[i];
+	return NULL;
+}
+
+bool policy_class_runs(const struct config *cfg, enum src_class cls)
+{
+	const struct class_policy *cp = &cfg->policy[cls];
+
+	if (cp->rule.mode != MODE_DISABLED)
+		return true;
+	for (size_t i = 0; i < cp->n_overrides; i++)
+		if ((cp->overrides[i].set & RULE_SET_MODE) &&
+		    cp->overrides[i].rule.mode != MODE_DISABLED)
+			return true;
+	return false;
+}
+
 struct policy_rule policy_override_apply(const struct policy_rule *base,
 					const struct policy_override *o)
 {
@@ -25,25 +49,9 @@ struct policy_rule policy_override_apply(const struct policy_rule *base,
 
 struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name)
 {
-	const struct class_policy *cp = &cfg->policy[cls];
+	const struct policy_override *o = policy_override_for(cfg, cls, name);
 
-	for (size_t i = 0; i < cp->n_overrides; i++)
-		if (fnmatch(cp->overrides[i].name, name, 0) == 0)
-			return policy_override_apply(&cp->rule, &cp->overrides[i]);
-	return cp->rule;
-}
-
-bool policy_class_wanted(const struct config *cfg, enum src_class cls)
-{
-	const struct class_policy *cp = &cfg->policy[cls];
-
-	if (cp->rule.mode != MODE_DISABLED)
-		return true;
-	for (size_t i = 0; i < cp->n_overrides; i++)
-		if ((cp->overrides[i].set & RULE_SET_MODE) &&
-		    cp->overrides[i].rule.mode != MODE_DISABLED)
-			return true;
-	return false;
+	return o ? policy_override_apply(&cfg->policy[cls].rule, o) : cfg->policy[cls].rule;
 }
 
 double policy_credit(const struct policy_rule *rule, double estimate)

@@ -7,13 +7,18 @@
 
 #include "config.h"
 
+/* Does class cls run at all: its mode is not disabled, or an override enables an instance. */
+bool policy_class_runs(const struct config *cfg, enum src_class cls);
+
+/* The first per-instance override of class cls whose name (or glob) matches name, or NULL. */
+const struct policy_override *policy_override_for(const struct config *cfg, enum src_class cls,
+						  const char *name);
+
 /* The class rule with the first matching per-instance override applied. */
 struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name);
 /* base with the fields override o gives. */
 struct policy_rule policy_override_apply(const struct policy_rule *base,
 					const struct policy_override *o);
-/* Is any instance of the class opened at all: its mode not disabled, or an override's? */
-bool policy_class_wanted(const struct config *cfg, enum src_class cls);
 
 /* Credit for one event from its estimate: trusted min(cap, est), reduced scale * min(cap, est),
  * mix-only and disabled 0. */

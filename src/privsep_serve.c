@@ -169,7 +169,7 @@ static void note_start_nodes(struct priv *p)
 	struct dirent *e;
 	bool chr;
 
-	if (!policy_class_wanted(p->cfg, CLASS_INPUT) || !(d = opendir(p->cfg->input.watch)))
+	if (!policy_class_runs(p->cfg, CLASS_INPUT) || !(d = opendir(p->cfg->input.watch)))
 		return;
 	while ((e = readdir(d)) && p->start_nodes.n < MAX_START_NODES)
 		if (input_node(p->cfg, e->d_name, &chr) && !chr)
@@ -196,11 +196,11 @@ static double ceiling_rate(struct priv *p)
 	const struct config *cfg = p->cfg;
 	unsigned n_in = 0, n_blk = 0, n_net = 0;
 
-	if (policy_class_wanted(cfg, CLASS_INPUT))
+	if (policy_class_runs(cfg, CLASS_INPUT))
 		n_in = count_dir(cfg->input.watch, want_input, cfg);
-	if (policy_class_wanted(cfg, CLASS_BLOCK))
+	if (policy_class_runs(cfg, CLASS_BLOCK))
 		n_blk = count_dir(SYS_BLOCK, want_disk, cfg);
-	if (policy_class_wanted(cfg, CLASS_NETWORK)) {
+	if (policy_class_runs(cfg, CLASS_NETWORK)) {
 		unsigned ifs = count_dir("/sys/class/net", NULL, cfg);
 
 		n_net = p->packet_sockets < ifs ? p->packet_sockets : ifs;
@@ -327,7 +327,7 @@ static bool do_perf(struct priv *p, const struct req_perf *r, struct priv_reply 
 		return closes(p, "PERF_OPEN of kind %u on CPU %u (flags %#x); the system has %d "
 				 "CPUs",
 			      r->what, r->cpu, r->flags, ncpus);
-	if (!policy_class_wanted(p->cfg, CLASS_BLOCK) || p->cfg->block.backend == BACKEND_BLKTRACE)
+	if (!policy_class_runs(p->cfg, CLASS_BLOCK) || p->cfg->block.backend == BACKEND_BLKTRACE)
 		return closes(p, "PERF_OPEN, but the configuration has no block tracepoint");
 	*fd = priv_local_perf_open(r->cpu, r->what, r->flags);
 	if (*fd < 0)
@@ -387,7 +387,7 @@ static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_re
 {
 	if ((r->type != SOCK_RAW && r->type != SOCK_DGRAM) || r->protocol != 0)
 		return closes(p, "PACKET_SOCKET of type %d, protocol %d", r->type, r->protocol);
-	if (!policy_class_wanted(p->cfg, CLASS_NETWORK) || (p->cfg->network.interfaces.n == 0))
+	if (!policy_class_runs(p->cfg, CLASS_NETWORK) || (p->cfg->network.interfaces.n == 0))
 		return closes(p, "PACKET_SOCKET, but the configuration captures on no interface");
 	*fd = (int)syscall(SYS_socket, AF_PACKET, r->type | SOCK_CLOEXEC, 0);
 	if (*fd < 0) {

@@ -4,6 +4,7 @@
 #include "record.h"
 
 #include <errno.h>
+#include <event2/event.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,9 @@
 #include "util.h"
 
 #define RECORD_BUF 4096
+/* Symbols reach the file at most this long after they were seen (a timer, armed only while
+ * some are buffered: an idle daemon does not wake for it). */
+#define RECORD_FLUSH_S 2
 /* Bytes of the sanitised instance name kept, so that CLASS-NAME.bin stays below NAME_MAX. */
 #define NAME_KEEP 200
 
@@ -38,6 +42,7 @@ struct recorder {
 
 static struct record_file *files;
 static struct log_ratelimit record_rl = LOG_RATELIMIT_INIT;
+static struct event *flush_ev; /* record_flush_on(): flushes every open recorder */
 
 static void sanitise(char *dst, const char *src, size_t keep)
 {
@@ -262,10 +267,31 @@ static void flush(struct recorder *r)
 	r->used = 0;
 }
 
+static void flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	for (struct record_file *f = files; f; f = f->next)
+		if (f->open && f->open->fd >= 0 && f->open->used)
+			flush(f->open);
+}
+
+void record_flush_on(struct event_base *base)
+{
+	if (flush_ev)
+		event_free(flush_ev);
+	flush_ev = base ? evtimer_new(base, flush_cb, NULL) : NULL;
+}
+
 void record_symbol(struct recorder *r, uint8_t sym)
 {
+	static const struct timeval later = {.tv_sec = RECORD_FLUSH_S};
+
 	if (!r || r->fd < 0)
 		return;
+	if (!r->used && flush_ev && !evtimer_pending(flush_ev, NULL))
+		evtimer_add(flush_ev, &later);
 	r->buf[r->used++] = sym;
 	r->bytes++;
 	if (r->used == sizeof(r->buf) || r->bytes >= r->max)
@@ -306,6 +332,7 @@ void record_fini(void)
 {
 	struct record_file **p = &files, *f;
 
+	record_flush_on(NULL);
 	while ((f = *p)) {
 		/* an open recorder still points at its entry: keep it */
 		if (f->open) {

@@ -31,6 +31,13 @@ struct recorder;
 struct recorder *record_open(const char *dir, const char *cls, const char *name,
 			     uint64_t max_bytes);
 
+struct event_base;
+
+/* Flush on a timer of base's: what is buffered reaches its file within 2 s, however slowly
+ * symbols come. Without it (NULL, the default) a file is written in 4 KiB steps and at
+ * close. */
+void record_flush_on(struct event_base *base);
+
 /* Append one symbol (buffered). NULL, or a recorder that has stopped, ignores it. */
 void record_symbol(struct recorder *r, uint8_t sym);
 
@@ -47,7 +54,7 @@ uint64_t record_bytes(const struct recorder *r);
 char *record_file_name(const char *cls, const char *name);
 
 /* Forget which files this run has opened (the next open truncates again) and free that
- * memory. Recorders still open are unaffected. */
+ * memory, and the timer of record_flush_on. Recorders still open are unaffected. */
 void record_fini(void);
 
 #endif

@@ -221,8 +221,8 @@ static char *allowed_text(const struct setting *s)
 		return join_names(s->names, ", ", true);
 	case SET_STRLIST:
 		if (s->flags & SF_AUTO)
-			return xstrdup("[ \"auto\" ], or a non-empty list of names or globs, "
-				       "e.g. [ \"eth0\", \"wlan*\" ]");
+			return xasprintf("[ \"auto\" ], or a non-empty list of names or globs%s%s",
+					 s->example ? ", e.g. " : "", s->example ? s->example : "");
 		return xstrdup("a list of non-empty strings, e.g. [ \"a\", \"b*\" ] or []");
 	case SET_GROUP:
 		return xstrdup("a group { key = value; ... }");

@@ -29,6 +29,10 @@ enum {
 	SF_NONEMPTY = 1 << 3, /* string: not empty; list: at least one element */
 	SF_AUTO = 1 << 4,     /* list: "auto" is allowed, but only on its own */
 	SF_REQUIRED = 1 << 5, /* the key must be given */
+	SF_PICKS = 1 << 6,    /* list: names or globs that pick instances by their own name;
+			       * one that picks none is warned about (source_names.c) */
+	SF_PICKS_ANY = 1 << 7, /* the same, matched against every name the driver gives
+				* (an input device's node and device name, its kind) */
 };
 
 struct setting {
@@ -44,6 +48,7 @@ struct setting {
 	const char *const *names;     /* enum: NULL-terminated, indexed by value */
 	const struct setting *sub;    /* grouplist: the keys of each group, for the key list */
 	const char *unit;             /* NULL when the value has none */
+	const char *example;          /* a list of names: valid names, for error messages */
 	const char *help;             /* one line */
 };
 

@@ -64,8 +64,10 @@ int sink_feed(struct sink *s, const struct batch *b)
 	if (b->len == 0)
 		return 0;
 	if (s->kind == SINK_DRY_RUN) {
-		log_info("dry run: would feed %zu bytes from %llu events, crediting %d bits",
-			 b->len, (unsigned long long)b->events, b->credit_bits);
+		log_info("dry run: would feed %zu %s from %llu %s, crediting %d %s", b->len,
+			 plural(b->len, "byte", "bytes"), (unsigned long long)b->events,
+			 plural(b->events, "event", "events"), b->credit_bits,
+			 plural((unsigned long long)b->credit_bits, "bit", "bits"));
 	} else if (priv_add_entropy(s->fd, b->data, b->len, b->credit_bits, &credited) < 0) {
 		s->errors++;
 		log_limited(&feed_rl, LOG_WARNING, "RNDADDENTROPY on %s failed: %s", s->device,

@@ -9,8 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "disabled.h"
 #include "log.h"
 #include "pipeline.h"
+#include "source_names.h"
 #include "util.h"
 
 /* ---- instances ---- */
@@ -82,6 +84,8 @@ void source_forget(struct src_inst *si)
 		}
 	src->ops->close(si);
 	source_detach(si);
+	if (si->disabled)
+		disabled_set(src->ops->cls, si->name, false);
 	if (src->ops->forget)
 		src->ops->forget(si);
 	wipe(si->drv, src->ops->inst_size);
@@ -140,9 +144,12 @@ bool source_allowed(struct src_inst *si)
 	const struct source_ops *ops = si->src->ops;
 
 	if (pipeline_enabled(ops->cls, si->name)) {
+		if (si->disabled)
+			disabled_set(ops->cls, si->name, false);
 		si->disabled = false;
 		return true;
 	}
+	disabled_set(ops->cls, si->name, true); /* shown in status as such */
 	if (!si->disabled)
 		log_info("%s/%s: %s", ops->name, si->name,
 			 si->inst || si->status == SRC_OPEN ? "closed: now disabled by policy"
@@ -205,6 +212,20 @@ static void retry_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- rescans ---- */
 
+/* The config's names that match none of the instances found so far, said once each. */
+static void check_names(struct source *src)
+{
+	if (!src->names)
+		return;
+	SOURCE_FOREACH(si, src) {
+		const char *names[4] = {si->name};
+		size_t n = src->ops->names ? src->ops->names(si, names, ARRAY_SIZE(names)) : 1;
+
+		source_names_saw(src->names, names, n);
+	}
+	source_names_report(src->names, "(yet)", NULL);
+}
+
 void source_rescan(struct source *src)
 {
 	SOURCE_FOREACH(si, src)
@@ -220,6 +241,7 @@ void source_rescan(struct source *src)
 		}
 	if (src->ops->settle)
 		src->ops->settle(src);
+	check_names(src);
 	arm_retry(src);
 }
 
@@ -276,6 +298,7 @@ int source_start(struct source *src, const struct source_ops *ops, struct event_
 	src->rescan_ev = evtimer_new(base, rescan_cb, src);
 	src->poll_ev = event_new(base, -1, EV_PERSIST, rescan_cb, src);
 	src->retry_ev = evtimer_new(base, retry_cb, src);
+	src->names = source_names_new(cfg, ops->cls);
 	if (!src->rescan_ev || !src->poll_ev || !src->retry_ev)
 		log_warn("%s source: cannot register timers with the event loop; devices that "
 			 "fail or change are not looked at again until a reload",
@@ -283,6 +306,8 @@ int source_start(struct source *src, const struct source_ops *ops, struct event_
 	if (ops->start(src) < 0) {
 		source_forget_all(src);
 		free_timers(src);
+		source_names_free(src->names);
+		src->names = NULL;
 		return -1;
 	}
 	src->running = true;
@@ -297,6 +322,9 @@ void source_reload(struct source *src, const struct config *cfg)
 	char why[256];
 
 	src->cfg = cfg;
+	/* A reload says again what still matches nothing. */
+	source_names_free(src->names);
+	src->names = source_names_new(cfg, ops->cls);
 	if (ops->reload && !ops->reload(src))
 		return;
 	SOURCE_FOREACH_SAFE(si, nx, src) {
@@ -352,4 +380,6 @@ void source_stop(struct source *src)
 	}
 	src->running = false;
 	free_timers(src);
+	source_names_free(src->names);
+	src->names = NULL;
 }

@@ -18,6 +18,7 @@
 
 struct source;
 struct src_inst;
+struct source_names;
 
 /* Where an instance stands. */
 enum src_status {
@@ -66,6 +67,9 @@ struct source_ops {
 	 * Otherwise SRC_OPEN (stays), SRC_CLOSED (opened afresh by its rescan), or SRC_SKIPPED
 	 * with the reason in why (closed until the next reload). */
 	enum src_status (*recheck)(struct src_inst *si, char *why, size_t size);
+	/* Optional: the names the configuration's globs may match, its own first (at most
+	 * max); 0 while it is not there (a named interface that is absent). NULL: its name. */
+	size_t (*names)(const struct src_inst *si, const char **out, size_t max);
 };
 
 /* One instance, as the core keeps it. */
@@ -95,6 +99,7 @@ struct source {
 	struct event *poll_ev;   /* a rescan every poll_s, without a notifier */
 	struct event *retry_ev;
 	unsigned poll_s;
+	struct source_names *names; /* the config's names for it, and which have matched */
 };
 
 /* One class: started with `ops` (the driver's start, then a rescan), reloaded with a new,

@@ -439,7 +439,8 @@ static void stacked_on(struct block_state *st, const struct src_inst *si, const 
 		below[0] = '\0';
 }
 
-/* Names in the config that select nothing: said at start and reload, not on every rescan. */
+/* A partition named in the config selects nothing: said at start and reload, not on every
+ * rescan. (Any name that selects nothing is said by the core, source_names.) */
 static void report_unmatched(struct block_state *st)
 {
 	const struct strlist *devs = &st->src->cfg->block.devices;
@@ -465,8 +466,6 @@ static void report_unmatched(struct block_state *st)
 			log_warn("block: \"%s\" is a partition: completions are traced per whole "
 				 "disk, so name the disk",
 				 pat);
-		else
-			log_info("block: \"%s\" matches no disk with a medium (yet)", devs->v[i]);
 	}
 }
 

@@ -65,6 +65,8 @@ struct source_class {
 	const char *sources_help;
 	/* The keys of sources.NAME, at offsets into struct config. */
 	const struct setting *settings;
+	/* What one instance is, for "matches no ..." ("input device", "disk", "interface"). */
+	const char *instance_noun;
 	/* sources.NAME.instances, if the class has that list (kind NULL if not): the offsets
 	 * in struct config of the array (a pointer), of its length (a size_t) and of what its
 	 * elements inherit. The settings name it too, as a SET_GROUPLIST key. */

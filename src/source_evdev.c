@@ -788,6 +788,19 @@ static void evdev_stop(struct source *src)
 	src->priv = NULL;
 }
 
+/* What include and exclude are matched against: node, path, device name, kind. */
+static size_t evdev_names(const struct src_inst *si, const char **out, size_t max)
+{
+	const struct dev *d = si->drv;
+	const char *v[] = {si->name, d->path, d->devname[0] ? d->devname : NULL, d->kind};
+	size_t n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(v) && n < max; i++)
+		if (v[i])
+			out[n++] = v[i];
+	return n;
+}
+
 const struct source_ops source_evdev_ops = {
 	.name = "input",
 	.cls = CLASS_INPUT,
@@ -802,4 +815,5 @@ const struct source_ops source_evdev_ops = {
 	.forget = evdev_forget,
 	.reload = evdev_reload,
 	.recheck = evdev_recheck,
+	.names = evdev_names,
 };

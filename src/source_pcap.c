@@ -819,12 +819,9 @@ static void state_start(struct pcap_state *st)
 		for (size_t i = 0; i < l->n; i++)
 			if (!strpbrk(l->v[i], "*?["))
 				if_entry(st, l->v[i]);
+	/* One named but absent is said by the core (source_names), and captured when it
+	 * appears. */
 	source_rescan(src);
-	SOURCE_FOREACH(si, src)
-		if (((struct iface *)si->drv)->match == M_EXACT &&
-		    !((struct iface *)si->drv)->ever_present)
-			log_warn("network/%s: no such interface (yet); captured when it appears",
-				 si->name);
 }
 
 static void state_stop(struct pcap_state *st)
@@ -834,6 +831,17 @@ static void state_stop(struct pcap_state *st)
 	source_poll_every(st->src, 0);
 	free(st->file);
 	st->file = NULL;
+}
+
+/* An interface the config names that is not there does not count as one found. */
+static size_t pcap_names(const struct src_inst *si, const char **out, size_t max)
+{
+	const struct pcap_state *st = si->src->priv;
+
+	if (!max || (!st->offline && !((const struct iface *)si->drv)->ifindex))
+		return 0;
+	out[0] = si->name;
+	return 1;
 }
 
 static int pcap_src_start(struct source *src)
@@ -903,4 +911,5 @@ const struct source_ops source_pcap_ops = {
 	.settle = pcap_settle,
 	.reload = pcap_src_reload,
 	.recheck = pcap_recheck,
+	.names = pcap_names,
 };

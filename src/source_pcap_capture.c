@@ -25,9 +25,11 @@ static void capture_state(struct capture *c)
 {
 	if (!c->inst)
 		return;
+	/* The share only: the weight it gives is the pipeline's to show, times the policy's
+	 * (a mix-only instance's is 0 whatever the flows). */
 	if (c->share_pct)
-		snprintf(c->state, sizeof(c->state), "%s (one source %d%% of packets: credit x%.2f)",
-			 c->base_state, c->share_pct, c->weight);
+		snprintf(c->state, sizeof(c->state), "%s (one source %d%% of packets)",
+			 c->base_state, c->share_pct);
 	else
 		snprintf(c->state, sizeof(c->state), "%s", c->base_state);
 	pipeline_set_state(c->inst, c->state);

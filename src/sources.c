@@ -5,10 +5,13 @@
 
 #include "sources.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "disabled.h"
 #include "log.h"
 #include "policy.h"
+#include "util.h"
 
 #define SOURCE_DRIVER_DECL(id, name, driver) extern const struct source_ops source_##driver##_ops;
 SRC_CLASSES(SOURCE_DRIVER_DECL)
@@ -25,6 +28,11 @@ const struct source_ops *source_driver(enum src_class cls)
 	return drivers[cls];
 }
 
+static bool class_wanted(const struct config *cfg, enum src_class cls)
+{
+	return policy_class_runs(cfg, cls);
+}
+
 int sources_start(struct source *srcs, struct event_base *base, const struct config *cfg)
 {
 	for (int c = 0; c < CLASS_COUNT; c++) {
@@ -34,8 +42,9 @@ int sources_start(struct source *srcs, struct event_base *base, const struct con
 		src->ops = drivers[c];
 		src->base = base;
 		src->cfg = cfg;
-		if (!policy_class_wanted(cfg, (enum src_class)c)) {
+		if (!class_wanted(cfg, (enum src_class)c)) {
 			log_info("%s source: disabled by policy", src->ops->name);
+			disabled_set((enum src_class)c, NULL, true);
 			continue;
 		}
 		if (source_start(src, drivers[c], base, cfg) < 0)
@@ -48,10 +57,11 @@ void sources_reload(struct source *srcs, const struct config *cfg)
 {
 	for (int c = 0; c < CLASS_COUNT; c++) {
 		struct source *src = &srcs[c];
-		bool was = policy_class_wanted(src->cfg, (enum src_class)c);
-		bool wanted = policy_class_wanted(cfg, (enum src_class)c);
+		bool was = class_wanted(src->cfg, (enum src_class)c);
+		bool wanted = class_wanted(cfg, (enum src_class)c);
 
 		src->cfg = cfg;
+		disabled_set((enum src_class)c, NULL, !wanted);
 		if (src->running && !wanted) {
 			source_stop(src);
 			log_info("%s source: stopped, now disabled by policy", src->ops->name);
@@ -70,4 +80,44 @@ void sources_stop(struct source *srcs)
 {
 	for (int c = CLASS_COUNT - 1; c >= 0; c--)
 		source_stop(&srcs[c]);
+	disabled_forget_all();
+}
+
+size_t sources_open(const struct source *srcs, char *not_open, size_t size)
+{
+	size_t n = 0, used = 0;
+
+	if (size)
+		not_open[0] = 0;
+	for (int c = 0; c < CLASS_COUNT; c++) {
+		SOURCE_FOREACH(si, &srcs[c]) {
+			char name[96];
+			int w;
+
+			if (si->status == SRC_OPEN) {
+				n++;
+				continue;
+			}
+			if (si->disabled || si->status == SRC_ENDED || si->status == SRC_CLOSED)
+				continue;
+			if (used + 4 >= size)
+				continue; /* "..." is there already */
+			printable(name, sizeof(name), si->name);
+			w = snprintf(not_open + used, size - used, "%s%s/%s (%s)", used ? ", " : "",
+				     srcs[c].ops->name, name,
+				     si->state[0]		  ? si->state
+				     : si->status == SRC_RETRY ? "retrying"
+				     : si->status == SRC_WAIT  ? "waiting"
+							       : "skipped");
+			if (w < 0 || (size_t)w >= size - used) {
+				/* cut at an entry's end, and say so */
+				not_open[used] = 0;
+				strlcopy(not_open + used, used ? ", ..." : "...", size - used);
+				used = size;
+				continue;
+			}
+			used += (size_t)w;
+		}
+	}
+	return n;
 }

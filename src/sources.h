@@ -12,4 +12,9 @@ int sources_start(struct source *srcs, struct event_base *base, const struct con
 void sources_reload(struct source *srcs, const struct config *cfg);
 void sources_stop(struct source *srcs);
 
+/* How many instances are open now; the others that could not be opened (waiting or
+ * retrying, or refused by the configuration) into not_open as "class/name (state), ...",
+ * cut short with "..." if it does not fit. Instances disabled by policy are not counted. */
+size_t sources_open(const struct source *srcs, char *not_open, size_t size);
+
 #endif

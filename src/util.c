@@ -161,3 +161,55 @@ ssize_t send_with_fd(int sock, void *buf, size_t len, int fd)
 	}
 	return sendmsg(sock, &mh, MSG_NOSIGNAL);
 }
+
+const char *plural(unsigned long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+#define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                       \
+	do {                                                                           \
+		v0 += v1; v1 = ROTL64(v1, 13); v1 ^= v0; v0 = ROTL64(v0, 32);          \
+		v2 += v3; v3 = ROTL64(v3, 16); v3 ^= v2;                               \
+		v0 += v3; v3 = ROTL64(v3, 21); v3 ^= v0;                               \
+		v2 += v1; v1 = ROTL64(v1, 17); v1 ^= v2; v2 = ROTL64(v2, 32);          \
+	} while (0)
+
+static uint64_t le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+uint64_t siphash24(const uint8_t key[16], const void *data, size_t len)
+{
+	const uint8_t *in = data;
+	uint64_t k0 = le64(key), k1 = le64(key + 8), m, b = (uint64_t)len << 56;
+	uint64_t v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+	uint64_t v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+	size_t left = len & 7;
+
+	for (const uint8_t *end = in + (len - left); in != end; in += 8) {
+		m = le64(in);
+		v3 ^= m;
+		SIPROUND;
+		SIPROUND;
+		v0 ^= m;
+	}
+	for (size_t i = 0; i < left; i++)
+		b |= (uint64_t)in[i] << (8 * i);
+	v3 ^= b;
+	SIPROUND;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}

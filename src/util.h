@@ -30,6 +30,10 @@ uint64_t mono_coarse_ns(void);
 /* Copy at most size-1 bytes and terminate; returns false if src was truncated. */
 bool strlcopy(char *dst, const char *src, size_t size);
 
+/* The noun that goes with a count: one for 1, many for any other ("1 batch", "0 batches").
+ * Every count shown or logged with its noun uses it. */
+const char *plural(unsigned long long n, const char *one, const char *many);
+
 /* Names from outside (interfaces, devices, disks) may hold any byte, terminal escapes too:
  * shown anywhere, every byte that is not printable ASCII becomes \xHH. Writes at most
  * size-1 bytes and never splits an escape; returns false if src did not fit. */
@@ -40,5 +44,9 @@ char *printable_dup(const char *src);
 /* One message of len bytes on sock, with descriptor fd attached (SCM_RIGHTS) if fd >= 0;
  * no SIGPIPE. sendmsg(2)'s result. */
 ssize_t send_with_fd(int sock, void *buf, size_t len, int fd);
+
+/* SipHash-2-4: a keyed pseudo-random function (Aumasson and Bernstein); the output tells
+ * nothing useful about the key. */
+uint64_t siphash24(const uint8_t key[16], const void *data, size_t len);
 
 #endif

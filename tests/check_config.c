@@ -18,7 +18,8 @@
 #endif
 #define FIXTURE(name) SRCDIR "/tests/data/conf/" name
 #define SHIPPED SRCDIR "/conf/entropyd.conf"
-#define MANPAGE SRCDIR "/man/entropyd.conf.5"
+/* the page's source: make substitutes paths into it, never keys */
+#define MANPAGE SRCDIR "/man/entropyd.conf.5.in"
 
 /* ---- helpers ---- */
 
@@ -418,11 +419,17 @@ static const struct bad_file bad_files[] = {
 	  {9, "policy.network.scale", "0.0 is out of range", "> 0 and < 1"},
 	  {10, "policy.network.colour", "unknown key",
 	   "mode, scale, cap_bits_per_event, cap_bits_per_second, instances"},
-	  {14, "sources.block.devices", "\"auto\" mixed with names", "[ \"auto\" ]"},
+	  /* disk names as the example, not interface names */
+	  {14, "sources.block.devices", "\"auto\" mixed with names",
+	   "[ \"auto\" ], or a non-empty list of names or globs, e.g. [ \"sda\", \"nvme*\" ]"},
 	  {15, "sources.network.snaplen", "8 is out of range", "16 to 65535"},
 	  {15, "sources.network.direction", "unknown value \"sideways\"",
 	   "\"in\", \"out\", \"both\""},
 	  {18, "control.socket", "not an absolute path", "absolute path"}}},
+	{"auto-mixed.conf",
+	 {{3, "sources.block.devices", "\"auto\" mixed with names", "e.g. [ \"sda\", \"nvme*\" ]"},
+	  {4, "sources.network.interfaces", "\"auto\" mixed with names",
+	   "e.g. [ \"eth0\", \"wlan*\" ]"}}},
 	/* per-interface capture settings: one error a line, of the entry on that line */
 	{"net-instances-bad.conf",
 	 {{5, "sources.network.instances[0].direction", "unknown value \"sideways\"",
@@ -766,7 +773,7 @@ START_TEST(test_print_keys)
 		"sources.network.max_events_per_second", "sources.network.instances",
 		"sources.network.instances[].name", "sources.network.instances[].direction",
 		"sources.network.instances[].filter", "sources.network.instances[].snaplen",
-		"control.socket",
+		"feed.boot_allowance", "control.socket",
 		"control.group", "control.timeout", "control.max_hold", "record.dir", "record.max_bytes",
 	};
 	static const char *const rule[] = {"mode", "scale", "cap_bits_per_event",

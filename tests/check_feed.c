@@ -68,6 +68,15 @@ START_TEST(test_phase_names)
 
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
 		ck_assert_str_eq(feed_phase_name(want[i].p), want[i].name);
+	/* The start-up line says what each phase does: only mix mixes at a low rate (not
+	 * always, whatever the kernel's state). */
+	ck_assert_ptr_nonnull(strstr(feed_phase_meaning(PHASE_MIX), "low rate"));
+	ck_assert_ptr_nonnull(strstr(feed_phase_meaning(PHASE_ALWAYS), "every batch"));
+	ck_assert_ptr_nonnull(strstr(feed_phase_meaning(PHASE_BOOT), "early"));
+	ck_assert_ptr_nonnull(strstr(feed_phase_meaning(PHASE_WATERMARK), "watermark"));
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (want[i].p != PHASE_MIX)
+			ck_assert_ptr_null(strstr(feed_phase_meaning(want[i].p), "low rate"));
 }
 END_TEST
 

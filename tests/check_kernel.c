@@ -503,6 +503,32 @@ START_TEST(test_meaning_three_states)
 	ck_assert_msg(strstr(m_ready, "ready") && strstr(m_ready, "ignores credit"), "%s",
 		      m_ready);
 	ck_assert_msg(!strstr(m_ready, "not ready"), "%s", m_ready);
+	/* The kernel's state only: what the daemon does then depends on feed.mode too. */
+	ck_assert_msg(!strstr(m_ready, "mixing"), "%s", m_ready);
+}
+END_TEST
+
+START_TEST(test_bits_needed)
+{
+	struct kernel_state ks = {.major = 6, .minor = 1, .credit_until_ready = true,
+				  .crng_ready = false, .entropy_avail = 5};
+
+	/* Not ready: 256 less what the kernel has counted (entropy_avail is init_bits). */
+	ck_assert_int_eq(kernel_bits_needed(&ks), 251);
+	ks.entropy_avail = 0;
+	ck_assert_int_eq(kernel_bits_needed(&ks), KERNEL_READY_BITS);
+	ks.entropy_avail = 256;
+	ck_assert_int_eq(kernel_bits_needed(&ks), 0);
+	/* Unreadable: at most what any kernel needs. */
+	ks.entropy_avail = -1;
+	ck_assert_int_eq(kernel_bits_needed(&ks), KERNEL_READY_BITS);
+	/* Ready, or a kernel before 5.18 whose credit counts always: no need to speak of. */
+	ks.entropy_avail = 5;
+	ks.crng_ready = true;
+	ck_assert_int_eq(kernel_bits_needed(&ks), 0);
+	ks.crng_ready = false;
+	ks.credit_until_ready = false;
+	ck_assert_int_eq(kernel_bits_needed(&ks), 0);
 }
 END_TEST
 
@@ -520,6 +546,7 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_entropy_avail_matches_proc);
 	tcase_add_test(tc, test_hz_from_proc_config);
 	tcase_add_test(tc, test_meaning_three_states);
+	tcase_add_test(tc, test_bits_needed);
 	suite_add_tcase(s, tc);
 
 	/* Each test makes its own directory of files to shadow the system's with. */

@@ -603,7 +603,7 @@ END_TEST
 START_TEST(test_dominant_flow)
 {
 	const size_t n = 6000;
-	struct inst_info rr, d3, d2, single;
+	struct inst_info rr, d3, d2, single, mix;
 
 	write_file("rr.pcap", n, gap_random, four, 4);
 	write_file("d3.pcap", n, gap_random, three_to_one, 4);
@@ -613,13 +613,23 @@ START_TEST(test_dominant_flow)
 	ck_assert_str_eq(rr.state, "ended");
 	d3 = replay_with("d3.pcap", MODE_TRUSTED, 0);
 	ck_assert_msg(strncmp(d3.state, "ended (one source 7", 19) == 0 &&
-			      strstr(d3.state, "% of packets: credit x0.2") != NULL,
+			      strstr(d3.state, "% of packets)") != NULL,
 		      "state \"%s\"", d3.state);
+	/* The weight in force: the policy's (1) times the flow rule's 1 - s, s about 0.75 */
+	ck_assert_msg(d3.weight > 0.2 && d3.weight < 0.3, "weight %g", d3.weight);
+	ck_assert_msg(strstr(d3.reason_text, "of packets: weight 0.2") != NULL, "reason \"%s\"",
+		      d3.reason_text);
 	d2 = replay_with("d2.pcap", MODE_TRUSTED, 0);
 	single = replay_with("one.pcap", MODE_TRUSTED, 0);
-	ck_assert_msg(strncmp(single.state, "ended (one source 100% of packets: credit x0.00)", 48) ==
-			      0,
-		      "state \"%s\"", single.state);
+	ck_assert_str_eq(single.state, "ended (one source 100% of packets)");
+	ck_assert(single.weight == 0);
+	/* Mix-only: the state says nothing of a weight, and the weight in force is 0. */
+	mix = replay_with("d3.pcap", MODE_MIX_ONLY, 0);
+	ck_assert_msg(strncmp(mix.state, "ended (one source 7", 19) == 0 &&
+			      !strstr(mix.state, "credit") && !strstr(mix.state, "x0."),
+		      "state \"%s\"", mix.state);
+	ck_assert(mix.weight == 0);
+	ck_assert(mix.c.credited_bits == 0);
 
 	/* The same timing, so the same estimate; only the weight differs. */
 	ck_assert(d3.c.estimated_bits == rr.c.estimated_bits);

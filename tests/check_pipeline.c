@@ -1531,7 +1531,7 @@ START_TEST(test_reasons)
 
 	/* The per-second cap: a second of events asks for far more than 1 bit. */
 	random_events(c_in, &t, WARM + 1000);
-	reason_is("sda", PIPELINE_RATE_CAP, "per-second cap of 1 bits");
+	reason_is("sda", PIPELINE_RATE_CAP, "per-second cap of 1 bits/s reached");
 
 	/* A cap of 0 bits per event: an estimate, and it is zero. */
 	random_events(z_in, &t, WARM);
@@ -1557,10 +1557,242 @@ START_TEST(test_reasons)
 }
 END_TEST
 
+/* ---- the boot allowance (pipeline_boot_allowance) ---- */
+
+#define US 1000ULL
+#define BOOT_CAP 10.0 /* bits a second: far below what a window of events earns */
+
+/* n events lo..lo+span ns apart. */
+static void stream_gaps(struct stream *s, struct instance *inst, int n, uint64_t lo,
+			uint64_t span)
+{
+	for (int i = 0; i < n; i++)
+		stream_step(s, inst, lo + tu_rng_next() % span);
+}
+
+/* A disk at the block class's default per-event cap (1 bit) and a per-second cap that would
+ * hold it to BOOT_CAP; its reference stream without a per-second cap. */
+static struct instance *boot_disk(const char *name, struct stream *s)
+{
+	struct instance *inst;
+
+	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1;
+	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_second = BOOT_CAP;
+	inst = pipeline_attach(CLASS_BLOCK, name, NULL, 0);
+	stream_init(s, 1);
+	return inst;
+}
+
+static double seconds_since(uint64_t w0)
+{
+	return (double)(mono_coarse_ns() - w0) / 1e9;
+}
+
+START_TEST(test_boot_allowance_past_the_cap)
+{
+	/* 3000 completions 100..400 us apart (0.75 s of event time, less than the daemon's
+	 * clock takes to run them): each window the health tests vouch for credits what its
+	 * events earned, each capped per event, exactly as the reference without a per-second
+	 * cap says -- far more than the cap of 10 bits a second would have let through, and
+	 * never more than the events' capped estimates add up to. */
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+	uint64_t w0;
+	double wall;
+
+	tu_rng_seed(SEED);
+	pipeline_boot_allowance(1e6); /* more than all of it: the allowance does not limit */
+	inst = boot_disk("vda", &s);
+	w0 = mono_coarse_ns();
+	stream_gaps(&s, inst, 3000, 100 * US, 300 * US);
+	wall = seconds_since(w0);
+	in = info_of(0);
+	ck_assert_uint_eq(in.health_failures, 0);
+	counters_match(&in.c, &s);
+	ck_assert_msg(in.c.credited_bits > BOOT_CAP * (wall + 1) + 100,
+		      "credited %g in %g s: the per-second cap still set the pace" SEEDFMT,
+		      in.c.credited_bits, wall, SEEDARG);
+	ck_assert_msg(earned(&in.c) <= in.c.estimated_bits + TOL,
+		      "earned %g of %g bits estimated (capped)" SEEDFMT, earned(&in.c),
+		      in.c.estimated_bits, SEEDARG);
+	/* Nothing before the health tests' start-up and the first window after it. */
+	ck_assert_msg(in.c.credited_bits <= s.est_sum, "more than estimated" SEEDFMT, SEEDARG);
+	ck_assert_int_ne(in.reason, PIPELINE_RATE_CAP);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_boot_allowance_off)
+{
+	/* feed.boot_allowance = false: the per-second cap limits, as before. */
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+	uint64_t w0;
+	double wall;
+
+	tu_rng_seed(SEED);
+	cfg->feed.boot_allowance = false;
+	pipeline_boot_allowance(1e6);
+	inst = boot_disk("vda", &s);
+	w0 = mono_coarse_ns();
+	stream_gaps(&s, inst, 3000, 100 * US, 300 * US);
+	wall = seconds_since(w0);
+	in = info_of(0);
+	ck_assert_msg(in.c.credited_bits <= BOOT_CAP * wall + BOOT_CAP + TOL,
+		      "credited %g in %g s at %g/s" SEEDFMT, in.c.credited_bits, wall, BOOT_CAP,
+		      SEEDARG);
+	ck_assert_msg(in.c.credited_bits >= BOOT_CAP - TOL, "credited only %g" SEEDFMT,
+		      in.c.credited_bits, SEEDARG);
+	ck_assert_int_eq(in.reason, PIPELINE_RATE_CAP);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_boot_allowance_what_the_kernel_needs)
+{
+	/* Two disks share what the kernel still needs (200 bits): together they credit that
+	 * much under the allowance, then no more than their per-second caps allow. */
+	const double need = 200;
+	struct stream s1, s2;
+	struct instance *a, *b;
+	struct inst_counters t;
+	uint64_t w0;
+	double wall;
+
+	tu_rng_seed(SEED);
+	pipeline_boot_allowance(need);
+	a = boot_disk("vda", &s1);
+	b = boot_disk("vdb", &s2);
+	w0 = mono_coarse_ns();
+	for (int i = 0; i < 10; i++) {
+		stream_gaps(&s1, a, 300, 100 * US, 300 * US);
+		stream_gaps(&s2, b, 300, 100 * US, 300 * US);
+	}
+	wall = seconds_since(w0);
+	pipeline_totals(&t);
+	ck_assert_msg(s1.cred_sum + s2.cred_sum > 2 * need,
+		      "the disks earned too little to prove anything" SEEDFMT, SEEDARG);
+	ck_assert_msg(t.credited_bits >= need - TOL, "credited %g of the %g allowed" SEEDFMT,
+		      t.credited_bits, need, SEEDARG);
+	ck_assert_msg(t.credited_bits <= need + 2 * (BOOT_CAP * wall + BOOT_CAP) + TOL,
+		      "credited %g: the allowance was %g, the caps %g/s for %g s" SEEDFMT,
+		      t.credited_bits, need, BOOT_CAP, wall, SEEDARG);
+	est_fini(&s1.est);
+	est_fini(&s2.est);
+}
+END_TEST
+
+START_TEST(test_boot_allowance_ends_when_ready)
+{
+	/* Once the kernel no longer counts credit (its CRNG is ready) the per-second cap is
+	 * back: what is credited from then on is what it lets through. */
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+	double before, wall;
+	uint64_t w0;
+
+	tu_rng_seed(SEED);
+	pipeline_boot_allowance(1e6);
+	inst = boot_disk("vda", &s);
+	stream_gaps(&s, inst, 1600, 100 * US, 300 * US); /* start-up and the first window */
+	before = info_of(0).c.credited_bits;
+	ck_assert_msg(before > 3 * BOOT_CAP, "the allowance gave only %g" SEEDFMT, before, SEEDARG);
+	pipeline_kernel_counts(false);
+	w0 = mono_coarse_ns();
+	stream_gaps(&s, inst, 3000, 100 * US, 300 * US);
+	wall = seconds_since(w0);
+	in = info_of(0);
+	ck_assert_msg(in.c.credited_bits - before <= BOOT_CAP * wall + BOOT_CAP + TOL,
+		      "credited %g more in %g s at %g/s after the CRNG was ready" SEEDFMT,
+		      in.c.credited_bits - before, wall, BOOT_CAP, SEEDARG);
+	/* The kernel counting again (it never does; a test can say so) brings back nothing. */
+	pipeline_kernel_counts(true);
+	before = info_of(0).c.credited_bits;
+	w0 = mono_coarse_ns();
+	stream_gaps(&s, inst, 1024, 100 * US, 300 * US);
+	wall = seconds_since(w0);
+	ck_assert_msg(info_of(0).c.credited_bits - before <= BOOT_CAP * wall + BOOT_CAP + TOL,
+		      "the allowance came back" SEEDFMT, SEEDARG);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_boot_allowance_held_to_real_time)
+{
+	/* 12.5 s of completions 2..3 ms apart handed over in a blink (a recording replayed):
+	 * the allowance, like the cap, does not credit events faster than real time. */
+	struct stream s;
+	struct instance *inst;
+	struct inst_info in;
+	uint64_t w0, t0;
+	double wall, elapsed;
+
+	tu_rng_seed(SEED);
+	pipeline_boot_allowance(1e6);
+	inst = boot_disk("vda", &s);
+	t0 = s.t;
+	w0 = mono_coarse_ns();
+	stream_gaps(&s, inst, 5000, 2 * MS, MS);
+	wall = seconds_since(w0);
+	elapsed = (double)(s.t - t0) / 1e9;
+	in = info_of(0);
+	ck_assert_msg(wall < elapsed / 4, "the run took %g s of %g s of event time: too slow to "
+		      "tell the clocks apart" SEEDFMT, wall, elapsed, SEEDARG);
+	ck_assert_msg(s.cred_sum > 10 * BOOT_CAP * elapsed, "demand too low" SEEDFMT, SEEDARG);
+	ck_assert_msg(in.c.credited_bits <= BOOT_CAP * wall + BOOT_CAP + TOL,
+		      "credited %g in %g s (%g s of events) at %g/s" SEEDFMT, in.c.credited_bits,
+		      wall, elapsed, BOOT_CAP, SEEDARG);
+	est_fini(&s.est);
+}
+END_TEST
+
+START_TEST(test_boot_allowance_bad_streams_earn_nothing)
+{
+	/* Periodic, stuck and replayed timing earns nothing under the allowance either. */
+	uint64_t loop[512], t;
+	struct instance *per, *stuck, *rep;
+	struct inst_counters total;
+
+	tu_rng_seed(SEED);
+	pipeline_boot_allowance(1e6);
+	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1;
+	per = pipeline_attach(CLASS_BLOCK, "periodic", NULL, 0);
+	stuck = pipeline_attach(CLASS_BLOCK, "stuck", NULL, 0);
+	rep = pipeline_attach(CLASS_BLOCK, "replay", NULL, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(loop); i++)
+		loop[i] = 100 * US + tu_rng_next() % (300 * US);
+	t = 10 * SEC;
+	for (int i = 0; i < 3000; i++) {
+		pipeline_sample(per, t + (uint64_t)i * 250 * US);
+		pipeline_sample(stuck, t);
+	}
+	for (int i = 0; i < 3000; i++) {
+		t += loop[i % 512];
+		pipeline_sample(rep, t);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		struct inst_info in = info_of(i);
+
+		ck_assert_uint_eq(in.c.events, 3000);
+		ck_assert_msg(in.c.credited_bits == 0 && in.c.held_bits == 0,
+			      "%s: credited %g, %g held" SEEDFMT, in.name, in.c.credited_bits,
+			      in.c.held_bits, SEEDARG);
+	}
+	pipeline_totals(&total);
+	ck_assert(total.credited_bits == 0);
+	/* The replay passes the health tests: its estimate is what stops it. */
+	ck_assert_str_eq(info_of(2).health, "ok");
+	ck_assert_int_eq(info_of(2).reason, PIPELINE_ESTIMATE_0);
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
 	Suite *s = suite_create("pipeline");
-	TCase *tc = tcase_create("core"), *health, *reasons;
+	TCase *tc = tcase_create("core"), *health, *reasons, *boot;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_attach_and_info);
@@ -1598,6 +1830,16 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(reasons, test_no_estimate_is_not_zero);
 	tcase_add_test(reasons, test_reasons);
 	suite_add_tcase(s, reasons);
+
+	boot = tcase_create("boot");
+	tcase_add_checked_fixture(boot, setup, teardown);
+	tcase_add_test(boot, test_boot_allowance_past_the_cap);
+	tcase_add_test(boot, test_boot_allowance_off);
+	tcase_add_test(boot, test_boot_allowance_what_the_kernel_needs);
+	tcase_add_test(boot, test_boot_allowance_ends_when_ready);
+	tcase_add_test(boot, test_boot_allowance_held_to_real_time);
+	tcase_add_test(boot, test_boot_allowance_bad_streams_earn_nothing);
+	suite_add_tcase(s, boot);
 	return s;
 }
 

@@ -9,6 +9,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <event2/event.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -142,6 +143,57 @@ START_TEST(test_exact_bytes)
 	assert_file(path, sym, n);
 	free(path);
 	free(sym);
+}
+END_TEST
+
+static long long size_of(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* With the daemon's timer, symbols reach the file within seconds, not in 4 KiB steps. */
+START_TEST(test_flush_on_timer)
+{
+	struct event_base *base = event_base_new();
+	char *path = path_of("input", "slow");
+	struct recorder *r;
+	uint8_t sym[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+
+	ck_assert_ptr_nonnull(base);
+	record_flush_on(base);
+	r = record_open(dir, "input", "slow", 16777216);
+	ck_assert_ptr_nonnull(r);
+	for (size_t i = 0; i < 10; i++)
+		record_symbol(r, sym[i]);
+	ck_assert_int_eq(size_of(path), 0); /* buffered */
+	/* 2 s, and some: 400 turns of at most 10 ms */
+	TU_PUMP_UNTIL(base, 400, size_of(path) == 10);
+	assert_file(path, sym, 10);
+	/* and again for what comes after */
+	record_symbol(r, 11);
+	TU_PUMP_UNTIL(base, 400, size_of(path) == 11);
+	record_close(r);
+	record_fini(); /* frees the timer before its base */
+	event_base_free(base);
+	free(path);
+}
+END_TEST
+
+/* Without it, nothing is written before 4 KiB or the close. */
+START_TEST(test_no_timer_no_flush)
+{
+	char *path = path_of("input", "slow");
+	struct recorder *r = record_open(dir, "input", "slow", 16777216);
+
+	ck_assert_ptr_nonnull(r);
+	record_symbol(r, 42);
+	sleep(1);
+	ck_assert_int_eq(size_of(path), 0);
+	record_close(r);
+	ck_assert_int_eq(size_of(path), 1);
+	free(path);
 }
 END_TEST
 
@@ -469,8 +521,12 @@ static Suite *record_suite(void)
 	TCase *tc = tcase_create("record");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
+	/* the flush timer's test waits for it twice (2 s each): past Check's default 4 s */
+	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_exact_bytes);
+	tcase_add_test(tc, test_flush_on_timer);
+	tcase_add_test(tc, test_no_timer_no_flush);
 	tcase_add_test(tc, test_mode_always_0600);
 	tcase_add_test(tc, test_truncate_then_append);
 	tcase_add_test(tc, test_bound);

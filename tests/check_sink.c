@@ -111,6 +111,16 @@ START_TEST(test_dry_run_logs_counts_only)
 		      "dry-run log: %s", out);
 	ck_assert_msg(!strstr(out, "QQQQ"), "batch data in the log: %s", out);
 	free(out);
+	/* one of each: the singular */
+	a.len = 1;
+	a.events = 1;
+	a.credit_bits = 1;
+	tu_capture_begin();
+	ck_assert_int_eq(sink_feed(&s, &a), 0);
+	out = tu_capture_end();
+	ck_assert_msg(strstr(out, "would feed 1 byte from 1 event, crediting 1 bit\n"),
+		      "dry-run log: %s", out);
+	free(out);
 	sink_close(&s);
 }
 END_TEST

@@ -14,6 +14,37 @@
 #include "testutil.h"
 #include "util.h"
 
+/* The reference vectors of the SipHash paper (appendix A) and its reference code's table:
+ * key 00 01 .. 0f, messages 00 01 .. (len - 1). */
+START_TEST(test_siphash24_vectors)
+{
+	static const struct {
+		size_t len;
+		uint64_t want;
+	} v[] = {
+		{0, 0x726fdb47dd0e0e31ULL},
+		{1, 0x74f839c593dc67fdULL},
+		{7, 0xab0200f58b01d137ULL},
+		{8, 0x93f5f5799a932462ULL},
+		{15, 0xa129ca6149be45e5ULL},
+		{63, 0x958a324ceb064572ULL},
+	};
+	uint8_t key[16], msg[64];
+
+	for (size_t i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)i;
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)i;
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		ck_assert_msg(siphash24(key, msg, v[i].len) == v[i].want,
+			      "length %zu: %016llx, want %016llx", v[i].len,
+			      (unsigned long long)siphash24(key, msg, v[i].len),
+			      (unsigned long long)v[i].want);
+	key[0] ^= 1; /* the key counts */
+	ck_assert(siphash24(key, msg, 15) != 0xa129ca6149be45e5ULL);
+}
+END_TEST
+
 START_TEST(test_xasprintf_formats)
 {
 	char *s = xasprintf("%s-%d-%05.1f-%x", "abc", 42, 3.5, 255u);
@@ -66,6 +97,17 @@ START_TEST(test_printable)
 	dup = printable_dup("\x01\x02\x03");
 	ck_assert_str_eq(dup, "\\x01\\x02\\x03");
 	free(dup);
+}
+END_TEST
+
+START_TEST(test_plural)
+{
+	char *s = xasprintf("%d %s, %d %s, %d %s", 0, plural(0, "batch", "batches"), 1,
+			    plural(1, "batch", "batches"), 2, plural(2, "bit", "bits"));
+
+	ck_assert_str_eq(s, "0 batches, 1 batch, 2 bits");
+	ck_assert_str_eq(plural(1ULL << 32 | 1, "event", "events"), "events");
+	free(s);
 }
 END_TEST
 
@@ -282,8 +324,10 @@ static Suite *util_suite(void)
 	Suite *s = suite_create("util");
 	TCase *tc = tcase_create("core");
 
+	tcase_add_test(tc, test_siphash24_vectors);
 	tcase_add_test(tc, test_xasprintf_formats);
 	tcase_add_test(tc, test_xasprintf_long);
+	tcase_add_test(tc, test_plural);
 	tcase_add_test(tc, test_strlcopy_fits);
 	tcase_add_test(tc, test_printable);
 	tcase_add_test(tc, test_strlcopy_truncates);

@@ -117,20 +117,54 @@ out=$("$ENTROPYD" --assess "$B" --bits 8 --json -f "$T/policy.conf")
 	fail "mix-only credited $(echo "$out" | jq -r .credit_per_event)"
 pass "credit per event follows the class policy (network 0.25 x min(0.5, H); a loaded config)"
 
+# ---- --instance: the class rule with the instance's first matching override ----
+cat > "$T/inst.conf" <<'CONF'
+policy = { network = { mode = "reduced"; scale = 0.5;
+  instances = ( { name = "eth1"; mode = "trusted"; cap_bits_per_event = 1.0; },
+                { name = "wl*"; mode = "mix-only"; } ); }; };
+CONF
+out=$("$ENTROPYD" --assess "$B" --bits 8 --class network --instance eth1 --json -f "$T/inst.conf" 2>/dev/null) ||
+	fail "--instance eth1 failed"
+h=$(echo "$out" | jq -r .min_entropy)
+echo "$out" | jq -e '.instance == "eth1" and .override == "eth1" and .policy.mode == "trusted" and
+	.policy.cap_bits_per_event == 1' > /dev/null || fail "eth1's override not applied: $(echo "$out" | jq -c .)"
+near "$(echo "$out" | jq -r .credit_per_event)" "$(awk -v h="$h" 'BEGIN { print (h < 1 ? h : 1) }')" ||
+	fail "eth1: credit is not min(1, $h): $(echo "$out" | jq -c .)"
+out=$("$ENTROPYD" --assess "$B" --bits 8 --class network --instance wlan0 --json -f "$T/inst.conf" 2>/dev/null)
+echo "$out" | jq -e '.override == "wl*" and .policy.mode == "mix-only" and .credit_per_event == 0' \
+	> /dev/null || fail "wlan0: the glob's override not applied: $(echo "$out" | jq -c .)"
+out=$("$ENTROPYD" --assess "$B" --bits 8 --class network --instance eth0 --json -f "$T/inst.conf" 2>/dev/null)
+echo "$out" | jq -e '.instance == "eth0" and .override == null and .policy.mode == "reduced" and
+	.policy.scale == 0.5' > /dev/null || fail "eth0: not the class rule: $(echo "$out" | jq -c .)"
+"$ENTROPYD" --assess "$B" --bits 8 --class network --instance eth0 -f "$T/inst.conf" 2>/dev/null |
+	grep -q "override  *none matches eth0: the class rule applies" || fail "eth0: the text does not say no override matches"
+"$ENTROPYD" --assess "$B" --bits 8 --class network --instance eth1 -f "$T/inst.conf" 2>/dev/null |
+	grep -q "^Policy for instance eth1 of class network" || fail "the text does not name the instance"
+pass "--instance applies the instance's override (by name and by glob), or says none matches"
+
 # ---- small and degenerate files ----
 head -c 1000 "$DATA/rand8_short.bin" > "$T/short.bin"
 out=$("$ENTROPYD" --assess "$T/short.bin" --bits 8 --json -f "$T/empty.conf") || fail "short file"
 [ "$(echo "$out" | jq -r .estimators.multimcw)" = null ] || fail "MultiMCW ran on 1000 samples"
 [ "$(echo "$out" | jq -r .estimators.mcv)" != null ] || fail "MCV did not run on 1000 samples"
-"$ENTROPYD" --assess "$T/short.bin" --bits 8 -f "$T/empty.conf" | grep -q "MultiMCW.*not run" ||
-	fail "the text form does not say MultiMCW did not run"
+"$ENTROPYD" --assess "$T/short.bin" --bits 8 -f "$T/empty.conf" 2> "$T/err" > "$T/text" ||
+	fail "short file, text form"
+grep -qE "^  MultiMCW +- \(needs 4096 samples\) +[0-9.]+\$" "$T/text" ||
+	fail "the text form does not say, in its column, why MultiMCW did not run: $(cat "$T/text")"
+grep -q "warning: $T/short.bin holds 1000 samples; SP 800-90B asks for at least 1000000" "$T/err" ||
+	fail "no warning about a 1000-sample file: $(cat "$T/err")"
+[ "$(wc -l < "$T/err")" -eq 1 ] || fail "more than the warning on stderr: $(cat "$T/err")"
+head -c 1000000 /dev/urandom > "$T/million.bin"
+"$ENTROPYD" --assess "$T/million.bin" --bits 1 --json -f "$T/empty.conf" 2> "$T/err" > /dev/null ||
+	fail "a file of 1000000 samples: $(cat "$T/err")"
+[ -s "$T/err" ] && fail "a file of 1000000 samples was warned about: $(cat "$T/err")"
 head -c 5000 /dev/zero > "$T/zero.bin"
 out=$("$ENTROPYD" --assess "$T/zero.bin" --bits 8 --json -f "$T/empty.conf") || fail "constant file"
 echo "$out" | jq -e '.min_entropy == 0 and .min_by == null and .credit_per_event == 0 and
 	([.estimators[]] | all(. == null))' > /dev/null || fail "constant file: $(echo "$out" | jq -c .)"
 out=$("$ENTROPYD" --assess "$DATA/rand8_short.bin" --bits 4 --json -f "$T/empty.conf")
 [ "$(echo "$out" | jq -r .above_bits)" -gt 0 ] || fail "--bits 4 on 8-bit data: above_bits not counted"
-pass "too few samples for an estimator, a constant file, and masked bits are reported"
+pass "too few samples for an estimator or for SP 800-90B, a constant file, and masked bits are reported"
 
 # ---- errors: status 2 for usage, 1 for a file that cannot be read; one clear line ----
 # expect STATUS PATTERN ARGS...
@@ -149,6 +183,9 @@ expect 2 '--bits: "8x" is not allowed' --assess "$B" --bits 8x
 expect 2 'unknown class "disk"; allowed: input, block, network' --assess "$B" --bits 8 --class disk
 expect 2 "go with --assess" --bits 8
 expect 2 "go with --assess" --json
+expect 2 "go with --assess" --instance eth0
+expect 2 "--instance needs --class" --assess "$B" --bits 8 --instance eth0
+expect 2 "--instance: the instance name is empty" --assess "$B" --bits 8 --class network --instance ""
 expect 2 "does not go with" --assess "$B" --bits 8 -n
 expect 2 "does not go with" --assess "$B" --bits 8 --record "$T/rec"
 expect 1 "$T/missing.bin: No such file or directory" --assess "$T/missing.bin" --bits 8 -f "$T/empty.conf"

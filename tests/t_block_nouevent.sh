@@ -72,7 +72,7 @@ grep -q "notice: block: no kernel uevents; disks that come and go are seen withi
 grep -qE "block: backend tracepoint: block:block_rq_complete \(id [0-9]+\) on [0-9]+ CPUs" \
 	"$T/log" || fail "not on the tracepoint"
 wait_for 5 grep -q "block/$N1: attached (virtual), policy trusted" "$T/log" || fail "$N1 not attached"
-grep -qF "block: \"/dev/$N2\" matches no disk with a medium (yet)" "$T/log" ||
+grep -qF "warning: block: sources.block.devices[1] \"/dev/$N2\" matches no disk with a medium (yet)" "$T/log" ||
 	fail "$N2, named but not there yet, not said"
 base1=$(requests "$L1")
 "$DIO" -r 1500 -w 1000 -s 51 "$L1" > "$T/dio" || fail "dio"

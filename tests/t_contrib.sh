@@ -23,7 +23,8 @@ if [ -r "$BC" ]; then
 	complete_line() {
 		bash -c '
 			. "$1"; . "$2/completion/entropyd"; . "$2/completion/entropyctl"
-			read -ra COMP_WORDS <<< "$3"
+			# as bash splits the line: "=" is a word of its own (COMP_WORDBREAKS)
+			read -ra COMP_WORDS <<< "${3//=/ = }"
 			[ "${3: -1}" = " " ] && COMP_WORDS+=("")
 			COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMP_LINE=$3; COMP_POINT=${#3}
 			"$(complete -p "${COMP_WORDS[0]}" | sed "s/.*-F \([^ ]*\) .*/\1/")" \
@@ -46,7 +47,19 @@ if [ -r "$BC" ]; then
 	expect "entropyctl --color " auto always never
 	expect "entropyctl -" --socket --json --timeout
 	[ -z "$(complete_line "entropyctl status ")" ] || fail "a second command is offered"
-	pass "bash completion for entropyd and entropyctl"
+	# --opt=value: the value completes as after "--opt value", and only the values
+	expect "entropyctl --color=" auto always never
+	[ "$(complete_line "entropyctl --color=al")" = always ] ||
+		fail "entropyctl --color=al: $(complete_line "entropyctl --color=al")"
+	complete_line "entropyctl --color=" | grep -qx status && fail "--color= offers the commands"
+	[ "$(complete_line "entropyd --class=bl")" = block ] ||
+		fail "entropyd --class=bl: $(complete_line "entropyd --class=bl")"
+	mkdir "$T/cwd" && : > "$T/cwd/policy.conf" && : > "$T/cwd/other.conf"
+	[ "$(cd "$T/cwd" && complete_line "entropyd --config=pol")" = policy.conf ] ||
+		fail "entropyd --config=pol: $(cd "$T/cwd" && complete_line "entropyd --config=pol")"
+	[ -z "$(complete_line "entropyctl --json=")" ] || fail "--json= offers values"
+	expect "entropyd --ins" --instance
+	pass "bash completion for entropyd and entropyctl, --opt=value forms too"
 else
 	echo "bash-completion not installed: completion not exercised"
 fi
@@ -68,7 +81,7 @@ pass "initramfs-tools hook and dracut module parse"
 # ---- metrics timer and service ----
 if command -v systemd-analyze > /dev/null; then
 	mkdir -p "$T/man/man8"
-	cp "$top_srcdir/man/entropyctl.8" "$T/man/man8/"
+	cp "$top_builddir/man/entropyctl.8" "$T/man/man8/"
 	cp "$C"/metrics/entropyd-metrics.* "$T/"
 	out=$(cd "$T" && MANPATH=$T/man systemd-analyze verify ./entropyd-metrics.service \
 		./entropyd-metrics.timer 2>&1) || fail "systemd-analyze verify (metrics): $out"

@@ -32,7 +32,7 @@ write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "$control"
 mkfifo "$T/input/event0"
 
 # ---- the command line, and no daemon ----
-"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 2\)$' || fail "--version"
+"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 3\)$' || fail "--version"
 "$ENTROPYCTL" --help > "$T/help" || fail "--help"
 for w in status sources reload metrics --socket --json --color --timeout --version --help \
 	'Exit status' '^  1  reload refused' '^  3  entropyd is not running' '^  4  permission denied' \
@@ -45,7 +45,12 @@ expect 2 'Try "entropyctl --help"' "$ENTROPYCTL" --no-such-option
 [ "$(wc -l < "$T/out")" -eq 2 ] || fail "an unknown option is more than getopt's line and one more: $(cat "$T/out")"
 expect 2 "metrics are in the Prometheus text format only" "$ENTROPYCTL" -s "$CTL_SOCKET" --json metrics
 expect 3 "entropyd is not running: no control socket at $CTL_SOCKET" ctl status
-pass "command line: --help complete, usage errors 2, no daemon 3"
+: > "$T/plain"
+expect 3 "^entropyctl: $T/plain is a regular file, not a socket: give the control socket's path" \
+	"$ENTROPYCTL" -s "$T/plain" status
+expect 3 "^entropyctl: $T is a directory, not a socket" "$ENTROPYCTL" -s "$T" status
+grep -q "not running" "$T/out" && fail "a directory is said to be a daemon not running: $(cat "$T/out")"
+pass "command line: --help complete, usage errors 2, no daemon 3, a path that is not a socket named"
 
 # ---- the socket ----
 start_daemon -v --dry-run -f "$T/e.conf"
@@ -113,8 +118,12 @@ pass "status after 3000 replayed events: exact counts, $shown bits credited as l
 ctl --json status > "$T/status.json" || fail "--json status failed"
 jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
-	.daemon.protocol == 2 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
-	(.sources | length) == 1 and .sources[0].class == "input" and .sources[0].name == "event0" and
+	.daemon.protocol == 3 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
+	(.sources | length) == 3 and .sources[0].class == "input" and .sources[0].name == "event0" and
+	# the classes policy disables follow, as such
+	([.sources[1:][] | [.class, .name, .state, .policy.mode, .credit.reason, .events]] ==
+	 [["block", "*", "disabled by policy", "disabled", "disabled", 0],
+	  ["network", "*", "disabled by policy", "disabled", "disabled", 0]]) and
 	.sources[0].events == 3000 and .sources[0].skipped == 0 and .sources[0].mixed_bytes == 24000 and
 	.sources[0].policy.mode == "trusted" and .sources[0].policy.cap_bits_per_event == 2 and
 	.sources[0].health.state == "ok" and .sources[0].estimate_bits == 2 and
@@ -145,7 +154,10 @@ grep '^entropyd_source_' "$T/metrics" | grep -v '^entropyd_source_credit_reason{
 	grep -vE '^entropyd_source_[a-z_]+\{class="input",name="event0"\} ' &&
 	fail "a per-source sample without exactly the labels {class,name}"
 reason=$(jq -r '.sources[0].credit.reason // "none"' "$T/status.json")
-[ "$(grep -c '^entropyd_source_credit_reason{' "$T/metrics")" -eq 1 ] &&
+# one for the instance, one for each class policy disables
+[ "$(grep -c '^entropyd_source_credit_reason{' "$T/metrics")" -eq 3 ] &&
+	grep -qx 'entropyd_source_credit_reason{class="block",name="\*",reason="disabled"} 1' "$T/metrics" &&
+	grep -qx 'entropyd_source_credit_reason{class="network",name="\*",reason="disabled"} 1' "$T/metrics" &&
 	grep -qx "entropyd_source_credit_reason{class=\"input\",name=\"event0\",reason=\"$reason\"} 1" "$T/metrics" ||
 	fail "the reason metric is not {class,name,reason=\"$reason\"} 1: $(grep credit_reason "$T/metrics")"
 grep -qx 'entropyd_source_credit_weight{class="input",name="event0"} 1' "$T/metrics" || fail "the weight in force"
@@ -164,7 +176,8 @@ pass "metrics pass the strict checker$(echo "${parsed:-}")"
 # ---- an independent Varlink client ----
 if command -v python3 > /dev/null; then
 	out=$(python3 "$top_srcdir/tests/varlink_client.py" "$CTL_SOCKET") || fail "varlink_client.py: $out"
-	[ "$out" = "events=3000 instances=1" ] || fail "varlink_client.py: $out"
+	# the instance, and a row for each class policy disables
+	[ "$out" = "events=3000 instances=3" ] || fail "varlink_client.py: $out"
 	pass "a Python Varlink client: GetInfo, GetInterfaceDescription, GetStatus, typed as described"
 else
 	echo "SKIP: python3 missing: the Python Varlink client did not run"

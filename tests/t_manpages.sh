@@ -5,19 +5,52 @@
 . "$(dirname "$0")/lib.sh"
 : "${ENTROPYCTL:=$top_builddir/src/entropyctl}"
 
-MAN=$top_srcdir/man
+# The pages as built: man/*.in with the configured paths put in.
+MAN=$top_builddir/man
 command -v mandoc > /dev/null || skip "mandoc not found (apt-get install mandoc)"
 
-for page in "$MAN"/*.[0-9]; do
-	out=$(mandoc -T lint "$page" 2>&1)
-	[ -z "$out" ] || fail "mandoc -T lint $(basename "$page"): $out"
-	grep -q "man/$(basename "$page")" "$top_srcdir/Makefile.am" ||
-		fail "$(basename "$page") is not installed (dist_man_MANS in Makefile.am)"
-done
 for page in entropyd.8 entropyd.conf.5 entropyctl.8; do
-	[ -f "$MAN/$page" ] || fail "man/$page is missing"
+	[ -f "$MAN/$page" ] || fail "man/$page was not built"
+	[ -f "$top_srcdir/man/$page.in" ] || fail "man/$page.in is missing"
+	grep -qE "^man_MANS = .*man/$page( |\$)" "$top_srcdir/Makefile.am" ||
+		fail "$page is not installed (man_MANS in Makefile.am)"
+	out=$(mandoc -T lint "$MAN/$page" 2>&1)
+	[ -z "$out" ] || fail "mandoc -T lint $page: $out"
+	grep -n '@[A-Za-z_]*@' "$MAN/$page" | grep -v '@include' &&
+		fail "$page: a placeholder left unsubstituted"
 done
 pass "mandoc -T lint is clean: $(cd "$MAN" && echo *.[0-9])"
+
+# ---- the paths they name are the build's ----
+conf=$("$ENTROPYD" --help | sed -n 's/.*read FILE instead of \(.*\)$/\1/p')
+[ -n "$conf" ] || fail "entropyd --help names no default configuration file"
+for page in entropyd.8 entropyd.conf.5; do
+	grep -qF "$conf" "$MAN/$page" || fail "$page does not name $conf, the file entropyd reads"
+	other=$(grep -oE '/[A-Za-z0-9_/.-]*/entropyd\.conf\b' "$MAN/$page" | sort -u | grep -vxF "$conf")
+	[ -z "$other" ] || fail "$page names $other, but entropyd reads $conf"
+done
+# what make install puts in place is what was built
+make -s -C "$top_builddir" install-man DESTDIR="$T/inst" > "$T/inst.log" 2>&1 ||
+	fail "make install-man: $(cat "$T/inst.log")"
+n=0
+for f in $(find "$T/inst" -type f); do
+	cmp -s "$f" "$MAN/$(basename "$f")" || fail "installed $(basename "$f") differs from the built page"
+	n=$((n + 1))
+done
+[ "$n" -eq 3 ] || fail "make install-man installed $n pages, not 3"
+# a --sysconfdir=/etc build names /etc/entropyd.conf
+mkdir "$T/etc-build"
+if (cd "$T/etc-build" && "$top_srcdir/configure" -q --sysconfdir=/etc > "$T/conf.log" 2>&1); then
+	make -s -C "$T/etc-build" man/entropyd.conf.5 man/entropyd.8 > "$T/make.log" 2>&1 ||
+		fail "making the pages of a --sysconfdir=/etc build: $(cat "$T/make.log")"
+	grep -q '^\.I /etc/entropyd\.conf$' "$T/etc-build/man/entropyd.conf.5" &&
+		! grep -q '/usr/local/etc' "$T/etc-build/man/entropyd.conf.5" "$T/etc-build/man/entropyd.8" ||
+		fail "a --sysconfdir=/etc build's pages do not name /etc/entropyd.conf"
+	etc="; a --sysconfdir=/etc build's, /etc/entropyd.conf"
+else
+	etc="; configure --sysconfdir=/etc failed here, that build not checked: $(tail -1 "$T/conf.log")"
+fi
+pass "the pages name $conf, as entropyd does, and are installed as built$etc"
 
 # ---- entropyd.conf(5) against the parser ----
 "$ENTROPYD" --print-keys > "$T/parser" || fail "entropyd --print-keys failed"

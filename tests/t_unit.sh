@@ -14,7 +14,7 @@ UNIT=$top_builddir/systemd/entropyd.service
 grep -q '@[a-z]*dir@' "$UNIT" && fail "unsubstituted directory left in $UNIT"
 
 # verify looks for the programs of Exec*= and the man pages of Documentation=: give it a
-# root with the built programs where the unit says they are, and the pages from the tree.
+# root with the built programs where the unit says they are, and the built pages.
 R=$T/root
 mkdir -p "$R/etc/systemd/system" "$T/man/man5" "$T/man/man8"
 cp "$UNIT" "$R/etc/systemd/system/entropyd.service"
@@ -24,7 +24,7 @@ for prog in $(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' "$UNIT" | sort 
 	mkdir -p "$R$(dirname "$prog")"
 	cp "$built" "$R$prog"
 done
-for page in "$top_srcdir"/man/*.[0-9]; do
+for page in "$top_builddir"/man/*.[0-9]; do
 	cp "$page" "$T/man/man${page##*.}/"
 done
 out=$(cd "$T" && MANPATH=$T/man SYSTEMD_LOG_COLOR=0 \

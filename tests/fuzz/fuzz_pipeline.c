@@ -1,7 +1,8 @@
 /* fuzz_pipeline: the pipeline (estimator, health tests, policy, pool) fed timestamps no
  * source should give but a clock, a savefile or a device can: backwards, huge jumps, the
  * same time again, the ends of the range; singly and in batches, with skips and weights,
- * on an instance of each class. Counts must add up and credit stay finite and in bounds. */
+ * on an instance of each class, with the boot allowance or without. Counts must add up and
+ * credit stay finite and in bounds. */
 #include "autoconf.h"
 
 #include <math.h>
@@ -9,6 +10,7 @@
 
 #include "config.h"
 #include "fuzz.h"
+#include "kernel.h"
 #include "log.h"
 #include "pipeline.h"
 #include "pool.h"
@@ -60,6 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 9)
 		return 0;
 	memcpy(&t, data + 1, 8);
+	/* What the kernel still needs, as at a boot, or nothing, as once it is ready. */
+	pipeline_boot_allowance(data[0] & 0x20 ? KERNEL_READY_BITS : 0);
 	inst = pipeline_attach((enum src_class)(data[0] % CLASS_COUNT), names[data[0] % CLASS_COUNT],
 			       "fuzz", data[0] & 0x10 ? INST_KERNEL_CREDITS : 0);
 	FUZZ_ASSERT(inst != NULL);

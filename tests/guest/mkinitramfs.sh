@@ -7,6 +7,9 @@
 #   /bin/NAME              each BINARY; a dynamically linked one brings the shared libraries
 #                          ldd lists for it (and the loader) at the same paths
 #
+# Environment: INITRAMFS_INIT, another /init (make bench-boot's); INITRAMFS_FILES, more files,
+# one "SOURCE DEST" pair a line (DEST an absolute path in the initramfs; its mode is kept).
+#
 # Binaries are copied with their libraries rather than linked statically: the entropyd under
 # test is then the very one "make" built (libsystemd has no static archive, and one more
 # configure and build per run would cost more than the copy), and a library another source
@@ -28,7 +31,12 @@ trap 'rm -rf "$root"' EXIT
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,var/run,etc,modules,tests,lib,lib64}
 cp "$busybox" "$root/bin/busybox"
 cp "$kdir"/modules/*.ko "$kdir/modules/order" "$root/modules/"
-install -m 755 "$gdir/init" "$root/init"
+install -m 755 "${INITRAMFS_INIT:-$gdir/init}" "$root/init"
+while read -r src dest; do
+	[ -n "$src" ] || continue
+	mkdir -p "$root$(dirname "$dest")"
+	cp -p "$src" "$root$dest"
+done <<< "${INITRAMFS_FILES:-}"
 cp "$gdir"/glib.sh "$gdir"/g_*.sh "$root/tests/"
 echo "root:x:0:0:root:/:/bin/sh" > "$root/etc/passwd"
 echo "root:x:0:" > "$root/etc/group"

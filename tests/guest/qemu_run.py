@@ -7,6 +7,9 @@ Requests:
   keys N     press and release N keys on the virtio keyboard (QMP input-send-event, the
              press and the release as two separate commands, so two reports a key)
   mouse N    N relative motions of the virtio mouse, one command (one report) each
+  type RATE  press and release keys at RATE a second, from now until "stop" (bench-boot's
+             typing), on a thread of its own; replied to at once
+  stop       stop typing; the reply says how many keys were pressed ("ok N")
   say TEXT   progress for the host's output
   done       the guest has finished; the host waits for qemu to exit
 Replies are "ok" or "err TEXT". The keys pressed are chosen here and never named to the
@@ -24,6 +27,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 # Keys the host presses, by QMP qcode, with their Linux key codes (for the leak check in
@@ -41,6 +45,7 @@ class Failure(Exception):
 class Qmp:
     def __init__(self, path, deadline, qemu):
         self.sock = connect_unix(path, deadline, qemu)
+        self.lock = threading.Lock()  # the typing thread shares the socket
         self.buf = b""
         self.deadline = deadline
         self.read_msg(lambda m: "QMP" in m)
@@ -70,8 +75,9 @@ class Qmp:
         msg = {"execute": name}
         if args:
             msg["arguments"] = args
-        self.sock.sendall(json.dumps(msg).encode() + b"\n")
-        reply = self.read_msg(lambda m: "return" in m or "error" in m)
+        with self.lock:
+            self.sock.sendall(json.dumps(msg).encode() + b"\n")
+            reply = self.read_msg(lambda m: "return" in m or "error" in m)
         if "error" in reply:
             raise Failure("QMP %s: %s" % (name, reply["error"].get("desc", reply["error"])))
         return reply["return"]
@@ -92,8 +98,8 @@ def connect_unix(path, deadline, qemu):
             time.sleep(0.05)
 
 
-def inject_keys(qmp, n):
-    for i in range(n):
+def inject_keys(qmp, n, first=0):
+    for i in range(first, first + n):
         qcode = KEYS[i % len(KEYS)][0]
         for down in (True, False):
             qmp.cmd("input-send-event", events=[
@@ -111,8 +117,38 @@ def inject_mouse(qmp, n):
         time.sleep(PACE)
 
 
+class Typist:
+    """Presses keys at a steady rate on a thread of its own, until stopped."""
+
+    def __init__(self, qmp, rate):
+        self.qmp = qmp
+        self.period = 1.0 / rate
+        self.pressed = 0
+        self.error = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        nxt = time.monotonic()
+        try:
+            while not self.done.is_set():
+                inject_keys(self.qmp, 1, self.pressed)
+                self.pressed += 1
+                nxt += self.period
+                self.done.wait(max(0, nxt - time.monotonic()))
+        except (Failure, OSError, ValueError) as e:
+            self.error = str(e)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join(timeout=10)
+        return self.pressed
+
+
 def serve(args, qemu, qmp, ctl, deadline):
     buf = b""
+    typist = None
     while True:
         while b"\n" in buf:
             line, buf = buf.split(b"\n", 1)
@@ -126,9 +162,21 @@ def serve(args, qemu, qmp, ctl, deadline):
                     inject_keys(qmp, int(words[1]))
                 elif words[0] == "mouse" and len(words) == 2:
                     inject_mouse(qmp, int(words[1]))
+                elif words[0] == "type" and len(words) == 2 and not typist:
+                    rate = float(words[1])
+                    if not 0 < rate <= 50:
+                        raise ValueError("type: a rate from 0 to 50 keys a second")
+                    typist = Typist(qmp, rate)
+                elif words[0] == "stop" and typist:
+                    n = typist.stop()
+                    reply = ("err typing failed: " + typist.error) if typist.error \
+                        else "ok %d" % n
+                    typist = None
                 elif words[0] == "say":
                     print("guest: " + req[4:], flush=True)
                 elif words[0] == "done":
+                    if typist:
+                        typist.stop()
                     ctl.sendall(b"ok\n")
                     return True
                 else:
@@ -178,6 +226,9 @@ def main():
     ap.add_argument("--timeout", type=int, default=270)
     ap.add_argument("--append", default="")
     ap.add_argument("--qemu", default="qemu-system-x86_64")
+    ap.add_argument("--disk", help="a raw image, attached as a virtio disk")
+    ap.add_argument("--no-virtio-input", action="store_true",
+                    help="no virtio keyboard and mouse: keys go to the PC's own AT keyboard")
     args = ap.parse_args()
     if args.print_keys:
         print(" ".join(str(code) for _, code in KEYS))
@@ -194,9 +245,12 @@ def main():
            "-serial", "file:" + args.console,
            "-chardev", "socket,id=ctl,path=%s,server=on,wait=off" % ctl_path,
            "-serial", "chardev:ctl",
-           "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
-           "-device", "virtio-keyboard-pci,id=kbd0",
-           "-device", "virtio-mouse-pci,id=mouse0"]
+           "-qmp", "unix:%s,server=on,wait=off" % qmp_path]
+    if not args.no_virtio_input:
+        cmd += ["-device", "virtio-keyboard-pci,id=kbd0",
+                "-device", "virtio-mouse-pci,id=mouse0"]
+    if args.disk:
+        cmd += ["-drive", "file=%s,if=virtio,format=raw" % args.disk]
     with open(os.path.join(args.dir, "qemu.err"), "wb") as err:
         qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
     with open(os.path.join(args.dir, "qemu.pid"), "w") as f:

@@ -21,24 +21,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$top_srcdir}"
 : "${ENTROPYD:=$top_builddir/src/entropyd}"
 : "${ENTROPYD_GUEST_TIMEOUT:=270}"
-if [ -z "${ENTROPYD_GUEST_CACHE:-}" ]; then
-	ENTROPYD_GUEST_CACHE=/var/cache/entropyd-test/guest
-	if ! mkdir -p "$ENTROPYD_GUEST_CACHE" 2>/dev/null || [ ! -w "$ENTROPYD_GUEST_CACHE" ]; then
-		ENTROPYD_GUEST_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/entropyd-test/guest
-	fi
-fi
-
-missing() { echo "guest: cannot run: $*"; exit 77; }
-QEMU=${ENTROPYD_GUEST_QEMU:-qemu-system-x86_64}
-command -v "$QEMU" > /dev/null || missing "no $QEMU (apt-get install qemu-system-x86)"
-command -v python3 > /dev/null || missing "no python3 (apt-get install python3)"
-command -v cpio > /dev/null || missing "no cpio (apt-get install cpio)"
-command -v "${CC:-cc}" > /dev/null || missing "no C compiler"
-case $(LC_ALL=C ldd "$(command -v busybox || echo /bin/busybox)" 2>&1) in
-*"not a dynamic"*) ;;
-*) missing "no static busybox (apt-get install busybox-static)" ;;
-esac
-[ -x "$ENTROPYD" ] || missing "$ENTROPYD is not built"
+. "$here/hostlib.sh"
+guest_prerequisites
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-guest.XXXXXX")
 cleanup() {
@@ -66,8 +50,7 @@ echo "guest: kernel $(basename "$kdir") from $ENTROPYD_GUEST_CACHE ($(elapsed))"
 
 # The guest's helpers are static: they need nothing from the initramfs.
 for helper in uinput_dev blk_io; do
-	"${CC:-cc}" -static -O2 -Wall -Wextra -Werror -o "$T/$helper" "$here/$helper.c" ||
-		{ echo "guest: cannot build $helper statically (glibc's static libc: libc6-dev)"; exit 1; }
+	static_helper "$here/$helper.c" "$T/$helper"
 done
 bins=("$ENTROPYD" "$T/uinput_dev" "$T/blk_io")
 [ -x "$top_builddir/src/entropyctl" ] && bins+=("$top_builddir/src/entropyctl")

@@ -10,3 +10,4 @@ else
 	/usr/sbin/entropyd --foreground > /run/initramfs/entropyd.log 2>&1 &
 fi
 echo $! > /run/initramfs/entropyd.pid
+echo "entropyd: started in the initramfs (pid $!)" > /dev/kmsg 2> /dev/null

@@ -10,4 +10,6 @@ while kill -0 "$pid" 2> /dev/null && [ "$i" -lt 50 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
-kill -KILL "$pid" 2> /dev/null
+how="exited on SIGTERM"
+kill -KILL "$pid" 2> /dev/null && how="killed after 5 s"
+echo "entropyd: stopped the initramfs's entropyd (pid $pid): $how" > /dev/kmsg 2> /dev/null

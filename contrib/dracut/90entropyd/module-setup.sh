@@ -40,6 +40,13 @@ install() {
 	# Input devices get their /dev/input/event* nodes from evdev: without it a passphrase
 	# typed at the prompt is not seen.
 	instmods evdev
+	# The kernel's tick rate (CONFIG_HZ, which entropyd reads from /boot/config-RELEASE when
+	# there is no /proc/config.gz, and otherwise assumes to be 1000): the initramfs has no
+	# /boot, so the line comes along.
+	if grep -q '^CONFIG_HZ=' "/boot/config-$kernel" 2> /dev/null; then
+		mkdir -p "$initdir/boot"
+		grep '^CONFIG_HZ=' "/boot/config-$kernel" > "$initdir/boot/config-$kernel"
+	fi
 	if grep -q '^entropyd:' /etc/group; then
 		grep '^entropyd:' /etc/group | cut -d: -f1-3 | sed 's/$/:/' >> "$initdir/etc/group"
 	fi

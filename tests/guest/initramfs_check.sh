@@ -1,0 +1,81 @@
+#!/bin/sh
+# initramfs_check: the checks of tests/guest/initramfs.sh, on the booted root, run by a
+# oneshot unit ordered after entropyd.service. Results on the console as "PASS: initramfs: "
+# and "FAIL: initramfs: " lines between "=== initramfs check" and "=== end"; then "done" to
+# the host on ttyS1, and power off.
+#
+# One clock: the kernel log's timestamps (dmesg), and systemd's monotonic timestamp of the
+# service's start, both counted from boot.
+log=/run/initramfs/entropyd.log
+pass() { echo "PASS: initramfs: $*"; }
+fail() { echo "FAIL: initramfs: $*"; }
+# kmsg_time PATTERN: the timestamp (seconds) of the first kernel log line matching PATTERN.
+kmsg_time() { dmesg | sed -n "s/^\[ *\([0-9.]*\)\] .*$1.*/\1/p" | head -1; }
+before() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }'; }
+
+echo "=== initramfs check"
+started=$(kmsg_time 'entropyd: started in the initramfs')
+mounted=$(kmsg_time 'EXT4-fs (vda): mounted filesystem')
+stopped=$(kmsg_time 'entropyd: stopped the initramfs')
+if [ -s "$log" ] && grep -q 'started: ' "$log" && before "$started" "$mounted"; then
+	pass "entropyd started in the initramfs at $started s, before the root was mounted at $mounted s"
+else
+	fail "entropyd in the initramfs: started at '${started:-?}', root mounted at '${mounted:-?}', log: $(head -c 400 "$log" 2>&1)"
+fi
+
+# What it credited from the disk there: its notice when the CRNG got ready, or else what its
+# block instance had credited when it was stopped.
+bits=$(sed -n 's/.*CRNG is ready, [0-9.]* s after start, with \([0-9]*\) bits credited.*/\1/p' "$log" | head -1)
+vda=$(sed -n 's|.*block/vda: .*, \([0-9.]*\) bits credited$|\1|p' "$log" | tail -1)
+if awk -v v="${vda:-0}" 'BEGIN { exit !(v > 0) }'; then
+	pass "it credited $vda bits from the disk in the initramfs (${bits:-?} bits before the CRNG was ready)"
+else
+	fail "no credit from the disk in the initramfs: $(grep -E 'block|CRNG|total' "$log" | head -8)"
+fi
+
+# The hand-over: the initramfs's daemon exited on SIGTERM before the switch to the root, and
+# the root's service started after that.
+svc_us=$(systemctl show -P ExecMainStartTimestampMonotonic entropyd.service)
+svc=$(awk -v u="${svc_us:-0}" 'BEGIN { printf "%.6f", u / 1e6 }')
+oldpid=$(dmesg | sed -n 's/.*entropyd: stopped the initramfs.s entropyd (pid \([0-9]*\)).*/\1/p' | head -1)
+if grep -q 'signal 15: flushing and exiting' "$log" && grep -q 'total: ' "$log" &&
+	before "$stopped" "$svc" && [ -n "$oldpid" ] && ! kill -0 "$oldpid" 2>/dev/null; then
+	pass "the initramfs's entropyd (pid $oldpid) exited at $stopped s; entropyd.service started at $svc s"
+else
+	fail "hand-over: stopped at '${stopped:-?}' (pid '${oldpid:-?}'), service at '$svc', $(tail -3 "$log")"
+fi
+state=$(systemctl is-active entropyd.service)
+n=$(pidof entropyd | wc -w)
+if [ "$state" = active ] && [ "$n" -eq 1 ]; then
+	pass "entropyd.service is active, the only entropyd running"
+else
+	fail "entropyd.service is $state; $n entropyd processes: $(pidof entropyd)"
+fi
+
+# Nothing left behind: every perf event open belongs to the service, and no blktrace is set
+# up on the disk.
+main=$(systemctl show -P MainPID entropyd.service)
+stray=
+for fd in /proc/[0-9]*/fd/*; do
+	case $(readlink "$fd" 2>/dev/null) in
+	*perf_event*)
+		pid=${fd#/proc/}
+		pid=${pid%%/*}
+		[ "$pid" = "$main" ] || stray="$stray $pid"
+		;;
+	esac
+done
+busy=$(blk_io busy /dev/vda 2>&1)
+if [ -z "$stray" ] && [ "$busy" = free ]; then
+	pass "no perf event open outside the service (pid $main), no blktrace on vda ($busy)"
+else
+	fail "left behind: perf events of pids:${stray:- none}; blktrace on vda: $busy"
+fi
+entropyctl status 2>&1 | sed 's/^/  status: /'
+echo "=== end"
+
+exec 3<> /dev/ttyS1
+stty -F /dev/ttyS1 raw -echo
+echo done >&3
+read -t 30 -r _ <&3
+systemctl poweroff --force --force
