@@ -9,16 +9,15 @@
  * messages of a few types (privsep.h), each checked field by field (privsep_serve.c), and
  * closes the connection (then tears down what it set up and exits) on anything else. This
  * file is the collector's side, the privileged steps both sides share, and the fork. The
- * models are OpenBSD ntpd's
- * parent/engine split and chrony's privops.c: the call sites are the same whether or not
- * the privileged process exists.
+ * models are OpenBSD ntpd's parent/engine split and chrony's privops.c: the call sites are
+ * the same whether or not the privileged process exists.
  *
  * What a collector that lies can get from it: RNDADDENTROPY credit up to a ceiling the
  * privileged process derives from the configuration it reads itself and from what it can
- * vouch for (see ceiling_rate in privsep_serve.c); perf events of the block tracepoint on CPUs that exist;
- * blktrace on whole disks of /sys/block that the configuration selects; packet sockets
- * while the network class is enabled; sd_notify messages from a fixed set (STATUS with
- * printable text only). */
+ * vouch for (ceiling_rate in privsep_serve.c); perf events of the block tracepoint on CPUs
+ * that exist; blktrace on whole disks of /sys/block that the configuration selects; packet
+ * sockets while the network class is enabled; sd_notify messages from a fixed set (STATUS
+ * with printable text only). */
 #include "autoconf.h"
 
 #include "privsep.h"
