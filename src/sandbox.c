@@ -83,6 +83,10 @@ int sandbox_collector(void)
 	}
 	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
 	rc = ctx ? 0 : -ENOMEM;
+	/* A binary tree over the call numbers, not a list of a hundred comparisons: every call
+	 * the collector makes (a read of a ring, a packet batch) goes through the filter. */
+	if (rc == 0)
+		(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
 	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(allowed); i++) {
 		int nr = seccomp_syscall_resolve_name(allowed[i]);
