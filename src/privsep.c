@@ -106,6 +106,11 @@ bool priv_active(void)
 	return priv_fd >= 0;
 }
 
+pid_t priv_main_pid(void)
+{
+	return priv_active() ? priv_pid : getpid();
+}
+
 static _Noreturn void lost(const char *why)
 {
 	log_err("the privileged process %s: the collector exits", why);

@@ -112,6 +112,9 @@ struct priv_reply {
 
 /* Is a privileged process answering for this one (the collector after priv_start)? */
 bool priv_active(void);
+/* The daemon's main process: the privileged one where there is one (what the service
+ * manager and signals know), else this one. */
+pid_t priv_main_pid(void);
 
 /* Fork. The parent becomes the privileged process: it keeps CAP_SYS_ADMIN and CAP_NET_RAW
  * only, answers the collector's messages and passes signals on to it, until the collector

@@ -123,6 +123,10 @@ wait_summary "input/event0: .* 500 events" || fail "input events not counted"
 
 COLLECTOR=$(pgrep -P "$DAEMON_PID")
 [ "$(echo "$COLLECTOR" | wc -w)" -eq 1 ] || fail "want one collector, the children are: $COLLECTOR"
+if command -v jq > /dev/null; then
+	pid=$("$ENTROPYCTL" --socket "$CTL_SOCKET" --json status | jq .daemon.pid)
+	[ "$pid" = "$DAEMON_PID" ] || fail "status names pid $pid, not the main process $DAEMON_PID"
+fi
 [ -z "$(pgrep -P "$COLLECTOR")" ] || fail "the collector has children"
 field() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; } # field PID NAME
 sys_admin() { echo $(( (0x$(field "$1" CapEff) | 0x$(field "$1" CapPrm)) >> 21 & 1 )); }
