@@ -29,6 +29,7 @@
 #include "block_blktrace.h"
 #include "block_disks.h"
 #include "daemon.h"
+#include "kernel.h"
 #include "log.h"
 #include "notify.h"
 #include "policy.h"
@@ -64,6 +65,9 @@ struct priv {
 	double rate_high; /* the highest it has been */
 	double depth;  /* bits */
 	double tokens; /* starts with a second's worth (ceiling_update) */
+	/* The boot allowance (feed.boot_allowance): what the kernel still needed at start,
+	 * as the privileged process reads it itself; spent after the tokens, never refilled. */
+	double boot_left;
 	uint64_t refill_ns, rate_ns;
 	uint64_t asked, credited, clipped; /* bits */
 	char why[160]; /* why the connection was closed */
@@ -293,8 +297,8 @@ static bool do_entropy(struct priv *p, const struct req_entropy *r, struct priv_
 		return closes(p, "ADD_ENTROPY with %u bytes and %d bits", r->len, r->bits);
 	ceiling_update(p, false);
 	bits = r->bits;
-	if (bits > floor(p->tokens)) {
-		bits = (int)floor(p->tokens);
+	if (bits > floor(p->tokens + p->boot_left)) {
+		bits = (int)floor(p->tokens + p->boot_left);
 		p->clipped += (uint64_t)(r->bits - bits);
 		log_limited(&rl_clip, LOG_WARNING,
 			    "credit ceiling: %d of %d bits asked were not credited (the data was "
@@ -313,6 +317,10 @@ static bool do_entropy(struct priv *p, const struct req_entropy *r, struct priv_
 		return true;
 	}
 	p->tokens -= bits;
+	if (p->tokens < 0) { /* the rest came from the boot allowance */
+		p->boot_left = fmax(0, p->boot_left + p->tokens);
+		p->tokens = 0;
+	}
 	p->credited += (uint64_t)bits;
 	rep->value = bits;
 	return true;
@@ -573,6 +581,12 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	note_start_nodes(p);
 	start_nodes = &p->start_nodes;
 	ceiling_update(p, true);
+	if (cfg->feed.boot_allowance) {
+		struct kernel_state ks;
+
+		kernel_probe(&ks);
+		p->boot_left = kernel_bits_needed(&ks);
+	}
 	if (child > 0)
 		sfd = signals_fd(&set);
 	pfd[0] = (struct pollfd){.fd = sock, .events = POLLIN};
