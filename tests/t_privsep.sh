@@ -66,6 +66,9 @@ rm -f "$T"/hin/event1??
 pass "8 input FIFOs made by the collector after start: still $credited bits in $secs s"
 
 # ---- a compromised collector: messages that break the protocol ----
+# The block tests' lock before a loop device is taken: t_block detaches and re-attaches its
+# own, and losetup --find could hand one of those out in between.
+block_lock 300 || fail "another block test held $BLOCK_LOCK for 300 s"
 new_loop L
 N=${L#/dev/}
 read -r MAJ MIN <<< "$(tr ':' ' ' < "/sys/block/$N/dev")"
@@ -101,7 +104,6 @@ pass "bad messages ($KINDS kinds) close the connection, hand over nothing, do no
 # ---- the daemon, all three classes ----
 make_link
 daemon_in_ns
-block_lock 300 || fail "another block test held $BLOCK_LOCK for 300 s"
 mkdir -p "$T/input"
 mkfifo "$T/input/event0"
 cat > "$T/e.conf" <<EOF
