@@ -41,8 +41,9 @@ writes=$((ios - reads))
 # One run of the workload; prints its duration in ns.
 workload() { "$dio" -r "$reads" -w "$writes" -s 42 "$loop" | sed 's/.*ns=//'; }
 # The daemon's CPU: utime+stime in clock ticks, and schedstat's run time in ns.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$pid/stat"; }
-cpu_ns() { awk '{ print $1 }' "/proc/$pid/schedstat" 2> /dev/null || echo 0; }
+# Both processes: the privileged one ($pid) and its child, the collector.
+cpu_ticks() { cat "/proc/$pid/stat" $(pgrep -P "$pid" | sed 's|.*|/proc/&/stat|') | awk '{ s += $14 + $15 } END { print s }'; }
+cpu_ns() { cat "/proc/$pid/schedstat" $(pgrep -P "$pid" | sed 's|.*|/proc/&/schedstat|') 2> /dev/null | awk '{ s += $1 } END { print s + 0 }'; }
 secs() { awk -v x="$1" 'BEGIN { printf "%.3f", x / 1e9 }'; }
 
 start() {

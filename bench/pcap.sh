@@ -72,7 +72,15 @@ write_conf() { # write_conf MAX_EVENTS_PER_SECOND
 	EOF
 }
 
-cpu_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
+# cpu_ns PID: the run time of PID and its children (entropyd's privileged process and its
+# collector; tcpdump and pcapfloor have none).
+cpu_ns() {
+	local p sum=0
+	for p in "$1" $(pgrep -P "$1"); do
+		sum=$((sum + $(awk '{print $1}' "/proc/$p/schedstat")))
+	done
+	echo "$sum"
+}
 
 # The estimators' whole cycle, in us of CPU a second of events, at the network default.
 est_us=$("$PIPELINE" --levels 2> /dev/null | sed -n 's/.*estimate_interval of 60 s: \([0-9.]*\) us/\1/p')

@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-dev
-	libpcap-dev libsystemd-dev libjansson-dev zlib1g-dev libcap-ng-dev"
+	libpcap-dev libsystemd-dev libjansson-dev zlib1g-dev libcap-ng-dev libseccomp-dev"
 # The Debian package (contrib/debian, make deb): debhelper (with dh-autoreconf and the
 # sysusers sequence), and check for the unit tests its build runs.
 DEB_DEPS="debhelper dpkg-dev check"
@@ -25,9 +25,6 @@ TEST_DEPS="$TEST_DEPS clang"
 # The packet source: network namespaces (tests/t_pcap.sh), and tcpdump to compare its cost
 # with (bench/pcap.sh).
 TEST_DEPS="$TEST_DEPS iproute2 tcpdump"
-# The packet source without rtnetlink (tests/t_pcap_nonetlink.sh) and the block source without
-# uevents (tests/t_block_nouevent.sh): their launcher's seccomp filter.
-TEST_DEPS="$TEST_DEPS libseccomp-dev"
 # The block source's stacked disks (tests/t_block.sh): a device-mapper device on a loop device.
 TEST_DEPS="$TEST_DEPS dmsetup"
 # The control-socket test (tests/t_ctl.sh): python3 for an independent Varlink client,

@@ -36,6 +36,7 @@
 
 #include "blktrace_parse.h"
 #include "log.h"
+#include "privsep.h"
 #include "util.h"
 
 /* BLKTRACESETUP's argument, as <linux/blktrace_api.h> defines it. */
@@ -57,6 +58,7 @@ _Static_assert(sizeof(struct blkt_setup) == sizeof(struct blk_user_trace_setup),
 #endif
 #endif
 
+#define DEFAULT_RUNDIR "/run/entropyd"
 #define SUBBUF_SIZE (32 * 1024) /* relay sub-buffer: ~680 completion records */
 #define SUBBUF_NR 4
 #define DRAIN_MS 250
@@ -412,13 +414,79 @@ static void open_relays(struct blkt_backend *b, struct tdev *d, const char *dbg,
 		*err = 0;
 }
 
+char *blkt_rundir(void)
+{
+	const char *env = getenv("RUNTIME_DIRECTORY");
+
+	if (!env || env[0] != '/')
+		return xstrdup(DEFAULT_RUNDIR);
+	return xasprintf("%.*s", (int)strcspn(env, ":"), env);
+}
+
+/* ---- the privileged steps (priv_blktrace_start and _stop, here or in the privileged
+ * process) ---- */
+
+int blkt_dev_start(const char *name, unsigned major, unsigned minor, char *trace_name,
+		   int *stage)
+{
+	struct blkt_setup su;
+	char path[300];
+	int fd, e;
+
+	*stage = 0;
+	trace_name[0] = '\0';
+	fd = open_node(major, minor, name, path, sizeof(path));
+	if (fd < 0)
+		return errno ? errno : EIO;
+	memset(&su, 0, sizeof(su));
+	su.act_mask = BLKT_TC_COMPLETE;
+	su.buf_size = SUBBUF_SIZE;
+	su.buf_nr = SUBBUF_NR;
+	*stage = 1;
+	if (ioctl(fd, BLKTRACESETUP, &su) < 0) {
+		e = errno;
+		close(fd);
+		return e;
+	}
+	*stage = 2;
+	if (ioctl(fd, BLKTRACESTART) < 0) {
+		e = errno;
+		(void)stop_teardown(fd);
+		close(fd);
+		return e;
+	}
+	close(fd);
+	su.name[sizeof(su.name) - 1] = '\0';
+	strlcopy(trace_name, su.name[0] ? su.name : name, BLKT_TRACE_NAME);
+	return 0;
+}
+
+int blkt_dev_stop(const char *name, unsigned major, unsigned minor, bool teardown,
+		  bool *opened)
+{
+	char path[300];
+	int fd = open_node(major, minor, name, path, sizeof(path)), td = 0;
+
+	*opened = fd >= 0;
+	if (fd < 0)
+		return errno ? errno : EIO;
+	if (teardown)
+		td = stop_teardown(fd);
+	else
+		(void)ioctl(fd, BLKTRACESTOP);
+	close(fd);
+	return td;
+}
+
+/* ---- tracing a disk ---- */
+
 bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsigned minor,
 		char *state, size_t size)
 {
-	struct blkt_setup su;
-	char path[300], *dbg;
+	char trace_name[BLKT_TRACE_NAME], *dbg;
 	struct tdev *d;
-	int fd, e, td;
+	int e, td, stage;
+	bool opened;
 
 	if (find_dev(b, major, minor))
 		return true;
@@ -427,58 +495,38 @@ bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsign
 		snprintf(state, size, "ENOENT: debugfs not mounted (no relay files)");
 		return false;
 	}
-	fd = open_node(major, minor, name, path, sizeof(path));
-	if (fd < 0) {
-		snprintf(state, size, "cannot open %s: %s", path, strerror(errno));
-		free(dbg);
-		return false;
-	}
 	/* Remembered before it exists, so that no crash can leave a trace we forgot. */
 	state_add(b, name, major, minor);
-	memset(&su, 0, sizeof(su));
-	su.act_mask = BLKT_TC_COMPLETE;
-	su.buf_size = SUBBUF_SIZE;
-	su.buf_nr = SUBBUF_NR;
-	if (ioctl(fd, BLKTRACESETUP, &su) < 0) {
-		e = errno;
+	e = priv_blktrace_start(name, major, minor, trace_name, &stage);
+	if (e) {
 		state_remove(b, major, minor);
-		close(fd);
 		free(dbg);
-		if (e == EBUSY)
+		if (stage == 0)
+			snprintf(state, size, "cannot open /dev/%s: %s", name, strerror(e));
+		else if (stage == 1 && e == EBUSY)
 			snprintf(state, size, "EBUSY: another blktrace is running on the device");
 		else
-			snprintf(state, size, "BLKTRACESETUP failed: %s", strerror(e));
-		return false;
-	}
-	if (ioctl(fd, BLKTRACESTART) < 0) {
-		e = errno;
-		td = stop_teardown(fd);
-		if (!td)
-			state_remove(b, major, minor);
-		close(fd);
-		free(dbg);
-		snprintf(state, size, "BLKTRACESTART failed: %s", strerror(e));
+			snprintf(state, size, "%s failed: %s",
+				 stage == 1 ? "BLKTRACESETUP" : "BLKTRACESTART", strerror(e));
 		return false;
 	}
 	d = xcalloc(1, sizeof(*d));
 	d->b = b;
 	strlcopy(d->name, name, sizeof(d->name));
-	su.name[sizeof(su.name) - 1] = '\0';
-	strlcopy(d->trace_name, su.name[0] ? su.name : name, sizeof(d->trace_name));
+	strlcopy(d->trace_name, trace_name, sizeof(d->trace_name));
 	d->major = major;
 	d->minor = minor;
 	d->kdev = BLOCK_KDEV(major, minor);
 	open_relays(b, d, dbg, &e);
 	if (e) {
 		free_dev(d);
-		td = stop_teardown(fd);
-		close(fd);
+		td = priv_blktrace_stop(name, major, minor, true, &opened);
 		if (!td)
 			state_remove(b, major, minor);
 		log_limited(&rl_trace, LOG_INFO,
 			    "block/%s: BLKTRACESETUP and BLKTRACESTART done; relay files under "
 			    "%s/block/%s: %s; BLKTRACESTOP and BLKTRACETEARDOWN %s",
-			    name, dbg, su.name, strerror(e), td ? strerror(td) : "done");
+			    name, dbg, trace_name, strerror(e), td ? strerror(td) : "done");
 		if (e == EPERM || e == EACCES)
 			snprintf(state, size, "EPERM: relay files closed (lockdown)");
 		else if (e == ENOENT)
@@ -488,7 +536,6 @@ bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsign
 		free(dbg);
 		return false;
 	}
-	close(fd);
 	d->next = b->devs;
 	b->devs = d;
 	drain_in(b, DRAIN_MS);
@@ -502,15 +549,12 @@ bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsign
 void blkt_stop(struct blkt_backend *b, unsigned major, unsigned minor)
 {
 	struct tdev *d = find_dev(b, major, minor);
-	char path[300];
-	int fd, e, td;
+	bool opened;
+	int e, td;
 
 	if (!d)
 		return;
-	fd = open_node(major, minor, d->name, path, sizeof(path));
-	e = errno;
-	if (fd >= 0)
-		(void)ioctl(fd, BLKTRACESTOP);
+	e = priv_blktrace_stop(d->name, major, minor, false, &opened);
 	/* What the last sub-buffers hold still counts. */
 	drain_all(b);
 	for (struct tdev **pp = &b->devs; *pp; pp = &(*pp)->next)
@@ -519,13 +563,12 @@ void blkt_stop(struct blkt_backend *b, unsigned major, unsigned minor)
 			break;
 		}
 	log_parser(d);
-	if (fd < 0) {
+	if (!opened) {
 		/* The disk is gone, and the kernel took its trace with it. */
-		log_info("block/%s: %s: %s; the kernel removed the trace with the disk", d->name,
-			 path, strerror(e));
+		log_info("block/%s: /dev/%s: %s; the kernel removed the trace with the disk",
+			 d->name, d->name, strerror(e));
 	} else {
-		td = stop_teardown(fd);
-		close(fd);
+		td = priv_blktrace_stop(d->name, major, minor, true, &opened);
 		if (td && td != EINVAL && td != ENXIO)
 			log_warn("block/%s: BLKTRACETEARDOWN failed: %s", d->name, strerror(td));
 		else

@@ -26,6 +26,17 @@ struct blkt_backend *blkt_backend_new(struct event_base *base, const char *rundi
  * rundir's state file (unless a live instance holds the file), and remove the file. */
 void blkt_cleanup_leftovers(const char *rundir);
 
+/* The runtime directory: systemd's RuntimeDirectory= (the first, if it names several), else
+ * /run/entropyd. Freed by the caller. */
+char *blkt_rundir(void);
+
+/* The privileged steps, for priv_blktrace_start and priv_blktrace_stop (see there). */
+#define BLKT_TRACE_NAME 32
+int blkt_dev_start(const char *name, unsigned major, unsigned minor, char *trace_name,
+		   int *stage);
+int blkt_dev_stop(const char *name, unsigned major, unsigned minor, bool teardown,
+		  bool *opened);
+
 /* Stop and tear down every trace, release the state file. */
 void blkt_backend_free(struct blkt_backend *b);
 

@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "privsep.h"
 #include "util.h"
 
 #define TRACEFS "/sys/kernel/tracing"
@@ -76,7 +77,7 @@
 #define FILTER_MAX 2048
 
 /* What perf_open opens. */
-enum { OWNER, DISK, WAKER };
+enum { OWNER = BLOCK_TP_OWNER, DISK = BLOCK_TP_DISK, WAKER = BLOCK_TP_WAKER };
 
 struct cpu {
 	struct block_tp *tp;
@@ -222,8 +223,10 @@ static bool have_event(const char *dir)
 	return access(path, R_OK) == 0;
 }
 
-/* The tracefs directory with the tracepoint in it, mounting tracefs if need be. */
-static const char *tracefs_dir(char *err, size_t errlen)
+/* The tracefs directory with the tracepoint in it, mounting tracefs if need be and asked
+ * to (only with privilege: the collector never tries, its system call filter would kill
+ * it). */
+static const char *tracefs_dir(bool may_mount, char *err, size_t errlen)
 {
 	struct statfs sfs;
 
@@ -234,6 +237,11 @@ static const char *tracefs_dir(char *err, size_t errlen)
 	if (statfs(TRACEFS, &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC) {
 		snprintf(err, errlen, "tracefs has no " EVENT_DIR " (kernel without the block "
 				      "tracepoints?)");
+		return NULL;
+	}
+	if (!may_mount) {
+		snprintf(err, errlen, "tracefs is not mounted at " TRACEFS " (nor under "
+				      "debugfs), and mounting it at start failed");
 		return NULL;
 	}
 	if (mount("nodev", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
@@ -250,14 +258,12 @@ static const char *tracefs_dir(char *err, size_t errlen)
 	return NULL;
 }
 
-static bool read_tracepoint(struct block_tp *tp, char *err, size_t errlen)
+/* The tracepoint's id from tracefs found at dir. */
+static bool read_id(const char *dir, unsigned *id_out, char *err, size_t errlen)
 {
-	const char *dir = tracefs_dir(err, errlen);
 	char path[256], *text, *end;
 	unsigned long id;
 
-	if (!dir)
-		return false;
 	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/id", dir);
 	text = read_small(path, 64);
 	if (!text) {
@@ -272,7 +278,26 @@ static bool read_tracepoint(struct block_tp *tp, char *err, size_t errlen)
 		return false;
 	}
 	free(text);
-	tp->id = (unsigned)id;
+	*id_out = (unsigned)id;
+	return true;
+}
+
+bool block_tp_tracepoint_id(unsigned *id, char *err, size_t errlen)
+{
+	const char *dir = tracefs_dir(true, err, errlen);
+
+	return dir && read_id(dir, id, err, errlen);
+}
+
+/* The id and the format, where tracefs is (mounted at start, if need be, while entropyd
+ * still had the privilege to). */
+static bool read_tracepoint(struct block_tp *tp, char *err, size_t errlen)
+{
+	const char *dir = tracefs_dir(!priv_active(), err, errlen);
+	char path[256], *text;
+
+	if (!dir || !read_id(dir, &tp->id, err, errlen))
+		return false;
 	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/format", dir);
 	text = read_small(path, 16384);
 	if (!text) {
@@ -314,7 +339,7 @@ static uint64_t drain_all(struct block_tp *tp)
 
 /* ---- perf events ---- */
 
-static int perf_open(const struct block_tp *tp, unsigned cpu, int what)
+int block_tp_perf_open(unsigned id, unsigned cpu, int what, bool lost)
 {
 	struct perf_event_attr a;
 
@@ -330,19 +355,26 @@ static int perf_open(const struct block_tp *tp, unsigned cpu, int what)
 		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED;
 	} else {
 		a.type = PERF_TYPE_TRACEPOINT;
-		a.config = tp->id;
+		a.config = id;
 		a.sample_period = 1;
 		a.disabled = 1;
 	}
 	if (what == DISK) {
 		a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
-		if (tp->read_len == 16)
+		if (lost)
 			a.read_format = PERF_FORMAT_LOST;
 	} else if (what == WAKER) {
 		a.sample_type = PERF_SAMPLE_IDENTIFIER;
 		a.wakeup_events = 1;
 	}
 	return (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* The event is opened by the privileged process where there is one; it builds the event
+ * from these few choices and reads the tracepoint's id itself. */
+static int perf_open(const struct block_tp *tp, unsigned cpu, int what)
+{
+	return priv_perf_open(cpu, (enum priv_perf)what, tp->read_len == 16 ? PRIV_PERF_LOST : 0);
 }
 
 /* How many completions an instance has counted: every one it should have written. */

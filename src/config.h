@@ -25,6 +25,9 @@ struct strlist {
 	char **v;
 	size_t n;
 };
+/* Append a copy of s; free every string and the list (settings.c). */
+void strlist_add(struct strlist *l, const char *s);
+void strlist_free(struct strlist *l);
 
 /* What policy applies to one instance. */
 struct policy_rule {

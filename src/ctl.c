@@ -22,6 +22,7 @@
 #include "ctl_proto.h"
 #include "disabled.h"
 #include "log.h"
+#include "privsep.h"
 #include "pipeline.h"
 #include "source_class.h"
 #include "util.h"
@@ -127,7 +128,7 @@ static json_t *get_status(struct ctl *ctl)
 		" s:{s:s, s:b, s:b, s:o, s:o, s:I, s:o},"
 		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I}}",
 		"daemon", "version", PACKAGE_VERSION, "protocol", CTL_PROTO_VERSION, "pid",
-		(json_int_t)getpid(), "uptime_s", (json_int_t)(st.uptime_ns / NS_PER_SEC),
+		(json_int_t)priv_main_pid(), "uptime_s", (json_int_t)(st.uptime_ns / NS_PER_SEC),
 		"feed_mode", jstr(st.feed_mode), "feed_phase", jstr(st.feed_phase), "sink",
 		jstr(st.sink), "reloads", (json_int_t)st.reloads, "reload_failures",
 		(json_int_t)st.reload_failures, "config", jstr(st.config),

@@ -10,13 +10,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "block_blktrace.h"
+#include "block_tp.h"
 #include "ctl.h"
 #include "feed.h"
 #include "log.h"
 #include "notify.h"
 #include "pipeline.h"
+#include "policy.h"
 #include "pool.h"
-#include "privs.h"
+#include "privsep.h"
 #include "record.h"
 #include "sink.h"
 #include "source_class.h"
@@ -133,6 +136,9 @@ static int reload(void *arg, struct config_errors *errs)
 			free(next->record.dir);
 			next->record.dir = xstrdup(d->opts->record_dir);
 		}
+		/* Before any new open: the privileged process checks them against its own. */
+		if (priv_reload() < 0)
+			log_errno(LOG_WARNING, "the privileged process kept its configuration");
 		if (strcmp(next->feed.device, d->cfg->feed.device) != 0)
 			log_warn("feed.device changed to %s: takes effect at restart",
 				 next->feed.device);
@@ -261,6 +267,25 @@ static void report_ready(const struct daemon_opts *opts, int status)
 	}
 }
 
+/* Before the fork, with every capability still there: what only the privileged process
+ * could do later, done once. The watchdog's interval is read in the process systemd started;
+ * a blktrace a crashed instance left is torn down (the collector cannot); tracefs is mounted
+ * if the tracepoint may be used and it is not. */
+static void before_fork(const struct config *cfg)
+{
+	char *rundir, err[256];
+	unsigned id;
+
+	(void)notify_watchdog_usec();
+	if (!policy_class_runs(cfg, CLASS_BLOCK))
+		return;
+	rundir = blkt_rundir();
+	blkt_cleanup_leftovers(rundir);
+	free(rundir);
+	if (cfg->block.backend != BACKEND_BLKTRACE && !block_tp_tracepoint_id(&id, err, sizeof(err)))
+		log_debug("block: %s", err);
+}
+
 int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 {
 	struct daemon *d = xcalloc(1, sizeof(*d));
@@ -277,12 +302,28 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 		log_errno(LOG_WARNING, "cannot turn off core dumps");
 	signal(SIGPIPE, SIG_IGN);
 	log_hook_libevent();
-	if (setup_events(d) < 0 ||
-	    sink_open(&d->sink, opts->dry_run ? SINK_DRY_RUN : SINK_KERNEL,
+	if (sink_open(&d->sink, opts->dry_run ? SINK_DRY_RUN : SINK_KERNEL,
 		      cfg->feed.device) < 0) {
 		status = EXIT_STARTUP;
 		goto out;
 	}
+	before_fork(cfg);
+	/* From here on this is the collector; the parent answers its privileged requests. */
+	switch (priv_start(cfg, d->config_path, d->sink.fd, opts->ready_fd, &status)) {
+	case -1:
+		status = EXIT_STARTUP;
+		goto out;
+	case 1:
+		/* The privileged process, once the collector is gone; it freed cfg. */
+		d->cfg = NULL;
+		goto done;
+	}
+	d->sink.fd = -1;
+	if (setup_events(d) < 0) {
+		status = EXIT_STARTUP;
+		goto out;
+	}
+	priv_watch(d->base);
 	pool_init(&d->pool);
 	feed_init(&d->feed, d->base, cfg, &d->pool, &d->sink);
 	d->feed.after_flush = update_status;
@@ -293,19 +334,17 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	record_flush_on(d->base); /* recordings reach their files within seconds */
 	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
 	pipeline_boot_allowance(kernel_bits_needed(&d->feed.ks));
+	/* The control socket gets its group while the collector may still change it. */
+	d->ctl = ctl_start(d->base, cfg, &ctl_ops, d);
+	if (!d->ctl || priv_collector_lockdown() < 0) {
+		status = EXIT_STARTUP;
+		goto out;
+	}
 	if (sources_start(d->srcs, d->base, cfg) < 0) {
 		sources_stop(d->srcs);
 		status = EXIT_STARTUP;
 		goto out;
 	}
-	d->ctl = ctl_start(d->base, cfg, &ctl_ops, d);
-	if (!d->ctl) {
-		sources_stop(d->srcs);
-		status = EXIT_STARTUP;
-		goto out;
-	}
-	/* Everything that needed root's other powers is done: the socket has its group. */
-	privs_drop();
 	notify_ready();
 	report_ready(opts, EXIT_OK);
 	status_now(d);
@@ -325,6 +364,8 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 out:
 	if (status != EXIT_OK)
 		report_ready(opts, status);
+	priv_close();
+done:
 	teardown(d);
 	free(d->config_path);
 	wipe(d, sizeof(*d));

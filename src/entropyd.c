@@ -51,7 +51,8 @@ static void usage(FILE *out)
 		"Signals: SIGHUP reloads the configuration (an invalid one is rejected whole),\n"
 		"SIGUSR1 logs per-source counters, SIGTERM and SIGINT flush and exit.\n"
 		"Exit status: 0 success, 1 invalid configuration (--assess: a file that cannot be\n"
-		"read, is empty or holds one sample), 2 usage error, 3 start-up failure.\n"
+		"read, is empty or holds one sample), 2 usage error, 3 start-up failure, 4 one of\n"
+		"its two processes went.\n"
 		"See entropyd(8) and entropyd.conf(5).\n",
 		CONFIG_DEFAULT_PATH, ASSESS_MIN_SAMPLES);
 }

@@ -1,10 +1,14 @@
-/* notify: the service manager protocol (sd_notify), or nothing when built without it. */
+/* notify: the service manager protocol (sd_notify), or nothing when built without it. In
+ * the collector, every message goes through the privileged process, the service's main
+ * process, which sends it on (NotifyAccess=main). */
 #include "autoconf.h"
 
 #include "notify.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+
+#include "privsep.h"
 
 #ifdef HAVE_LIBSYSTEMD
 #include <systemd/sd-daemon.h>
@@ -19,49 +23,85 @@ static void notify_send(const char *msg)
 #endif
 }
 
+void notify_forward(enum priv_notify what, const char *text)
+{
+	char msg[64 + PRIV_STATUS_TEXT];
+
+	switch (what) {
+	case PRIV_N_READY:
+		notify_send("READY=1");
+		break;
+	case PRIV_N_RELOADING:
+		/* MONOTONIC_USEC lets newer managers (Type=notify-reload) match the reload. */
+		snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
+			 (unsigned long long)(mono_ns() / 1000));
+		notify_send(msg);
+		break;
+	case PRIV_N_STOPPING:
+		notify_send("STOPPING=1");
+		break;
+	case PRIV_N_WATCHDOG:
+		notify_send("WATCHDOG=1");
+		break;
+	case PRIV_N_STATUS:
+		snprintf(msg, sizeof(msg), "STATUS=%s", text ? text : "");
+		notify_send(msg);
+		break;
+	}
+}
+
+static void notify(enum priv_notify what, const char *text)
+{
+	if (priv_active())
+		priv_notify(what, text);
+	else
+		notify_forward(what, text);
+}
+
 void notify_ready(void)
 {
-	notify_send("READY=1");
+	notify(PRIV_N_READY, NULL);
 }
 
 void notify_reloading(void)
 {
-	char msg[64];
-
-	/* MONOTONIC_USEC lets newer managers (Type=notify-reload) match the reload. */
-	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
-		 (unsigned long long)(mono_ns() / 1000));
-	notify_send(msg);
+	notify(PRIV_N_RELOADING, NULL);
 }
 
 void notify_stopping(void)
 {
-	notify_send("STOPPING=1");
+	notify(PRIV_N_STOPPING, NULL);
 }
 
 void notify_watchdog(void)
 {
-	notify_send("WATCHDOG=1");
+	notify(PRIV_N_WATCHDOG, NULL);
 }
 
 void notify_status(const char *fmt, ...)
 {
-	char msg[256] = "STATUS=";
+	char text[PRIV_STATUS_TEXT];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg + 7, sizeof(msg) - 7, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	notify_send(msg);
+	notify(PRIV_N_STATUS, text);
 }
 
+/* Asked once, before the fork: sd_watchdog_enabled() answers only in the process systemd
+ * started (WATCHDOG_PID), which the collector is not. */
 uint64_t notify_watchdog_usec(void)
 {
-#ifdef HAVE_LIBSYSTEMD
-	uint64_t usec = 0;
+	static bool asked;
+	static uint64_t usec;
 
-	if (sd_watchdog_enabled(0, &usec) > 0)
+	if (asked)
 		return usec;
+	asked = true;
+#ifdef HAVE_LIBSYSTEMD
+	if (sd_watchdog_enabled(0, &usec) <= 0)
+		usec = 0;
 #endif
-	return 0;
+	return usec;
 }

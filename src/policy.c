@@ -31,13 +31,11 @@ bool policy_class_runs(const struct config *cfg, enum src_class cls)
 	return false;
 }
 
-struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name)
+struct policy_rule policy_override_apply(const struct policy_rule *base,
+					const struct policy_override *o)
 {
-	const struct policy_override *o = policy_override_for(cfg, cls, name);
-	struct policy_rule r = cfg->policy[cls].rule;
+	struct policy_rule r = *base;
 
-	if (!o)
-		return r;
 	if (o->set & RULE_SET_MODE)
 		r.mode = o->rule.mode;
 	if (o->set & RULE_SET_SCALE)
@@ -47,6 +45,13 @@ struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, 
 	if (o->set & RULE_SET_CAP_SECOND)
 		r.cap_bits_per_second = o->rule.cap_bits_per_second;
 	return r;
+}
+
+struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name)
+{
+	const struct policy_override *o = policy_override_for(cfg, cls, name);
+
+	return o ? policy_override_apply(&cfg->policy[cls].rule, o) : cfg->policy[cls].rule;
 }
 
 double policy_credit(const struct policy_rule *rule, double estimate)

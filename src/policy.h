@@ -16,6 +16,9 @@ const struct policy_override *policy_override_for(const struct config *cfg, enum
 
 /* The class rule with the first matching per-instance override applied. */
 struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name);
+/* base with the fields override o gives. */
+struct policy_rule policy_override_apply(const struct policy_rule *base,
+					const struct policy_override *o);
 
 /* Credit for one event from its estimate: trusted min(cap, est), reduced scale * min(cap, est),
  * mix-only and disabled 0. */

@@ -1,11 +1,12 @@
-/* privs: once started, the daemon keeps only the capabilities it still needs.
+/* privs: once started, each process keeps only the capabilities it still needs.
  *
  * Started as root by hand, entropyd would otherwise keep every capability root has for as
- * long as it runs, while it parses packets, trace records and control requests. What it
- * still does after start-up needs two: CAP_SYS_ADMIN to feed the kernel (RNDADDENTROPY) and
- * to open the block tracepoint or blktrace for disks and CPUs that appear; CAP_NET_RAW to
- * capture on interfaces that come up. The rest goes for good, bounding set included, so
- * nothing it could exec gets them back: no CAP_DAC_OVERRIDE (files it reads on a reload
+ * long as it runs. The privileged process (privsep.c) still needs two: CAP_SYS_ADMIN to
+ * feed the kernel (RNDADDENTROPY) and to open the block tracepoint or blktrace for disks
+ * and CPUs that appear; CAP_NET_RAW to make packet sockets for interfaces that come up.
+ * The collector, which parses packets, trace records and control requests, needs none.
+ * The rest goes for good, bounding set included, so nothing either could exec gets them
+ * back: no CAP_DAC_OVERRIDE (files it reads on a reload
  * must be readable by their owner, root), no CAP_CHOWN (the control socket's group is set
  * at start-up, before this), no module loading, no ptrace. Under systemd the unit's
  * CapabilityBoundingSet= says the same, and this changes nothing. */
@@ -30,7 +31,7 @@ static bool kept(unsigned cap)
 }
 
 /* Does the process hold any capability it should not? (Under systemd the unit's bounding
- * set has seen to it already, and its system call filter refuses capset().) */
+ * set has seen to it already; the privileged process then calls no capset().) */
 static bool holds_others(void)
 {
 	for (unsigned cap = 0; cap < 64; cap++)
@@ -74,5 +75,26 @@ int privs_drop(void)
 		 : have[0]	    ? "CAP_SYS_ADMIN"
 		 : have[1]	    ? "CAP_NET_RAW"
 				    : "none");
+	return 0;
+}
+
+int privs_drop_all(bool *bounding)
+{
+	capng_select_t what = CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT;
+
+	*bounding = false;
+	if (capng_get_caps_process() < 0) {
+		log_err("cannot read the collector's capabilities");
+		return -1;
+	}
+	if (capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP)) {
+		what |= CAPNG_SELECT_BOUNDS;
+		*bounding = true;
+	}
+	capng_clear(CAPNG_SELECT_ALL);
+	if (capng_apply(what) < 0) {
+		log_err("cannot drop the collector's capabilities");
+		return -1;
+	}
 	return 0;
 }

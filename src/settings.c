@@ -244,7 +244,7 @@ static const void *at_coff(const void *base, const struct setting *s)
 	return (const char *)base + s->offset;
 }
 
-static void strlist_free(struct strlist *l)
+void strlist_free(struct strlist *l)
 {
 	size_t i;
 
@@ -255,7 +255,7 @@ static void strlist_free(struct strlist *l)
 	l->n = 0;
 }
 
-static void strlist_add(struct strlist *l, const char *s)
+void strlist_add(struct strlist *l, const char *s)
 {
 	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
 	l->v[l->n++] = xstrdup(s);

@@ -5,42 +5,23 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/random.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "log.h"
+#include "privsep.h"
 #include "util.h"
 
-/* struct rand_pool_info with room for one batch. */
-struct rand_req {
-	int entropy_count;
-	int buf_size;
-	uint32_t buf[POOL_BYTES / sizeof(uint32_t)];
-};
-
 static struct log_ratelimit feed_rl = LOG_RATELIMIT_INIT;
-
-static int add_entropy(int fd, const uint8_t *data, size_t len, int credit_bits)
-{
-	struct rand_req req;
-	int rc;
-
-	req.entropy_count = credit_bits;
-	req.buf_size = (int)len;
-	memcpy(req.buf, data, len);
-	rc = ioctl(fd, RNDADDENTROPY, &req);
-	wipe(&req, sizeof(req));
-	return rc;
-}
 
 static int probe_kernel(struct sink *s)
 {
 	uint64_t probe = mono_ns() ^ ((uint64_t)getpid() << 32);
 
-	if (add_entropy(s->fd, (const uint8_t *)&probe, sizeof(probe), 0) == 0)
+	int credited;
+
+	if (priv_add_entropy(s->fd, (const uint8_t *)&probe, sizeof(probe), 0, &credited) == 0)
 		return 0;
 	if (errno == EPERM)
 		log_err("cannot credit entropy: RNDADDENTROPY on %s is not permitted "
@@ -78,6 +59,8 @@ int sink_open(struct sink *s, enum sink_kind kind, const char *device)
 
 int sink_feed(struct sink *s, const struct batch *b)
 {
+	int credited = b->credit_bits;
+
 	if (b->len == 0)
 		return 0;
 	if (s->kind == SINK_DRY_RUN) {
@@ -85,7 +68,7 @@ int sink_feed(struct sink *s, const struct batch *b)
 			 plural(b->len, "byte", "bytes"), (unsigned long long)b->events,
 			 plural(b->events, "event", "events"), b->credit_bits,
 			 plural((unsigned long long)b->credit_bits, "bit", "bits"));
-	} else if (add_entropy(s->fd, b->data, b->len, b->credit_bits) < 0) {
+	} else if (priv_add_entropy(s->fd, b->data, b->len, b->credit_bits, &credited) < 0) {
 		s->errors++;
 		log_limited(&feed_rl, LOG_WARNING, "RNDADDENTROPY on %s failed: %s", s->device,
 			    strerror(errno));
@@ -93,7 +76,7 @@ int sink_feed(struct sink *s, const struct batch *b)
 	}
 	s->feeds++;
 	s->mixed_bytes += b->len;
-	s->credited += (uint64_t)b->credit_bits;
+	s->credited += (uint64_t)credited;
 	return 0;
 }
 
@@ -101,7 +84,7 @@ int sink_reseed(struct sink *s)
 {
 	if (s->kind == SINK_DRY_RUN) {
 		log_debug("dry run: would reseed the CRNG");
-	} else if (ioctl(s->fd, RNDRESEEDCRNG) < 0) {
+	} else if (priv_reseed(s->fd) < 0) {
 		s->errors++;
 		log_limited(&feed_rl, LOG_WARNING, "RNDRESEEDCRNG on %s failed: %s", s->device,
 			    strerror(errno));

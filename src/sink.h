@@ -16,13 +16,15 @@ struct sink {
 	/* totals */
 	uint64_t feeds;        /* batches handed over */
 	uint64_t mixed_bytes;  /* bytes handed over */
-	uint64_t credited;     /* bits credited (kernel: accepted by the ioctl) */
+	uint64_t credited;     /* bits credited (kernel: what the ioctl was given, after the
+				* privileged process's ceiling) */
 	uint64_t reseeds;
 	uint64_t errors;       /* ioctl failures */
 };
 
-/* Open the sink. For the kernel sink, a probe RNDADDENTROPY with zero credit finds out at
- * start whether we may credit at all: without CAP_SYS_ADMIN it fails with EPERM, and the one
+/* Open the sink (before the privileged process is started: it keeps the descriptor). For the
+ * kernel sink, a probe RNDADDENTROPY with zero credit finds out at start whether we may
+ * credit at all: without CAP_SYS_ADMIN it fails with EPERM, and the one
  * clear message says so. Returns -1 on failure (logged). */
 int sink_open(struct sink *s, enum sink_kind kind, const char *device);
 /* Hand over one batch. 0 on success; -1 on failure (logged, rate-limited). */

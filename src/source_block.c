@@ -37,7 +37,6 @@
 #include "policy.h"
 #include "util.h"
 
-#define DEFAULT_RUNDIR "/run/entropyd"
 #define RESCAN_DELAY_MS 100 /* uevents come in bursts: one rescan after the burst */
 #define RESCAN_S 30         /* without uevents, how often /sys/block is read again */
 #define RETRY_MIN_S 30      /* first retry of a disk the backend could not trace */
@@ -154,16 +153,6 @@ static void on_samples(void *ctx, const struct block_sample *s, size_t n)
 static const char *backend_name(enum block_backend b)
 {
 	return b == BACKEND_TRACEPOINT ? "tracepoint" : b == BACKEND_BLKTRACE ? "blktrace" : "auto";
-}
-
-/* systemd's RuntimeDirectory= (the first, if it names several), else /run/entropyd. */
-static char *rundir(void)
-{
-	const char *env = getenv("RUNTIME_DIRECTORY");
-
-	if (!env || env[0] != '/')
-		return xstrdup(DEFAULT_RUNDIR);
-	return xasprintf("%.*s", (int)strcspn(env, ":"), env);
 }
 
 static bool tp_open(struct block_state *st)
@@ -774,7 +763,7 @@ static int block_start(struct source *src)
 
 	st->src = src;
 	st->nlfd = -1;
-	st->rundir = rundir();
+	st->rundir = blkt_rundir();
 	st->configured = src->cfg->block.backend;
 	st->tp_retry_ev = evtimer_new(src->base, tp_retry_cb, st);
 	src->priv = st;

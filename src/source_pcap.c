@@ -24,6 +24,7 @@
 
 #include "class_network.h"
 #include "log.h"
+#include "privsep.h"
 #include "pipeline.h"
 #include "source_pcap_int.h"
 #include "util.h"
@@ -311,7 +312,11 @@ static const char *activate_error(struct iface *f, int rc, char *msg, size_t siz
 	switch (rc) {
 	case PCAP_ERROR_PERM_DENIED:
 	case PCAP_ERROR_PROMISC_PERM_DENIED:
-		if (!have_net_raw())
+		if (priv_active())
+			snprintf(msg, size,
+				 "permission denied: live capture needs the capability CAP_NET_RAW, "
+				 "which entropyd's privileged process does not have");
+		else if (!have_net_raw())
 			snprintf(msg, size,
 				 "permission denied: live capture needs the capability CAP_NET_RAW, "
 				 "which entropyd does not have");
@@ -359,7 +364,7 @@ static bool hwtstamp_left_alone(const char *ifname)
 static int activate(const char *name, struct iface *f, bool hw, const char **tstamp,
 		    bool *nano, char *errbuf)
 {
-	int type = -1;
+	int type = -1, rc;
 
 	*tstamp = "host";
 	*nano = false;
@@ -375,7 +380,11 @@ static int activate(const char *name, struct iface *f, bool hw, const char **tst
 	if (type >= 0 && pcap_set_tstamp_type(f->p, type) == 0)
 		*tstamp = pcap_tstamp_type_val_to_name(type);
 	*nano = pcap_set_tstamp_precision(f->p, PCAP_TSTAMP_PRECISION_NANO) == 0;
-	return pcap_activate(f->p);
+	/* The packet socket comes from the privileged process: this one holds no CAP_NET_RAW. */
+	priv_capture_begin();
+	rc = pcap_activate(f->p);
+	priv_capture_end();
+	return rc;
 }
 
 /* A capture that did not open: closed, with its state; the core retries it. */

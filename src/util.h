@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NS_PER_SEC 1000000000ULL
@@ -39,6 +40,10 @@ const char *plural(unsigned long long n, const char *one, const char *many);
 bool printable(char *dst, size_t size, const char *src);
 /* The same, allocated. */
 char *printable_dup(const char *src);
+
+/* One message of len bytes on sock, with descriptor fd attached (SCM_RIGHTS) if fd >= 0;
+ * no SIGPIPE. sendmsg(2)'s result. */
+ssize_t send_with_fd(int sock, void *buf, size_t len, int fd);
 
 /* SipHash-2-4: a keyed pseudo-random function (Aumasson and Bernstein); the output tells
  * nothing useful about the key. */

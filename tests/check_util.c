@@ -6,7 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "util.h"
@@ -202,6 +205,39 @@ static uint64_t clock_mono(void)
 	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
+/* The message arrives whole, with the descriptor (another one to the same file) or none. */
+START_TEST(test_send_with_fd)
+{
+	char buf[8] = "message", got[16];
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = got, .iov_len = sizeof(got)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct stat a, b;
+	int sv[2], fd;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
+	ck_assert_int_eq(send_with_fd(sv[0], buf, sizeof(buf), STDERR_FILENO), sizeof(buf));
+	ck_assert_int_eq(recvmsg(sv[1], &mh, 0), sizeof(buf));
+	ck_assert_str_eq(got, "message");
+	ck_assert_ptr_nonnull(CMSG_FIRSTHDR(&mh));
+	ck_assert_int_eq(CMSG_FIRSTHDR(&mh)->cmsg_type, SCM_RIGHTS);
+	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(fd));
+	ck_assert_int_ne(fd, STDERR_FILENO);
+	ck_assert_int_eq(fstat(fd, &a), 0);
+	ck_assert_int_eq(fstat(STDERR_FILENO, &b), 0);
+	ck_assert(a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+	close(fd);
+	/* Without one, no ancillary data at all. */
+	mh.msg_controllen = sizeof(cbuf);
+	ck_assert_int_eq(send_with_fd(sv[0], buf, 3, -1), 3);
+	ck_assert_int_eq(recvmsg(sv[1], &mh, 0), 3);
+	ck_assert_uint_eq(mh.msg_controllen, 0);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
 START_TEST(test_mono_ns_is_monotonic_clock)
 {
 	/* Bracketed by CLOCK_MONOTONIC read directly: same clock, same unit (ns). */
@@ -302,6 +338,7 @@ static Suite *util_suite(void)
 	tcase_add_test(tc, test_mono_ns_never_goes_back);
 	tcase_add_test(tc, test_mono_ns_advances);
 	tcase_add_test(tc, test_alloc_wrappers);
+	tcase_add_test(tc, test_send_with_fd);
 	suite_add_tcase(s, tc);
 
 	/* Needs fork mode to observe the abort; left out under CK_FORK=no. */

@@ -184,7 +184,9 @@ for i in 6 7 8 9 10 11; do
 	losetup -d "${EL[$i]}" || fail "losetup -d ${EL[$i]}"
 done
 start_ns "" -v --dry-run -f "$T/em.conf"
-prlimit --pid "$DAEMON_PID" --nofile=30: || fail "prlimit"
+# The collector (the privileged process's child) holds the rings and instances.
+COLLECTOR=$(pgrep -P "$DAEMON_PID")
+prlimit --pid "$COLLECTOR" --nofile=30: || fail "prlimit"
 for i in 6 7 8 9 10 11; do
 	losetup --direct-io=on "${EL[$i]}" "${EIMG[$i]}" || fail "losetup ${EL[$i]}"
 done
@@ -199,7 +201,7 @@ done
 # No descriptor free at all: a rescan (a disk's uevent) keeps every disk as it is rather than
 # finding them all gone. Then more descriptors and another rescan: the failed ones get their
 # instances, and the detached one goes.
-prlimit --pid "$DAEMON_PID" --nofile="$(ls "/proc/$DAEMON_PID/fd" | wc -l):" || fail "prlimit"
+prlimit --pid "$COLLECTOR" --nofile="$(ls "/proc/$COLLECTOR/fd" | wc -l):" || fail "prlimit"
 gone=$(grep -c "gone (removed" "$T/log")
 for i in "${!EL[@]}"; do
 	echo "$failed" | grep -qx "${ENAMES[$i]}" && continue
@@ -211,7 +213,7 @@ wait_for 5 grep -q "block: no file descriptor free (Too many open files): disks 
 	fail "a rescan without descriptors is not said"
 [ "$(grep -c "gone (removed" "$T/log")" -eq "$gone" ] ||
 	fail "a rescan without descriptors dropped disks: $(grep "gone (removed" "$T/log" | tail -3)"
-prlimit --pid "$DAEMON_PID" --nofile=1024: || fail "prlimit"
+prlimit --pid "$COLLECTOR" --nofile=1024: || fail "prlimit"
 echo change > "/sys/block/${ENAMES[0]}/uevent" 2> /dev/null ||
 	echo change > "/sys/block/$(echo "$failed" | head -1)/uevent" || fail "uevent"
 wait_for 5 grep -q "block/$detached: gone (removed" "$T/log" || fail "$detached not dropped at the rescan"

@@ -1,6 +1,7 @@
 #!/bin/bash
-# t_privs: once started, the daemon keeps CAP_SYS_ADMIN and CAP_NET_RAW and nothing else, in
-# every capability set, bounding set included where it may change it.
+# t_privs: once started, the daemon's main process (the privileged one) keeps CAP_SYS_ADMIN
+# and CAP_NET_RAW and nothing else, in every capability set, bounding set included where it
+# may change it; the collector keeps nothing, bounding set included where it may change it.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (the capabilities root has are what is dropped)"
@@ -8,8 +9,20 @@ command -v setpriv > /dev/null || skip "needs setpriv (util-linux)"
 
 KEPT=0000000000202000 # CAP_SYS_ADMIN (21) and CAP_NET_RAW (13)
 
-# caps FIELD: the daemon's capability set FIELD (CapEff, CapPrm, ...) from /proc.
-caps() { awk -v f="$1:" '$1 == f {print $2}' "/proc/$DAEMON_PID/status"; }
+# caps FIELD [PID]: the capability set FIELD (CapEff, CapPrm, ...) of the daemon's main
+# process, or of PID, from /proc.
+caps() { awk -v f="$1:" '$1 == f {print $2}' "/proc/${2:-$DAEMON_PID}/status"; }
+
+expect_collector() { # expect_collector WHAT BOUNDING
+	local f c
+	c=$(pgrep -P "$DAEMON_PID")
+	[ -n "$c" ] || fail "$1: no collector"
+	for f in CapEff CapPrm CapInh CapAmb; do
+		[ "$(caps $f "$c")" = 0000000000000000 ] || fail "$1: the collector's $f is $(caps $f "$c")"
+	done
+	[ "$(caps CapBnd "$c")" = "$2" ] || fail "$1: the collector's CapBnd is $(caps CapBnd "$c"), want $2"
+	grep -q "collector: every capability dropped" "$T/log" || fail "$1: the collector's drop is not logged"
+}
 
 expect_caps() { # expect_caps WHAT BOUNDING
 	local f
@@ -33,6 +46,7 @@ write_config "$T/e.conf" 'policy = { block = { mode = "disabled"; }; network = {
 # Root with every capability: the bounding set shrinks too.
 start_daemon -v --dry-run -f "$T/e.conf"
 expect_caps "as root" "$KEPT"
+expect_collector "as root" 0000000000000000
 # A reload still works without the dropped ones (the config is root's own file).
 kill -HUP "$DAEMON_PID"
 wait_for 5 grep -q "configuration reloaded" "$T/log" || fail "no reload after the drop"
@@ -44,6 +58,7 @@ stop_daemon
 bnd=$(setpriv --bounding-set=-setpcap awk '$1 == "CapBnd:" {print $2}' /proc/self/status)
 WRAP="setpriv --bounding-set=-setpcap" start_daemon -v --dry-run -f "$T/e.conf"
 expect_caps "without CAP_SETPCAP" "$bnd"
+expect_collector "without CAP_SETPCAP" "$bnd"
 stop_daemon
 
 # Given only those two, as the unit's bounding set does: nothing to drop, nothing asked of
@@ -53,5 +68,6 @@ for f in CapEff CapPrm CapBnd; do
 	[ "$(caps $f)" = "$KEPT" ] || fail "given only the two: $f is $(caps $f), want $KEPT"
 done
 grep -q "capabilities:" "$T/log" && fail "given only the two, something was dropped"
+expect_collector "given only the two" "$KEPT"
 stop_daemon
-pass "capabilities: CAP_SYS_ADMIN and CAP_NET_RAW kept, everything else dropped"
+pass "capabilities: CAP_SYS_ADMIN and CAP_NET_RAW kept by the privileged process, everything else dropped; the collector keeps none"

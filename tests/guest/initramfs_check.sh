@@ -45,29 +45,34 @@ else
 	fail "hand-over: stopped at '${stopped:-?}' (pid '${oldpid:-?}'), service at '$svc', $(tail -3 "$log")"
 fi
 state=$(systemctl is-active entropyd.service)
-n=$(pidof entropyd | wc -w)
-if [ "$state" = active ] && [ "$n" -eq 1 ]; then
-	pass "entropyd.service is active, the only entropyd running"
+# The service's two processes: the main (privileged) one and its child, the collector.
+main=$(systemctl show -P MainPID entropyd.service)
+collector=$(cat "/proc/$main/task/$main/children" 2> /dev/null | tr -d ' ')
+others=
+for pid in $(pidof entropyd); do
+	[ "$pid" = "$main" ] || [ "$pid" = "$collector" ] || others="$others $pid"
+done
+if [ "$state" = active ] && [ -n "$collector" ] && [ -z "$others" ]; then
+	pass "entropyd.service is active (pid $main and its collector $collector), no other entropyd running"
 else
-	fail "entropyd.service is $state; $n entropyd processes: $(pidof entropyd)"
+	fail "entropyd.service is $state (pid $main, collector '${collector}'); other entropyd processes:${others:- none}"
 fi
 
-# Nothing left behind: every perf event open belongs to the service, and no blktrace is set
-# up on the disk.
-main=$(systemctl show -P MainPID entropyd.service)
+# Nothing left behind: every perf event open belongs to the service's collector, and no
+# blktrace is set up on the disk.
 stray=
 for fd in /proc/[0-9]*/fd/*; do
 	case $(readlink "$fd" 2>/dev/null) in
 	*perf_event*)
 		pid=${fd#/proc/}
 		pid=${pid%%/*}
-		[ "$pid" = "$main" ] || stray="$stray $pid"
+		[ "$pid" = "$collector" ] || stray="$stray $pid"
 		;;
 	esac
 done
 busy=$(blk_io busy /dev/vda 2>&1)
 if [ -z "$stray" ] && [ "$busy" = free ]; then
-	pass "no perf event open outside the service (pid $main), no blktrace on vda ($busy)"
+	pass "no perf event open outside the service's collector (pid $collector), no blktrace on vda ($busy)"
 else
 	fail "left behind: perf events of pids:${stray:- none}; blktrace on vda: $busy"
 fi

@@ -2,7 +2,8 @@
 # t_system: the installed unit under a real systemd (TESTING.md tier 3). A Debian tree made
 # with debootstrap (cached between runs), the built entropyd installed into an overlay of it
 # with "make install DESTDIR=", booted with systemd-nspawn; then, from the host through
-# nsenter: the unit is active (running) after READY=1, "systemctl status" shows STATUS=,
+# nsenter: the unit is active (running) after READY=1, "systemctl status" shows STATUS=, the
+# main process holds the two capabilities and the collector none, under seccomp,
 # "systemctl reload" applies a changed configuration and keeps the old one on an invalid
 # one, the watchdog is fed, entropyctl answers, and "systemctl stop" is clean.
 #
@@ -65,6 +66,23 @@ echo "$status" | sed 's/^/  | /'
 echo "$status" | grep -qE '^ *Status: "[a-z]+: [0-9]+ sources?, ' ||
 	fail "systemctl status shows no STATUS= line"
 pass "systemctl status shows STATUS="
+
+# ---- the two processes under the unit ----
+main=$(prop MainPID)
+coll=$(inside cat "/proc/$main/task/$main/children" | tr -d ' ')
+[ -n "$coll" ] || fail "the main process $main has no child (the collector)"
+pfield() { inside awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; } # pfield PID NAME
+for f in CapEff CapPrm; do
+	[ "$(pfield "$main" $f)" = 0000000000202000 ] ||
+		fail "the main process's $f is $(pfield "$main" $f), want CAP_SYS_ADMIN and CAP_NET_RAW"
+	[ "$(pfield "$coll" $f)" = 0000000000000000 ] || fail "the collector's $f is $(pfield "$coll" $f)"
+done
+for f in CapInh CapAmb; do
+	[ "$(pfield "$coll" $f)" = 0000000000000000 ] || fail "the collector's $f is $(pfield "$coll" $f)"
+done
+[ "$(pfield "$coll" Seccomp)" = 2 ] && [ "$(pfield "$coll" NoNewPrivs)" = 1 ] ||
+	fail "the collector: Seccomp $(pfield "$coll" Seccomp), NoNewPrivs $(pfield "$coll" NoNewPrivs)"
+pass "main process: CAP_SYS_ADMIN and CAP_NET_RAW; collector: no capability, seccomp, no_new_privs (bounding set $(pfield "$coll" CapBnd), as the unit gives it)"
 
 # ---- the control socket ----
 CTL=

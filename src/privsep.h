@@ -1,0 +1,184 @@
+/* privsep: the privileged process and the collector's side of its protocol.
+ *
+ * The call sites are the same whether or not a privileged process exists: without one
+ * (unit tests, a process that never called priv_start) each priv_ call does the privileged
+ * step itself; after priv_start, in the collector, it asks the privileged process over a
+ * socketpair and gets back an errno and, where one was asked for, a descriptor. */
+#ifndef ENTROPYD_PRIVSEP_H
+#define ENTROPYD_PRIVSEP_H
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+/* The protocol's version: any change to a message's layout or meaning bumps it (both ends
+ * are the same binary; the number catches a mismatch, not a negotiation).
+ *   1: ADD_ENTROPY, RESEED, PERF_OPEN, BLKTRACE_START, BLKTRACE_STOP, PACKET_SOCKET,
+ *      NOTIFY, RELOAD. */
+#define PRIV_VERSION 1
+
+enum priv_type {
+	PRIV_ADD_ENTROPY = 1, /* RNDADDENTROPY: bytes and bits, bounded by the ceiling */
+	PRIV_RESEED,          /* RNDRESEEDCRNG */
+	PRIV_PERF_OPEN,       /* a perf event of the block tracepoint on one CPU: a descriptor */
+	PRIV_BLKTRACE_START,  /* BLKTRACESETUP and BLKTRACESTART on a configured disk */
+	PRIV_BLKTRACE_STOP,   /* BLKTRACESTOP (and BLKTRACETEARDOWN) on a disk it started */
+	PRIV_PACKET_SOCKET,   /* socket(AF_PACKET, SOCK_RAW or SOCK_DGRAM, 0): a descriptor */
+	PRIV_NOTIFY,          /* sd_notify, sent on by the main process */
+	PRIV_RELOAD,          /* re-read the configuration (the ceiling, what may be opened) */
+	PRIV_TYPE_MAX = PRIV_RELOAD,
+};
+
+/* What PRIV_NOTIFY relays. */
+enum priv_notify { PRIV_N_READY, PRIV_N_RELOADING, PRIV_N_STOPPING, PRIV_N_WATCHDOG,
+		   PRIV_N_STATUS };
+
+#define PRIV_DISK_NAME 32  /* a disk's name, NUL-terminated */
+#define PRIV_STATUS_TEXT 200 /* STATUS= text, NUL-terminated, printable ASCII */
+#define PRIV_ENTROPY_BYTES 512 /* POOL_BYTES: one batch */
+
+/* The messages: fixed-size, one struct per type; a message's size is its type's. */
+struct priv_hdr {
+	uint16_t version; /* PRIV_VERSION */
+	uint16_t type;    /* enum priv_type */
+	uint32_t size;    /* the whole message's size: the size of its type */
+};
+
+struct req_entropy {
+	struct priv_hdr h;
+	int32_t bits; /* 0 .. 8 * len */
+	uint32_t len; /* 0 .. PRIV_ENTROPY_BYTES */
+	uint8_t data[PRIV_ENTROPY_BYTES];
+};
+
+struct req_perf {
+	struct priv_hdr h;
+	uint32_t cpu;   /* < the number of CPUs the system can have */
+	uint32_t what;  /* enum priv_perf */
+	uint32_t flags; /* PRIV_PERF_LOST */
+};
+
+struct req_blkt {
+	struct priv_hdr h;
+	char name[PRIV_DISK_NAME]; /* an entry of /sys/block, NUL-terminated */
+	uint32_t major, minor;     /* what its dev file says */
+	uint32_t teardown;         /* STOP: 0 or 1; START: 0 */
+};
+
+struct req_packet {
+	struct priv_hdr h;
+	int32_t type;     /* SOCK_RAW or SOCK_DGRAM, no flags */
+	int32_t protocol; /* 0: nothing arrives before libpcap binds it */
+};
+
+struct req_notify {
+	struct priv_hdr h;
+	uint32_t what;                /* enum priv_notify */
+	char text[PRIV_STATUS_TEXT];  /* STATUS: printable ASCII; else empty; NUL-terminated */
+};
+
+/* RESEED and RELOAD: the header alone. */
+
+union priv_req {
+	struct priv_hdr h;
+	struct req_entropy entropy;
+	struct req_perf perf;
+	struct req_blkt blkt;
+	struct req_packet packet;
+	struct req_notify notify;
+};
+
+/* Every reply: an errno (0: done), a value (ADD_ENTROPY: the bits credited; BLKTRACE_START:
+ * the stage that failed; BLKTRACE_STOP: 1 if the node opened), the relay directory's name
+ * (BLKTRACE_START), and with PERF_OPEN and PACKET_SOCKET the descriptor (SCM_RIGHTS). */
+struct priv_reply {
+	struct priv_hdr h;
+	int32_t err;
+	int32_t value;
+	char name[PRIV_DISK_NAME];
+};
+
+/* The credit ceiling is a token bucket of bits: it refills at the ceiling's rate (see
+ * ceiling_rate in privsep.c) and holds at most max(PRIV_DEPTH_S seconds of it,
+ * PRIV_DEPTH_MIN bits, the most one batch can carry); it starts with one second's worth, and
+ * each rise of the rate (an instance newly counted) adds one second of the rise, as the
+ * collector's per-instance caps start full. */
+#define PRIV_DEPTH_S 10
+#define PRIV_DEPTH_MIN 4096
+
+/* Is a privileged process answering for this one (the collector after priv_start)? */
+bool priv_active(void);
+/* The daemon's main process: the privileged one where there is one (what the service
+ * manager and signals know), else this one. */
+pid_t priv_main_pid(void);
+
+/* Fork. The parent becomes the privileged process: it keeps CAP_SYS_ADMIN and CAP_NET_RAW
+ * only, answers the collector's messages and passes signals on to it, until the collector
+ * goes; then it returns 1 with the exit status in *status (the collector's own, or
+ * EXIT_LOST if it broke the protocol or was killed). The child, the collector, returns 0 with
+ * priv_active() true. -1 (logged) if the fork failed. rnd_fd: /dev/random, opened and
+ * probed (or -1 in a dry run); the collector does not keep it. cfg: the configuration the
+ * privileged process starts from (its own copy after the fork, freed by it; it re-reads
+ * config_path on RELOAD). ready_fd: the start-up status pipe (entropyd.c), which only the
+ * collector keeps. */
+int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int ready_fd,
+	       int *status);
+
+/* The collector, once everything that needs root's other powers is done: every capability
+ * dropped from all five sets (the bounding set where CAP_SETPCAP allows), no new
+ * privileges, death with the privileged process. 0, or -1 (logged). */
+int priv_collector_lockdown(void);
+
+/* Exit (status EXIT_LOST) as soon as the privileged process goes. */
+void priv_watch(struct event_base *base);
+/* The collector is done with the privileged process: it sees the end and exits too. */
+void priv_close(void);
+
+/* RNDADDENTROPY of len bytes (at most PRIV_ENTROPY_BYTES) crediting bits on fd (ignored in
+ * the collector). 0 with *credited the bits the kernel was given (the privileged process
+ * may clip them to its ceiling); -1 with errno. */
+int priv_add_entropy(int fd, const uint8_t *data, size_t len, int bits, int *credited);
+/* RNDRESEEDCRNG on fd (ignored in the collector). 0, or -1 with errno. */
+int priv_reseed(int fd);
+
+/* What PRIV_PERF_OPEN opens on a CPU (see block_tp.c). */
+enum priv_perf { PRIV_PERF_OWNER, PRIV_PERF_DISK, PRIV_PERF_WAKER };
+#define PRIV_PERF_LOST 1u /* flag: PERF_FORMAT_LOST (Linux >= 6.0) */
+/* A perf event descriptor (close-on-exec), or -1 with errno. */
+int priv_perf_open(unsigned cpu, enum priv_perf what, unsigned flags);
+
+/* BLKTRACESETUP (completions only) and BLKTRACESTART on whole disk NAME, major:minor.
+ * 0 with the relay directory's name in trace_name (PRIV_DISK_NAME bytes); else an errno,
+ * with *stage saying what failed: 0 opening the node, 1 BLKTRACESETUP, 2 BLKTRACESTART
+ * (then nothing is left on the disk). */
+int priv_blktrace_start(const char *name, unsigned major, unsigned minor, char *trace_name,
+			int *stage);
+/* BLKTRACESTOP, and BLKTRACETEARDOWN if teardown. 0, or an errno (of opening the node if
+ * *opened is false, else of the teardown). */
+int priv_blktrace_stop(const char *name, unsigned major, unsigned minor, bool teardown,
+		       bool *opened);
+
+/* Around our own pcap_activate: socket(AF_PACKET, ...) then comes from the privileged
+ * process (libpcap has no way to be given a socket; see socket() in privsep.c). */
+void priv_capture_begin(void);
+void priv_capture_end(void);
+/* socket(2), but AF_PACKET from the privileged process between the two above. */
+int priv_socket(int domain, int type, int protocol);
+
+/* sd_notify, from the main process. text: STATUS's text, or NULL. */
+void priv_notify(enum priv_notify what, const char *text);
+
+/* Tell the privileged process to re-read the configuration. 0, or -1 with errno. */
+int priv_reload(void);
+
+/* The privileged process's loop on sock, for priv_start and for tests: answers until the
+ * peer goes or breaks the protocol, then tears down what it set up. cfg is its own
+ * (freed on reload); child, if > 0, is sent the signals and reaped. Returns the exit
+ * status. */
+int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd, pid_t child);
+
+#endif

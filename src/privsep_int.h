@@ -1,0 +1,18 @@
+/* privsep_int: what privsep.c (the collector's side) and privsep_serve.c (the privileged
+ * process) share, and nothing else includes. */
+#ifndef ENTROPYD_PRIVSEP_INT_H
+#define ENTROPYD_PRIVSEP_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "privsep.h"
+
+/* The size of each request type (0: no such type). */
+extern const size_t priv_req_size[PRIV_TYPE_MAX + 1];
+
+/* The privileged steps themselves, done by whichever process runs them. */
+int priv_local_add_entropy(int fd, const uint8_t *data, size_t len, int bits);
+int priv_local_perf_open(unsigned cpu, unsigned what, unsigned flags);
+
+#endif

@@ -1,0 +1,115 @@
+/* sandbox: the collector's system call filter (seccomp, libseccomp).
+ *
+ * The collector parses what the outside sends (packets, trace records, input frames, control
+ * requests) and holds no capability. The filter limits what a memory bug there could turn
+ * into: only the calls below, found with strace -f -c over the test suites (every source,
+ * the control socket, reloads, recording) and listed by what needs them. Anything else
+ * (execve, fork, ptrace, mount, bpf, perf_event_open, kernel modules...) kills the process:
+ * SCMP_ACT_KILL_PROCESS rather than an error, since the suite covers the collector's paths
+ * and a call outside them means something is wrong; the privileged process then sees the
+ * socketpair close, exits, and systemd restarts the service. socket() is allowed for the
+ * families the collector uses: AF_UNIX (the control socket, the privileged process, the
+ * service manager), AF_NETLINK (rtnetlink, uevents), AF_INET and AF_INET6 (interface ioctls
+ * of libpcap and the network source). Packet sockets come from the privileged process.
+ *
+ * The systemd unit filters too (SystemCallFilter=); this filter holds however entropyd is
+ * started. */
+#include "autoconf.h"
+
+#include "sandbox.h"
+
+#include <errno.h>
+#include <seccomp.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "util.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+static const char *const allowed[] = {
+	/* memory, the C library, the event loop, time, signals */
+	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "futex", "getrandom",
+	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+	"epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
+	"epoll_pwait2", "poll", "ppoll", "select", "pselect6", "eventfd2", "timerfd_create",
+	"timerfd_settime", "pipe", "pipe2", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn",
+	"sigaltstack", "restart_syscall", "exit", "exit_group", "getpid", "gettid", "getppid",
+	"getuid", "geteuid", "getgid", "getegid", "getgroups", "uname", "sysinfo",
+	"sched_getaffinity", "sched_yield", "getrlimit", "prlimit64", "setrlimit", "tgkill",
+	"rseq", "set_robust_list", "getrusage",
+	/* files: the configuration, sysfs and procfs, input nodes, relay files, recordings, the
+	 * runtime directory and the blktrace state file */
+	"read", "readv", "pread64", "write", "writev", "pwrite64", "lseek", "close", "dup",
+	"dup2", "dup3", "fcntl", "ioctl", "open", "openat", "stat", "fstat", "lstat",
+	"newfstatat", "statx", "statfs", "fstatfs", "access", "faccessat", "faccessat2",
+	"readlink", "readlinkat", "getdents64", "getcwd", "mkdir", "mkdirat", "unlink",
+	"unlinkat", "rename", "renameat", "renameat2", "chmod", "fchmod", "fchmodat", "chown",
+	"fchown", "fchownat", "lchown", "umask", "flock", "ftruncate", "fsync", "fdatasync",
+	"inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+	/* sockets (socket() itself below) */
+	"socketpair", "bind", "listen", "accept", "accept4", "connect", "getsockname",
+	"getpeername", "getsockopt", "setsockopt", "sendto", "sendmsg", "sendmmsg", "recvfrom",
+	"recvmsg", "recvmmsg", "shutdown",
+};
+
+#ifdef HAVE_SANITIZERS
+/* A build for the test suite with ASan and UBSan: LeakSanitizer's check at exit runs in a
+ * clone of the process that stops its threads with ptrace, and reads /proc/self/task. Not
+ * in an ordinary build. */
+static const char *const sanitizers[] = {"prctl", "clone", "ptrace", "wait4", "getdents"};
+#endif
+
+static const int families[] = {AF_UNIX, AF_NETLINK, AF_INET, AF_INET6};
+
+int sandbox_collector(void)
+{
+	scmp_filter_ctx ctx;
+	int rc;
+
+	/* valgrind runs in the process, with calls of its own, and cannot run filters: the
+	 * memory check of the test suite (t_ctl) runs without one, and says so. */
+	if (RUNNING_ON_VALGRIND) {
+		log_notice("running under valgrind: the collector has no system call filter");
+		return 0;
+	}
+	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	rc = ctx ? 0 : -ENOMEM;
+	/* A binary tree over the call numbers, not a list of a hundred comparisons: every call
+	 * the collector makes (a read of a ring, a packet batch) goes through the filter. */
+	if (rc == 0)
+		(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(allowed); i++) {
+		int nr = seccomp_syscall_resolve_name(allowed[i]);
+
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not a call of this architecture (open on arm64, say) */
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	}
+#ifdef HAVE_SANITIZERS
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(sanitizers); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
+				      seccomp_syscall_resolve_name(sanitizers[i]), 0);
+#endif
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(families); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]));
+	if (rc == 0)
+		rc = seccomp_load(ctx);
+	if (ctx)
+		seccomp_release(ctx);
+	if (rc < 0) {
+		log_err("cannot install the collector's system call filter: %s", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}

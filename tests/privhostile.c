@@ -1,0 +1,334 @@
+/* privhostile: speak the privileged process's protocol as a compromised collector would.
+ *
+ *   privhostile CONFIG credit SECONDS [DIR]
+ *                                       forge ADD_ENTROPY (512 bytes, 4096 bits each) for
+ *                                       SECONDS; print what was asked and credited; with
+ *                                       DIR, first make 8 more input FIFOs there
+ *   privhostile CONFIG CASE             one hostile message (see cases[]); the privileged
+ *                                       process must close the connection, hand over no
+ *                                       descriptor and exit 4 (EXIT_LOST)
+ *   privhostile CONFIG packet           a valid PACKET_SOCKET: a descriptor comes back
+ *   (packet-disabled is the same request, for a CONFIG whose network class is disabled)
+ *
+ * Each run forks the real privileged loop (priv_serve, on /dev/random) on one end of a
+ * socketpair, with CONFIG as its configuration. Prints one line; exits 0 if the privileged
+ * process behaved, 1 if not, 2 on a usage error. Run it under strace -f -e trace=ioctl to
+ * see what reached the kernel. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "log.h"
+#include "privsep.h"
+#include "util.h"
+
+static int sock = -1;
+static pid_t priv = -1;
+
+static void start(const char *path)
+{
+	struct config_errors errs = {0};
+	struct config *cfg = config_load(path, &errs);
+	int sv[2], rnd;
+
+	if (!cfg) {
+		fprintf(stderr, "privhostile: %s: %s\n", path, errs.n ? errs.msg[0] : "invalid");
+		exit(2);
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		perror("privhostile: socketpair");
+		exit(2);
+	}
+	priv = fork();
+	if (priv < 0) {
+		perror("privhostile: fork");
+		exit(2);
+	}
+	if (priv == 0) {
+		close(sv[1]);
+		rnd = open("/dev/random", O_WRONLY | O_CLOEXEC);
+		_exit(priv_serve(sv[0], cfg, path, rnd, 0));
+	}
+	close(sv[0]);
+	config_free(cfg);
+	sock = sv[1];
+}
+
+/* Send len bytes of msg, with fd attached if >= 0. */
+static void sendraw(void *msg, size_t len, int fd)
+{
+	if (send_with_fd(sock, msg, len, fd) != (ssize_t)len) {
+		perror("privhostile: send");
+		exit(1);
+	}
+}
+
+/* The reply, and the descriptor with it (or -1); 0 bytes at EOF. */
+static ssize_t reply(struct priv_reply *rep, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+	struct iovec iov = {.iov_base = rep, .iov_len = sizeof(*rep)};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+
+	*fd = -1;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); n >= 0 && cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_type == SCM_RIGHTS)
+			memcpy(fd, CMSG_DATA(cm), sizeof(*fd));
+	return n;
+}
+
+static void hdr(struct priv_hdr *h, unsigned type, size_t size)
+{
+	h->version = PRIV_VERSION;
+	h->type = (uint16_t)type;
+	h->size = (uint32_t)size;
+}
+
+static int priv_status(void)
+{
+	int ws;
+
+	close(sock);
+	if (waitpid(priv, &ws, 0) < 0)
+		return -1;
+	return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static double now_s(void)
+{
+	return (double)mono_ns() / 1e9;
+}
+
+/* As a collector (uid 0) could: more input nodes (FIFOs) in dir, once the privileged
+ * process is answering, so that it would count more instances. */
+static void more_nodes(const char *dir)
+{
+	struct priv_hdr h;
+	struct priv_reply rep;
+	char path[4096];
+	int fd;
+
+	hdr(&h, PRIV_RESEED, sizeof(h));
+	sendraw(&h, sizeof(h), -1);
+	if (reply(&rep, &fd) != (ssize_t)sizeof(rep)) {
+		printf("FAIL: RESEED got no reply\n");
+		exit(1);
+	}
+	for (int i = 100; i < 108; i++) {
+		snprintf(path, sizeof(path), "%s/event%d", dir, i);
+		if (mkfifo(path, 0600) < 0) {
+			perror("privhostile: mkfifo");
+			exit(2);
+		}
+	}
+}
+
+static int credit(double seconds, const char *dir)
+{
+	struct req_entropy req;
+	struct priv_reply rep;
+	unsigned long long asked = 0, credited = 0, batches = 0;
+	double t0, t;
+	int fd, st;
+
+	if (dir)
+		more_nodes(dir);
+	t0 = now_s();
+
+	memset(&req, 0, sizeof(req));
+	hdr(&req.h, PRIV_ADD_ENTROPY, sizeof(req));
+	req.len = sizeof(req.data);
+	req.bits = (int32_t)(8 * sizeof(req.data));
+	while ((t = now_s() - t0) < seconds) {
+		sendraw(&req, sizeof(req), -1);
+		if (reply(&rep, &fd) != (ssize_t)sizeof(rep) || fd >= 0 || rep.err) {
+			printf("FAIL: ADD_ENTROPY got no clean reply (err %d)\n", rep.err);
+			return 1;
+		}
+		asked += (unsigned long long)req.bits;
+		credited += (unsigned long long)rep.value;
+		batches++;
+		usleep(20000);
+	}
+	t = now_s() - t0;
+	st = priv_status();
+	printf("credit: %llu batches, %llu bits asked, %llu credited in %.3f s; exit %d\n",
+	       batches, asked, credited, t, st);
+	return st == 0 ? 0 : 1;
+}
+
+struct hostile {
+	const char *name;
+	union {
+		union priv_req req;
+		char raw[sizeof(union priv_req) + 16];
+	} m;
+	size_t len;
+	bool with_fd;
+};
+
+static bool build(const char *name, struct hostile *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->name = name;
+	if (strcmp(name, "oversized") == 0) {
+		hdr(&h->m.req.h, PRIV_ADD_ENTROPY, sizeof(struct req_entropy) + 16);
+		h->len = sizeof(struct req_entropy) + 16;
+	} else if (strcmp(name, "truncated") == 0) {
+		hdr(&h->m.req.h, PRIV_ADD_ENTROPY, sizeof(struct req_entropy));
+		h->len = sizeof(struct req_entropy) - 100;
+	} else if (strcmp(name, "short") == 0) {
+		h->len = 3;
+	} else if (strcmp(name, "unknown-type") == 0) {
+		hdr(&h->m.req.h, 99, sizeof(struct priv_hdr));
+		h->len = sizeof(struct priv_hdr);
+	} else if (strcmp(name, "unknown-version") == 0) {
+		hdr(&h->m.req.h, PRIV_RESEED, sizeof(struct priv_hdr));
+		h->m.req.h.version = PRIV_VERSION + 1;
+		h->len = sizeof(struct priv_hdr);
+	} else if (strcmp(name, "size-lie") == 0) {
+		hdr(&h->m.req.h, PRIV_RESEED, sizeof(struct req_entropy));
+		h->len = sizeof(struct priv_hdr);
+	} else if (strcmp(name, "bits-beyond-bytes") == 0) {
+		hdr(&h->m.req.h, PRIV_ADD_ENTROPY, sizeof(struct req_entropy));
+		h->m.req.entropy.len = 8;
+		h->m.req.entropy.bits = 65;
+		h->len = sizeof(struct req_entropy);
+	} else if (strcmp(name, "negative-bits") == 0) {
+		hdr(&h->m.req.h, PRIV_ADD_ENTROPY, sizeof(struct req_entropy));
+		h->m.req.entropy.len = 8;
+		h->m.req.entropy.bits = -1;
+		h->len = sizeof(struct req_entropy);
+	} else if (strcmp(name, "too-many-bytes") == 0) {
+		hdr(&h->m.req.h, PRIV_ADD_ENTROPY, sizeof(struct req_entropy));
+		h->m.req.entropy.len = PRIV_ENTROPY_BYTES + 1;
+		h->len = sizeof(struct req_entropy);
+	} else if (strcmp(name, "perf-no-such-cpu") == 0) {
+		hdr(&h->m.req.h, PRIV_PERF_OPEN, sizeof(struct req_perf));
+		h->m.req.perf.cpu = 100000;
+		h->len = sizeof(struct req_perf);
+	} else if (strcmp(name, "perf-bad-kind") == 0) {
+		hdr(&h->m.req.h, PRIV_PERF_OPEN, sizeof(struct req_perf));
+		h->m.req.perf.what = 7;
+		h->len = sizeof(struct req_perf);
+	} else if (strncmp(name, "blktrace:", 9) == 0) {
+		/* blktrace:NAME:MAJOR:MINOR */
+		unsigned major = 0, minor = 0;
+		char disk[PRIV_DISK_NAME] = "";
+
+		hdr(&h->m.req.h, PRIV_BLKTRACE_START, sizeof(struct req_blkt));
+		if (sscanf(name + 9, "%31[^:]:%u:%u", disk, &major, &minor) != 3)
+			return false;
+		strlcopy(h->m.req.blkt.name, disk, sizeof(h->m.req.blkt.name));
+		h->m.req.blkt.major = major;
+		h->m.req.blkt.minor = minor;
+		h->len = sizeof(struct req_blkt);
+	} else if (strcmp(name, "blktrace-path") == 0) {
+		hdr(&h->m.req.h, PRIV_BLKTRACE_START, sizeof(struct req_blkt));
+		strlcopy(h->m.req.blkt.name, "../../dev/sda", sizeof(h->m.req.blkt.name));
+		h->len = sizeof(struct req_blkt);
+	} else if (strcmp(name, "blktrace-stop-foreign") == 0) {
+		hdr(&h->m.req.h, PRIV_BLKTRACE_STOP, sizeof(struct req_blkt));
+		strlcopy(h->m.req.blkt.name, "loop0", sizeof(h->m.req.blkt.name));
+		h->m.req.blkt.major = 7;
+		h->m.req.blkt.teardown = 1;
+		h->len = sizeof(struct req_blkt);
+	} else if (strcmp(name, "packet-stream") == 0 || strcmp(name, "packet") == 0 ||
+		   strcmp(name, "packet-protocol") == 0 || strcmp(name, "packet-disabled") == 0) {
+		hdr(&h->m.req.h, PRIV_PACKET_SOCKET, sizeof(struct req_packet));
+		h->m.req.packet.type = strcmp(name, "packet-stream") == 0 ? SOCK_STREAM : SOCK_RAW;
+		h->m.req.packet.protocol = strcmp(name, "packet-protocol") == 0 ? 0x0300 : 0;
+		h->len = sizeof(struct req_packet);
+	} else if (strcmp(name, "notify-unprintable") == 0) {
+		hdr(&h->m.req.h, PRIV_NOTIFY, sizeof(struct req_notify));
+		h->m.req.notify.what = PRIV_N_STATUS;
+		strlcopy(h->m.req.notify.text, "ok\nREADY=1", sizeof(h->m.req.notify.text));
+		h->len = sizeof(struct req_notify);
+	} else if (strcmp(name, "notify-unterminated") == 0) {
+		hdr(&h->m.req.h, PRIV_NOTIFY, sizeof(struct req_notify));
+		h->m.req.notify.what = PRIV_N_STATUS;
+		memset(h->m.req.notify.text, 'a', sizeof(h->m.req.notify.text));
+		h->len = sizeof(struct req_notify);
+	} else if (strcmp(name, "with-descriptor") == 0) {
+		hdr(&h->m.req.h, PRIV_RESEED, sizeof(struct priv_hdr));
+		h->len = sizeof(struct priv_hdr);
+		h->with_fd = true;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+static int fds_open(void)
+{
+	char path[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+static int hostile(const char *name)
+{
+	struct hostile h;
+	struct priv_reply rep;
+	ssize_t n;
+	int fd, st, before;
+
+	if (!build(name, &h)) {
+		fprintf(stderr, "privhostile: unknown case %s\n", name);
+		return 2;
+	}
+	before = fds_open();
+	sendraw(&h.m, h.len, h.with_fd ? STDIN_FILENO : -1);
+	n = reply(&rep, &fd);
+	st = priv_status();
+	if (strcmp(name, "packet") == 0) {
+		/* The positive control: a valid request is answered, with a packet socket. */
+		int type = 0;
+		socklen_t len = sizeof(type);
+		bool ok = n == (ssize_t)sizeof(rep) && rep.err == 0 && fd >= 0 &&
+			  getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_RAW;
+
+		printf("%s: packet: reply %zd bytes, err %d, descriptor %s; exit %d\n",
+		       ok ? "PASS" : "FAIL", n, rep.err, fd >= 0 ? "received" : "none", st);
+		return ok && st == 0 ? 0 : 1;
+	}
+	if (n != 0 || fd >= 0 || st != EXIT_LOST || fds_open() != before - 1) {
+		printf("FAIL: %s: reply %zd bytes, descriptor %s, exit %d\n", name, n,
+		       fd >= 0 ? "received" : "none", st);
+		return 1;
+	}
+	printf("PASS: %s: connection closed, no descriptor, exit %d\n", name, st);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3 || (strcmp(argv[2], "credit") == 0 && argc != 4 && argc != 5)) {
+		fputs("usage: privhostile CONFIG credit SECONDS [DIR] | privhostile CONFIG CASE\n",
+		      stderr);
+		return 2;
+	}
+	log_open(true, 0);
+	start(argv[1]);
+	if (strcmp(argv[2], "credit") == 0)
+		return credit(atof(argv[3]), argc == 5 ? argv[4] : NULL);
+	return hostile(argv[2]);
+}

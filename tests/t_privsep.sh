@@ -1,0 +1,204 @@
+#!/bin/bash
+# t_privsep: privilege separation, seen from outside. A compromised collector (tests/
+# privhostile, against the real privileged loop) gets no more credit than the ceiling (summed
+# from strace's decoding of RNDADDENTROPY) and no descriptor for a message that breaks the
+# protocol or asks for what the configuration does not name. A daemon running all three
+# classes (an input FIFO, a loop device on the tracepoint, a veth in a namespace): exactly one
+# process holds CAP_SYS_ADMIN, and it holds no packet socket, no control socket and no perf
+# ring; the collector holds no capability in any set, runs under seccomp with no_new_privs,
+# and never makes a packet socket itself; killing either process ends the other, and the
+# next start comes up clean (a blktrace left behind is torn down).
+. "$(dirname "$0")/lib.sh"
+
+netns_pair
+trap 'cleanup; loops_cleanup; netns_cleanup' EXIT
+[ "$(id -u)" -eq 0 ] || skip "needs root (capabilities, RNDADDENTROPY, perf events, loop devices, packet sockets)"
+for tool in strace losetup setpriv; do
+	command -v "$tool" > /dev/null || skip "needs $tool"
+done
+HOSTILE=$top_builddir/tests/privhostile
+# LeakSanitizer cannot run in a process under ptrace: in a sanitizer build the runs of
+# privhostile under strace are checked by ASan and UBSan but not for leaks.
+traced_env=
+if [ -n "${ENTROPYD_SANITIZERS:-}" ]; then
+	echo "SKIP: a sanitizer build: no leak check of privhostile under strace (LeakSanitizer cannot run under ptrace)"
+	traced_env="ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0"
+fi
+export RUNTIME_DIRECTORY=$T/run # the blktrace state file: this test's own
+mkdir -p "$T/run" "$T/hin"
+
+# ---- a compromised collector: the ceiling ----
+# Two input nodes, 64 bits/s each, the other classes disabled: the ceiling is 128 bits/s.
+mkfifo "$T/hin/event0" "$T/hin/event1"
+cat > "$T/h.conf" <<EOF
+policy = { input = { mode = "trusted"; cap_bits_per_second = 64.0; };
+           block = { mode = "disabled"; }; network = { mode = "disabled"; }; };
+sources = { input = { watch = "$T/hin"; }; };
+EOF
+RATE=128
+env $traced_env strace -f -qq -e trace=ioctl -o "$T/hs" "$HOSTILE" "$T/h.conf" credit 3 > "$T/hout" 2> "$T/herr" ||
+	fail "privhostile credit: $(cat "$T/hout" "$T/herr")"
+read -r asked credited secs <<< "$(sed -E 's/.* ([0-9]+) bits asked, ([0-9]+) credited in ([0-9.]+) s.*/\1 \2 \3/' "$T/hout")"
+kernel=$(grep -oE 'RNDADDENTROPY, \{entropy_count=[0-9]+' "$T/hs" | awk -F= '{ s += $2 } END { print s + 0 }')
+[ "$kernel" -eq "$credited" ] || fail "the kernel was given $kernel bits, the replies said $credited"
+grep -qE 'RNDADDENTROPY.* = -1' "$T/hs" && fail "an RNDADDENTROPY failed: $(grep -m1 ' = -1' "$T/hs")"
+# The bucket starts with one second's worth, as the collector's own caps do.
+awk -v c="$credited" -v r="$RATE" -v t="$secs" 'BEGIN { exit !(c <= r * (t + 1) + 1) }' ||
+	fail "$credited bits credited in $secs s, over the ceiling of $RATE bits/s (and a second's worth)"
+# The ceiling is the rate, not less: an honest collector at the caps is never clipped.
+awk -v c="$credited" -v r="$RATE" -v t="$secs" 'BEGIN { exit !(c >= 0.8 * r * t) }' ||
+	fail "only $credited bits credited in $secs s at a ceiling of $RATE bits/s"
+[ "$asked" -gt $((credited * 100)) ] || fail "the forged credit was not much more than the ceiling: $asked"
+grep -q "credit ceiling: .* bits asked were not credited (the data was mixed)" "$T/herr" ||
+	fail "clipping not logged"
+pass "forged credit: $asked bits asked, $credited credited in $secs s (ceiling $RATE bits/s), as strace shows"
+
+# A collector that makes more input nodes (FIFOs: it is uid 0) gains nothing by them: only
+# the input major's character devices count when they appear, other nodes only if they
+# were there at start.
+"$HOSTILE" "$T/h.conf" credit 2 "$T/hin" > "$T/hout" 2> "$T/herr" ||
+	fail "privhostile credit with more nodes: $(cat "$T/hout" "$T/herr")"
+[ -p "$T/hin/event107" ] || fail "privhostile made no FIFOs"
+read -r asked credited secs <<< "$(sed -E 's/.* ([0-9]+) bits asked, ([0-9]+) credited in ([0-9.]+) s.*/\1 \2 \3/' "$T/hout")"
+awk -v c="$credited" -v r="$RATE" -v t="$secs" 'BEGIN { exit !(c <= r * (t + 1) + 1) }' ||
+	fail "with 8 FIFOs made after start: $credited bits credited in $secs s, over $RATE bits/s"
+rm -f "$T"/hin/event1??
+pass "8 input FIFOs made by the collector after start: still $credited bits in $secs s"
+
+# ---- a compromised collector: messages that break the protocol ----
+# The block tests' lock before a loop device is taken: t_block detaches and re-attaches its
+# own, and losetup --find could hand one of those out in between.
+block_lock 300 || fail "another block test held $BLOCK_LOCK for 300 s"
+new_loop L
+N=${L#/dev/}
+read -r MAJ MIN <<< "$(tr ':' ' ' < "/sys/block/$N/dev")"
+cat > "$T/n.conf" <<EOF
+policy = { input = { mode = "disabled"; }; block = { mode = "trusted"; }; };
+sources = { block = { backend = "blktrace"; devices = [ "none-such" ]; };
+            network = { interfaces = [ "auto" ]; }; };
+EOF
+KINDS=0
+hostile() { # hostile CONFIG CASE: closed, no descriptor, nothing privileged done
+	KINDS=$((KINDS + 1))
+	env $traced_env strace -f -qq -e trace=ioctl,perf_event_open,socket -o "$T/hs" "$HOSTILE" "$1" "$2" > "$T/hout" 2>&1 ||
+		fail "$2: $(cat "$T/hout")"
+	grep -q "^PASS: $2: connection closed, no descriptor" "$T/hout" || fail "$2: $(cat "$T/hout")"
+	grep -qE "RNDADDENTROPY|RNDRESEEDCRNG|BLKTRACE|perf_event_open\(|AF_PACKET" "$T/hs" &&
+		fail "$2: something privileged was done: $(grep -E "RND|BLK|perf|PACKET" "$T/hs" | head -2)"
+	return 0
+}
+for c in oversized truncated short unknown-type unknown-version size-lie bits-beyond-bytes \
+	negative-bits too-many-bytes perf-no-such-cpu perf-bad-kind blktrace-path \
+	blktrace-stop-foreign notify-unprintable notify-unterminated with-descriptor \
+	packet-stream packet-protocol; do
+	hostile "$T/n.conf" "$c"
+done
+hostile "$T/n.conf" "blktrace:$N:$MAJ:$MIN"          # a disk the configuration does not name
+sed -i "s/none-such/$N/" "$T/n.conf"
+hostile "$T/n.conf" "blktrace:$N:$MAJ:$((MIN + 1))"  # named, but not that device number
+hostile "$T/h.conf" packet-disabled                  # the network class disabled
+# The positive control: the same request, the network class enabled, gets its socket.
+"$HOSTILE" "$T/n.conf" packet > "$T/hout" 2>&1 || fail "packet: $(cat "$T/hout")"
+pass "bad messages ($KINDS kinds) close the connection, hand over nothing, do nothing privileged; a valid one gets its packet socket"
+
+# ---- the daemon, all three classes ----
+make_link
+daemon_in_ns
+mkdir -p "$T/input"
+mkfifo "$T/input/event0"
+cat > "$T/e.conf" <<EOF
+feed = { mode = "always"; };
+sources = { input = { watch = "$T/input"; };
+            block = { backend = "tracepoint"; devices = [ "$N" ]; };
+            network = { interfaces = [ "$VB" ]; }; };
+control = { socket = "$CTL_SOCKET"; };
+EOF
+start_daemon -v -f "$T/e.conf"
+started_capturing "$VB"
+wait_for 5 grep -q "block/$N: attached" "$T/log" || fail "$N not attached"
+wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "the FIFO not attached"
+open_fifo "$T/input/event0"
+"$EVGEN" -n 500 -p random >&9 2> /dev/null || fail "evgen"
+send 200 100
+"$DIO" -r 200 -w 0 -s 3 "$L" > /dev/null || fail "dio"
+wait_summary "input/event0: .* 500 events" || fail "input events not counted"
+
+COLLECTOR=$(pgrep -P "$DAEMON_PID")
+[ "$(echo "$COLLECTOR" | wc -w)" -eq 1 ] || fail "want one collector, the children are: $COLLECTOR"
+if command -v jq > /dev/null; then
+	pid=$("$ENTROPYCTL" --socket "$CTL_SOCKET" --json status | jq .daemon.pid)
+	[ "$pid" = "$DAEMON_PID" ] || fail "status names pid $pid, not the main process $DAEMON_PID"
+fi
+[ -z "$(pgrep -P "$COLLECTOR")" ] || fail "the collector has children"
+field() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; } # field PID NAME
+sys_admin() { echo $(( (0x$(field "$1" CapEff) | 0x$(field "$1" CapPrm)) >> 21 & 1 )); }
+[ "$(sys_admin "$DAEMON_PID")" = 1 ] && [ "$(sys_admin "$COLLECTOR")" = 0 ] ||
+	fail "CAP_SYS_ADMIN: privileged process $(field "$DAEMON_PID" CapEff), collector $(field "$COLLECTOR" CapEff)"
+for f in CapEff CapPrm; do
+	[ "$(field "$DAEMON_PID" $f)" = 0000000000202000 ] ||
+		fail "the privileged process's $f is $(field "$DAEMON_PID" $f), want CAP_SYS_ADMIN and CAP_NET_RAW"
+done
+for f in CapEff CapPrm CapInh CapAmb CapBnd; do
+	[ "$(field "$COLLECTOR" $f)" = 0000000000000000 ] || fail "the collector's $f is $(field "$COLLECTOR" $f)"
+done
+[ "$(field "$COLLECTOR" Seccomp)" = 2 ] || fail "the collector's Seccomp is $(field "$COLLECTOR" Seccomp)"
+[ "$(field "$COLLECTOR" NoNewPrivs)" = 1 ] || fail "the collector's NoNewPrivs is $(field "$COLLECTOR" NoNewPrivs)"
+
+# What each process holds: socket inodes from /proc/PID/fd against /proc/net/packet and the
+# control socket's entry in /proc/net/unix; perf rings from /proc/PID/maps.
+sockets() { ls -l "/proc/$1/fd" | grep -oE 'socket:\[[0-9]+\]' | tr -dc '0-9\n' | sort -u; }
+packet=$(awk 'NR > 1 { print $9 }' "/proc/$DAEMON_PID/net/packet" | sort -u)
+control=$(awk -v p="$CTL_SOCKET" '$8 == p { print $7 }' "/proc/$DAEMON_PID/net/unix")
+[ -n "$packet" ] && [ -n "$control" ] || fail "no packet socket ($packet) or control socket ($control) found"
+[ -z "$(comm -12 <(sockets "$DAEMON_PID") <(echo "$packet"))" ] || fail "the privileged process holds a packet socket"
+[ -n "$(comm -12 <(sockets "$COLLECTOR") <(echo "$packet"))" ] || fail "the collector holds no packet socket"
+sockets "$DAEMON_PID" | grep -qx "$control" && fail "the privileged process holds the control socket"
+sockets "$COLLECTOR" | grep -qx "$control" || fail "the collector does not hold the control socket"
+grep -q perf_event "/proc/$DAEMON_PID/maps" && fail "the privileged process maps a perf ring"
+ls -l "/proc/$DAEMON_PID/fd" | grep -q perf_event && fail "the privileged process holds a perf event"
+grep -q perf_event "/proc/$COLLECTOR/maps" || fail "the collector maps no perf ring"
+pass "one process with CAP_SYS_ADMIN (and CAP_NET_RAW), holding no packet socket, control socket or perf ring; the collector: no capability in any set, Seccomp 2, NoNewPrivs 1, the packet socket, the control socket, the rings"
+
+# A capture that opens again: the packet socket is made by the privileged process only.
+strace -f -qq -e trace=socket -o "$T/st" -p "$DAEMON_PID" -p "$COLLECTOR" 2> /dev/null &
+STRACE_PID=$!
+sleep 0.5
+n=$(grep -c "network/$VB: capturing" "$T/log")
+ip -n "$NB" link set "$VB" down
+wait_for 5 grep -q "network/$VB: .*down" "$T/log" || true
+ip -n "$NB" link set "$VB" up
+wait_for 10 captures "$VB" $((n + 1)) || fail "capture not opened again"
+kill "$STRACE_PID"; wait "$STRACE_PID" 2> /dev/null
+grep -q "^$DAEMON_PID .*socket(AF_PACKET" "$T/st" || fail "the privileged process made no packet socket: $(cat "$T/st")"
+grep -qE "^$COLLECTOR .*socket\(AF_PACKET" "$T/st" && fail "the collector made a packet socket itself"
+pass "a capture opened again: its packet socket made by the privileged process, never by the collector"
+
+# ---- either process killed: the other goes; the next start is clean ----
+kill -KILL "$COLLECTOR"
+rc=0; timeout 5 tail --pid="$DAEMON_PID" -f /dev/null || fail "the privileged process outlived the collector"
+wait "$DAEMON_PID" || rc=$?
+[ "$rc" -eq 4 ] || fail "the privileged process exited $rc after the collector was killed, want 4"
+grep -q "the collector was killed by signal 9" "$T/log" || fail "the collector's death not said"
+DAEMON_PID=
+start_daemon -v -f "$T/e.conf"
+started_capturing "$VB"
+COLLECTOR=$(pgrep -P "$DAEMON_PID")
+# As a privileged process killed while it traced a disk would leave it: a trace, listed.
+"$BLKT" leave "$L" || fail "blkt could not leave a trace on $L"
+printf '# entropyd\n%s:%s %s\n' "$MAJ" "$MIN" "$N" > "$T/run/blktrace.state"
+kill -KILL "$DAEMON_PID"
+timeout 5 tail --pid="$COLLECTOR" -f /dev/null || fail "the collector outlived the privileged process"
+wait "$DAEMON_PID" 2> /dev/null
+DAEMON_PID=
+start_daemon -v -f "$T/e.conf"
+grep -q "block/$N: tore down a blktrace left by an entropyd that did not exit cleanly" "$T/log" ||
+	fail "the trace left behind was not torn down"
+[ "$(cat "/sys/block/$N/trace/enable")" = 0 ] || fail "the trace left behind is still there"
+started_capturing "$VB"
+wait_for 5 grep -q "block/$N: attached" "$T/log" || fail "$N not attached after the restart"
+"$ENTROPYCTL" --socket "$CTL_SOCKET" status > /dev/null || fail "no status after the restart (stale socket?)"
+exec 9>&-
+stop_daemon
+grep -q "privileged process: .* bits asked, .* credited, 0 clipped by the ceiling" "$T/log" ||
+	fail "an honest collector was clipped: $(grep "privileged process:" "$T/log")"
+pass "collector killed: the privileged process exits 4; privileged process killed: the collector goes; restarts clean, the trace left behind torn down"
