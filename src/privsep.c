@@ -6,8 +6,9 @@
  * reads events, estimates, tests, applies the policy, batches, serves the control socket.
  * Everything the outside controls (packets, trace records, input frames, control requests)
  * is parsed in the collector; the privileged process reads only fixed-size, versioned
- * messages of a few types (privsep.h), each checked field by field (privsep_serve.c), and
- * closes the connection (then tears down what it set up and exits) on anything else. This
+ * messages of a few types (privsep.h), each checked field by field (privsep_serve.c); it
+ * refuses (EACCES) what its configuration does not allow, and closes the connection (then
+ * tears down what it set up and exits) on anything malformed. This
  * file is the collector's side, the privileged steps both sides share, and the fork. The
  * models are OpenBSD ntpd's parent/engine split and chrony's privops.c: the call sites are
  * the same whether or not the privileged process exists.

@@ -74,6 +74,7 @@ struct priv {
 };
 
 static struct log_ratelimit rl_clip = LOG_RATELIMIT_INIT;
+static struct log_ratelimit rl_refuse = LOG_RATELIMIT_INIT;
 
 /* What one instance under this rule can be credited per second at most. */
 static double rule_rate(const struct policy_rule *r)
@@ -249,6 +250,27 @@ static bool closes(struct priv *p, const char *fmt, ...)
 	return false;
 }
 
+/* A well-formed request that the configuration this process read does not allow. An honest
+ * collector sends one only when the file changed between its reload and ours (or a disk's
+ * number changed under it): refused with EACCES, nothing opened, said; the connection stays,
+ * so that editing the file never ends the daemon. */
+static bool refuses(struct priv *p, struct priv_reply *rep, const char *fmt, ...)
+	PRINTF_LIKE(3, 4);
+static bool refuses(struct priv *p, struct priv_reply *rep, const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_limited(&rl_refuse, LOG_WARNING,
+		    "privileged process: refused %s (was %s changed since the last reload?)", why,
+		    p->config_path);
+	rep->err = EACCES;
+	return true;
+}
+
 static bool text_ok(const char *s, size_t size, bool may_have_text)
 {
 	size_t len = strnlen(s, size);
@@ -336,7 +358,7 @@ static bool do_perf(struct priv *p, const struct req_perf *r, struct priv_reply 
 				 "CPUs",
 			      r->what, r->cpu, r->flags, ncpus);
 	if (!policy_class_runs(p->cfg, CLASS_BLOCK) || p->cfg->block.backend == BACKEND_BLKTRACE)
-		return closes(p, "PERF_OPEN, but the configuration has no block tracepoint");
+		return refuses(p, rep, "PERF_OPEN: the configuration has no block tracepoint");
 	*fd = priv_local_perf_open(r->cpu, r->what, r->flags);
 	if (*fd < 0)
 		rep->err = errno ? errno : EIO;
@@ -366,9 +388,10 @@ static bool do_blkt(struct priv *p, enum priv_type type, const struct req_blkt *
 	if (p->cfg->block.backend == BACKEND_TRACEPOINT ||
 	    !disk_selected(p->cfg, r->name, &info) || info.major != r->major ||
 	    info.minor != r->minor)
-		return closes(p, "BLKTRACE_START on %s (%u:%u), which the configuration does not "
-				 "select for blktrace",
-			      r->name, r->major, r->minor);
+		return refuses(p, rep,
+			       "BLKTRACE_START on %s (%u:%u): the configuration does not select it "
+			       "for blktrace, or that is not its device number",
+			       r->name, r->major, r->minor);
 	if (!t) {
 		for (size_t i = 0; i < MAX_DISKS && !t; i++)
 			if (!p->disks[i].used)
@@ -396,7 +419,7 @@ static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_re
 	if ((r->type != SOCK_RAW && r->type != SOCK_DGRAM) || r->protocol != 0)
 		return closes(p, "PACKET_SOCKET of type %d, protocol %d", r->type, r->protocol);
 	if (!policy_class_runs(p->cfg, CLASS_NETWORK) || (p->cfg->network.interfaces.n == 0))
-		return closes(p, "PACKET_SOCKET, but the configuration captures on no interface");
+		return refuses(p, rep, "PACKET_SOCKET: the configuration captures on no interface");
 	*fd = (int)syscall(SYS_socket, AF_PACKET, r->type | SOCK_CLOEXEC, 0);
 	if (*fd < 0) {
 		rep->err = errno;

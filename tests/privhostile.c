@@ -4,11 +4,14 @@
  *                                       forge ADD_ENTROPY (512 bytes, 4096 bits each) for
  *                                       SECONDS; print what was asked and credited; with
  *                                       DIR, first make 8 more input FIFOs there
- *   privhostile CONFIG CASE             one hostile message (see cases[]); the privileged
+ *   privhostile CONFIG CASE             one hostile message (see build()); the privileged
  *                                       process must close the connection, hand over no
  *                                       descriptor and exit 4 (EXIT_LOST)
  *   privhostile CONFIG packet           a valid PACKET_SOCKET: a descriptor comes back
- *   (packet-disabled is the same request, for a CONFIG whose network class is disabled)
+ *   privhostile CONFIG refused CASE     a well-formed request that CONFIG does not allow
+ *                                       (perf, packet, blktrace:NAME:MAJOR:MINOR): refused
+ *                                       with EACCES and no descriptor, twice, the connection
+ *                                       kept; exit 0 when this end closes it
  *
  * Each run forks the real privileged loop (priv_serve, on /dev/random) on one end of a
  * socketpair, with CONFIG as its configuration. Prints one line; exits 0 if the privileged
@@ -220,6 +223,9 @@ static bool build(const char *name, struct hostile *h)
 		hdr(&h->m.req.h, PRIV_PERF_OPEN, sizeof(struct req_perf));
 		h->m.req.perf.cpu = 100000;
 		h->len = sizeof(struct req_perf);
+	} else if (strcmp(name, "perf") == 0) {
+		hdr(&h->m.req.h, PRIV_PERF_OPEN, sizeof(struct req_perf));
+		h->len = sizeof(struct req_perf);
 	} else if (strcmp(name, "perf-bad-kind") == 0) {
 		hdr(&h->m.req.h, PRIV_PERF_OPEN, sizeof(struct req_perf));
 		h->m.req.perf.what = 7;
@@ -247,7 +253,7 @@ static bool build(const char *name, struct hostile *h)
 		h->m.req.blkt.teardown = 1;
 		h->len = sizeof(struct req_blkt);
 	} else if (strcmp(name, "packet-stream") == 0 || strcmp(name, "packet") == 0 ||
-		   strcmp(name, "packet-protocol") == 0 || strcmp(name, "packet-disabled") == 0) {
+		   strcmp(name, "packet-protocol") == 0) {
 		hdr(&h->m.req.h, PRIV_PACKET_SOCKET, sizeof(struct req_packet));
 		h->m.req.packet.type = strcmp(name, "packet-stream") == 0 ? SOCK_STREAM : SOCK_RAW;
 		h->m.req.packet.protocol = strcmp(name, "packet-protocol") == 0 ? 0x0300 : 0;
@@ -319,10 +325,45 @@ static int hostile(const char *name)
 	return 0;
 }
 
+/* A request the configuration does not allow, sent twice: each refused (EACCES, no
+ * descriptor), the connection kept; the privileged process ends cleanly when we close. */
+static int refused(const char *name)
+{
+	struct hostile h;
+	struct priv_reply rep;
+	ssize_t n;
+	int fd, st, got = 0;
+
+	if (!build(name, &h)) {
+		fprintf(stderr, "privhostile: unknown case %s\n", name);
+		return 2;
+	}
+	for (int i = 0; i < 2; i++) {
+		sendraw(&h.m, h.len, -1);
+		n = reply(&rep, &fd);
+		if (fd >= 0)
+			close(fd);
+		if (n != (ssize_t)sizeof(rep) || fd >= 0 || rep.err != EACCES)
+			break;
+		got++;
+	}
+	st = priv_status();
+	if (got != 2 || st != 0) {
+		printf("FAIL: %s: %d of 2 refused with EACCES and no descriptor; exit %d\n", name,
+		       got, st);
+		return 1;
+	}
+	printf("PASS: %s: refused twice (EACCES), no descriptor, connection kept; exit %d\n", name,
+	       st);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (strcmp(argv[2], "credit") == 0 && argc != 4 && argc != 5)) {
-		fputs("usage: privhostile CONFIG credit SECONDS [DIR] | privhostile CONFIG CASE\n",
+	if (argc < 3 || (strcmp(argv[2], "credit") == 0 && argc != 4 && argc != 5) ||
+	    (strcmp(argv[2], "refused") == 0 && argc != 4)) {
+		fputs("usage: privhostile CONFIG credit SECONDS [DIR] | privhostile CONFIG CASE | "
+		      "privhostile CONFIG refused CASE\n",
 		      stderr);
 		return 2;
 	}
@@ -330,5 +371,7 @@ int main(int argc, char **argv)
 	start(argv[1]);
 	if (strcmp(argv[2], "credit") == 0)
 		return credit(atof(argv[3]), argc == 5 ? argv[4] : NULL);
+	if (strcmp(argv[2], "refused") == 0)
+		return refused(argv[3]);
 	return hostile(argv[2]);
 }

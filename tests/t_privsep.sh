@@ -93,13 +93,31 @@ for c in oversized truncated short unknown-type unknown-version size-lie bits-be
 	packet-stream packet-protocol; do
 	hostile "$T/n.conf" "$c"
 done
-hostile "$T/n.conf" "blktrace:$N:$MAJ:$MIN"          # a disk the configuration does not name
+pass "bad messages ($KINDS kinds) close the connection, hand over nothing, do nothing privileged"
+# Well-formed requests that the configuration does not allow: what an honest collector sends
+# when the file was edited between its reload and the privileged process's. Refused, nothing
+# privileged done, and the connection stays (editing a file must not end the daemon).
+KINDS=0
+refused() { # refused CONFIG CASE
+	KINDS=$((KINDS + 1))
+	env $traced_env strace -f -qq -e trace=ioctl,perf_event_open,socket -o "$T/hs" "$HOSTILE" "$1" refused "$2" > "$T/hout" 2>&1 ||
+		fail "$2: $(cat "$T/hout")"
+	grep -q "^PASS: $2: refused twice (EACCES), no descriptor, connection kept; exit 0" "$T/hout" ||
+		fail "$2: $(cat "$T/hout")"
+	grep -qE "RNDADDENTROPY|RNDRESEEDCRNG|BLKTRACE|perf_event_open\(|AF_PACKET" "$T/hs" &&
+		fail "$2: something privileged was done: $(grep -E "RND|BLK|perf|PACKET" "$T/hs" | head -2)"
+	grep -q "privileged process: refused .*was $1 changed since the last reload" "$T/hout" ||
+		fail "$2: the refusal was not said: $(cat "$T/hout")"
+	return 0
+}
+refused "$T/n.conf" "blktrace:$N:$MAJ:$MIN"          # a disk the configuration does not name
+refused "$T/n.conf" perf                             # the tracepoint, under backend blktrace
 sed -i "s/none-such/$N/" "$T/n.conf"
-hostile "$T/n.conf" "blktrace:$N:$MAJ:$((MIN + 1))"  # named, but not that device number
-hostile "$T/h.conf" packet-disabled                  # the network class disabled
+refused "$T/n.conf" "blktrace:$N:$MAJ:$((MIN + 1))"  # named, but not that device number
+refused "$T/h.conf" packet                           # the network class disabled
 # The positive control: the same request, the network class enabled, gets its socket.
 "$HOSTILE" "$T/n.conf" packet > "$T/hout" 2>&1 || fail "packet: $(cat "$T/hout")"
-pass "bad messages ($KINDS kinds) close the connection, hand over nothing, do nothing privileged; a valid one gets its packet socket"
+pass "requests the configuration does not allow ($KINDS kinds) are refused, the connection kept, nothing privileged done; a valid one gets its packet socket"
 
 # ---- the daemon, all three classes ----
 make_link

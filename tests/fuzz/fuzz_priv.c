@@ -2,9 +2,10 @@
  * compromised collector could send them. The input is cut into messages (a length byte and
  * that many bytes after it, scaled to reach past the largest request), sent over a
  * SOCK_SEQPACKET pair, and the real loop (priv_serve) answers them until the end or a
- * message it refuses. The configuration disables every class, so nothing privileged can
- * succeed; /dev/random is not open, so ADD_ENTROPY fails with EBADF. Properties: every
- * reply is one whole reply of the request's type, and no reply carries a descriptor. */
+ * message that breaks the protocol. The configuration disables every class, so nothing
+ * privileged can succeed (a well-formed request for what it does not allow gets EACCES);
+ * /dev/random is not open, so ADD_ENTROPY fails with EBADF. Properties: every reply is one
+ * whole reply of the request's type, and no reply carries a descriptor. */
 #include "autoconf.h"
 
 #include <string.h>
