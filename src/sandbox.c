@@ -12,6 +12,14 @@
  * service manager), AF_NETLINK (rtnetlink, uevents), AF_INET and AF_INET6 (interface ioctls
  * of libpcap and the network source). Packet sockets come from the privileged process.
  *
+ * ioctl() is allowed for the requests below only; any other fails with EPERM rather than
+ * killing (a library may probe one on a path the suite does not take). TIOCSTI, say, would
+ * push input into the terminal of whoever started entropyd by hand. libseccomp cannot give
+ * one call both an argument-matching allow and a different action for the rest, so that
+ * part is a filter of its own, whose default is EPERM and which allows the same calls as the
+ * other (and seccomp(), to load the other under it); the kernel applies the stricter
+ * verdict of the two, and the other kills on seccomp().
+ *
  * The systemd unit filters too (SystemCallFilter=); this filter holds however entropyd is
  * started. */
 #include "autoconf.h"
@@ -19,8 +27,12 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <linux/input.h>
+#include <linux/perf_event.h>
+#include <linux/sockios.h>
 #include <seccomp.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "log.h"
@@ -49,7 +61,7 @@ static const char *const allowed[] = {
 	/* files: the configuration, sysfs and procfs, input nodes, relay files, recordings, the
 	 * runtime directory and the blktrace state file */
 	"read", "readv", "pread64", "write", "writev", "pwrite64", "lseek", "close", "dup",
-	"dup2", "dup3", "fcntl", "ioctl", "open", "openat", "stat", "fstat", "lstat",
+	"dup2", "dup3", "fcntl", "open", "openat", "stat", "fstat", "lstat",
 	"newfstatat", "statx", "statfs", "fstatfs", "access", "faccessat", "faccessat2",
 	"readlink", "readlinkat", "getdents64", "getcwd", "mkdir", "mkdirat", "unlink",
 	"unlinkat", "rename", "renameat", "renameat2", "chmod", "fchmod", "fchmodat", "chown",
@@ -70,23 +82,27 @@ static const char *const sanitizers[] = {"prctl", "clone", "ptrace", "wait4", "g
 
 static const int families[] = {AF_UNIX, AF_NETLINK, AF_INET, AF_INET6};
 
-int sandbox_collector(void)
-{
-	scmp_filter_ctx ctx;
-	int rc;
+static const unsigned long ioctls[] = {
+	FIONREAD, /* libevent: what a socket holds */
+	TCGETS,   /* isatty() */
+	/* the block tracepoint's events (opened by the privileged process) */
+	PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_SET_OUTPUT,
+	PERF_EVENT_IOC_SET_FILTER,
+	/* evdev: the clock; its getters are allowed by direction and type (below) */
+	EVIOCSCLOCKID,
+	/* interfaces, for libpcap and the network source (ethtool's commands that set anything
+	 * need CAP_NET_ADMIN, which the collector has not) */
+	SIOCGIFINDEX, SIOCGIFNAME, SIOCGIFFLAGS, SIOCGIFHWADDR, SIOCGIFMTU, SIOCETHTOOL,
+	SIOCGHWTSTAMP,
+};
+/* Every evdev request that only reads: _IOC_READ and type 'E'. */
+#define EVDEV_GET_MASK ((_IOC_DIRMASK << _IOC_DIRSHIFT) | (_IOC_TYPEMASK << _IOC_TYPESHIFT))
+#define EVDEV_GET ((_IOC_READ << _IOC_DIRSHIFT) | ('E' << _IOC_TYPESHIFT))
 
-	/* valgrind runs in the process, with calls of its own, and cannot run filters: the
-	 * memory check of the test suite (t_ctl) runs without one, and says so. */
-	if (RUNNING_ON_VALGRIND) {
-		log_notice("running under valgrind: the collector has no system call filter");
-		return 0;
-	}
-	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	rc = ctx ? 0 : -ENOMEM;
-	/* A binary tree over the call numbers, not a list of a hundred comparisons: every call
-	 * the collector makes (a read of a ring, a packet batch) goes through the filter. */
-	if (rc == 0)
-		(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+/* Allow the calls of allowed[] (and the sanitizers' and socket()) in ctx. */
+static int allow_calls(scmp_filter_ctx ctx)
+{
+	int rc = 0;
 
 	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(allowed); i++) {
 		int nr = seccomp_syscall_resolve_name(allowed[i]);
@@ -100,13 +116,80 @@ int sandbox_collector(void)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
 				      seccomp_syscall_resolve_name(sanitizers[i]), 0);
 #endif
+	return rc;
+}
+
+/* The first filter: allowed[], socket() for families[], ioctl() whatever its request;
+ * anything else kills the process. */
+static int calls_filter(scmp_filter_ctx ctx)
+{
+	int rc = allow_calls(ctx);
+
 	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(families); i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]));
 	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 0);
+	return rc;
+}
+
+/* The second: the same calls (socket() left to the first), ioctl() for ioctls[] and the
+ * evdev getters; anything else fails with EPERM. The request is an unsigned int to the
+ * kernel, whatever the caller's upper 32 bits. */
+static int ioctl_filter(scmp_filter_ctx ctx)
+{
+	int rc = allow_calls(ctx);
+
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 0);
+	/* Loaded first: the other filter is loaded under it. */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 0);
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(ioctls); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+					      (scmp_datum_t)(ioctls[i] & 0xffffffffUL)));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, (scmp_datum_t)EVDEV_GET_MASK,
+					      (scmp_datum_t)EVDEV_GET));
+	return rc;
+}
+
+static int load(uint32_t def, int (*rules)(scmp_filter_ctx))
+{
+	scmp_filter_ctx ctx = seccomp_init(def);
+	int rc = ctx ? 0 : -ENOMEM;
+
+	/* A binary tree over the call numbers, not a list of a hundred comparisons: every call
+	 * the collector makes (a read of a ring, a packet batch) goes through the filter. */
+	if (rc == 0)
+		(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	/* NoNewPrivs is set already (privsep.c); prctl() would not pass the first filter. */
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (rc == 0)
+		rc = rules(ctx);
+	if (rc == 0)
 		rc = seccomp_load(ctx);
 	if (ctx)
 		seccomp_release(ctx);
+	return rc;
+}
+
+int sandbox_collector(void)
+{
+	int rc;
+
+	/* valgrind runs in the process, with calls of its own, and cannot run filters: the
+	 * memory check of the test suite (t_ctl) runs without one, and says so. */
+	if (RUNNING_ON_VALGRIND) {
+		log_notice("running under valgrind: the collector has no system call filter");
+		return 0;
+	}
+	rc = load(SCMP_ACT_ERRNO(EPERM), ioctl_filter);
+	if (rc == 0)
+		rc = load(SCMP_ACT_KILL_PROCESS, calls_filter);
 	if (rc < 0) {
 		log_err("cannot install the collector's system call filter: %s", strerror(-rc));
 		return -1;
