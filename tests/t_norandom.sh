@@ -19,10 +19,15 @@ traced_env=
 TRACE='trace=open,openat,getrandom'
 
 # reads_random FILE: the lines of an strace log that ask for randomness in a way that can
-# start the kernel's jitter loop.
+# start the kernel's jitter loop. A getrandom() that another process's line interrupted
+# ("getrandom( <unfinished ...>") has its flags on its "<... getrandom resumed>" line, of
+# the same pid: the two are joined.
 reads_random() {
 	grep -E '"/dev/u?random", O_(RDONLY|RDWR)' "$1"
-	grep -E 'getrandom\(' "$1" | grep -vE 'GRND_NONBLOCK|GRND_INSECURE'
+	awk '/getrandom\(.*<unfinished \.\.\.>/ { held[$1] = $0; next }
+	     /<\.\.\. getrandom resumed>/ { print held[$1] " " $0; delete held[$1]; next }
+	     /getrandom\(/ { print }
+	     END { for (p in held) print held[p] }' "$1" | grep -vE 'GRND_NONBLOCK|GRND_INSECURE'
 }
 
 # The check itself must see what it looks for: a read of /dev/urandom, and a getrandom()
