@@ -8,13 +8,16 @@
 # /proc/PID/schedstat, which is finer). As root.
 #   bench/block.sh [ROUNDS [IOS]]     defaults: 8 rounds of 20000 I/Os
 #   BENCH_DIR=/var/tmp bench/block.sh  the backing file elsewhere (a real disk's latency)
+#   top_builddir=build bench/block.sh  the binaries of a build tree (default: built in place)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+# The build tree (top_builddir=DIR, as "make bench" gives it; else the source tree).
+: "${top_builddir:=$top}"
 rounds=${1:-8}
 ios=${2:-20000}
-dio=$top/tests/dio
+dio=$top_builddir/tests/dio
 [ "$(id -u)" -eq 0 ] || { echo "bench/block: needs root" >&2; exit 77; }
-[ -x "$dio" ] || make -C "$top" tests/dio > /dev/null
+[ -x "$dio" ] || make -C "$top_builddir" tests/dio > /dev/null
 d=$(mktemp -d)
 img=$(mktemp "${BENCH_DIR:-/dev/shm}/entropyd-bench-block.XXXXXX")
 loop=
@@ -48,7 +51,7 @@ secs() { awk -v x="$1" 'BEGIN { printf "%.3f", x / 1e9 }'; }
 
 start() {
 	mkdir -p "$d/run"
-	RUNTIME_DIRECTORY=$d/run unshare -m "$top/src/entropyd" --foreground --dry-run \
+	RUNTIME_DIRECTORY=$d/run unshare -m "$top_builddir/src/entropyd" --foreground --dry-run \
 		-f "$d/e.conf" > "$d/log" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do

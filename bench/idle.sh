@@ -1,9 +1,11 @@
 #!/bin/bash
 # bench/idle: how often an idle entropyd wakes up. Runs the daemon with an empty input
 # directory for SECONDS (default 10) and counts the voluntary context switches of its two
-# processes.
+# processes. top_builddir=DIR: the binary of a build tree (default: built in place).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+# The build tree ("make bench" says where; else the source tree, built in place).
+: "${top_builddir:=$top}"
 secs=${1:-10}
 d=$(mktemp -d)
 trap 'kill "$pid" 2>/dev/null; rm -rf "$d"' EXIT
@@ -13,7 +15,7 @@ sources = { input = { watch = "$d/input"; }; };
 policy = { block = { mode = "disabled"; }; network = { mode = "disabled"; }; };
 control = { socket = "$d/io.entropyd"; };
 CONF
-"$top/src/entropyd" --foreground --dry-run -f "$d/e.conf" 2> "$d/log" &
+"$top_builddir/src/entropyd" --foreground --dry-run -f "$d/e.conf" 2> "$d/log" &
 pid=$!
 sleep 1
 # Both processes: the privileged one ($pid) and the collector, its child.
