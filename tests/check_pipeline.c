@@ -1700,6 +1700,23 @@ static double seconds_since(uint64_t w0)
 	return (double)(mono_coarse_ns() - w0) / 1e9;
 }
 
+/* The seed, then the allowance (what the kernel still needs), then one disk. */
+static struct instance *boot_start(double need, struct stream *s)
+{
+	tu_rng_seed(SEED);
+	pipeline_boot_allowance(need);
+	return boot_disk("vda", s);
+}
+
+/* n completions 100..400 us apart, as fast as they can be handed over: the wall time. */
+static double boot_stream(struct stream *s, struct instance *inst, int n)
+{
+	uint64_t w0 = mono_coarse_ns();
+
+	stream_gaps(s, inst, n, 100 * US, 300 * US);
+	return seconds_since(w0);
+}
+
 START_TEST(test_boot_allowance_past_the_cap)
 {
 	/* 3000 completions 100..400 us apart (0.75 s of event time, less than the daemon's
@@ -1710,15 +1727,10 @@ START_TEST(test_boot_allowance_past_the_cap)
 	struct stream s;
 	struct instance *inst;
 	struct inst_info in;
-	uint64_t w0;
 	double wall;
 
-	tu_rng_seed(SEED);
-	pipeline_boot_allowance(1e6); /* more than all of it: the allowance does not limit */
-	inst = boot_disk("vda", &s);
-	w0 = mono_coarse_ns();
-	stream_gaps(&s, inst, 3000, 100 * US, 300 * US);
-	wall = seconds_since(w0);
+	inst = boot_start(1e6, &s); /* more than all of it: the allowance does not limit */
+	wall = boot_stream(&s, inst, 3000);
 	in = info_of(0);
 	ck_assert_uint_eq(in.health_failures, 0);
 	counters_match(&in.c, &s);
@@ -1741,16 +1753,11 @@ START_TEST(test_boot_allowance_off)
 	struct stream s;
 	struct instance *inst;
 	struct inst_info in;
-	uint64_t w0;
 	double wall;
 
-	tu_rng_seed(SEED);
 	cfg->feed.boot_allowance = false;
-	pipeline_boot_allowance(1e6);
-	inst = boot_disk("vda", &s);
-	w0 = mono_coarse_ns();
-	stream_gaps(&s, inst, 3000, 100 * US, 300 * US);
-	wall = seconds_since(w0);
+	inst = boot_start(1e6, &s);
+	wall = boot_stream(&s, inst, 3000);
 	in = info_of(0);
 	ck_assert_msg(in.c.credited_bits <= BOOT_CAP * wall + BOOT_CAP + TOL,
 		      "credited %g in %g s at %g/s" SEEDFMT, in.c.credited_bits, wall, BOOT_CAP,
@@ -1804,18 +1811,13 @@ START_TEST(test_boot_allowance_ends_when_ready)
 	struct instance *inst;
 	struct inst_info in;
 	double before, wall;
-	uint64_t w0;
 
-	tu_rng_seed(SEED);
-	pipeline_boot_allowance(1e6);
-	inst = boot_disk("vda", &s);
-	stream_gaps(&s, inst, 1600, 100 * US, 300 * US); /* start-up and the first window */
+	inst = boot_start(1e6, &s);
+	boot_stream(&s, inst, 1600); /* start-up and the first window */
 	before = info_of(0).c.credited_bits;
 	ck_assert_msg(before > 3 * BOOT_CAP, "the allowance gave only %g" SEEDFMT, before, SEEDARG);
 	pipeline_kernel_counts(false);
-	w0 = mono_coarse_ns();
-	stream_gaps(&s, inst, 3000, 100 * US, 300 * US);
-	wall = seconds_since(w0);
+	wall = boot_stream(&s, inst, 3000);
 	in = info_of(0);
 	ck_assert_msg(in.c.credited_bits - before <= BOOT_CAP * wall + BOOT_CAP + TOL,
 		      "credited %g more in %g s at %g/s after the CRNG was ready" SEEDFMT,
@@ -1823,9 +1825,7 @@ START_TEST(test_boot_allowance_ends_when_ready)
 	/* The kernel counting again (it never does; a test can say so) brings back nothing. */
 	pipeline_kernel_counts(true);
 	before = info_of(0).c.credited_bits;
-	w0 = mono_coarse_ns();
-	stream_gaps(&s, inst, 1024, 100 * US, 300 * US);
-	wall = seconds_since(w0);
+	wall = boot_stream(&s, inst, 1024);
 	ck_assert_msg(info_of(0).c.credited_bits - before <= BOOT_CAP * wall + BOOT_CAP + TOL,
 		      "the allowance came back" SEEDFMT, SEEDARG);
 	est_fini(&s.est);
@@ -1842,9 +1842,7 @@ START_TEST(test_boot_allowance_held_to_real_time)
 	uint64_t w0, t0;
 	double wall, elapsed;
 
-	tu_rng_seed(SEED);
-	pipeline_boot_allowance(1e6);
-	inst = boot_disk("vda", &s);
+	inst = boot_start(1e6, &s);
 	t0 = s.t;
 	w0 = mono_coarse_ns();
 	stream_gaps(&s, inst, 5000, 2 * MS, MS);
