@@ -25,16 +25,12 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-: "${top_srcdir:=$(cd "$here/.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-: "${ENTROPYD:=$top_builddir/src/entropyd}"
-: "${ENTROPYCTL:=$top_builddir/src/entropyctl}"
+. "$here/../tests/guest/hostlib.sh"
 RUNS=${BOOT_RUNS:-3}
 WAIT=${BOOT_WAIT:-60}
 WORKLOADS=${BOOT_WORKLOADS:-idle disk typing getrandom}
 RANDOM_ARGS="random.trust_cpu=off random.trust_bootloader=off"
 guest=$top_srcdir/tests/guest
-. "$guest/hostlib.sh"
 guest_prerequisites
 [ -x "$ENTROPYCTL" ] || missing "$ENTROPYCTL is not built"
 case $RUNS in '' | *[!0-9]* | 0) echo "bench-boot: BOOT_RUNS=$RUNS: give a count" >&2; exit 2 ;; esac

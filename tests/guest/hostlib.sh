@@ -1,5 +1,12 @@
-# hostlib.sh: what the host side of the guest runs shares (tests/guest/run.sh, bench/boot.sh):
-# where the kernel is cached, the prerequisites, the static helpers. Sourced, with bash.
+# hostlib.sh: what the host side of the guest runs shares (tests/guest/run.sh,
+# tests/guest/initramfs.sh, bench/boot.sh): the trees and programs under test, where the
+# kernel is cached, the prerequisites, the static helpers. Sourced, with bash.
+
+# The trees and the programs under test, unless the caller gave them (make does).
+: "${top_srcdir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${ENTROPYD:=$top_builddir/src/entropyd}"
+: "${ENTROPYCTL:=$top_builddir/src/entropyctl}"
 
 # ENTROPYD_GUEST_CACHE: where kernel.sh keeps the kernel between runs.
 if [ -z "${ENTROPYD_GUEST_CACHE:-}" ]; then

@@ -25,10 +25,6 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-: "${top_srcdir:=$(cd "$here/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-: "${ENTROPYD:=$top_builddir/src/entropyd}"
-: "${ENTROPYCTL:=$top_builddir/src/entropyctl}"
 CACHE=${ENTROPYD_TEST_CACHE:-/var/cache/entropyd-test}
 . "$here/hostlib.sh"
 guest_prerequisites

@@ -17,9 +17,6 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-: "${top_srcdir:=$(cd "$here/../.." && pwd)}"
-: "${top_builddir:=$top_srcdir}"
-: "${ENTROPYD:=$top_builddir/src/entropyd}"
 : "${ENTROPYD_GUEST_TIMEOUT:=270}"
 . "$here/hostlib.sh"
 guest_prerequisites
