@@ -501,7 +501,9 @@ bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsign
 	if (e) {
 		state_remove(b, major, minor);
 		free(dbg);
-		if (stage == 0)
+		if (stage == 0 && e == EACCES && priv_refused())
+			snprintf(state, size, "blktrace on %s: " PRIV_REFUSED_HINT, name);
+		else if (stage == 0)
 			snprintf(state, size, "cannot open /dev/%s: %s", name, strerror(e));
 		else if (stage == 1 && e == EBUSY)
 			snprintf(state, size, "EBUSY: another blktrace is running on the device");

@@ -401,7 +401,7 @@ static int inst_open(struct block_tp *tp, const struct cpu *c, int what, const c
 	}
 	if (fd < 0) {
 		snprintf(err, errlen, "perf_event_open on block:block_rq_complete, CPU %u: %s",
-			 c->cpu, strerror(errno));
+			 c->cpu, priv_refused() ? PRIV_REFUSED_HINT : strerror(errno));
 		return -1;
 	}
 	if (filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0) {
@@ -639,22 +639,23 @@ const char *block_tp_device_error(const struct block_tp *tp, uint32_t kdev)
  * (also said by PERF_RECORD_LOST), and a loss inside the kernel which it reports nowhere
  * else (no PERF_RECORD_LOST, no lost_samples; seen on a loaded VM, with a plain perf reader
  * too). Counted first, then drained: a completion in between makes the figure smaller,
- * never larger. */
-static uint64_t unsampled(struct block_tp *tp)
+ * never larger. Without the drain, also what the rings hold and was not read yet. */
+static uint64_t unsampled(struct block_tp *tp, bool drain)
 {
 	uint64_t counted = tp->counted_closed;
 
 	for (size_t j = 0; j < tp->ncpus; j++)
 		for (size_t i = 0; i < tp->nsrc; i++)
 			counted += count_of(tp, tp->cpus[j]->fd[i]);
-	drain_all(tp);
+	if (drain)
+		drain_all(tp);
 	tp->st.counted = counted;
 	return counted > tp->rd.records ? counted - tp->rd.records : 0;
 }
 
 static void say_unsampled(struct block_tp *tp)
 {
-	uint64_t n = unsampled(tp);
+	uint64_t n = unsampled(tp, true);
 
 	if (n > tp->unsampled_said)
 		log_limited(&block_tp_rl_lost, LOG_WARNING,
@@ -1040,9 +1041,9 @@ void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n)
 	sources_update(tp);
 }
 
-void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out)
+void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out, bool drain)
 {
-	tp->st.unsampled = unsampled(tp);
+	tp->st.unsampled = unsampled(tp, drain);
 	*out = tp->st;
 	out->kernel_filter = tp->nsrc && !tp->no_filter;
 }

@@ -49,8 +49,10 @@ unsigned block_tp_rescan_cpus(struct block_tp *tp);
  * events again, however short the time it was away. */
 void block_tp_cpu_changed(struct block_tp *tp, unsigned cpu);
 
-/* Drains the rings first, so that the figures add up. */
-void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out);
+/* With drain, the rings are drained first, so that the figures add up: unsampled is what
+ * perf never wrote. Without, nothing is read (the summary on SIGUSR1 must not do the
+ * daemon's reading for it) and unsampled also holds what the rings have not handed over. */
+void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out, bool drain);
 void block_tp_close(struct block_tp *tp);
 
 /* What block_tp_perf_open opens on a CPU: the ring's owner (a dummy software event), a

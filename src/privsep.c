@@ -100,7 +100,13 @@ int priv_local_perf_open(unsigned cpu, unsigned what, unsigned flags)
 static int priv_fd = -1; /* the collector's end; -1: no privileged process */
 static pid_t priv_pid;
 static bool capturing;
+static bool refused; /* the last reply was EACCES: see priv_refused() */
 static struct event *watch_ev;
+
+bool priv_refused(void)
+{
+	return priv_fd >= 0 && refused;
+}
 
 bool priv_active(void)
 {
@@ -145,6 +151,7 @@ static int call(union priv_req *req, enum priv_type type, struct priv_reply *rep
 	if (n != (ssize_t)sizeof(*rep) || (mh.msg_flags & MSG_TRUNC) ||
 	    rep->h.version != PRIV_VERSION || rep->h.type != type || rep->h.size != sizeof(*rep))
 		lost("broke the protocol");
+	refused = rep->err == EACCES;
 	if (fd)
 		*fd = -1;
 	/* A descriptor the kernel could not install here (RLIMIT_NOFILE) is dropped. */

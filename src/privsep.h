@@ -112,6 +112,13 @@ struct priv_reply {
 
 /* Is a privileged process answering for this one (the collector after priv_start)? */
 bool priv_active(void);
+/* Did the privileged process refuse the last request because the configuration it read
+ * does not allow it (EACCES: the file changed since this process read it)? */
+bool priv_refused(void);
+/* What to say then, after the reason. */
+#define PRIV_REFUSED_HINT                                                                  \
+	"refused by entropyd's privileged process, whose configuration does not allow it (was " \
+	"the file changed since the last reload? reload again)"
 /* The daemon's main process: the privileged one where there is one (what the service
  * manager and signals know), else this one. */
 pid_t priv_main_pid(void);

@@ -31,6 +31,7 @@
 #include <linux/perf_event.h>
 #include <linux/sockios.h>
 #include <seccomp.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -84,7 +85,7 @@ static const int families[] = {AF_UNIX, AF_NETLINK, AF_INET, AF_INET6};
 
 static const unsigned long ioctls[] = {
 	FIONREAD, /* libevent: what a socket holds */
-	TCGETS,   /* isatty() */
+	TCGETS,   /* isatty() (glibc 2.42 and later ask TCGETS2: refused, so isatty() says no) */
 	/* the block tracepoint's events (opened by the privileged process) */
 	PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_SET_OUTPUT,
 	PERF_EVENT_IOC_SET_FILTER,
@@ -95,9 +96,10 @@ static const unsigned long ioctls[] = {
 	SIOCGIFINDEX, SIOCGIFNAME, SIOCGIFFLAGS, SIOCGIFHWADDR, SIOCGIFMTU, SIOCETHTOOL,
 	SIOCGHWTSTAMP,
 };
-/* Every evdev request that only reads: _IOC_READ and type 'E'. */
-#define EVDEV_GET_MASK ((_IOC_DIRMASK << _IOC_DIRSHIFT) | (_IOC_TYPEMASK << _IOC_TYPESHIFT))
-#define EVDEV_GET ((_IOC_READ << _IOC_DIRSHIFT) | ('E' << _IOC_TYPESHIFT))
+/* Every evdev request that only reads: _IOC_READ and type 'E' (in 32 bits, unsigned). */
+#define EVDEV_GET_MASK                                                                     \
+	(((uint32_t)_IOC_DIRMASK << _IOC_DIRSHIFT) | ((uint32_t)_IOC_TYPEMASK << _IOC_TYPESHIFT))
+#define EVDEV_GET ((uint32_t)_IOC(_IOC_READ, 'E', 0, 0))
 
 /* Allow the calls of allowed[] (and the sanitizers' and socket()) in ctx. */
 static int allow_calls(scmp_filter_ctx ctx)
@@ -112,9 +114,12 @@ static int allow_calls(scmp_filter_ctx ctx)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
 	}
 #ifdef HAVE_SANITIZERS
-	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(sanitizers); i++)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW,
-				      seccomp_syscall_resolve_name(sanitizers[i]), 0);
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(sanitizers); i++) {
+		int nr = seccomp_syscall_resolve_name(sanitizers[i]);
+
+		if (nr != __NR_SCMP_ERROR)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	}
 #endif
 	return rc;
 }

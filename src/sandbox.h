@@ -4,7 +4,8 @@
 
 /* Allow this process only the system calls the collector makes; any other kills it (the
  * privileged process then sees it go and exits, and the service manager restarts both).
- * Needs no_new_privs set. 0, or -1 (logged). */
+ * ioctl() only for the requests it makes; any other fails with EPERM. Needs no_new_privs
+ * set. 0, or -1 (logged). */
 int sandbox_collector(void);
 
 #endif

@@ -162,7 +162,7 @@ static bool tp_open(struct block_state *st)
 	st->tp = block_tp_open(st->src->base, on_samples, st, st->tp_err, sizeof(st->tp_err));
 	if (!st->tp)
 		return false;
-	block_tp_get_stats(st->tp, &s);
+	block_tp_get_stats(st->tp, &s, false);
 	log_notice("block: backend tracepoint%s: block:block_rq_complete (id %u) on %u CPUs, "
 		   "CLOCK_MONOTONIC, %u KiB rings",
 		   st->configured == BACKEND_AUTO ? " (auto)" : "", s.id, s.cpus, s.ring_kib);
@@ -282,20 +282,23 @@ static void block_detach(struct src_inst *si)
 			 (unsigned long long)d->ahead);
 }
 
-/* What the tracepoint took, and what the kernel counted but never handed over. */
-static void tp_account(struct block_state *st, int prio)
+/* What the tracepoint took, and what the kernel counted but did not hand over: at the end
+ * (rings drained), what perf never wrote; on the way, also what the rings still hold. */
+static void tp_account(struct block_state *st, int prio, bool end)
 {
 	struct block_tp_stats s;
+	char rest[64];
 
-	block_tp_get_stats(st->tp, &s);
+	block_tp_get_stats(st->tp, &s, end);
+	snprintf(rest, sizeof(rest), end ? "it never wrote %llu" : "%llu not read yet or never written",
+		 (unsigned long long)s.unsampled);
 	log_msg(prio,
 		"block: tracepoint: %llu completions taken, %llu of other disks, %llu lost (ring "
-		"full), %llu malformed; perf counted %llu, of which it never wrote %llu; %llu busy "
-		"periods; %u CPUs",
+		"full), %llu malformed; perf counted %llu, of which %s; %llu busy periods; %u CPUs",
 		(unsigned long long)s.samples, (unsigned long long)s.foreign,
 		(unsigned long long)s.lost, (unsigned long long)s.bad,
-		(unsigned long long)s.counted, (unsigned long long)s.unsampled,
-		(unsigned long long)(s.mode_switches + 1) / 2, s.cpus);
+		(unsigned long long)s.counted, rest, (unsigned long long)(s.mode_switches + 1) / 2,
+		s.cpus);
 }
 
 static void block_summary(struct source *src, int prio)
@@ -303,13 +306,13 @@ static void block_summary(struct source *src, int prio)
 	struct block_state *st = src->priv;
 
 	if (st && st->tp)
-		tp_account(st, prio);
+		tp_account(st, prio, false);
 }
 
 static void backend_close(struct block_state *st)
 {
 	if (st->tp)
-		tp_account(st, LOG_INFO);
+		tp_account(st, LOG_INFO, true);
 	block_tp_close(st->tp);
 	st->tp = NULL;
 	blkt_backend_free(st->bt);

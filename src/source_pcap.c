@@ -312,6 +312,10 @@ static const char *activate_error(struct iface *f, int rc, char *msg, size_t siz
 	switch (rc) {
 	case PCAP_ERROR_PERM_DENIED:
 	case PCAP_ERROR_PROMISC_PERM_DENIED:
+		if (priv_refused()) {
+			snprintf(msg, size, "packet socket " PRIV_REFUSED_HINT);
+			return "refused";
+		}
 		if (priv_active())
 			snprintf(msg, size,
 				 "permission denied: live capture needs the capability CAP_NET_RAW, "

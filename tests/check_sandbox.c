@@ -26,6 +26,8 @@ static const struct {
 	int want; /* the errno, 0 for success */
 } tries[] = {
 	{"FIONREAD", FIONREAD, 0},
+	{"FIONREAD with upper bits set", (1ul << 32) | FIONREAD, 0},
+	{"EVIOCGID with upper bits set", (1ul << 32) | EVIOCGID, ENOTTY},
 	{"TCGETS (isatty)", TCGETS, ENOTTY},
 	{"EVIOCGID (an evdev getter)", EVIOCGID, ENOTTY},
 	{"EVIOCGNAME(255)", EVIOCGNAME(255), ENOTTY},

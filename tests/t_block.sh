@@ -130,6 +130,7 @@ else
 	block_conf "$T/tp1.conf" tracepoint "$N"
 	start_ns "" -v --dry-run -f "$T/tp1.conf"
 	wait_for 5 grep -q "block/$N: attached (virtual)" "$T/log" || fail "$N not attached"
+	hp_start=$(requests "$L")
 	CPU_OFF=$CPU1
 	echo 0 > "$CPU1" || fail "could not take CPU 1 offline"
 	wait_for 5 grep -q "block: CPU 1 went offline" "$T/log" || fail "CPU 1 offline not seen"
@@ -157,8 +158,11 @@ else
 	taskset -c 1 "$DIO" -r 1000 -w 500 -s 16 "$L" > /dev/null || fail "dio on CPU 1"
 	[ $(($(requests "$L") - before)) -eq 1500 ] || fail "kernel request count"
 	expect_events "$N" 3000
+	hp_done=$(($(requests "$L") - hp_start))
 	stop_daemon
-	pass "CPU 1 quickly offline and back: seen by its uevent, 1500 more completions counted"
+	# What died with CPU 1's events was counted before they were closed.
+	tp_account_check "$hp_done" "$(summary "$N" | grep -oE '[0-9]+ events' | cut -d' ' -f1)"
+	pass "CPU 1 quickly offline and back: seen by its uevent, 1500 more completions counted; $hp_done completions: $TP_TAKEN sampled, $TP_NEVER never written by perf"
 fi
 
 # ---- EMFILE: one descriptor per disk and CPU; the soft limit is raised to the hard one, and
