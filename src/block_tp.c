@@ -62,10 +62,13 @@
 #define TRACEFS "/sys/kernel/tracing"
 #define TRACEFS_OLD "/sys/kernel/debug/tracing"
 #define EVENT_DIR "events/block/block_rq_complete"
-/* Data pages per CPU ring (a power of two): 256 KiB hold about 3200 completions, what a busy
- * disk completes while we wait ~100 ms for the CPU on a loaded machine. Halved down to
- * RING_PAGES_MIN where the locked-memory limit will not have that. */
-#define RING_PAGES 64
+/* Data pages per CPU ring (a power of two): 512 KiB hold about 6400 completions, what a
+ * disk completing 25,000 a second does while an instance's first estimates (every estimator
+ * at once) keep the reader away on a loaded machine; 256 KiB were seen to overrun there
+ * (379 of 5,000 lost). perf's own allowance per user (perf_event_mlock_kb, 516 KiB a CPU)
+ * covers them. Halved down to RING_PAGES_MIN where the locked-memory limit will not have
+ * that. */
+#define RING_PAGES 128
 #define RING_PAGES_MIN 8
 #define BUSY_WINDOW_MS 100
 #define BUSY_RECORDS 20
@@ -116,7 +119,8 @@ struct block_tp {
 	} *failed;
 	size_t nfailed;
 	struct block_tp_stats st;
-	uint64_t counted_closed; /* what closed instances had counted */
+	uint64_t counted_closed; /* what closed instances had counted, */
+	uint64_t lost_closed;    /* and dropped with the ring full (PERF_FORMAT_LOST) */
 	uint64_t unsampled_said; /* unsampled completions already warned about */
 	size_t read_len;         /* 16 with PERF_FORMAT_LOST, else 8 */
 	bool busy;               /* no waking instances; drained by poll_ev */
@@ -377,13 +381,17 @@ static int perf_open(const struct block_tp *tp, unsigned cpu, int what)
 	return priv_perf_open(cpu, (enum priv_perf)what, tp->read_len == 16 ? PRIV_PERF_LOST : 0);
 }
 
-/* How many completions an instance has counted: every one it should have written. */
-static uint64_t count_of(const struct block_tp *tp, int fd)
+/* How many completions an instance has counted: every one it should have written; and
+ * (with PERF_FORMAT_LOST) how many of them it dropped with the ring full, added to *lost.
+ * perf writes its PERF_RECORD_LOST only with the next record that fits, which a disk gone
+ * quiet may not send for a long time; this count is there at once. */
+static uint64_t count_of(const struct block_tp *tp, int fd, uint64_t *lost)
 {
 	uint64_t v[2] = {0, 0};
 
 	if (fd < 0 || read(fd, v, tp->read_len) != (ssize_t)tp->read_len)
 		return 0;
+	*lost += v[1];
 	return v[0];
 }
 
@@ -423,7 +431,7 @@ static int inst_open(struct block_tp *tp, const struct cpu *c, int what, const c
 static void disk_close(struct block_tp *tp, struct cpu *c, size_t i)
 {
 	if (c->fd[i] >= 0) {
-		tp->counted_closed += count_of(tp, c->fd[i]);
+		tp->counted_closed += count_of(tp, c->fd[i], &tp->lost_closed);
 		close(c->fd[i]);
 	}
 	c->fd[i] = -1;
@@ -642,13 +650,17 @@ const char *block_tp_device_error(const struct block_tp *tp, uint32_t kdev)
  * never larger. Without the drain, also what the rings hold and was not read yet. */
 static uint64_t unsampled(struct block_tp *tp, bool drain)
 {
-	uint64_t counted = tp->counted_closed;
+	uint64_t counted = tp->counted_closed, lost = tp->lost_closed;
 
 	for (size_t j = 0; j < tp->ncpus; j++)
 		for (size_t i = 0; i < tp->nsrc; i++)
-			counted += count_of(tp, tp->cpus[j]->fd[i]);
+			counted += count_of(tp, tp->cpus[j]->fd[i], &lost);
 	if (drain)
 		drain_all(tp);
+	/* Where perf counts them (Linux 6.0 and later), the completions dropped with a ring
+	 * full; before, what its PERF_RECORD_LOSTs said (which count the waking records too). */
+	if (tp->read_len == 16)
+		tp->st.lost = lost;
 	tp->st.counted = counted;
 	return counted > tp->rd.records ? counted - tp->rd.records : 0;
 }
@@ -660,8 +672,10 @@ static void say_unsampled(struct block_tp *tp)
 	if (n > tp->unsampled_said)
 		log_limited(&block_tp_rl_lost, LOG_WARNING,
 			    "block: perf counted %llu completions it never wrote to a ring (of %llu "
-			    "in all; a loss inside the kernel): they are not sampled",
-			    (unsigned long long)n, (unsigned long long)tp->st.counted);
+			    "in all; %llu dropped with a ring full, the rest lost inside the "
+			    "kernel): they are not sampled",
+			    (unsigned long long)n, (unsigned long long)tp->st.counted,
+			    (unsigned long long)tp->st.lost);
 	tp->unsampled_said = n;
 }
 
