@@ -129,7 +129,7 @@ jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 	.sources[0].health.state == "ok" and .sources[0].estimate_bits == 2 and
 	.sources[0].merged == 0 and .sources[0].health.requalified == 0 and
 	.sources[0].health.retry_in_s == null and .sources[0].sampling == null and
-	((.sources[0].credited_bits * 10 | round) / 10 | tostring) == ($cred | tonumber | tostring) and
+	(.sources[0].credited_bits * 10 | round) / 10 == ($cred | tonumber) and
 	.sources[0].held_bits > 0 and .totals.held_bits == .sources[0].held_bits and
 	.sources[0].credit.weight == 1 and .sources[0].policy.scale == null and
 	.sources[0].credit.reason == (if .kernel.credit_counts then null else "kernel" end) and
