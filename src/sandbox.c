@@ -39,10 +39,8 @@
 #include "log.h"
 #include "util.h"
 
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
+#ifdef HAVE_VALGRIND_VALGRIND_H
 #include <valgrind/valgrind.h>
-#endif
 #endif
 #ifndef RUNNING_ON_VALGRIND
 #define RUNNING_ON_VALGRIND 0
