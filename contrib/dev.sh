@@ -32,8 +32,9 @@ BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-
 # sysusers sequence), and check for the unit tests its build runs.
 DEB_DEPS="debhelper dpkg-dev check"
 # What "make check" needs (tests/distro/run.sh installs these in its tree too): Check for the
-# unit tests, and the tools of the shell suites.
-TEST_DEPS="check strace util-linux mandoc jq"
+# unit tests, and the tools of the shell suites: procps (pgrep, sysctl) and e2fsprogs (the
+# stacked disks' file systems, tests/t_block.sh) too, which a minimal Debian lacks.
+TEST_DEPS="check strace util-linux procps e2fsprogs mandoc jq"
 # The fuzz harnesses (make fuzz): clang's libFuzzer, ASan and UBSan; libFuzzer's runtime
 # (libclang-rt-N-dev, for clang's N) is added by fuzz_runtime.
 TEST_DEPS="$TEST_DEPS clang"
@@ -46,8 +47,9 @@ TEST_DEPS="$TEST_DEPS dmsetup"
 # prometheus_client's parser for the metrics, valgrind for the daemon's memory (and its
 # valgrind.h for the collector, which configure looks for).
 TEST_DEPS="$TEST_DEPS python3 python3-prometheus-client valgrind"
-# The systemd unit and contrib/ (tests/t_unit.sh, tests/t_contrib.sh): systemd-analyze.
-TEST_DEPS="$TEST_DEPS systemd bash-completion shellcheck"
+# The systemd unit and contrib/ (tests/t_unit.sh, tests/t_contrib.sh): systemd-analyze, and
+# man, which its verify runs for each Documentation= page.
+TEST_DEPS="$TEST_DEPS systemd man-db bash-completion shellcheck"
 # The host's stages only. The guest tests (tests/guest/): qemu's software emulation, a static
 # busybox for the guest, cpio for its initramfs, python3 for the QMP input injector. The
 # system test (tests/system/: a real systemd booted in a container from a debootstrap'ed

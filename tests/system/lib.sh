@@ -30,7 +30,13 @@ fail() {
 		echo "--- journal of entropyd.service ---" >&2
 		inside journalctl -b -u entropyd.service --no-pager -o short-monotonic 2>&1 | tail -60 >&2
 	fi
-	[ -n "$W" ] && [ -s "$W/console.log" ] && { echo "--- console ---" >&2; tail -30 "$W/console.log" >&2; }
+	if [ -n "$W" ] && [ -s "$W/console.log" ]; then
+		# The whole console, and a copy that outlives the run's directory.
+		echo "--- console ---" >&2
+		cat "$W/console.log" >&2
+		cp "$W/console.log" "$CACHE/$(basename "$0" .sh)-console.log" 2> /dev/null &&
+			echo "--- kept in $CACHE/$(basename "$0" .sh)-console.log ---" >&2
+	fi
 	exit 1
 }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -84,6 +90,12 @@ for tool in systemd-nspawn debootstrap nsenter systemd-sysusers dpkg; do
 		skip "$tool not found (apt-get install systemd-container debootstrap)"
 done
 [ -x "$top_builddir/src/entropyd" ] || fail "build entropyd first (make)"
+# In a chroot (make check-distro's tree), systemd-nspawn's container is nested in another
+# root without a systemd of its own: it was seen never to finish booting there. The host's
+# stage runs check-system.
+if command -v systemd-detect-virt > /dev/null && systemd-detect-virt -q --chroot; then
+	skip "in a chroot: the container would be nested in it (run make check-system on the host)"
+fi
 . /etc/os-release
 CODENAME=${VERSION_CODENAME:-}
 [ -n "$CODENAME" ] || skip "cannot tell this host's Debian release (/etc/os-release)"
@@ -153,11 +165,14 @@ boot() {
 	wait_for 30 init_pid > /dev/null || fail "no init in the container"
 	LEADER=$(init_pid) || fail "the container's init is gone"
 	booted() {
-		local s
-		s=$(inside systemctl is-system-running 2> /dev/null)
-		[ "$s" = running ] || [ "$s" = degraded ]
+		SYSTEM_STATE=$(inside systemctl is-system-running 2> /dev/null)
+		[ "$SYSTEM_STATE" = running ] || [ "$SYSTEM_STATE" = degraded ]
 	}
-	wait_for "$READY_LIMIT" booted || fail "the container did not finish booting in ${READY_LIMIT}s"
+	SYSTEM_STATE=
+	if ! wait_for "$READY_LIMIT" booted; then
+		inside systemctl list-jobs --no-pager 2>&1 | head -20 >&2
+		fail "the container did not finish booting in ${READY_LIMIT}s (systemctl is-system-running: ${SYSTEM_STATE:-no answer})"
+	fi
 	say "booted in $(($(date +%s) - t)) s"
 	BOOTED_AT=$(date +%s)
 }
