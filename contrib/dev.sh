@@ -204,7 +204,7 @@ check)
 	rc=0
 	make -j"$(nproc)" --no-print-directory check TESTS="$(host_tests)" > make-check.out 2>&1 || rc=$?
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out || true
-	[ "$rc" -eq 0 ] || { tail -40 make-check.out; tail -80 test-suite.log 2>/dev/null; }
+	[ "$rc" -eq 0 ] || { tail -40 make-check.out; tail -80 test-suite.log 2>/dev/null || true; }
 	echo "SKIP: tests/t_guest.sh: the qemu guests run in the host's stage, not here"
 	echo "SKIP: make check-system: its containers run in the host's stage, not here"
 	res=0
@@ -232,7 +232,7 @@ test)
 		>> make-check.out 2>&1 || guest=$?
 	[ "$rc" -ne 0 ] || rc=$guest
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out || true
-	[ "$rc" -eq 0 ] || { tail -40 make-check.out; cat test-suite.log test-suite-guest.log 2>/dev/null | tail -80; }
+	[ "$rc" -eq 0 ] || { tail -40 make-check.out; cat test-suite.log test-suite-guest.log 2>/dev/null | tail -80 || true; }
 	# The unit under a real systemd (make check-system), after the suite and on its own.
 	src=0
 	make --no-print-directory check-system > make-check-system.out 2>&1 || src=$?
@@ -251,7 +251,7 @@ test)
 	san=0
 	make -j"$(nproc)" --no-print-directory check > make-check.out 2>&1 || san=$?
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out | sed 's/^/san: /' || true
-	[ "$san" -eq 0 ] || { tail -40 make-check.out; tail -80 test-suite.log 2>/dev/null; }
+	[ "$san" -eq 0 ] || { tail -40 make-check.out; tail -80 test-suite.log 2>/dev/null || true; }
 	res=0
 	show_results | sed 's/^/san: /' || res=$?
 	[ "$san" -ne 0 ] || san=$res

@@ -73,9 +73,21 @@ else
 fi
 
 # ---- the chroot, unmounted on exit ----
+# Every process in this mount namespace but this shell is the chroot's: a test's daemon left
+# behind would keep the mounts busy (and this tree's lock, had it kept the descriptor).
+NS=$(readlink /proc/$$/ns/mnt)
 cleanup() {
-	local rc=$?
+	local rc=$? p left=
 	trap - EXIT
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
+		[ "$p" != $$ ] && [ "$(readlink "/proc/$p/ns/mnt" 2> /dev/null)" = "$NS" ] && left="$left $p"
+	done
+	if [ -n "$left" ]; then
+		echo "distro: killing what the run left in the tree:$left" >&2
+		# shellcheck disable=SC2086 # a list of pids
+		kill -KILL $left 2> /dev/null
+	fi
 	if mountpoint -q "$TREE"; then
 		umount -R "$TREE" 2> /dev/null || umount -R -l "$TREE" || echo "distro: cannot unmount $TREE" >&2
 	fi
@@ -114,7 +126,15 @@ rc=0
 chroot "$TREE" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/root LANG=C.UTF-8 TERM=dumb CI="${CI:-}" FUZZ_SECONDS="${FUZZ_SECONDS:-2}" \
 	BUILD_DIR="$WORK/build" \
-	/bin/bash -c "cd $WORK/src && exec contrib/dev.sh check" || rc=$?
+	/bin/bash -c "cd $WORK/src && exec contrib/dev.sh check" 8>&- || rc=$?
+# What the run left, for reading after it: in distro-SUITE/ of the directory it ran from.
+out=$PWD/distro-$SUITE
+rm -rf "$out"
+mkdir -p "$out/tests"
+b=$TREE$WORK/build
+cp "$b"/make-check.out "$b"/fuzz.out "$b"/test-suite.log "$b"/config.log "$out/" 2> /dev/null || true
+cp "$b"/tests/*.log "$out/tests/" 2> /dev/null || true
+cp -r "$b"/tests/fuzz/crashes "$out/fuzz-crashes" 2> /dev/null || true
 # shellcheck disable=SC1091
-say "$(. "$TREE/etc/os-release" && echo "$PRETTY_NAME"): contrib/dev.sh check exited $rc"
+say "$(. "$TREE/etc/os-release" && echo "$PRETTY_NAME"): contrib/dev.sh check exited $rc; its logs are in $out"
 exit "$rc"
