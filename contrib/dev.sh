@@ -213,8 +213,7 @@ check)
 	stage_end "make check"
 	stage_start "fuzzing: make fuzz FUZZ_SECONDS=${FUZZ_SECONDS:-2}"
 	fz=0
-	fuzz "${FUZZ_SECONDS:-2}" > /dev/null || fz=$?
-	tail -n +1 fuzz.out | grep -E '^(PASS|FAIL|fuzz: )' || true
+	fuzz "${FUZZ_SECONDS:-2}" || fz=$?
 	[ "$rc" -ne 0 ] || rc=$fz
 	stage_end "fuzzing"
 	exit "$rc"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/distro/run.sh SUITE: "make check-distro SUITE=...": make check on another release of
 # Debian than the host's (trixie on a Debian 12 host, bookworm on a Debian 13 one), in a tree
-# made with debootstrap --variant=minbase from the mirror apt uses here, run as a chroot.
+# made with debootstrap --variant=minbase from the mirror apt uses here, as its root.
 # The tree is cached between runs in $ENTROPYD_TEST_CACHE/distro-SUITE (default
 # /var/cache/entropyd-test; made again when a month old); contrib/dev.sh check runs in it:
 # it installs the test dependencies from its own lists, builds a copy of this source tree
@@ -9,11 +9,11 @@
 # briefly. The qemu guests (t_guest) and the containers of check-system do not run there:
 # they say so, and run on the host's stage. Needs root and Debian's archive.
 #
-# The chroot: the tree bound onto itself (ip netns, unshare -m and nspawn need / to be a
-# mount point), proc, /sys and /dev bound recursively as slaves, a tmpfs on /run with the
-# host's /run/lock in it (the block tests' lock is the host's: loop devices and perf are
-# shared), the host's resolv.conf. All of it in a mount namespace of its own, and unmounted
-# on exit whatever the outcome. Environment:
+# The tree as a root: bound onto itself (ip netns, unshare -m and nspawn need / to be a mount
+# point), proc, /sys and /dev bound recursively as slaves, a tmpfs on /run with the host's
+# /run/lock in it (the block tests' lock is the host's: loop devices and perf are shared),
+# the host's resolv.conf; then pivot_root into it. All of it in mount namespaces of its own,
+# unmounted on exit whatever the outcome, and what the run left running killed. Environment:
 #   ENTROPYD_TEST_CACHE   where the tree is kept (default /var/cache/entropyd-test)
 #   ENTROPYD_TEST_MIRROR  the Debian mirror (default: the first one apt uses here)
 #   FUZZ_SECONDS          each fuzz harness's run in the tree (default 2)
@@ -29,8 +29,8 @@ T0=$(date +%s)
 say() { printf 'distro: [%4ds] %s\n' "$(($(date +%s) - T0))" "$*"; }
 die() { echo "distro: FAIL: $*" >&2; exit 1; }
 
-[ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, mounts, chroot)"
-for tool in debootstrap unshare chroot flock mount; do
+[ "$(id -u)" -eq 0 ] || die "needs root (debootstrap, mounts, pivot_root)"
+for tool in debootstrap unshare pivot_root flock mount; do
 	command -v "$tool" > /dev/null || die "$tool not found (apt-get install debootstrap util-linux)"
 done
 
@@ -62,7 +62,7 @@ if [ ! -f "$TREE/.complete" ]; then
 	timeout -k 10 1800 debootstrap --variant=minbase "$SUITE" "$TREE.tmp" "$mirror" \
 		> "$CACHE/distro-$SUITE.log" 2>&1 ||
 		{ tail -20 "$CACHE/distro-$SUITE.log" >&2; rm -rf "$TREE.tmp"; die "debootstrap failed"; }
-	# No service starts in the chroot when a package is installed.
+	# No service starts in the tree when a package is installed.
 	printf '#!/bin/sh\nexit 101\n' > "$TREE.tmp/usr/sbin/policy-rc.d"
 	chmod 755 "$TREE.tmp/usr/sbin/policy-rc.d"
 	touch "$TREE.tmp/.complete"
@@ -72,16 +72,18 @@ else
 	say "cached tree $TREE"
 fi
 
-# ---- the chroot, unmounted on exit ----
-# Every process in this mount namespace but this shell is the chroot's: a test's daemon left
-# behind would keep the mounts busy (and this tree's lock, had it kept the descriptor).
+# ---- the tree as a root, unmounted on exit ----
+# Every process in this mount namespace but this shell, or in the run's own (below), is the
+# run's: a test's daemon left behind would keep the mounts busy.
 NS=$(readlink /proc/$$/ns/mnt)
+RUN_NS=$NS
 cleanup() {
-	local rc=$? p left=
+	local rc=$? p ns left=
 	trap - EXIT
 	for p in /proc/[0-9]*; do
 		p=${p#/proc/}
-		[ "$p" != $$ ] && [ "$(readlink "/proc/$p/ns/mnt" 2> /dev/null)" = "$NS" ] && left="$left $p"
+		ns=$(readlink "/proc/$p/ns/mnt" 2> /dev/null) || continue
+		[ "$p" != $$ ] && { [ "$ns" = "$NS" ] || [ "$ns" = "$RUN_NS" ]; } && left="$left $p"
 	done
 	if [ -n "$left" ]; then
 		echo "distro: killing what the run left in the tree:$left" >&2
@@ -122,11 +124,26 @@ fi
 rm -f "$TREE$WORK/src/configure" "$TREE$WORK/src/config.status"
 say "source copied; contrib/dev.sh check in the $SUITE tree"
 
+# The run: in a mount namespace of its own whose root is the tree (pivot_root, more than a
+# chroot): a path the kernel gives back (a loop device's backing file, read by a daemon that
+# unshared its mounts again) is then one the process can open. Without the tree's lock.
 rc=0
-chroot "$TREE" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+unshare --mount --propagation private -- /bin/sh -c '
+	cd "$1" && mkdir -p .oldroot && pivot_root . .oldroot || exit 1
+	umount -l /.oldroot && rmdir /.oldroot || exit 1
+	shift
+	cd / && exec "$@"' sh "$TREE" \
+	/usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/root LANG=C.UTF-8 TERM=dumb CI="${CI:-}" FUZZ_SECONDS="${FUZZ_SECONDS:-2}" \
 	BUILD_DIR="$WORK/build" \
-	/bin/bash -c "cd $WORK/src && exec contrib/dev.sh check" 8>&- || rc=$?
+	/bin/bash -c "cd $WORK/src && exec contrib/dev.sh check" 8>&- &
+run=$!
+for _ in $(seq 50); do
+	RUN_NS=$(readlink "/proc/$run/ns/mnt" 2> /dev/null) || break
+	[ "$RUN_NS" = "$NS" ] || break
+	sleep 0.1
+done
+wait "$run" || rc=$?
 # What the run left, for reading after it: in distro-SUITE/ of the directory it ran from.
 out=$PWD/distro-$SUITE
 rm -rf "$out"
