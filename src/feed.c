@@ -161,12 +161,14 @@ static bool take(struct feed *f)
 	return true;
 }
 
-/* getrandom(GRND_NONBLOCK) at a batch, while the readiness matters and nothing else tells
- * it. */
+/* getrandom(GRND_NONBLOCK) at a batch, while the readiness matters and POLLIN does not
+ * tell it. */
 static bool probe_ready(const struct feed *f)
 {
-	return !f->ks.crng_ready && (f->phase == PHASE_BOOT || f->phase == PHASE_WATERMARK) &&
-	       kernel_crng_ready();
+	bool watched = f->ready_ev && kernel_pollin_is_ready(&f->ks);
+
+	return !f->ks.crng_ready && !watched &&
+	       (f->phase == PHASE_BOOT || f->phase == PHASE_WATERMARK) && kernel_crng_ready();
 }
 
 /* Everything taken goes to the sink, oldest first. */
@@ -179,6 +181,10 @@ static void send_taken(struct feed *f)
 		 * jitter loop): the batch did not help, and is not counted as if it had. */
 		if (probe_ready(f))
 			note_ready(f);
+		/* The kernel ignores credit once ready: what is mixed then is not said to be
+		 * credited. */
+		if (f->phase == PHASE_MIX && f->ks.credit_until_ready)
+			b->credit_bits = 0;
 		if (sink_feed(f->sink, b) == 0 && f->phase == PHASE_MIX && f->cfg->feed.reseed)
 			sink_reseed(f->sink);
 		batch_wipe(b);
