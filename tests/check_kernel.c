@@ -106,13 +106,13 @@ START_TEST(test_semantics_from_recorded_trees)
 		bool read_wakeup;
 		const char *why;
 	} cases[] = {
-		{"5.10.262", "5.10.0-35-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 256, 0, false,
+		{"5.10.262", "5.10.0-46-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 256, 0, false,
 		 UNTIL_READY},
-		{"5.10.262-booting", "5.10.0-35-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 37, 219,
+		{"5.10.262-booting", "5.10.0-46-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 5, 251,
 		 false, UNTIL_READY},
-		{"6.1", "6.1.0-41-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 256, 0, false,
+		{"6.1", "6.1.0-57-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 256, 0, false,
 		 UNTIL_READY},
-		{"6.12", "6.12.57+deb13-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 256, 0, false,
+		{"6.12", "6.12.118+deb13-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 256, 0, false,
 		 UNTIL_READY},
 		{"4.19-pool4096", "4.19.0-27-amd64", false, KERNEL_BY_POOLSIZE, 4096, 896, 3071, 0,
 		 true,
