@@ -382,8 +382,9 @@ void feed_init(struct feed *f, struct event_base *base, const struct config *cfg
 	f->timer = evtimer_new(base, timer_cb, f);
 	f->start_ns = mono_ns();
 	kernel_probe(&ks);
-	/* Read-only, never read from: only its poll() answers are wanted. */
-	fd = open(KERNEL_RANDOM_DEV, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	/* Only its poll() answers are wanted, which do not depend on the mode: opened for
+	 * writing, it cannot be read, and so can never set off the kernel's jitter loop. */
+	fd = open(KERNEL_RANDOM_DEV, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		log_errno(LOG_INFO, "cannot open %s to watch the kernel's signals; the CRNG's "
 			  "state is asked at each batch instead", KERNEL_RANDOM_DEV);

@@ -34,7 +34,7 @@ struct feed {
 	bool timer_armed;
 	enum feed_phase phase;
 	struct kernel_state ks;
-	/* KERNEL_RANDOM_DEV, opened only for the kernel's poll() answers (never read: a read
+	/* KERNEL_RANDOM_DEV, opened only for the kernel's poll() answers, write-only (a read
 	 * before the CRNG is ready would set off the kernel's own jitter loop); -1 if not open.
 	 * POLLIN: the CRNG became ready (watched until it is, then never again); POLLOUT, with
 	 * the old semantics: entropy_avail is below write_wakeup_threshold. */
