@@ -20,8 +20,10 @@
 # RNG nor a boot loader's seed is credited) and no virtio-rng device.
 #
 # Environment: BOOT_RUNS, BOOT_WAIT, BOOT_WORKLOADS (a list), top_srcdir, top_builddir,
-# ENTROPYD, ENTROPYCTL, ENTROPYD_GUEST_CACHE and ENTROPYD_GUEST_QEMU (as for the guest
-# tests), BOOT_KEEP=1 (keep the work directory: every console log).
+# ENTROPYD, ENTROPYCTL, ENTROPYD_GUEST_SUITE (the Debian release whose kernel boots:
+# bullseye, bookworm or trixie; make bench-boot GUEST_SUITE=...), ENTROPYD_GUEST_CACHE and
+# ENTROPYD_GUEST_QEMU (as for the guest tests), BOOT_KEEP=1 (keep the work directory: every
+# console log).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -50,8 +50,9 @@ static const struct setting feed_tab[] = {
 	 .max = 86400, .def_num = 60.0, .unit = "seconds",
 	 .help = "time between mixes once the CRNG is ready"},
 	{.key = "low_watermark", .type = SET_INT, .offset = CFG(feed.low_watermark), .min = 0,
-	 .max = 4096, .def_num = 2048, .unit = "bits",
-	 .help = "watermark: feed while entropy_avail is below this"},
+	 .max = 4096, .def_num = 0, .unit = "bits",
+	 .help = "watermark: feed while entropy_avail is below this; 0: the kernel's "
+		 "write_wakeup_threshold"},
 	{.key = "boot_allowance", .type = SET_BOOL, .offset = CFG(feed.boot_allowance),
 	 .def_num = 1,
 	 .help = "CRNG not ready: credit up to what the kernel needs, not the per-second caps"},

@@ -86,7 +86,8 @@ struct config {
 		int batch_bits;        /* boot/always: flush once this much credit is pending */
 		double batch_interval; /* seconds a pending batch may wait at most */
 		double mix_interval;   /* seconds between mixes once the CRNG is ready */
-		int low_watermark;     /* watermark mode: feed while entropy_avail is below */
+		int low_watermark;     /* watermark mode: feed while entropy_avail is below; 0: the
+				* kernel's write_wakeup_threshold (feed_watermark) */
 		bool boot_allowance;   /* CRNG not ready: what the kernel needs, not the
 					* per-second caps, bounds credit (pipeline.c) */
 	} feed;

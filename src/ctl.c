@@ -125,14 +125,16 @@ static json_t *get_status(struct ctl *ctl)
 	ready = st.ready_after_s >= 0 ? ctl_real(round(st.ready_after_s * 10) / 10) : json_null();
 	return json_pack(
 		"{s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:o},"
-		" s:{s:s, s:b, s:b, s:o, s:o, s:I, s:o},"
+		" s:{s:s, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:I, s:o},"
 		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I}}",
 		"daemon", "version", PACKAGE_VERSION, "protocol", CTL_PROTO_VERSION, "pid",
 		(json_int_t)priv_main_pid(), "uptime_s", (json_int_t)(st.uptime_ns / NS_PER_SEC),
 		"feed_mode", jstr(st.feed_mode), "feed_phase", jstr(st.feed_phase), "sink",
 		jstr(st.sink), "reloads", (json_int_t)st.reloads, "reload_failures",
 		(json_int_t)st.reload_failures, "config", jstr(st.config),
-		"kernel", "version", kver, "crng_ready", st.crng_ready, "credit_counts",
+		"kernel", "version", kver, "semantics", jstr(st.kernel_semantics),
+		"semantics_evidence", jstr(st.kernel_evidence), "semantics_reason",
+		jstr(st.kernel_reason), "crng_ready", st.crng_ready, "credit_counts",
 		st.credit_counts, "entropy_avail", avail, "ready_after_s", ready, "hz",
 		(json_int_t)hz, "hz_from", jstr(hz_from),
 		"totals", "instances", (json_int_t)pipeline_count(), "events", (json_int_t)t.events,

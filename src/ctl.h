@@ -18,6 +18,9 @@ struct ctl_status {
 	const char *feed_phase; /* what it does now: boot, mix, watermark, always */
 	const char *sink;       /* "kernel" or "dry-run" */
 	unsigned kernel_major, kernel_minor;
+	const char *kernel_semantics; /* "until-ready" or "depleting" (kernel_semantics_name) */
+	const char *kernel_evidence;  /* what decided it: "poolsize", ... */
+	const char *kernel_reason;    /* the semantics found and why, one line */
 	bool crng_ready;
 	bool credit_counts;      /* does the kernel still count credit? */
 	int entropy_avail;       /* -1 if unreadable */

@@ -20,8 +20,10 @@
  *      (Source.name "*") that policy disables, with state "disabled by policy" and health
  *      "-"; Health.state "failed-permanent" named as such; Source.sampling (a network
  *      interface's sampling in the kernel: state, the share of packets kept, the estimated
- *      arrival rate); credit reason "sampled". */
-#define CTL_PROTO_VERSION 3
+ *      arrival rate); credit reason "sampled".
+ *   4  Kernel.semantics, Kernel.semantics_evidence, Kernel.semantics_reason: how the kernel
+ *      treats credit, read from the kernel rather than its version. */
+#define CTL_PROTO_VERSION 4
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 

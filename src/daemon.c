@@ -169,6 +169,9 @@ static void fill_status(void *arg, struct ctl_status *out)
 	out->sink = sink_name(&d->sink);
 	out->kernel_major = f->ks.major;
 	out->kernel_minor = f->ks.minor;
+	out->kernel_semantics = kernel_semantics_name(&f->ks);
+	out->kernel_evidence = kernel_evidence_name(&f->ks);
+	out->kernel_reason = f->ks.why;
 	out->crng_ready = f->ks.crng_ready;
 	out->credit_counts = !f->ks.credit_until_ready || !f->ks.crng_ready;
 	pipeline_kernel_counts(out->credit_counts);

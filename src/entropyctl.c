@@ -391,6 +391,8 @@ static void print_overview(const json_t *st)
 	if (json_is_integer(json_object_get(k, "entropy_avail")))
 		printf(", entropy_avail %lld", i_(k, "entropy_avail"));
 	printf("\n");
+	if (json_is_string(json_object_get(k, "semantics_reason")))
+		printf("kernel semantics %s: %s\n", s_(k, "semantics"), s_(k, "semantics_reason"));
 	printf("totals: %lld %s, %lld %s mixed, %.1f bits estimated, %.1f bits credited\n",
 	       i_(t, "events"), N(i_(t, "events"), "event"), i_(t, "mixed_bytes"),
 	       N(i_(t, "mixed_bytes"), "byte"), f_(t, "estimated_bits"), f_(t, "credited_bits"));
@@ -721,6 +723,14 @@ static void print_metrics(const json_t *st, const json_t *sources)
 	printf("} 1\n");
 	prom_plain("entropyd_uptime_seconds", "gauge", "Seconds since entropyd started.",
 		   (double)i_(d, "uptime_s"));
+	if (json_is_string(json_object_get(k, "semantics"))) {
+		prom_family("entropyd_kernel_semantics_info", "gauge",
+			    "How the kernel treats credit, and what told it; always 1.");
+		printf("entropyd_kernel_semantics_info{");
+		prom_label("semantics", s_(k, "semantics"), true);
+		prom_label("evidence", s_(k, "semantics_evidence"), false);
+		printf("} 1\n");
+	}
 	prom_plain("entropyd_kernel_crng_ready", "gauge", "1 once the kernel's CRNG is ready.",
 		   b_(k, "crng_ready"));
 	prom_plain("entropyd_kernel_credit_counts", "gauge",

@@ -1,11 +1,16 @@
 /* feed: when pending batches go to the sink, by kernel state and feed mode (DESIGN §6).
- * The timer is armed only while data is pending, so an idle daemon does not wake up. */
+ * Nothing wakes an idle daemon: the timer is armed only while data is pending, and the
+ * kernel's own signals on /dev/random say when the CRNG becomes ready (POLLIN, watched until
+ * then) and, with the old semantics, when entropy_avail is below its write_wakeup_threshold
+ * (POLLOUT, watched only while data is pending). */
 #include "autoconf.h"
 
 #include "feed.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -44,14 +49,39 @@ const char *feed_phase_meaning(enum feed_phase phase)
 	return "?";
 }
 
+int feed_watermark(const struct feed *f, const char **from)
+{
+	const char *dummy;
+
+	if (!from)
+		from = &dummy;
+	if (f->cfg->feed.low_watermark > 0) {
+		*from = "feed.low_watermark";
+		return f->cfg->feed.low_watermark;
+	}
+	if (f->ks.write_wakeup > 0) {
+		*from = "the kernel's write_wakeup_threshold";
+		return f->ks.write_wakeup;
+	}
+	*from = "assumed: write_wakeup_threshold unreadable, the old kernels' default";
+	return KERNEL_OLD_WRITE_WAKEUP;
+}
+
+bool feed_watermark_by_pollout(const struct feed *f)
+{
+	/* With the 5.18 semantics POLLOUT means "not ready" and write_wakeup_threshold is
+	 * ignored: there entropy_avail is looked at instead. */
+	return f->low_ev && !f->ks.credit_until_ready && f->ks.write_wakeup > 0 &&
+	       feed_watermark(f, NULL) == f->ks.write_wakeup;
+}
+
 static double phase_delay(const struct feed *f)
 {
 	return f->phase == PHASE_MIX ? f->cfg->feed.mix_interval : f->cfg->feed.batch_interval;
 }
 
-static void arm_timer(struct feed *f)
+static void arm_timer_in(struct feed *f, double d)
 {
-	double d = phase_delay(f);
 	struct timeval tv = {.tv_sec = (time_t)d,
 			     .tv_usec = (suseconds_t)((d - floor(d)) * 1e6)};
 
@@ -59,8 +89,22 @@ static void arm_timer(struct feed *f)
 	f->timer_armed = true;
 }
 
+static void arm_timer(struct feed *f)
+{
+	arm_timer_in(f, phase_delay(f));
+}
+
+static void stop_watching_ready(struct feed *f)
+{
+	if (f->ready_ev)
+		event_del(f->ready_ev);
+}
+
 static void note_ready(struct feed *f)
 {
+	stop_watching_ready(f);
+	if (f->ks.crng_ready)
+		return;
 	f->ks.crng_ready = true;
 	if (f->saw_not_ready) {
 		f->ready_after_ns = mono_ns() - f->start_ns;
@@ -81,7 +125,31 @@ static void note_ready(struct feed *f)
 				   "every %g s%s",
 				   f->cfg->feed.mix_interval,
 				   f->cfg->feed.reseed ? " and reseeding" : "");
+	} else if (f->saw_not_ready) {
+		log_notice("CRNG is ready, %.2f s after start, with %llu bits credited by "
+			   "entropyd before",
+			   (double)f->ready_after_ns / 1e9,
+			   (unsigned long long)f->credited_before_ready);
 	}
+}
+
+/* POLLIN on /dev/random: the CRNG is ready. The event is not persistent: it is the last
+ * wake-up it causes. */
+static void ready_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct feed *f = arg;
+
+	note_ready(f);
+	if (f->after_flush)
+		f->after_flush(f->after_flush_arg);
+}
+
+/* Watch for readiness where POLLIN tells it; elsewhere the feed asks getrandom() at each
+ * batch of the boot phase, and a status request asks too. */
+static void watch_ready(struct feed *f)
+{
+	if (f->ready_ev && !f->ks.crng_ready && kernel_pollin_is_ready(&f->ks))
+		event_add(f->ready_ev, NULL);
 }
 
 /* The pool becomes the next batch to send; false if the queue has no room for it. */
@@ -93,6 +161,16 @@ static bool take(struct feed *f)
 	return true;
 }
 
+/* getrandom(GRND_NONBLOCK) at a batch, while the readiness matters and POLLIN does not
+ * tell it. */
+static bool probe_ready(const struct feed *f)
+{
+	bool watched = f->ready_ev && kernel_pollin_is_ready(&f->ks);
+
+	return !f->ks.crng_ready && !watched &&
+	       (f->phase == PHASE_BOOT || f->phase == PHASE_WATERMARK) && kernel_crng_ready();
+}
+
 /* Everything taken goes to the sink, oldest first. */
 static void send_taken(struct feed *f)
 {
@@ -101,12 +179,16 @@ static void send_taken(struct feed *f)
 
 		/* Ready before this batch (the kernel's own sources, or a reader that set off its
 		 * jitter loop): the batch did not help, and is not counted as if it had. */
-		if (f->phase == PHASE_BOOT && kernel_crng_ready())
+		if (probe_ready(f))
 			note_ready(f);
+		/* The kernel ignores credit once ready: what is mixed then is not said to be
+		 * credited. */
+		if (f->phase == PHASE_MIX && f->ks.credit_until_ready)
+			b->credit_bits = 0;
 		if (sink_feed(f->sink, b) == 0 && f->phase == PHASE_MIX && f->cfg->feed.reseed)
 			sink_reseed(f->sink);
 		batch_wipe(b);
-		if (f->phase == PHASE_BOOT && kernel_crng_ready())
+		if (probe_ready(f))
 			note_ready(f);
 		if (f->after_flush)
 			f->after_flush(f->after_flush_arg);
@@ -127,7 +209,38 @@ static bool below_watermark(const struct feed *f)
 {
 	int avail = kernel_entropy_avail();
 
-	return avail >= 0 && avail < f->cfg->feed.low_watermark;
+	return avail >= 0 && avail < feed_watermark(f, NULL);
+}
+
+/* Pending data in the watermark phase waits for the kernel's POLLOUT, no sooner than
+ * batch_interval after the last batch it let go (POLLOUT stays while entropy_avail is low:
+ * without that each event would be a batch). */
+static void wait_low(struct feed *f)
+{
+	uint64_t since = mono_ns() - f->low_fed_ns;
+	double gap = f->cfg->feed.batch_interval;
+
+	if (f->low_armed || f->timer_armed)
+		return;
+	if (f->low_fed_ns && (double)since < gap * 1e9) {
+		arm_timer_in(f, gap - (double)since / 1e9);
+		return;
+	}
+	event_add(f->low_ev, NULL);
+	f->low_armed = true;
+}
+
+static void low_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct feed *f = arg;
+
+	f->low_armed = false;
+	if (f->phase != PHASE_WATERMARK)
+		return;
+	flush(f);
+	f->low_fed_ns = mono_ns();
+	if (!pool_empty(f->pool))
+		wait_low(f);
 }
 
 static void timer_cb(evutil_socket_t fd, short what, void *arg)
@@ -135,6 +248,11 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 	struct feed *f = arg;
 
 	f->timer_armed = false;
+	if (f->phase == PHASE_WATERMARK && feed_watermark_by_pollout(f)) {
+		if (!pool_empty(f->pool))
+			wait_low(f);
+		return;
+	}
 	if (f->phase != PHASE_WATERMARK || below_watermark(f))
 		flush(f);
 	if (!pool_empty(f->pool))
@@ -153,15 +271,19 @@ static bool decide(struct feed *f)
 		break;
 	case PHASE_MIX:
 	case PHASE_WATERMARK:
-		/* The pool folds data in once full; the timer decides. */
+		/* The pool folds data in once full; the timer (or POLLOUT) decides. */
 		break;
 	}
 	/* A full queue leaves the pool be: what comes next is folded in, as in a full pool
 	 * that waits for the timer. */
 	if (now && !pool_empty(f->pool))
 		take(f);
-	if (!pool_empty(f->pool) && !f->timer_armed)
-		arm_timer(f);
+	if (!pool_empty(f->pool)) {
+		if (f->phase == PHASE_WATERMARK && feed_watermark_by_pollout(f))
+			wait_low(f);
+		else if (!f->timer_armed)
+			arm_timer(f);
+	}
 	return f->queued > 0;
 }
 
@@ -188,23 +310,92 @@ void feed_want(void *feed)
 		event_active(f->run, 0, 0);
 }
 
+static void stop_waits(struct feed *f)
+{
+	if (f->timer_armed) {
+		event_del(f->timer);
+		f->timer_armed = false;
+	}
+	if (f->low_armed) {
+		event_del(f->low_ev);
+		f->low_armed = false;
+	}
+}
+
+static void log_watermark(const struct feed *f)
+{
+	const char *from;
+	int wm = feed_watermark(f, &from);
+
+	if (f->phase != PHASE_WATERMARK)
+		return;
+	if (feed_watermark_by_pollout(f))
+		log_notice("low watermark %d bits (%s): fed when the kernel signals POLLOUT on %s",
+			   wm, from, KERNEL_RANDOM_DEV);
+	else
+		log_notice("low watermark %d bits (%s): entropy_avail looked at every %g s while "
+			   "data is pending", wm, from, f->cfg->feed.batch_interval);
+}
+
+static void set_watch_fd(struct feed *f, int fd)
+{
+	struct event_base *base = event_get_base(f->run);
+
+	if (f->ready_ev)
+		event_free(f->ready_ev);
+	if (f->low_ev)
+		event_free(f->low_ev);
+	f->ready_ev = f->low_ev = NULL;
+	f->low_armed = false;
+	if (f->own_watch_fd && f->watch_fd >= 0)
+		close(f->watch_fd);
+	f->watch_fd = fd;
+	f->own_watch_fd = false;
+	if (fd < 0)
+		return;
+	f->ready_ev = event_new(base, fd, EV_READ, ready_cb, f);
+	f->low_ev = event_new(base, fd, EV_WRITE, low_cb, f);
+}
+
+void feed_use_kernel(struct feed *f, const struct kernel_state *ks, int fd)
+{
+	stop_waits(f);
+	f->ks = *ks;
+	f->saw_not_ready = !f->ks.crng_ready;
+	f->phase = feed_choose(f->cfg->feed.mode, &f->ks);
+	set_watch_fd(f, fd);
+	watch_ready(f);
+}
+
 void feed_init(struct feed *f, struct event_base *base, const struct config *cfg,
 	       struct pool *pool, struct sink *sink)
 {
+	struct kernel_state ks;
+	int fd;
+
 	memset(f, 0, sizeof(*f));
 	f->cfg = cfg;
 	f->pool = pool;
 	f->sink = sink;
+	f->watch_fd = -1;
 	f->run = event_new(base, -1, 0, run_cb, f);
 	f->timer = evtimer_new(base, timer_cb, f);
 	f->start_ns = mono_ns();
-	kernel_probe(&f->ks);
-	f->saw_not_ready = !f->ks.crng_ready;
-	f->phase = feed_choose(cfg->feed.mode, &f->ks);
-	log_notice("kernel %u.%u: %s", f->ks.major, f->ks.minor, kernel_meaning(&f->ks));
+	kernel_probe(&ks);
+	/* Only its poll() answers are wanted, which do not depend on the mode: opened for
+	 * writing, it cannot be read, and so can never set off the kernel's jitter loop. */
+	fd = open(KERNEL_RANDOM_DEV, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		log_errno(LOG_INFO, "cannot open %s to watch the kernel's signals; the CRNG's "
+			  "state is asked at each batch instead", KERNEL_RANDOM_DEV);
+	feed_use_kernel(f, &ks, fd);
+	f->own_watch_fd = fd >= 0;
+	log_notice("kernel %u.%u: %s", f->ks.major, f->ks.minor, f->ks.why);
+	log_notice("kernel: %s", kernel_meaning(&f->ks));
 	log_notice("feeding %s: mode %s, phase %s: %s", sink_name(sink),
 		   feed_mode_name(cfg->feed.mode), feed_phase_name(f->phase),
 		   feed_phase_meaning(f->phase));
+	log_watermark(f);
 }
 
 void feed_reconfigure(struct feed *f, const struct config *cfg)
@@ -212,15 +403,15 @@ void feed_reconfigure(struct feed *f, const struct config *cfg)
 	enum feed_phase old = f->phase;
 
 	f->cfg = cfg;
-	f->ks.crng_ready = f->ks.crng_ready || kernel_crng_ready();
+	if (!f->ks.crng_ready && kernel_crng_ready())
+		note_ready(f);
 	f->phase = feed_choose(cfg->feed.mode, &f->ks);
-	if (f->phase != old)
+	if (f->phase != old) {
 		log_notice("feed phase now %s: %s", feed_phase_name(f->phase),
 			   feed_phase_meaning(f->phase));
-	if (f->timer_armed) {
-		event_del(f->timer);
-		f->timer_armed = false;
+		log_watermark(f);
 	}
+	stop_waits(f);
 	feed_run(f);
 }
 
@@ -240,6 +431,8 @@ void feed_fini(struct feed *f)
 	for (size_t i = 0; i < f->queued; i++) /* unsent (the daemon flushes first): timing */
 		batch_wipe(&f->queue[i]);
 	f->queued = 0;
+	if (f->run)
+		set_watch_fd(f, -1);
 	if (f->run)
 		event_free(f->run);
 	f->run = NULL;

@@ -12,8 +12,8 @@
 
 enum feed_phase {
 	PHASE_BOOT,      /* CRNG not ready: credit as early as possible */
-	PHASE_MIX,       /* CRNG ready (5.18+): credit is ignored; mix at a low rate */
-	PHASE_WATERMARK, /* before 5.18: feed while entropy_avail is below the watermark */
+	PHASE_MIX,       /* CRNG ready (5.18 semantics): credit is ignored; mix at a low rate */
+	PHASE_WATERMARK, /* the old semantics: feed while entropy_avail is below the watermark */
 	PHASE_ALWAYS,    /* every batch with its credit */
 };
 
@@ -34,11 +34,22 @@ struct feed {
 	bool timer_armed;
 	enum feed_phase phase;
 	struct kernel_state ks;
+	/* KERNEL_RANDOM_DEV, opened only for the kernel's poll() answers, write-only (a read
+	 * before the CRNG is ready would set off the kernel's own jitter loop); -1 if not open.
+	 * POLLIN: the CRNG became ready (watched until it is, then never again); POLLOUT, with
+	 * the old semantics: entropy_avail is below write_wakeup_threshold. */
+	int watch_fd;
+	bool own_watch_fd;
+	struct event *ready_ev, *low_ev;
+	bool low_armed;
+	uint64_t low_fed_ns; /* the last batch that POLLOUT let go */
 	uint64_t start_ns;
 	uint64_t ready_after_ns; /* start to CRNG ready, if we saw it happen; 0 otherwise */
 	uint64_t credited_before_ready; /* ... and the bits the sink had credited by then */
 	bool saw_not_ready;
-	void (*after_flush)(void *arg); /* e.g. to update the systemd status line */
+	/* After each batch sent and when the CRNG becomes ready: e.g. to update the systemd
+	 * status line. */
+	void (*after_flush)(void *arg);
 	void *after_flush_arg;
 };
 
@@ -50,6 +61,17 @@ const char *feed_phase_meaning(enum feed_phase phase);
 
 void feed_init(struct feed *f, struct event_base *base, const struct config *cfg,
 	       struct pool *pool, struct sink *sink);
+/* Take ks (probed elsewhere: a recorded tree in tests) as the kernel's, and watch fd (-1:
+ * none; the caller keeps it) in place of KERNEL_RANDOM_DEV; the phase follows. */
+void feed_use_kernel(struct feed *f, const struct kernel_state *ks, int fd);
+/* The low watermark in force: feed.low_watermark, or when that is 0 the kernel's
+ * write_wakeup_threshold, or KERNEL_OLD_WRITE_WAKEUP when that cannot be read. *from says
+ * which. */
+int feed_watermark(const struct feed *f, const char **from);
+/* Whether the watermark phase waits for the kernel's POLLOUT (the old semantics, and the
+ * watermark is the kernel's write_wakeup_threshold) rather than checking entropy_avail
+ * every batch_interval. */
+bool feed_watermark_by_pollout(const struct feed *f);
 void feed_reconfigure(struct feed *f, const struct config *cfg);
 /* Data went into the pool (the pipeline's `added` hook): the feed decides now, as it always
  * did (take the pool as a batch if the phase says so, or arm the timer), and what it took
@@ -59,8 +81,8 @@ void feed_want(void *feed);
 /* The same, the batch sent at once: for a caller with no loop turning between adds
  * (bench/). The daemon only ever calls feed_want(). */
 void feed_run(struct feed *f);
-/* Whether the CRNG got ready since the last batch (the kernel's own sources, or a reader that
- * set off its jitter loop), for a status asked between batches. */
+/* Whether the CRNG got ready since the last batch, for a status asked between batches where
+ * POLLIN cannot tell (kernels before 5.6, or no KERNEL_RANDOM_DEV). */
 void feed_poll_ready(struct feed *f);
 /* Hand everything pending to the sink now (used on exit). */
 void feed_flush(struct feed *f);

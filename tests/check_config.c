@@ -232,7 +232,7 @@ static void assert_defaults(const struct config *cfg)
 	ck_assert_int_eq(cfg->feed.batch_bits, 64);
 	ck_assert_double_eq(cfg->feed.batch_interval, 1.0);
 	ck_assert_double_eq(cfg->feed.mix_interval, 60.0);
-	ck_assert_int_eq(cfg->feed.low_watermark, 2048);
+	ck_assert_int_eq(cfg->feed.low_watermark, 0); /* the kernel's */
 
 	ck_assert_int_eq(in->rule.mode, MODE_TRUSTED);
 	ck_assert_double_eq(in->rule.cap_bits_per_event, 2.0);

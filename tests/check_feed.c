@@ -1,11 +1,15 @@
 /* check_feed: unit tests for feed.c — phase choice, and when batches reach a dry-run sink. */
 #include <check.h>
+#include <errno.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "feed.h"
@@ -37,6 +41,37 @@ START_TEST(test_choose_auto)
 	ck_assert_int_eq(feed_choose(FEED_AUTO, &kernels[1].ks), PHASE_WATERMARK);
 	ck_assert_int_eq(feed_choose(FEED_AUTO, &kernels[2].ks), PHASE_BOOT);
 	ck_assert_int_eq(feed_choose(FEED_AUTO, &kernels[3].ks), PHASE_MIX);
+}
+END_TEST
+
+/* The phase from recorded /proc/sys/kernel/random trees (tests/data/kernel_random/). */
+static void probe_tree(struct kernel_state *ks, const char *tree, bool ready)
+{
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/tests/data/kernel_random/%s", SRCDIR, tree);
+	kernel_probe_at(ks, dir);
+	ks->crng_ready = ready;
+}
+
+START_TEST(test_choose_from_recorded_trees)
+{
+	struct kernel_state ks;
+
+	/* Debian 11's 5.10.262: the boot phase and its allowance, as on 6.x. */
+	probe_tree(&ks, "5.10.262-booting", false);
+	ck_assert_int_eq(feed_choose(FEED_AUTO, &ks), PHASE_BOOT);
+	ck_assert_int_eq(kernel_bits_needed(&ks), 251);
+	probe_tree(&ks, "5.10.262", true);
+	ck_assert_int_eq(feed_choose(FEED_AUTO, &ks), PHASE_MIX);
+	probe_tree(&ks, "6.12", false);
+	ck_assert_int_eq(feed_choose(FEED_AUTO, &ks), PHASE_BOOT);
+	/* The old pool: the watermark, ready or not. */
+	probe_tree(&ks, "4.19-pool4096", false);
+	ck_assert_int_eq(feed_choose(FEED_AUTO, &ks), PHASE_WATERMARK);
+	ck_assert_int_eq(kernel_bits_needed(&ks), 0);
+	probe_tree(&ks, "4.19-pool4096", true);
+	ck_assert_int_eq(feed_choose(FEED_AUTO, &ks), PHASE_WATERMARK);
 }
 END_TEST
 
@@ -124,7 +159,9 @@ static void teardown(void)
 	config_free(cfg);
 }
 
-/* feed_init with `mode` (the phase follows the real kernel), then force `phase`. */
+/* feed_init with `mode` (the phase follows the real kernel), then force `phase` unless it
+ * is PHASE_KEEP. */
+#define PHASE_KEEP ((enum feed_phase) - 1)
 static void start(enum feed_mode mode, enum feed_phase phase)
 {
 	cfg->feed.mode = mode;
@@ -135,9 +172,15 @@ static void start(enum feed_mode mode, enum feed_phase phase)
 	feed.after_flush_arg = &flushes;
 	started = true;
 	ck_assert_int_eq(feed.phase, feed_choose(mode, &feed.ks));
+	if (phase == PHASE_KEEP)
+		return;
 	feed.phase = phase;
+	/* The boot phase as on a kernel not ready at start: what the feed then asks the
+	 * kernel at a batch is its real state. */
 	if (phase == PHASE_MIX)
 		feed.ks.crng_ready = true;
+	if (phase == PHASE_BOOT)
+		feed.ks.crng_ready = false;
 }
 
 static void add_events(int n, double credit_each)
@@ -164,7 +207,7 @@ static int pending_events(void)
 
 START_TEST(test_init_phase_follows_kernel)
 {
-	start(FEED_AUTO, PHASE_BOOT);
+	start(FEED_AUTO, PHASE_KEEP);
 	/* What feed_init probed is the running kernel's state. */
 	ck_assert(feed.ks.crng_ready == kernel_crng_ready());
 	ck_assert(feed.saw_not_ready == !feed.ks.crng_ready);
@@ -189,8 +232,8 @@ START_TEST(test_boot_flushes_at_batch_bits)
 	ck_assert_uint_eq(sink.mixed_bytes, 7 * 8);
 	ck_assert(pool_empty(&pool));
 	ck_assert_int_eq(flushes, 1);
-	/* The CRNG is checked after a boot-time flush. */
-	ck_assert_int_eq(feed.phase, kernel_crng_ready() ? PHASE_MIX : PHASE_BOOT);
+	/* Readiness comes from /dev/random's POLLIN (test_ready_watched), not from a batch. */
+	ck_assert_int_eq(feed.phase, PHASE_BOOT);
 }
 END_TEST
 
@@ -258,7 +301,8 @@ START_TEST(test_mix_flushes_on_timer_only)
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.mixed_bytes, 20 * 8);
-	ck_assert_uint_eq(sink.credited, 200);
+	/* The kernel ignores credit once ready: none is given, or said to be. */
+	ck_assert_uint_eq(sink.credited, 0);
 	ck_assert_uint_eq(sink.reseeds, 1);
 	ck_assert_int_eq(flushes, 1);
 	/* Not before mix_interval (less a little for timer granularity). */
@@ -275,7 +319,15 @@ START_TEST(test_mix_flushes_on_timer_only)
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
 	ck_assert_uint_eq(sink.feeds, 2);
-	ck_assert_uint_eq(sink.credited, 202);
+	ck_assert_uint_eq(sink.credited, 0);
+
+	/* The old semantics in the mix phase (feed.mode boot, once ready): credit counts. */
+	feed.ks.credit_until_ready = false;
+	add_events(2, 1);
+	turn();
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert_uint_eq(sink.feeds, 3);
+	ck_assert_uint_eq(sink.credited, 2);
 }
 END_TEST
 
@@ -303,8 +355,9 @@ START_TEST(test_watermark)
 	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 
-	/* entropy_avail is never below 0: the timer keeps the batch and re-arms. */
-	cfg->feed.low_watermark = 0;
+	/* entropy_avail is never below 1 here (it is 256 once ready): the timer keeps the
+	 * batch and re-arms. */
+	cfg->feed.low_watermark = 1;
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
 	ck_assert_uint_eq(sink.feeds, 0);
 	ck_assert(feed.timer_armed);
@@ -323,7 +376,8 @@ END_TEST
 
 START_TEST(test_flush_on_exit)
 {
-	start(FEED_BOOT, PHASE_MIX);
+	cfg->feed.batch_bits = 1000;
+	start(FEED_ALWAYS, PHASE_ALWAYS);
 	feed_flush(&feed); /* nothing pending: nothing handed over */
 	ck_assert_uint_eq(sink.feeds, 0);
 	ck_assert_int_eq(flushes, 0);
@@ -464,12 +518,226 @@ START_TEST(test_sample_reaches_sink_from_the_loop)
 }
 END_TEST
 
+/* ---- the kernel's signals on /dev/random ----
+ * The host's kernel is ready and has the 5.18 semantics, so its /dev/random never signals
+ * either in a test. A unix socket pair stands in for the device: one end is readable when
+ * the other writes (POLLIN, "ready"), writable while its buffer has room (POLLOUT, "below
+ * write_wakeup_threshold"). What is tested is that the feed waits for those signals, acts
+ * at once when they come and then stops waiting. */
+
+static int sv[2] = {-1, -1};
+
+static void pair(void)
+{
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv),
+			 0);
+}
+
+static void unpair(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (sv[i] >= 0)
+			close(sv[i]);
+	sv[0] = sv[1] = -1;
+}
+
+/* sv[0] not writable: its peer reads nothing, its buffer full. */
+static void fill(void)
+{
+	static const char junk[4096];
+
+	while (write(sv[0], junk, sizeof(junk)) > 0)
+		;
+	ck_assert_int_eq(errno, EAGAIN);
+}
+
+/* Room again in sv[0]'s buffer. */
+static void drain(void)
+{
+	char buf[4096];
+
+	while (read(sv[1], buf, sizeof(buf)) > 0)
+		;
+}
+
+START_TEST(test_watermark_default_from_kernel)
+{
+	struct kernel_state ks;
+	const char *from = NULL;
+
+	start(FEED_AUTO, PHASE_MIX);
+	cfg->feed.low_watermark = 0;
+	probe_tree(&ks, "4.19-pool4096", true);
+	pair();
+	feed_use_kernel(&feed, &ks, sv[0]);
+	ck_assert_int_eq(feed.phase, PHASE_WATERMARK);
+	/* The kernel's write_wakeup_threshold, and then its own POLLOUT says when. */
+	ck_assert_int_eq(feed_watermark(&feed, &from), 896);
+	ck_assert_str_eq(from, "the kernel's write_wakeup_threshold");
+	ck_assert(feed_watermark_by_pollout(&feed));
+	/* Another watermark: entropy_avail is looked at instead. */
+	cfg->feed.low_watermark = 1024;
+	ck_assert_int_eq(feed_watermark(&feed, &from), 1024);
+	ck_assert_str_eq(from, "feed.low_watermark");
+	ck_assert(!feed_watermark_by_pollout(&feed));
+	cfg->feed.low_watermark = 896;
+	ck_assert(feed_watermark_by_pollout(&feed));
+	/* Unreadable: the old kernels' default, said to be assumed. */
+	cfg->feed.low_watermark = 0;
+	ks.write_wakeup = -1;
+	feed_use_kernel(&feed, &ks, sv[0]);
+	ck_assert_int_eq(feed_watermark(&feed, &from), KERNEL_OLD_WRITE_WAKEUP);
+	ck_assert_msg(strncmp(from, "assumed", 7) == 0, "%s", from);
+	ck_assert(!feed_watermark_by_pollout(&feed));
+	/* The 5.18 semantics, forced into watermark mode: POLLOUT means "not ready" there. */
+	cfg->feed.mode = FEED_WATERMARK;
+	probe_tree(&ks, "5.10.262", true);
+	feed_use_kernel(&feed, &ks, sv[0]);
+	ck_assert_int_eq(feed.phase, PHASE_WATERMARK);
+	ck_assert_int_eq(feed_watermark(&feed, NULL), 256);
+	ck_assert(!feed_watermark_by_pollout(&feed));
+	/* No device to watch: entropy_avail too. */
+	probe_tree(&ks, "4.19-pool4096", true);
+	feed_use_kernel(&feed, &ks, -1);
+	ck_assert(!feed_watermark_by_pollout(&feed));
+	unpair();
+}
+END_TEST
+
+START_TEST(test_watermark_wakes_on_pollout)
+{
+	struct kernel_state ks;
+	uint64_t t0;
+
+	cfg->feed.batch_interval = 0.2;
+	cfg->feed.low_watermark = 0; /* the kernel's */
+	start(FEED_AUTO, PHASE_MIX);
+	probe_tree(&ks, "4.19-pool4096", true);
+	pair();
+	fill();
+	feed_use_kernel(&feed, &ks, sv[0]);
+	ck_assert_int_eq(feed.phase, PHASE_WATERMARK);
+	ck_assert_int_eq(pending_events(), 0); /* idle: nothing watched */
+
+	/* Pending data waits for the kernel, not for a timer. */
+	add_events(10, 100);
+	turn();
+	ck_assert_uint_eq(sink.feeds, 0);
+	ck_assert(!feed.timer_armed);
+	ck_assert(feed.low_armed);
+	ck_assert_int_eq(pending_events(), 1);
+
+	/* Below the watermark: the batch goes at the next turn. */
+	drain();
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_uint_eq(sink.credited, 10 * 8 * 8); /* 8 bits per byte carried */
+	ck_assert(pool_empty(&pool));
+	ck_assert_int_eq(pending_events(), 0); /* nothing pending, nothing watched */
+
+	/* Still below (POLLOUT stays): the next batch no sooner than batch_interval after. */
+	t0 = feed.low_fed_ns;
+	add_events(3, 1);
+	turn();
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert(feed.timer_armed);
+	ck_assert(!feed.low_armed);
+	while (sink.feeds < 2)
+		ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert_uint_ge(mono_ns() - t0, (uint64_t)(cfg->feed.batch_interval * 1e9) - 5000000);
+	ck_assert_uint_eq(sink.credited, 640 + 3);
+	ck_assert_int_eq(pending_events(), 0);
+
+	/* Above the watermark again: the data waits, however long. */
+	fill();
+	add_events(2, 1);
+	turn();
+	ck_assert_uint_eq(sink.feeds, 2);
+	if (feed.timer_armed) /* the rest of the batch_interval since the last batch */
+		ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
+	ck_assert(feed.low_armed);
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+	ck_assert_uint_eq(sink.feeds, 2);
+	feed_fini(&feed);
+	started = false;
+	unpair();
+}
+END_TEST
+
+START_TEST(test_ready_watched)
+{
+	struct kernel_state ks;
+	uint64_t before, after;
+
+	cfg->feed.batch_bits = 1000;
+	start(FEED_AUTO, PHASE_MIX);
+	probe_tree(&ks, "5.10.262-booting", false);
+	pair();
+	feed_use_kernel(&feed, &ks, sv[1]);
+	ck_assert_int_eq(feed.phase, PHASE_BOOT);
+	ck_assert(feed.saw_not_ready);
+	/* Watched, not polled: one event waits, and a turn of the loop does nothing. */
+	ck_assert_int_eq(pending_events(), 1);
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+	ck_assert_int_eq(feed.phase, PHASE_BOOT);
+	add_events(2, 10);
+	turn();
+	ck_assert_uint_eq(sink.feeds, 0);
+
+	/* The kernel says ready: noticed at that turn, the boot phase ends, the credit the
+	 * sink had by then is what it had before ready. */
+	before = mono_ns() - feed.start_ns;
+	ck_assert_int_eq(write(sv[0], "r", 1), 1);
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+	after = mono_ns() - feed.start_ns;
+	ck_assert_int_eq(feed.phase, PHASE_MIX);
+	ck_assert(feed.ks.crng_ready);
+	ck_assert_uint_ge(feed.ready_after_ns, before);
+	ck_assert_uint_le(feed.ready_after_ns, after);
+	ck_assert_uint_eq(feed.credited_before_ready, 0);
+	ck_assert_int_ge(flushes, 1); /* the daemon's status is told at once */
+	/* And never again: only the mix timer for the pending data is left. */
+	ck_assert(feed.timer_armed);
+	ck_assert_int_eq(pending_events(), 1);
+	feed_flush(&feed);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+	ck_assert_uint_eq(sink.feeds, 1);
+	unpair();
+}
+END_TEST
+
+/* Before 5.6 POLLIN meant entropy_avail >= read_wakeup_threshold, not ready: there the feed
+ * asks getrandom() at its batches instead, and watches nothing while idle. */
+START_TEST(test_ready_not_watched_before_5_6)
+{
+	struct kernel_state ks;
+
+	start(FEED_AUTO, PHASE_MIX);
+	probe_tree(&ks, "4.19-pool4096", false);
+	pair();
+	feed_use_kernel(&feed, &ks, sv[1]);
+	ck_assert_int_eq(pending_events(), 0);
+	ck_assert_int_eq(write(sv[0], "r", 1), 1);
+	ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 1);
+	ck_assert(!feed.ks.crng_ready);
+	/* A batch asks the real kernel, which is ready here. */
+	cfg->feed.low_watermark = INT_MAX;
+	add_events(2, 10);
+	feed_flush(&feed);
+	ck_assert_uint_eq(sink.feeds, 1);
+	ck_assert(feed.ks.crng_ready == kernel_crng_ready());
+	unpair();
+}
+END_TEST
+
 static Suite *feed_suite(void)
 {
 	Suite *s = suite_create("feed");
 	TCase *tc = tcase_create("choose"), *tf = tcase_create("feeder");
 
 	tcase_add_test(tc, test_choose_auto);
+	tcase_add_test(tc, test_choose_from_recorded_trees);
 	tcase_add_test(tc, test_choose_forced_modes);
 	tcase_add_test(tc, test_phase_names);
 	suite_add_tcase(s, tc);
@@ -489,6 +757,10 @@ static Suite *feed_suite(void)
 	tcase_add_test(tf, test_adds_wait_for_the_loop);
 	tcase_add_test(tf, test_queue_full_pool_waits);
 	tcase_add_test(tf, test_sample_reaches_sink_from_the_loop);
+	tcase_add_test(tf, test_watermark_default_from_kernel);
+	tcase_add_test(tf, test_watermark_wakes_on_pollout);
+	tcase_add_test(tf, test_ready_watched);
+	tcase_add_test(tf, test_ready_not_watched_before_5_6);
 	suite_add_tcase(s, tf);
 	return s;
 }

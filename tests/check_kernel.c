@@ -1,4 +1,5 @@
-/* check_kernel: kernel.c against the running kernel, each answer read again independently. */
+/* check_kernel: kernel.c against the running kernel, each answer read again independently,
+ * and its semantics decision against recorded trees of other kernels. */
 #include "autoconf.h"
 
 #include <check.h>
@@ -59,11 +60,107 @@ START_TEST(test_probe_version_matches_uname)
 	ck_assert_msg(ks.major == major && ks.minor == minor, "probe %u.%u, uname says %s",
 		      ks.major, ks.minor, u.release);
 	ck_assert(ks.major > 0);
-	/* The running kernel's answer, whatever it is, follows the 5.18 rule. */
-	ck_assert(ks.credit_until_ready == (major > 5 || (major == 5 && minor >= 18)));
 }
 END_TEST
 
+/* The running kernel's semantics come from its poolsize, read again here. */
+START_TEST(test_probe_semantics_from_proc)
+{
+	struct kernel_state ks;
+	FILE *f = fopen(KERNEL_RANDOM_DIR "/poolsize", "r");
+	int poolsize = -1;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%d", &poolsize), 1);
+	fclose(f);
+	kernel_probe(&ks);
+	ck_assert_int_eq(ks.poolsize, poolsize);
+	ck_assert_int_eq(ks.by, KERNEL_BY_POOLSIZE);
+	ck_assert(ks.credit_until_ready == (poolsize == 256));
+	ck_assert(ks.read_wakeup ==
+		  (access(KERNEL_RANDOM_DIR "/read_wakeup_threshold", F_OK) == 0));
+	ck_assert_msg(strncmp(ks.why, "poolsize ", 9) == 0, "%s", ks.why);
+}
+END_TEST
+
+/* Recorded /proc/sys/kernel/random trees (tests/data/kernel_random/). */
+static void probe_tree(struct kernel_state *ks, const char *tree)
+{
+	char dir[512];
+
+	snprintf(dir, sizeof(dir), "%s/tests/data/kernel_random/%s", SRCDIR, tree);
+	kernel_probe_at(ks, dir);
+}
+
+#define UNTIL_READY "poolsize 256: credit counts until the CRNG is ready (5.18 semantics)"
+
+/* Each tree under a release that would have said otherwise if the version decided: 5.10.262
+ * is Debian 11's current kernel, with the 2022 rewrite backported. */
+START_TEST(test_semantics_from_recorded_trees)
+{
+	static const struct {
+		const char *tree, *release;
+		bool until_ready;
+		enum kernel_evidence by;
+		int poolsize, write_wakeup, avail, bits_needed;
+		bool read_wakeup;
+		const char *why;
+	} cases[] = {
+		{"5.10.262", "5.10.0-46-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 256, 0, false,
+		 UNTIL_READY},
+		{"5.10.262-booting", "5.10.0-46-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 5, 251,
+		 false, UNTIL_READY},
+		{"6.1", "6.1.0-57-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 256, 0, false,
+		 UNTIL_READY},
+		{"6.12", "6.12.118+deb13-amd64", true, KERNEL_BY_POOLSIZE, 256, 256, 256, 0, false,
+		 UNTIL_READY},
+		{"4.19-pool4096", "4.19.0-27-amd64", false, KERNEL_BY_POOLSIZE, 4096, 896, 3071, 0,
+		 true,
+		 "poolsize 4096: a pool that reads deplete, credit counts always (semantics before "
+		 "5.18)"},
+		/* An old pool under a release past 5.18 (a vendor's number): the pool decides. */
+		{"4.19-pool4096", "6.6.0-vendor", false, KERNEL_BY_POOLSIZE, 4096, 896, 3071, 0, true,
+		 "poolsize 4096: "},
+		{"no-poolsize-read-wakeup", "6.1.0", false, KERNEL_BY_READ_WAKEUP, -1, 896, 1200, 0,
+		 true,
+		 "no usable poolsize, read_wakeup_threshold present: a pool that reads deplete, "
+		 "credit counts always (semantics before 5.6)"},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct kernel_state ks;
+		const char *tree = cases[i].tree, *rel = cases[i].release;
+
+		fake_release = rel;
+		probe_tree(&ks, tree);
+		ck_assert_msg(ks.credit_until_ready == cases[i].until_ready, "%s as %s: %s", tree,
+			      rel, ks.why);
+		ck_assert_msg(ks.by == cases[i].by, "%s as %s: by %d", tree, rel, (int)ks.by);
+		ck_assert_msg(ks.poolsize == cases[i].poolsize, "%s: poolsize %d", tree,
+			      ks.poolsize);
+		ck_assert_msg(ks.write_wakeup == cases[i].write_wakeup, "%s: write_wakeup %d", tree,
+			      ks.write_wakeup);
+		ck_assert_msg(ks.read_wakeup == cases[i].read_wakeup, "%s: read_wakeup", tree);
+		ck_assert_msg(ks.entropy_avail == cases[i].avail, "%s: entropy_avail %d", tree,
+			      ks.entropy_avail);
+		ck_assert_msg(strncmp(ks.why, cases[i].why, strlen(cases[i].why)) == 0,
+			      "%s as %s: \"%s\"", tree, rel, ks.why);
+		ck_assert_str_eq(kernel_semantics_name(&ks),
+				 cases[i].until_ready ? "until-ready" : "depleting");
+		ck_assert_str_eq(kernel_evidence_name(&ks), cases[i].by == KERNEL_BY_POOLSIZE
+								  ? "poolsize"
+								  : "read_wakeup_threshold");
+		/* POLLIN on /dev/random means ready wherever read_wakeup_threshold is gone. */
+		ck_assert(kernel_pollin_is_ready(&ks) == !cases[i].read_wakeup);
+		/* The boot allowance, as if the CRNG were not ready yet: on 5.10.262 as on 6.x. */
+		ks.crng_ready = false;
+		ck_assert_msg(kernel_bits_needed(&ks) == cases[i].bits_needed, "%s: bits needed %d",
+			      tree, kernel_bits_needed(&ks));
+	}
+}
+END_TEST
+
+/* Nothing to read: the version decides, and it is said to be a last resort. */
 START_TEST(test_credit_until_ready_from_5_18)
 {
 	static const struct {
@@ -95,12 +192,19 @@ START_TEST(test_credit_until_ready_from_5_18)
 		struct kernel_state ks;
 
 		fake_release = cases[i].release;
-		kernel_probe(&ks);
+		probe_tree(&ks, "empty");
 		ck_assert_msg(ks.major == cases[i].major && ks.minor == cases[i].minor,
 			      "\"%s\": parsed %u.%u", cases[i].release, ks.major, ks.minor);
 		ck_assert_msg(ks.credit_until_ready == cases[i].until_ready,
 			      "\"%s\": credit_until_ready %d", cases[i].release,
 			      ks.credit_until_ready);
+		ck_assert_int_eq(ks.by, KERNEL_BY_VERSION);
+		ck_assert_str_eq(kernel_evidence_name(&ks), "version");
+		ck_assert_int_eq(ks.poolsize, -1);
+		ck_assert_int_eq(ks.write_wakeup, -1);
+		ck_assert_int_eq(ks.entropy_avail, -1);
+		ck_assert_msg(strstr(ks.why, "by the version") && strstr(ks.why, "last resort"),
+			      "%s", ks.why);
 	}
 }
 END_TEST
@@ -495,10 +599,10 @@ START_TEST(test_meaning_three_states)
 	ck_assert_str_ne(m_old, m_boot);
 	ck_assert_str_ne(m_old, m_ready);
 	ck_assert_str_ne(m_boot, m_ready);
-	/* Before 5.18 the CRNG state does not change what credit means. */
+	/* With the old semantics the CRNG state does not change what credit means. */
 	ck_assert_str_eq(kernel_meaning(&old_ready), m_old);
 	/* Each sentence is about its own state. */
-	ck_assert_msg(strstr(m_old, "before 5.18") && strstr(m_old, "watermark"), "%s", m_old);
+	ck_assert_msg(strstr(m_old, "deplete") && strstr(m_old, "watermark"), "%s", m_old);
 	ck_assert_msg(strstr(m_boot, "not ready") && strstr(m_boot, "getrandom"), "%s", m_boot);
 	ck_assert_msg(strstr(m_ready, "ready") && strstr(m_ready, "ignores credit"), "%s",
 		      m_ready);
@@ -540,6 +644,8 @@ static Suite *kernel_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_probe_version_matches_uname);
+	tcase_add_test(tc, test_probe_semantics_from_proc);
+	tcase_add_test(tc, test_semantics_from_recorded_trees);
 	tcase_add_test(tc, test_credit_until_ready_from_5_18);
 	tcase_add_test(tc, test_crng_ready_agrees_with_getrandom);
 	tcase_add_test(tc, test_crng_not_ready_seen);

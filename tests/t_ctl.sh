@@ -32,7 +32,7 @@ write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "$control"
 mkfifo "$T/input/event0"
 
 # ---- the command line, and no daemon ----
-"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 3\)$' || fail "--version"
+"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 4\)$' || fail "--version"
 "$ENTROPYCTL" --help > "$T/help" || fail "--help"
 for w in status sources reload metrics --socket --json --color --timeout --version --help \
 	'Exit status' '^  1  reload refused' '^  3  entropyd is not running' '^  4  permission denied' \
@@ -118,7 +118,7 @@ pass "status after 3000 replayed events: exact counts, $shown bits credited as l
 ctl --json status > "$T/status.json" || fail "--json status failed"
 jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
-	.daemon.protocol == 3 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
+	.daemon.protocol == 4 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
 	(.sources | length) == 3 and .sources[0].class == "input" and .sources[0].name == "event0" and
 	# the classes policy disables follow, as such
 	([.sources[1:][] | [.class, .name, .state, .policy.mode, .credit.reason, .events]] ==
@@ -133,6 +133,8 @@ jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 	.sources[0].held_bits > 0 and .totals.held_bits == .sources[0].held_bits and
 	.sources[0].credit.weight == 1 and .sources[0].policy.scale == null and
 	.sources[0].credit.reason == (if .kernel.credit_counts then null else "kernel" end) and
+	.kernel.semantics == "until-ready" and .kernel.semantics_evidence == "poolsize" and
+	.kernel.semantics_reason == "poolsize 256: credit counts until the CRNG is ready (5.18 semantics)" and
 	(.kernel.crng_ready | type) == "boolean"' "$T/status.json" > /dev/null ||
 	fail "--json status does not match: $(cat "$T/status.json")"
 # Counts and estimates only: no field that could hold the time of an event.

@@ -1,33 +1,85 @@
 #!/bin/bash
-# kernel.sh CACHE: print the directory holding Debian's generic amd64 kernel (vmlinuz) and the
-# modules the guest needs (modules/*.ko, modules/order), fetching them into CACHE if needed.
+# kernel.sh CACHE [SUITE]: print the directory holding the generic amd64 kernel (vmlinuz) of a
+# Debian release and the modules the guest needs (modules/*.ko, modules/order), fetching
+# them into CACHE if needed. SUITE: bullseye (5.10), bookworm (6.1, the default) or trixie
+# (6.12); ENTROPYD_GUEST_SUITE when not given.
 #
-# The package is the one Debian's linux-image-amd64 depends on now; it is fetched with
-# "apt-get download" and unpacked with "dpkg -x" -- never installed on this machine. Only the
-# kernel and the few modules are kept (CACHE/linux-image-VERSION-amd64/), so later runs on
-# the same machine download nothing. Without apt's package lists (or offline), the newest
-# kernel already in CACHE is used. Exit status 1, with the reason on stderr, if there is none.
+# The package is the one the release's linux-image-amd64 depends on now, looked up in package
+# lists of that release kept under CACHE/apt/SUITE (a private apt state: the machine's own
+# apt configuration, lists and cache are not touched), fetched with "apt-get download" and
+# unpacked with "dpkg -x" -- never installed on this machine. Only the kernel and the few
+# modules are kept (CACHE/linux-image-VERSION-amd64/), so later runs on the same machine
+# download nothing. Without the release's lists (offline), the newest kernel of its series
+# already in CACHE is used. Exit status 1, with the reason on stderr, if there is none.
+#
+# What differs between the releases' packages: modules under lib/modules (5.10, 6.1) or
+# usr/lib/modules (6.12, merged /usr); modules built in (6.12 has the virtio core built in:
+# modules.builtin lists them, and they are not loaded); 5.10 has no virtio_pci_modern_dev or
+# virtio_pci_legacy_dev (part of virtio_pci there). A module's own dependencies (its .modinfo
+# "depends=") are loaded before it, whatever the list says.
 set -euo pipefail
 
 cache=$1
-# Load order: no modules.dep is used, so dependencies come first. virtio_blk and the ext4
-# stack (crc16, mbcache, jbd2, crc32c_generic for its checksums) are for guests with a disk
-# (make bench-boot).
+suite=${2:-${ENTROPYD_GUEST_SUITE:-bookworm}}
+case $suite in
+bullseye) series=5.10 ;;
+bookworm) series=6.1 ;;
+trixie) series=6.12 ;;
+*) echo "kernel.sh: unknown suite $suite (bullseye, bookworm or trixie)" >&2; exit 1 ;;
+esac
+# What the guest loads, in this order. virtio_blk and the ext4 stack (crc16, mbcache, jbd2,
+# crc32c_generic for its checksums) are for guests with a disk (make bench-boot).
 MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci virtio_input
 evdev uinput loop virtio_blk crc16 mbcache jbd2 crc32c_generic ext4"
+# Modules some kernels do not have at all, built in or not.
+OPTIONAL=" virtio_pci_modern_dev virtio_pci_legacy_dev "
+: "${ENTROPYD_TEST_MIRROR:=http://deb.debian.org/debian}"
+: "${ENTROPYD_TEST_SECURITY_MIRROR:=http://deb.debian.org/debian-security}"
 
 mkdir -p "$cache"
 exec 8> "$cache/.lock"
-flock -w 300 8 || { echo "kernel.sh: $cache is locked by another run" >&2; exit 1; }
+flock -w 600 8 || { echo "kernel.sh: $cache is locked by another run" >&2; exit 1; }
 
-pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
-	sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -1) || true
-# A kernel cached with every module of the list (a list that grew means fetching again).
+# apt with a state of its own for the suite.
+A=$cache/apt/$suite
+papt() {
+	"$1" -q -o Dir::State="$A/state" -o Dir::Cache="$A/cache" \
+		-o Dir::Etc::SourceList="$A/sources.list" -o Dir::Etc::SourceParts="$A/parts" \
+		-o Dir::Etc::Preferences="$A/preferences" -o Dir::Etc::PreferencesParts="$A/parts" \
+		-o APT::Sandbox::User="$(id -un)" "${@:2}"
+}
+lists() {
+	local keys=/usr/share/keyrings/debian-archive-keyring.gpg
+	mkdir -p "$A/state/lists/partial" "$A/cache/archives/partial" "$A/parts"
+	: > "$A/preferences"
+	[ -r "$keys" ] || { echo "kernel.sh: no $keys (apt-get install debian-archive-keyring)" >&2; return 1; }
+	cat > "$A/sources.list" <<SRC
+deb [signed-by=$keys] $ENTROPYD_TEST_MIRROR $suite main
+deb [signed-by=$keys] $ENTROPYD_TEST_MIRROR $suite-updates main
+deb [signed-by=$keys] $ENTROPYD_TEST_SECURITY_MIRROR $suite-security main
+SRC
+	# Once a day is enough: a release's kernel changes with its point releases.
+	if [ -z "$(find "$A/state" -maxdepth 1 -name updated -mmin -1440 2>/dev/null)" ]; then
+		papt apt-get update > "$A/update.log" 2>&1 || {
+			echo "kernel.sh: apt-get update for $suite failed: $(tail -3 "$A/update.log")" >&2
+			return 1
+		}
+		touch "$A/state/updated"
+	fi
+}
+pkg=
+if lists; then
+	pkg=$(papt apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -1) || true
+fi
+# A kernel cached with every module of the list (a list that grew means fetching again):
+# each loaded, built in or, if it may be, absent.
 complete() {
 	local m
-	[ -f "$1/vmlinuz" ] && [ -f "$1/modules/order" ] || return 1
+	[ -f "$1/vmlinuz" ] && [ -f "$1/modules/order" ] && [ -f "$1/modules/builtin" ] || return 1
 	for m in $MODULES; do
-		grep -qx "$m" "$1/modules/order" || return 1
+		grep -qx "$m" "$1/modules/order" "$1/modules/builtin" "$1/modules/absent" 2>/dev/null ||
+			return 1
 	done
 }
 if [ -n "$pkg" ] && complete "$cache/$pkg"; then
@@ -38,47 +90,72 @@ fi
 fetch() (
 	tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
-	# apt drops root to _apt for downloads, which cannot write here: download as we are.
-	(cd "$tmp" && apt-get download -q -o APT::Sandbox::User="$(id -un)" "$pkg") >&2 ||
-		exit 1
 	# (set -e does not hold in a function called from "if": every step says || exit 1)
+	(cd "$tmp" && papt apt-get download "$pkg") >&2 || exit 1
 	dpkg -x "$tmp"/"$pkg"_*.deb "$tmp/x" || exit 1
+	mdir=$(ls -d "$tmp"/x/lib/modules/* "$tmp"/x/usr/lib/modules/* 2>/dev/null | head -1)
+	[ -n "$mdir" ] || { echo "kernel.sh: $pkg has no lib/modules or usr/lib/modules" >&2; exit 1; }
 	mkdir -p "$tmp/k/modules" || exit 1
+	: > "$tmp/k/modules/order"
+	: > "$tmp/k/modules/absent"
+	# modules.builtin lists paths (kernel/drivers/virtio/virtio.ko): the names, as modules
+	# are named (- and _ are one).
+	sed 's|.*/||; s|\.ko$||; s|-|_|g' "$mdir/modules.builtin" > "$tmp/k/modules/builtin" ||
+		exit 1
 	cp "$tmp"/x/boot/vmlinuz-* "$tmp/k/vmlinuz" || exit 1
-	for m in $MODULES; do
-		f=$(find "$tmp"/x/lib/modules -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" |
+	cp "$tmp"/x/boot/config-* "$tmp/k/config" || exit 1
+	# take MODULE: the module, after its own dependencies, unless built in or taken already.
+	take() {
+		local m=$1 f d
+		grep -qx "$m" "$tmp/k/modules/order" "$tmp/k/modules/builtin" && return 0
+		f=$(find "$mdir" \( -name "$m.ko" -o -name "$m.ko.xz" -o -name "$m.ko.zst" \
+			-o -name "${m//_/-}.ko" -o -name "${m//_/-}.ko.xz" -o -name "${m//_/-}.ko.zst" \) |
 			head -1)
-		[ -n "$f" ] || { echo "kernel.sh: $pkg has no module $m" >&2; exit 1; }
+		if [ -z "$f" ]; then
+			case $OPTIONAL in
+			*" $m "*) echo "$m" >> "$tmp/k/modules/absent"; return 0 ;;
+			esac
+			echo "kernel.sh: $pkg has no module $m, and it is not built in" >&2
+			return 1
+		fi
 		case $f in
 		*.xz) xz -dc "$f" > "$tmp/k/modules/$m.ko" ;;
 		*.zst) zstd -qdc "$f" > "$tmp/k/modules/$m.ko" ;;
 		*) cp "$f" "$tmp/k/modules/$m.ko" ;;
-		esac || exit 1
-		echo "$m" >> "$tmp/k/modules/order"
+		esac || return 1
+		for d in $(tr '\0' '\n' < "$tmp/k/modules/$m.ko" | sed -n 's/^depends=//p' | tr ',' ' '); do
+			take "${d//-/_}" || return 1
+		done
+		grep -qx "$m" "$tmp/k/modules/order" || echo "$m" >> "$tmp/k/modules/order"
+	}
+	for m in $MODULES; do
+		take "$m" || exit 1
 	done
-	cp "$tmp"/x/boot/config-* "$tmp/k/config" || exit 1
 	rm -rf "${cache:?}/$pkg"
 	mv "$tmp/k" "$cache/$pkg" || exit 1
-	echo "kernel.sh: fetched $pkg into $cache/$pkg" >&2
-	# Keep the cache to the current kernel: older ones are not used while apt knows this one.
-	for old in "$cache"/linux-image-*-amd64; do
-		[ "$old" = "$cache/$pkg" ] || rm -rf "$old"
+	echo "kernel.sh: fetched $pkg into $cache/$pkg (modules: $(tr '\n' ' ' < "$cache/$pkg/modules/order"))" >&2
+	# Keep the cache to the series' current kernel: older ones of it are not used while apt
+	# knows this one (the other releases' kernels stay).
+	for old in "$cache"/linux-image-"$series".*-amd64 "$cache"/linux-image-"$series"-*-amd64; do
+		[ -d "$old" ] && [ "$old" != "$cache/$pkg" ] && rm -rf "$old"
 	done
+	exit 0
 )
 
 if [ -n "$pkg" ] && fetch; then
 	echo "$cache/$pkg"
 	exit 0
 fi
-# Offline, or no package lists: fall back on the newest kernel fetched before.
-have=$(ls -d "$cache"/linux-image-*-amd64 2>/dev/null | sort -V | tail -1) || true
+# Offline, or no package lists: fall back on the newest kernel of the series fetched before.
+have=$(ls -d "$cache"/linux-image-"$series".*-amd64 "$cache"/linux-image-"$series"-*-amd64 \
+	2>/dev/null | sort -V | tail -1) || true
 if [ -n "$have" ] && [ -f "$have/modules/order" ]; then
 	[ -n "$pkg" ] && echo "kernel.sh: cannot fetch $pkg; using the cached $(basename "$have")" >&2
 	echo "$have"
 	exit 0
 fi
 if [ -z "$pkg" ]; then
-	echo "kernel.sh: apt knows no linux-image-amd64 (run apt-get update) and $cache has no kernel" >&2
+	echo "kernel.sh: no package lists for $suite (see above) and $cache has no $series kernel" >&2
 else
 	echo "kernel.sh: cannot download $pkg and $cache has no kernel" >&2
 fi

@@ -3,10 +3,14 @@
 # virtio keyboard and mouse, runs the guest's tests (tests/guest/g_*.sh) against the entropyd
 # that "make" built, injects input from here when the guest asks, and checks the results.
 #
-#   tests/guest/run.sh [TEST...]     (TEST: evdev, block; default: all of them)
+#   tests/guest/run.sh [TEST...]     (TEST: kernel, evdev, block; default: all of them)
+#
+# The guest boots with random.trust_cpu=off and random.trust_bootloader=off and no
+# virtio-rng, so that its CRNG is not ready when the kernel test starts (it runs first).
 #
 # Environment: top_srcdir, top_builddir (default: this tree), ENTROPYD (the binary under
-# test), ENTROPYD_GUEST_CACHE (where the kernel is kept between runs; default
+# test), ENTROPYD_GUEST_SUITE (the Debian release whose kernel boots: bullseye, bookworm --
+# the default -- or trixie; see kernel.sh), ENTROPYD_GUEST_CACHE (where the kernel is kept between runs; default
 # /var/cache/entropyd-test/guest, or ~/.cache/entropyd-test/guest if that is not writable),
 # ENTROPYD_GUEST_TIMEOUT (hard limit for the qemu run, seconds; default 270),
 # ENTROPYD_GUEST_QEMU (the qemu binary; default qemu-system-x86_64),
@@ -59,7 +63,7 @@ tests=$(IFS=,; echo "$*")
 rc=0
 python3 "$here/qemu_run.py" --kernel "$kdir/vmlinuz" --initrd "$T/test.cpio.gz" --dir "$T" \
 	--console "$T/console.log" --timeout "$ENTROPYD_GUEST_TIMEOUT" --qemu "$QEMU" \
-	--append "quiet${tests:+ guest_tests=$tests}" &
+	--append "quiet random.trust_cpu=off random.trust_bootloader=off${tests:+ guest_tests=$tests}" &
 PYPID=$!
 wait "$PYPID" || rc=1
 PYPID=
