@@ -314,7 +314,7 @@ stop_daemon
 [ -e "$CTL_SOCKET" ] && fail "the socket is left behind after a clean stop"
 expect 3 "no control socket" ctl status
 start_daemon --dry-run -f "$T/e.conf"
-kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+kill_daemon KILL
 [ -S "$CTL_SOCKET" ] || fail "no stale socket after SIGKILL"
 expect 3 "entropyd is not running: nothing answers on $CTL_SOCKET" ctl status
 start_daemon -v --dry-run -f "$T/e.conf"
