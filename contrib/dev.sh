@@ -38,6 +38,8 @@ TEST_DEPS="$TEST_DEPS qemu-system-x86 busybox-static cpio python3"
 TEST_DEPS="$TEST_DEPS systemd-container debootstrap bash-completion shellcheck"
 # The package's system test (tests/system/t_deb.sh): it builds it, and lintian checks it.
 TEST_DEPS="$TEST_DEPS $DEB_DEPS lintian"
+# A CPU hog to run the suite beside (make check-repeat, tests/repeat.sh).
+TEST_DEPS="$TEST_DEPS stress-ng"
 
 install_deps() {
 	if [ "$(id -u)" -ne 0 ]; then
