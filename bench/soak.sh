@@ -19,6 +19,7 @@ DURATION=${DURATION:-1800}
 RELOAD=${RELOAD:-2}
 SAMPLE=${SAMPLE:-10}
 PLATEAU_KB=${PLATEAU_KB:-256}
+: "${START_WAIT:=120}" # start_daemon: under valgrind, on a busy machine
 # The tests' helpers: a private daemon, namespaces, loop devices, the generators.
 . "$(dirname "$0")/../tests/lib.sh"
 DIO=$top_builddir/tests/dio

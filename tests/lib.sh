@@ -96,18 +96,29 @@ write_config() {
 }
 
 # start_daemon ARGS...: entropyd in the foreground, logging to $T/log; under $WRAP (a
-# command and its options, e.g. "setpriv --bounding-set=-setpcap") if set.
+# command and its options, e.g. "setpriv --bounding-set=-setpcap") if set; it has
+# START_WAIT seconds (10) to say it started.
 start_daemon() {
 	: > "$T/log" # emptied before the daemon starts, so no earlier "started:" is read
 	${WRAP:-} "$ENTROPYD" --foreground "$@" >> "$T/log" 2>&1 &
 	DAEMON_PID=$!
-	wait_for 10 grep -q "started:" "$T/log" || fail "daemon did not start"
+	wait_for "${START_WAIT:-10}" grep -q "started:" "$T/log" || fail "daemon did not start"
 }
 
 # stop_daemon: SIGTERM, wait for both processes, and check it exited 0.
 stop_daemon() {
 	kill_daemon TERM
 	[ "$DAEMON_STATUS" -eq 0 ] || fail "daemon exited with status $DAEMON_STATUS after SIGTERM"
+}
+
+# traced PID...: wait (10 s at most) until a tracer (strace -p, started just before) has
+# attached to each PID; what the process does before that would not be seen.
+traced() {
+	local p
+	for p in "$@"; do
+		wait_for 10 sh -c '! grep -qE "^TracerPid:[[:space:]]+0$" "/proc/$1/status"' _ "$p" ||
+			fail "no tracer attached to process $p within 10 s"
+	done
 }
 
 # Ask the daemon for its counters and wait until PATTERN shows in the log.

@@ -6,8 +6,8 @@
 # emulated guest, as contrib/dev.sh runs the host suite), with LOAD processes (default: one a
 # core; 0 for none) spinning on the CPUs the whole time: stress-ng --cpu LOAD where it is
 # installed, shell loops otherwise. JOBS (default: one a core) is make's -j. Each run prints
-# its counts and the tests that failed; their logs are kept under repeat-logs/RUN/. Exits 1
-# if any run had a failure.
+# its counts and the tests that failed, whose logs are kept (repeat-logs/RUN.test-suite.log).
+# Exits 1 if any run had a failure.
 set -u
 
 N=${N:-10}
@@ -64,8 +64,9 @@ for run in $(seq "$N"); do
 	[ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ] && failed="(make check exited $rc)" && nfail=1
 	for t in $failed; do
 		FAILS[$t]=$((${FAILS[$t]:-0} + 1))
-		[ -f "${t%.*}.log" ] && mkdir -p "repeat-logs/$run" && cp "${t%.*}.log" "repeat-logs/$run/"
 	done
+	# the suite's log holds every failed test's own
+	[ "$nfail" -eq 0 ] || cp test-suite.log "repeat-logs/$run.test-suite.log" 2> /dev/null
 	[ "$nfail" -eq 0 ] || bad_runs=$((bad_runs + 1))
 	echo "run $run/$N: $pass pass, $nfail fail, $skip skip in $(($(date +%s) - t0)) s${failed:+: $failed}"
 done

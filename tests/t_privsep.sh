@@ -180,7 +180,7 @@ pass "one process with CAP_SYS_ADMIN (and CAP_NET_RAW), holding no packet socket
 # A capture that opens again: the packet socket is made by the privileged process only.
 strace -f -qq -e trace=socket -o "$T/st" -p "$DAEMON_PID" -p "$COLLECTOR" 2> /dev/null &
 STRACE_PID=$!
-sleep 0.5
+traced "$DAEMON_PID" "$COLLECTOR"
 n=$(grep -c "network/$VB: capturing" "$T/log")
 ip -n "$NB" link set "$VB" down
 wait_for 5 grep -q "network/$VB: .*down" "$T/log" || true
