@@ -21,6 +21,8 @@ cleanup() {
 trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; [ -f "$T/log" ] && sed 's/^/  log: /' "$T/log" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+pass() { echo "PASS: $*"; }
 
 # ---- the daemon is two processes: the main (privileged) one this shell started, and the
 # collector, its child. A test that ends "the daemon" waits for both: the collector dies of
@@ -68,8 +70,6 @@ kill_daemon() {
 	[ -z "${IN_CLEANUP:-}" ] || { echo "cleanup: $p" >&2; return 1; }
 	fail "$p"
 }
-skip() { echo "SKIP: $*" >&2; exit 77; }
-pass() { echo "PASS: $*"; }
 
 # wait_for SECONDS COMMAND...: poll COMMAND every 0.1 s, give up after SECONDS.
 wait_for() {
