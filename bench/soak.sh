@@ -6,9 +6,13 @@
 # both processes' resident memory (VmRSS) and descriptors sampled every SAMPLE seconds, the
 # curve printed, and for each whether it reached a plateau (the second half of the run sets
 # no new high beyond PLATEAU_KB for RSS, none at all for descriptors). As root; a benchmark,
-# not a test: run it by hand (it holds the block tests' lock for its whole run).
+# not a test: run it by hand.
 #   bench/soak.sh                                    30 minutes, a reload every 2 s
 #   DURATION=300 RELOAD=0.1 bench/soak.sh            many reloads, fast
+#   ESTIMATE=1 bench/soak.sh                         every class's estimate_interval 1 s:
+#                                                    the costlier estimators (whose shared
+#                                                    work area is the largest buffer) run
+#                                                    from the first minutes, not after 10
 #   LAUNCHER=/path/to/vg bench/soak.sh               the daemon under a launcher that execs
 #                                                    its arguments (valgrind, say)
 #   top_builddir=build bench/soak.sh                 the binaries of a build tree
@@ -36,19 +40,24 @@ trap soak_cleanup EXIT
 for p in "$DIO" "$EVGEN" "$UDPGEN" "$ENTROPYCTL"; do
 	[ -x "$p" ] || skip "$p is not built (make check builds it)"
 done
+# The block tests' lock only while the loop device is attached: losetup --find must not hand
+# out a number t_block has detached for a moment. (Its taking a CPU offline costs this daemon
+# a ring, which it opens again.)
 block_lock 600 || fail "a block test held $BLOCK_LOCK for 600 s"
 new_loop L
+exec 7>&-
 make_link
 daemon_in_ns ${LAUNCHER:-}
 mkdir -p "$T/input"
 mkfifo "$T/input/event0"
+est=${ESTIMATE:+estimate_interval = $ESTIMATE;}
 cat > "$T/e.conf" <<EOF
 feed = { mode = "always"; };
 policy = { input = { mode = "trusted"; cap_bits_per_second = 1000000.0; };
            block = { mode = "trusted"; }; network = { mode = "reduced"; scale = 0.25; }; };
-sources = { input = { watch = "$T/input"; };
-            block = { backend = "tracepoint"; devices = [ "${L#/dev/}" ]; };
-            network = { interfaces = [ "$VB" ]; }; };
+sources = { input = { watch = "$T/input"; $est };
+            block = { backend = "tracepoint"; devices = [ "${L#/dev/}" ]; $est };
+            network = { interfaces = [ "$VB" ]; $est }; };
 control = { socket = "$CTL_SOCKET"; };
 EOF
 start_daemon -f "$T/e.conf"
