@@ -26,7 +26,6 @@ PLATEAU_KB=${PLATEAU_KB:-256}
 : "${START_WAIT:=120}" # start_daemon: under valgrind, on a busy machine
 # The tests' helpers: a private daemon, namespaces, loop devices, the generators.
 . "$(dirname "$0")/../tests/lib.sh"
-DIO=$top_builddir/tests/dio
 
 netns_pair # skips without root
 HUP_PID=
@@ -65,7 +64,7 @@ grep -q "started: 3 sources open" "$T/log" || fail "not every class open"
 open_fifo "$T/input/event0"
 # The daemon's two processes: the privileged one is the deepest process of the launcher's
 # chain that has a child, the collector that child.
-procs=($(daemon_procs | cut -d: -f1))
+mapfile -t procs < <(daemon_procs | cut -d: -f1)
 [ "${#procs[@]}" -ge 2 ] || fail "want two processes, found ${procs[*]}"
 PRIV=${procs[-2]} COLL=${procs[-1]}
 
