@@ -26,6 +26,8 @@ PLATEAU_KB=${PLATEAU_KB:-256}
 : "${START_WAIT:=120}" # start_daemon: under valgrind, on a busy machine
 # The tests' helpers: a private daemon, namespaces, loop devices, the generators.
 . "$(dirname "$0")/../tests/lib.sh"
+# lib.sh's, with the log's end only: a reload logs a line every RELOAD seconds
+fail() { echo "FAIL: $*" >&2; [ -f "$T/log" ] && tail -20 "$T/log" | sed 's/^/  log: /' >&2; exit 1; }
 
 netns_pair # skips without root
 HUP_PID=
@@ -111,6 +113,7 @@ plateau() {
 	awk -F, -v c="$1" -v name="$2" -v tol="$3" 'NR > 1 { v[++n] = $c }
 	END {
 		h = int(n / 2)
+		if (h < 2) { printf "%s: %d samples, too few to tell\n", name, n; exit }
 		for (i = 2; i <= h; i++) if (v[i] > a) a = v[i] # the first sample is the start
 		for (i = h + 1; i <= n; i++) if (v[i] > b) b = v[i]
 		printf "%s: %s at the start, highest %s in the first half, %s in the second: ",
