@@ -318,7 +318,7 @@ stop_daemon
 [ -e "$CTL_SOCKET" ] && fail "the socket is left behind after a clean stop"
 expect 3 "no control socket" ctl status
 start_daemon --dry-run -f "$T/e.conf"
-kill_daemon KILL
+kill_daemon KILL # the collector too: until it is gone its socket still takes connections
 [ -S "$CTL_SOCKET" ] || fail "no stale socket after SIGKILL"
 expect 3 "entropyd is not running: nothing answers on $CTL_SOCKET" ctl status
 start_daemon -v --dry-run -f "$T/e.conf"
