@@ -57,6 +57,8 @@ TEST_DEPS="$TEST_DEPS systemd man-db bash-completion shellcheck"
 # Debian tree of check-distro (debootstrap).
 HOST_DEPS="qemu-system-x86 busybox-static cpio python3"
 HOST_DEPS="$HOST_DEPS systemd-container debootstrap $DEB_DEPS lintian"
+# A CPU hog to run the suite beside (make check-repeat, tests/repeat.sh).
+HOST_DEPS="$HOST_DEPS stress-ng"
 # Every package any command here installs: a build is configured again when one of them
 # was installed, removed or upgraded since it was configured.
 ALL_DEPS="$BUILD_DEPS $TEST_DEPS $HOST_DEPS"

@@ -13,9 +13,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-test.XXXXXX")
 CTL_SOCKET=$T/run/io.entropyd # every test daemon has its own control socket
 DAEMON_PID=
 cleanup() {
-	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
-		kill -KILL "$DAEMON_PID" 2>/dev/null
-	fi
+	IN_CLEANUP=1
+	[ -n "$DAEMON_PID" ] && kill_daemon KILL
 	exec 9>&- 2>/dev/null
 	rm -rf "$T"
 }
@@ -24,6 +23,53 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; [ -f "$T/log" ] && sed 's/^/  log: /' "$T/log" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 pass() { echo "PASS: $*"; }
+
+# ---- the daemon is two processes: the main (privileged) one this shell started, and the
+# collector, its child. A test that ends "the daemon" waits for both: the collector dies of
+# its parent's death (PR_SET_PDEATHSIG), but only when the scheduler next runs it, and until
+# then its listening socket still queues connections that its death then resets. ----
+# proc_id PID: PID and its start time (so a PID used again is not taken for it), or nothing.
+proc_id() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	set -- "$1" ${stat##*) } # the fields after the command name, which may hold spaces
+	case $2 in Z | X) return 1 ;; esac # a zombie has let go of its descriptors
+	echo "$1:${21}"
+}
+# daemon_procs: the daemon's processes, $DAEMON_PID and every descendant (the collector; a
+# launcher's child where a launcher does not exec), one proc_id a line.
+daemon_procs() {
+	local todo=("$DAEMON_PID") p
+	while [ "${#todo[@]}" -gt 0 ]; do
+		p=${todo[0]}; todo=("${todo[@]:1}")
+		proc_id "$p" || continue
+		# shellcheck disable=SC2207 # a list of numbers
+		todo+=($(cat /proc/"$p"/task/*/children 2>/dev/null || pgrep -P "$p"))
+	done
+}
+procs_gone() { # procs_gone PROC_ID...: none of them is still running
+	local id
+	for id in "$@"; do [ "$(proc_id "${id%%:*}")" = "$id" ] && return 1; done
+	return 0
+}
+# kill_daemon [SIGNAL]: send SIGNAL (default KILL) to the daemon's main process and wait
+# until every process of the daemon, the collector too, is gone (10 s at most: fails naming
+# what still runs); DAEMON_PID is cleared. The main process's status is in DAEMON_STATUS.
+kill_daemon() {
+	local procs p
+	procs=$(daemon_procs)
+	kill -"${1:-KILL}" "$DAEMON_PID" 2>/dev/null
+	DAEMON_STATUS=0
+	wait "$DAEMON_PID" 2>/dev/null || DAEMON_STATUS=$?
+	DAEMON_PID=
+	# shellcheck disable=SC2086 # a word list
+	wait_for 10 procs_gone $procs && return 0
+	for p in $procs; do procs_gone "$p" || break; done
+	p=${p%%:*}
+	p="process $p ($(cat "/proc/$p/comm" 2>/dev/null)) of the daemon still runs 10 s after the main one ended on SIG${1:-KILL}"
+	[ -z "${IN_CLEANUP:-}" ] || { echo "cleanup: $p" >&2; return 1; }
+	fail "$p"
+}
 
 # wait_for SECONDS COMMAND...: poll COMMAND every 0.1 s, give up after SECONDS.
 wait_for() {
@@ -50,21 +96,29 @@ write_config() {
 }
 
 # start_daemon ARGS...: entropyd in the foreground, logging to $T/log; under $WRAP (a
-# command and its options, e.g. "setpriv --bounding-set=-setpcap") if set.
+# command and its options, e.g. "setpriv --bounding-set=-setpcap") if set; it has
+# START_WAIT seconds (10) to say it started.
 start_daemon() {
 	: > "$T/log" # emptied before the daemon starts, so no earlier "started:" is read
 	${WRAP:-} "$ENTROPYD" --foreground "$@" >> "$T/log" 2>&1 &
 	DAEMON_PID=$!
-	wait_for 10 grep -q "started:" "$T/log" || fail "daemon did not start"
+	wait_for "${START_WAIT:-10}" grep -q "started:" "$T/log" || fail "daemon did not start"
 }
 
-# stop_daemon: SIGTERM, wait, and check it exited 0.
+# stop_daemon: SIGTERM, wait for both processes, and check it exited 0.
 stop_daemon() {
-	local rc=0
-	kill -TERM "$DAEMON_PID"
-	wait "$DAEMON_PID" || rc=$?
-	DAEMON_PID=
-	[ "$rc" -eq 0 ] || fail "daemon exited with status $rc after SIGTERM"
+	kill_daemon TERM
+	[ "$DAEMON_STATUS" -eq 0 ] || fail "daemon exited with status $DAEMON_STATUS after SIGTERM"
+}
+
+# traced PID...: wait (10 s at most) until a tracer (strace -p, started just before) has
+# attached to each PID; what the process does before that would not be seen.
+traced() {
+	local p
+	for p in "$@"; do
+		wait_for 10 sh -c '! grep -qE "^TracerPid:[[:space:]]+0$" "/proc/$1/status"' _ "$p" ||
+			fail "no tracer attached to process $p within 10 s"
+	done
 }
 
 # Ask the daemon for its counters and wait until PATTERN shows in the log.

@@ -27,10 +27,8 @@ block_cleanup() {
 	done
 	exec 8>&- 2>/dev/null
 	[ -n "$HOLD_PID" ] && kill "$HOLD_PID" 2>/dev/null
-	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
-		kill -KILL "$DAEMON_PID" 2>/dev/null
-		wait "$DAEMON_PID" 2>/dev/null
-	fi
+	IN_CLEANUP=1
+	[ -n "$DAEMON_PID" ] && kill_daemon KILL
 	for l in "${MNTS[@]}"; do
 		umount -l "$l" 2>/dev/null
 	done

@@ -30,10 +30,8 @@ RESCAN_S=30    # the daemon's period without uevents
 RESCAN_WAIT=40 # how long a change may take to be seen, with room for a slow machine
 NEW_IDX=       # the loop device this test made (not one it found free): removed at exit
 nouevent_cleanup() {
-	if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
-		kill -KILL "$DAEMON_PID" 2>/dev/null
-		wait "$DAEMON_PID" 2>/dev/null
-	fi
+	IN_CLEANUP=1
+	[ -n "$DAEMON_PID" ] && kill_daemon KILL
 	loops_cleanup
 	[ -n "$NEW_IDX" ] && remove_loop "$NEW_IDX"
 	cleanup

@@ -23,7 +23,7 @@ DAEMON_PID=$!
 wait_for 10 grep -q "started:" "$T/log" || fail "daemon did not start"
 strace -f -qq -e trace=ioctl -o "$T/strace" -p "$DAEMON_PID" &
 STRACE_PID=$!
-sleep 0.5
+traced "$DAEMON_PID"
 open_fifo "$T/input/event0"
 "$EVGEN" -n 3000 -p random >&9 2>/dev/null || fail "evgen"
 wait_summary "input/event0: .* 3000 events" || fail "events not counted"

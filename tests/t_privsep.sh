@@ -180,7 +180,7 @@ pass "one process with CAP_SYS_ADMIN (and CAP_NET_RAW), holding no packet socket
 # A capture that opens again: the packet socket is made by the privileged process only.
 strace -f -qq -e trace=socket -o "$T/st" -p "$DAEMON_PID" -p "$COLLECTOR" 2> /dev/null &
 STRACE_PID=$!
-sleep 0.5
+traced "$DAEMON_PID" "$COLLECTOR"
 n=$(grep -c "network/$VB: capturing" "$T/log")
 ip -n "$NB" link set "$VB" down
 wait_for 5 grep -q "network/$VB: .*down" "$T/log" || true
@@ -200,14 +200,10 @@ grep -q "the collector was killed by signal 9" "$T/log" || fail "the collector's
 DAEMON_PID=
 start_daemon -v -f "$T/e.conf"
 started_capturing "$VB"
-COLLECTOR=$(pgrep -P "$DAEMON_PID")
 # As a privileged process killed while it traced a disk would leave it: a trace, listed.
 "$BLKT" leave "$L" || fail "blkt could not leave a trace on $L"
 printf '# entropyd\n%s:%s %s\n' "$MAJ" "$MIN" "$N" > "$T/run/blktrace.state"
-kill -KILL "$DAEMON_PID"
-timeout 5 tail --pid="$COLLECTOR" -f /dev/null || fail "the collector outlived the privileged process"
-wait "$DAEMON_PID" 2> /dev/null
-DAEMON_PID=
+kill_daemon KILL # fails naming the collector if it outlives the privileged process
 start_daemon -v -f "$T/e.conf"
 grep -q "block/$N: tore down a blktrace left by an entropyd that did not exit cleanly" "$T/log" ||
 	fail "the trace left behind was not torn down"
