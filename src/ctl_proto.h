@@ -20,8 +20,14 @@
  *      (Source.name "*") that policy disables, with state "disabled by policy" and health
  *      "-"; Health.state "failed-permanent" named as such; Source.sampling (a network
  *      interface's sampling in the kernel: state, the share of packets kept, the estimated
- *      arrival rate); credit reason "sampled". */
-#define CTL_PROTO_VERSION 3
+ *      arrival rate); credit reason "sampled".
+ *   4  Source.state an enum (open, sampled, not-open, waiting, refused, disabled, ended)
+ *      with the human Source.detail beside it; Source.up, Source.retry_in_s and
+ *      Source.retry (when one not open is tried again), also in Health.retry_in_s while it
+ *      is retried; Health.state "-" while the instance is not open; Credit.reasons, every
+ *      reason that holds (Credit.reason and detail are its first; new reasons not-open,
+ *      waiting, refused, ended). */
+#define CTL_PROTO_VERSION 4
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 

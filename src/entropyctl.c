@@ -504,11 +504,36 @@ static void print_table(const json_t *sources)
 	free(cell);
 }
 
+/* Every reason that holds (an older daemon gives one). */
 static void print_why(const json_t *s)
 {
-	const char *why = json_string_value(json_object_get(json_object_get(s, "credit"), "detail"));
+	const json_t *c = json_object_get(s, "credit"), *list = json_object_get(c, "reasons"), *r;
+	const char *why = json_string_value(json_object_get(c, "detail"));
+	size_t i;
 
-	printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "", why ? why : "");
+	if (!json_is_array(list) || json_array_size(list) == 0) {
+		printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "",
+		       why ? why : "");
+		return;
+	}
+	json_array_foreach(list, i, r)
+		printf("  %-11s %s: %s\n", i ? "" : "why not", s_(r, "reason"), s_(r, "detail"));
+}
+
+/* The state, and why not open with when it is tried again. */
+static void print_state(const json_t *s)
+{
+	const char *detail = json_string_value(json_object_get(s, "detail"));
+	double retry = f_(s, "retry_in_s");
+
+	printf("  state       %s", s_(s, "state"));
+	if (detail && strcmp(detail, s_(s, "state")))
+		printf(": %s", s_(s, "detail"));
+	if (!isnan(retry))
+		printf("; tried again in %.0f s", retry);
+	else if (json_is_string(json_object_get(s, "retry")))
+		printf("; tried again %s", s_(s, "retry"));
+	printf("\n");
 }
 
 static void print_sources(const json_t *sources)
@@ -525,13 +550,13 @@ static void print_sources(const json_t *sources)
 		printf("%s%s/%s\n", i ? "\n" : "", s_(s, "class"), s_(s, "name"));
 		if (!strcmp(s_(p, "mode"), "disabled")) {
 			/* never opened: nothing else to say */
-			printf("  state       %s\n", s_(s, "state"));
+			print_state(s);
 			printf("  policy      %s\n", pol);
 			print_why(s);
 			continue;
 		}
 		printf("  kind        %s\n", s_(s, "kind"));
-		printf("  state       %s\n", s_(s, "state"));
+		print_state(s);
 		printf("  backend     %s\n", s_(s, "backend"));
 		printf("  policy      %s; caps %g bits/event, %g bits/s\n", pol,
 		       f_(p, "cap_bits_per_event"), f_(p, "cap_bits_per_second"));
@@ -549,7 +574,7 @@ static void print_sources(const json_t *sources)
 		       paint(s_(h, "state")), s_(h, "state"), unpaint(), s_(h, "last_failure"),
 		       i_(h, "failures"), N(i_(h, "failures"), "failure"), i_(h, "requalified"),
 		       N(i_(h, "requalified"), "time"));
-		if (!isnan(f_(h, "retry_in_s")))
+		if (!isnan(f_(h, "retry_in_s")) && !strncmp(s_(h, "state"), "failed", 6))
 			printf("  retry       re-qualified after %.0f more seconds of its events\n",
 			       f_(h, "retry_in_s"));
 		printf("  events      %lld (%lld skipped, %lld merged)\n", i_(s, "events"),
@@ -634,12 +659,18 @@ enum {
 	PROM_HEALTH_FAILURES,
 	PROM_REASON,
 	PROM_SAMPLING, /* from Source.sampling's key; only instances that sample have it */
+	PROM_UP,
+	PROM_HEALTH_FAILED,
 };
 static const struct {
 	const char *name, *type, *key;
 	int how;
 	const char *help;
 } per_source[] = {
+	{"entropyd_source_up", "gauge", NULL, PROM_UP,
+	 "1 if the instance is open (read now), 0 if it could not be opened or waits (its state)."},
+	{"entropyd_source_health_failed", "gauge", NULL, PROM_HEALTH_FAILED,
+	 "1 while the instance's health tests have failed and it earns no credit, 0 otherwise."},
 	{"entropyd_source_events_total", "counter", "events", PROM_INT, "Events received."},
 	{"entropyd_source_skipped_events_total", "counter", "skipped", PROM_INT,
 	 "Events counted but not estimated: over sources.network.max_events_per_second, dropped by the kernel's capture buffer, without a usable timestamp, or arriving as policy disables the instance."},
@@ -675,6 +706,15 @@ static bool prom_has(const json_t *sources, int how)
 		if (how != PROM_SAMPLING || json_is_object(json_object_get(s, "sampling")))
 			return true;
 	return false;
+}
+
+/* Open: from a daemon that does not say, every instance it lists but what is disabled. */
+static bool up(const json_t *src)
+{
+	const json_t *u = json_object_get(src, "up");
+
+	return json_is_boolean(u) ? json_is_true(u)
+				  : strcmp(s_(json_object_get(src, "policy"), "mode"), "disabled");
 }
 
 /* The daemon's weight in force; from a daemon that does not give it, the policy's. */
@@ -776,6 +816,12 @@ static void print_metrics(const json_t *st, const json_t *sources)
 				break;
 			case PROM_SAMPLING:
 				v = f_(json_object_get(s, "sampling"), per_source[j].key);
+				break;
+			case PROM_UP:
+				v = up(s);
+				break;
+			case PROM_HEALTH_FAILED:
+				v = !strncmp(s_(h, "state"), "failed", 6);
 				break;
 			}
 			printf("%s{", per_source[j].name);

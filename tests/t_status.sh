@@ -1,0 +1,74 @@
+#!/bin/bash
+# t_status: status never calls a source that is not open idle. A disk under the blktrace
+# backend the kernel refuses (no debugfs in the daemon's mount namespace: ENOENT) and a named
+# interface that does not exist show state not-open, the error and what to do, when they are
+# tried again, and entropyd_source_up 0; the interface, made later (a veth in the test's
+# network namespace), shows open and up 1. As root, in namespaces and on a loop device this
+# test made.
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (loop devices, blktrace ioctls, network namespaces)"
+for tool in losetup unshare jq; do
+	command -v "$tool" > /dev/null || skip "no $tool"
+done
+netns_pair
+block_lock 300 || fail "another block test held $BLOCK_LOCK for 300 s"
+trap 'cleanup; netns_cleanup; loops_cleanup' EXIT
+new_loop LOOP
+DEV=${LOOP#/dev/}
+IF=vst$$ PEER=vsu$$
+ctl() { "$ENTROPYCTL" -s "$CTL_SOCKET" "$@"; }
+src() { ctl --json sources | jq -c --arg c "$1" --arg n "$2" '.sources[] | select(.class == $c and .name == $n)'; }
+metric() { ctl metrics | grep -F "entropyd_source_up{class=\"$1\",name=\"$2\"}" | awk '{print $2}'; }
+
+mkdir -p "$T/input"
+cat > "$T/e.conf" <<EOF
+feed = { mode = "always"; };
+policy = { input = { mode = "disabled"; }; block = { mode = "trusted"; };
+           network = { mode = "trusted"; }; };
+sources = { block = { backend = "blktrace"; devices = [ "$DEV" ]; };
+            network = { interfaces = [ "$IF" ]; }; };
+control = { socket = "$CTL_SOCKET"; };
+EOF
+daemon_in_ns
+start_ns 'umount -a -t debugfs 2>/dev/null;' -v --dry-run -f "$T/e.conf"
+
+# ---- the disk blktrace cannot trace ----
+wait_for 10 sh -c "\"$ENTROPYCTL\" -s \"$CTL_SOCKET\" --json sources | grep -q '\"not-open\"'" ||
+	fail "nothing not-open: $(ctl --json sources)"
+b=$(src block "$DEV")
+echo "$b" | jq -e '.state == "not-open" and .up == false and
+	(.detail | test("^blktrace: (ENOENT|EPERM): .*sources.block.backend")) and
+	.retry_in_s > 0 and .retry_in_s <= 30 and (.retry | test("^in [0-9]+ s$")) and
+	.health.retry_in_s > 0 and .health.state == "-" and
+	.credit.reason == "not-open" and (.credit.reasons[0].detail | test("tried again in")) and
+	(.credit.reasons | map(.reason) | index("idle")) == null' > /dev/null ||
+	fail "block/$DEV: $b"
+[ "$(metric block "$DEV")" = 0 ] || fail "entropyd_source_up of block/$DEV: $(ctl metrics | grep source_up)"
+ctl status > "$T/status" || fail "status"
+grep -qE "^block +$DEV +trusted +0 +- +0\.0 +not-open +-$" "$T/status" || fail "status: $(cat "$T/status")"
+ctl sources > "$T/sources" || fail "sources"
+grep -A2 "^block/$DEV\$" "$T/sources" | grep -qE "^  state       not-open: blktrace: E[A-Z]+: .*; tried again in [0-9]+ s$" ||
+	fail "sources: $(cat "$T/sources")"
+grep -q "block/$DEV: not open: blktrace: " "$T/log" || fail "the log does not say it"
+pass "a disk blktrace cannot trace: not-open, the error and the key to change, retried in $(echo "$b" | jq '.retry_in_s | floor') s, up 0"
+
+# ---- the interface not there yet ----
+n=$(src network "$IF")
+echo "$n" | jq -e '.state == "not-open" and .up == false and
+	(.detail | test("^ENODEV: no such interface; captured when it appears$")) and
+	.credit.reason == "not-open" and .health.state == "-"' > /dev/null || fail "network/$IF: $n"
+[ "$(metric network "$IF")" = 0 ] || fail "entropyd_source_up of network/$IF: $(ctl metrics | grep source_up)"
+grep -qE "^network +$IF +trusted +0 +- +0\.0 +not-open +-$" "$T/status" || fail "status: $(cat "$T/status")"
+pass "an interface that does not exist: not-open, ENODEV, captured when it appears, up 0"
+
+ip -n "$NB" link add "$IF" type veth peer name "$PEER" || fail "veth"
+ip -n "$NB" link set "$PEER" up
+ip -n "$NB" link set "$IF" up
+up_now() { [ "$(metric network "$IF")" = 1 ]; }
+wait_for 10 up_now || fail "network/$IF not up once it exists: $(src network "$IF")"
+src network "$IF" | jq -e '.state == "open" and .up == true and .retry_in_s == null and
+	.retry == null and .credit.reason != "not-open" and .health.state == "startup"' > /dev/null ||
+	fail "network/$IF once open: $(src network "$IF")"
+[ "$(metric block "$DEV")" = 0 ] || fail "block/$DEV changed"
+pass "the interface made later: open, up 1"
