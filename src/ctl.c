@@ -854,7 +854,8 @@ struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
 		 CTL_INTERFACE, CTL_PROTO_VERSION);
 	return ctl;
 fail:
-	log_err("cannot create the control socket %s", ctl->path);
+	log_err("cannot create the control socket %s (the error is above): set "
+		"control.socket to a path in a directory root can write", ctl->path);
 	ctl->path[0] = '\0'; /* nothing of ours to remove */
 	ctl_stop(ctl);
 	return NULL;

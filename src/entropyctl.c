@@ -116,11 +116,13 @@ static int connect_failed(const char *path, int err)
 		return XC_NOT_RUNNING;
 	case EACCES:
 	case EPERM:
-		if (stat(path, &st) == 0 && (gr = getgrgid(st.st_gid)) != NULL)
-			errx_msg("permission denied on %s: run as root or as a member of group %s",
-				 path, gr->gr_name);
+		if (stat(path, &st) == 0 && st.st_gid != 0 && (gr = getgrgid(st.st_gid)) != NULL)
+			errx_msg("permission denied on %s: run as root or join group %s (usermod "
+				 "-aG %s USER, then log in again)", path, gr->gr_name, gr->gr_name);
 		else
-			errx_msg("permission denied on %s: run as root", path);
+			errx_msg("permission denied on %s: run as root or join group entropyd "
+				 "(control.group of entropyd.conf; the group must exist when "
+				 "entropyd starts)", path);
 		return XC_DENIED;
 	default:
 		errx_msg("cannot connect to %s: %s", path, strerror(err));

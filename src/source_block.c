@@ -191,7 +191,7 @@ static void backend_open(struct block_state *st)
 		}
 		if (st->configured == BACKEND_TRACEPOINT) {
 			log_warn("block: the tracepoint cannot be used: %s; retrying every %d s or "
-				 "more",
+				 "more (sources.block.backend = \"auto\" falls back to blktrace)",
 				 st->tp_err, RETRY_MIN_S);
 			blkt_cleanup_leftovers(st->rundir);
 			st->tp_retry_s = RETRY_MIN_S;

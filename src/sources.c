@@ -70,8 +70,9 @@ void sources_reload(struct source *srcs, const struct config *cfg)
 		} else if (wanted && (!src->ops->missing || !was)) {
 			/* A stub newly wanted says once more what is missing. */
 			if (source_start(src, drivers[c], src->base, cfg) < 0)
-				log_warn("%s source: could not be started after reload",
-					 src->ops->name);
+				log_warn("%s source: could not be started after reload (the "
+					 "error is above); policy.%s.mode = \"disabled\" turns it "
+					 "off", src->ops->name, src->ops->name);
 		}
 	}
 }

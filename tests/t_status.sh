@@ -72,3 +72,9 @@ src network "$IF" | jq -e '.state == "open" and .up == true and .retry_in_s == n
 	fail "network/$IF once open: $(src network "$IF")"
 [ "$(metric block "$DEV")" = 0 ] || fail "block/$DEV changed"
 pass "the interface made later: open, up 1"
+
+# ---- at stop: the account never prints NaN (an interface whose rate is not measured) ----
+stop_daemon
+grep -q "network/$IF: kind " "$T/log" || fail "no summary of network/$IF at stop"
+grep -qiE "nan(/s)?\b" "$T/log" && fail "NaN in the log: $(grep -iE 'nan' "$T/log")"
+pass "the account at stop has no NaN"
