@@ -21,6 +21,7 @@
 
 #include "ctl_proto.h"
 #include "disabled.h"
+#include "kernel_seed.h"
 #include "log.h"
 #include "privsep.h"
 #include "pipeline.h"
@@ -65,6 +66,9 @@ struct ctl {
 	size_t n_clients, n_root; /* users other than root, and root, counted apart */
 	struct timeval timeout, max_hold;
 	struct snapshot public_status, public_sources;
+	struct kseed seed;     /* what the machine offers, read at start */
+	bool ready_at_start;   /* the CRNG was ready when the socket opened, at start */
+	int needed_at_start;   /* the bits it still waited for then; -1 unknown */
 	struct log_ratelimit rl_refused, rl_accept, rl_dropped, rl_held;
 };
 
@@ -109,6 +113,42 @@ static json_t *get_info(void)
 			 "version", PACKAGE_VERSION, "url", PACKAGE_URL, "interfaces", ifaces);
 }
 
+/* How this boot's CRNG got seeded and what entropyd added: Kernel.seed. */
+static json_t *seed_record(const struct ctl *ctl, const struct ctl_status *st)
+{
+	const struct kseed *k = &ctl->seed;
+	struct kseed_boot b = {
+		.credit_until_ready = st->credit_until_ready,
+		.ready_at_start = ctl->ready_at_start,
+		.ready_now = st->crng_ready,
+		.ready_after_s = st->ready_after_s,
+		.needed_at_start = ctl->needed_at_start,
+		.credited_before_ready = st->credited_before_ready,
+		.credited = (double)st->fed_credit_bits,
+	};
+	char text[512];
+	enum kseed_verdict v = kseed_verdict(k, &b, text, sizeof(text));
+
+	return json_pack(
+		"{s:{s:b, s:b, s:b, s:o, s:o, s:s}, s:o, s:{s:o, s:s}, s:b, s:o, s:o, s:s, s:s}",
+		"cpu_rng", "rdrand", k->rdrand, "rdseed", k->rdseed, "trusted", k->cpu_trusted,
+		"trust_cpu", k->trust_cpu < 0 ? json_null() : json_boolean(k->trust_cpu),
+		"config_trust_cpu",
+		k->trust_cpu_config < 0 ? json_null() : json_boolean(k->trust_cpu_config),
+		"trusted_from", k->cpu_trust_from,
+		"hw_rng", k->hw_rng[0] ? jstr(k->hw_rng) : json_null(),
+		"bootloader", "trust_bootloader",
+		k->trust_bootloader < 0 ? json_null() : json_boolean(k->trust_bootloader),
+		"seed", "not detectable from user space",
+		"ready_at_start", ctl->ready_at_start,
+		"needed_bits_at_start",
+		ctl->needed_at_start < 0 ? json_null() : json_integer(ctl->needed_at_start),
+		"credited_before_ready_bits",
+		ctl->ready_at_start || !st->credit_until_ready ? json_null()
+							       : ctl_real(st->credited_before_ready),
+		"verdict", kseed_verdict_name(v), "summary", text);
+}
+
 static json_t *get_status(struct ctl *ctl)
 {
 	struct ctl_status st;
@@ -126,7 +166,7 @@ static json_t *get_status(struct ctl *ctl)
 	ready = st.ready_after_s >= 0 ? ctl_real(round(st.ready_after_s * 10) / 10) : json_null();
 	return json_pack(
 		"{s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:o},"
-		" s:{s:s, s:b, s:b, s:o, s:o, s:I, s:o},"
+		" s:{s:s, s:b, s:b, s:o, s:o, s:I, s:o, s:o},"
 		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I}}",
 		"daemon", "version", PACKAGE_VERSION, "protocol", CTL_PROTO_VERSION, "pid",
 		(json_int_t)priv_main_pid(), "uptime_s", (json_int_t)(st.uptime_ns / NS_PER_SEC),
@@ -135,7 +175,7 @@ static json_t *get_status(struct ctl *ctl)
 		(json_int_t)st.reload_failures, "config", jstr(st.config),
 		"kernel", "version", kver, "crng_ready", st.crng_ready, "credit_counts",
 		st.credit_counts, "entropy_avail", avail, "ready_after_s", ready, "hz",
-		(json_int_t)hz, "hz_from", jstr(hz_from),
+		(json_int_t)hz, "hz_from", jstr(hz_from), "seed", seed_record(ctl, &st),
 		"totals", "instances", (json_int_t)pipeline_count(), "events", (json_int_t)t.events,
 		"skipped", (json_int_t)t.skipped, "mixed_bytes", (json_int_t)t.mixed_bytes,
 		"estimated_bits", ctl_real(t.estimated_bits), "credited_bits",
@@ -841,6 +881,19 @@ struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
 	ctl->rl_accept = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	ctl->rl_dropped = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	ctl->rl_held = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	/* Now, while /proc, /sys and /boot can still be read (the collector's sandbox closes
+	 * them), and the kernel's state is as entropyd found it. */
+	kseed_detect(&ctl->seed, NULL);
+	{
+		struct ctl_status st;
+
+		ops->status(arg, &st);
+		ctl->ready_at_start = st.crng_ready;
+		ctl->needed_at_start = st.crng_ready ? 0
+				       : st.entropy_avail >= 0 && st.entropy_avail <= 256
+					       ? 256 - st.entropy_avail
+					       : -1;
+	}
 	if (open_socket(ctl) < 0)
 		goto fail;
 	ctl->listener = event_new(base, ctl->fd, EV_READ | EV_PERSIST, accept_cb, ctl);

@@ -26,7 +26,8 @@
  *      Source.retry (when one not open is tried again), also in Health.retry_in_s while it
  *      is retried; Health.state "-" while the instance is not open; Credit.reasons, every
  *      reason that holds (Credit.reason and detail are its first; new reasons not-open,
- *      waiting, refused, ended). */
+ *      waiting, refused, ended). Kernel.seed: how this boot's CRNG got seeded (CPU RNG
+ *      and its trust, hardware RNG, bootloader) and what entropyd added, with a verdict. */
 #define CTL_PROTO_VERSION 4
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"

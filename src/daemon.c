@@ -179,6 +179,8 @@ static void fill_status(void *arg, struct ctl_status *out)
 	pipeline_kernel_counts(out->credit_counts);
 	out->entropy_avail = kernel_entropy_avail();
 	out->ready_after_s = f->ready_after_ns ? (double)f->ready_after_ns / 1e9 : -1;
+	out->credit_until_ready = f->ks.credit_until_ready;
+	out->credited_before_ready = (double)f->credited_before_ready;
 	out->feeds = d->sink.feeds;
 	out->fed_bytes = d->sink.mixed_bytes;
 	out->fed_credit_bits = d->sink.credited;

@@ -372,6 +372,31 @@ static void print_duration(long long s)
 		printf("%llds", s);
 }
 
+/* How this boot's CRNG got seeded, and the verdict: does this machine need entropyd? */
+static void print_seed(const json_t *seed)
+{
+	const json_t *cpu = json_object_get(seed, "cpu_rng"), *bl = json_object_get(seed, "bootloader");
+	const json_t *tb = json_object_get(bl, "trust_bootloader");
+
+	if (!json_is_object(seed))
+		return; /* an older daemon */
+	printf("seeding: CPU RNG ");
+	if (!b_(cpu, "rdrand") && !b_(cpu, "rdseed"))
+		printf("none");
+	else
+		printf("%s%s%s, %s (%s)", b_(cpu, "rdrand") ? "RDRAND" : "",
+		       b_(cpu, "rdrand") && b_(cpu, "rdseed") ? "+" : "",
+		       b_(cpu, "rdseed") ? "RDSEED" : "", b_(cpu, "trusted") ? "trusted" : "not trusted",
+		       s_(cpu, "trusted_from"));
+	printf("; hardware RNG %s", json_is_string(json_object_get(seed, "hw_rng"))
+					    ? s_(seed, "hw_rng") : "none");
+	printf("; bootloader seed %s%s\n", s_(bl, "seed"),
+	       json_is_boolean(tb) ? json_is_true(tb) ? " (random.trust_bootloader=on)"
+						       : " (random.trust_bootloader=off)"
+				   : "");
+	printf("verdict: %s\n", s_(seed, "summary"));
+}
+
 static void print_overview(const json_t *st)
 {
 	const json_t *d = json_object_get(st, "daemon"), *k = json_object_get(st, "kernel"),
@@ -393,6 +418,7 @@ static void print_overview(const json_t *st)
 	if (json_is_integer(json_object_get(k, "entropy_avail")))
 		printf(", entropy_avail %lld", i_(k, "entropy_avail"));
 	printf("\n");
+	print_seed(json_object_get(k, "seed"));
 	printf("totals: %lld %s, %lld %s mixed, %.1f bits estimated, %.1f bits credited\n",
 	       i_(t, "events"), N(i_(t, "events"), "event"), i_(t, "mixed_bytes"),
 	       N(i_(t, "mixed_bytes"), "byte"), f_(t, "estimated_bits"), f_(t, "credited_bits"));

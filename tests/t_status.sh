@@ -73,6 +73,17 @@ src network "$IF" | jq -e '.state == "open" and .up == true and .retry_in_s == n
 [ "$(metric block "$DEV")" = 0 ] || fail "block/$DEV changed"
 pass "the interface made later: open, up 1"
 
+# ---- does this machine need entropyd? the verdict, as this host's kernel gives it ----
+ctl --json status | jq -e '.kernel.seed | (.verdict | IN("old-kernel", "ready-before", "credited",
+	"ready-without", "not-ready")) and (.summary | length > 20) and
+	(.cpu_rng.trusted | type) == "boolean" and (.ready_at_start | type) == "boolean" and
+	.bootloader.seed == "not detectable from user space"' > /dev/null ||
+	fail "kernel.seed: $(ctl --json status | jq -c .kernel.seed)"
+ctl status > "$T/status" || fail "status"
+grep -qE "^seeding: CPU RNG (none|RDRAND|RDSEED|RDRAND\+RDSEED, (trusted|not trusted) \(.*\)); hardware RNG [^;]+; bootloader seed " "$T/status" &&
+	grep -qE "^verdict: .{20,}" "$T/status" || fail "no seeding and verdict lines: $(cat "$T/status")"
+pass "$(grep '^verdict:' "$T/status")"
+
 # ---- at stop: the account never prints NaN (an interface whose rate is not measured) ----
 stop_daemon
 grep -q "network/$IF: kind " "$T/log" || fail "no summary of network/$IF at stop"
