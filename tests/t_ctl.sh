@@ -34,7 +34,7 @@ mkfifo "$T/input/event0"
 # ---- the command line, and no daemon ----
 "$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 4\)$' || fail "--version"
 "$ENTROPYCTL" --help > "$T/help" || fail "--help"
-for w in status sources reload metrics --socket --json --color --timeout --version --help \
+for w in status sources watch reload metrics --interval --socket --json --color --timeout --version --help \
 	'Exit status' '^  1  reload refused' '^  3  entropyd is not running' '^  4  permission denied' \
 	'^  5  protocol error' /run/entropyd/io.entropyd; do
 	grep -qE -- "$w" "$T/help" || fail "--help lacks $w"
