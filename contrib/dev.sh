@@ -29,7 +29,7 @@ TEST_DEPS="$TEST_DEPS iproute2 tcpdump"
 TEST_DEPS="$TEST_DEPS dmsetup"
 # The control-socket test (tests/t_ctl.sh): python3 for an independent Varlink client,
 # prometheus_client's parser for the metrics, valgrind for the daemon's memory.
-TEST_DEPS="$TEST_DEPS python3 python3-prometheus-client valgrind"
+TEST_DEPS="$TEST_DEPS python3 python3-prometheus-client valgrind prometheus"
 # The guest tests (tests/guest/): qemu's software emulation, a static busybox for the guest,
 # cpio for its initramfs, python3 for the QMP input injector.
 TEST_DEPS="$TEST_DEPS qemu-system-x86 busybox-static cpio python3"
