@@ -804,8 +804,9 @@ static void set_group(const struct ctl *ctl)
 			log_warn("control.group %s: cannot look it up (%s): only root can use %s",
 				 ctl->group, strerror(err), ctl->path);
 		else
-			log_warn("control.group %s does not exist: only root can use %s", ctl->group,
-				 ctl->path);
+			log_warn("control.group %s does not exist: only root can use %s (create it: "
+				 "groupadd --system %s, then restart entropyd)", ctl->group,
+				 ctl->path, ctl->group);
 		return;
 	}
 	/* Under systemd the socket already has it (Group=), and the unit's system call filter

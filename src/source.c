@@ -118,10 +118,12 @@ bool source_view(enum src_class cls, const char *name, struct src_view *out)
 			break;
 		case SRC_WAIT:
 		case SRC_CLOSED:
-			/* A rescan or the driver's notifier tries it again; the driver's own
-			 * words say when (an interface "captured when it appears"). */
+			/* A rescan or the driver's notifier tries it again: closed by the
+			 * driver's rules (SRC_CLOSED) it waits for the device to come back. */
 			out->state = si->error[0] ? "not-open" : "waiting";
-			out->retry = si->status == SRC_WAIT ? "when it changes" : NULL;
+			out->retry = si->status == SRC_WAIT ? "when it changes"
+				     : si->error[0]		? "when it appears or changes"
+								: NULL;
 			break;
 		case SRC_SKIPPED:
 			out->state = si->disabled ? "disabled" : "refused";

@@ -555,7 +555,7 @@ static void if_sync(struct src_inst *si)
 		if (!si->inst && f->match == M_EXACT)
 			if_attach(si);
 		if (!f->ifindex)
-			source_set_error(si, "ENODEV: no such interface%s; captured when it appears",
+			source_set_error(si, "ENODEV: no such interface%s",
 					 f->ever_present ? " any more" : "");
 		if (si->inst)
 			capture_set_state(&f->cap, if_state_down(f));
@@ -760,7 +760,8 @@ static bool pcap_scan(struct source *src)
 	}
 	if (net_links_dump(&st->links) < 0) {
 		log_limited(&rl_link, LOG_WARNING,
-			    "network: cannot list interfaces (rtnetlink and /proc/net/dev)");
+			    "network: cannot list interfaces (rtnetlink and /proc/net/dev); "
+			    "policy.network.mode = \"disabled\" turns the class off");
 		return false;
 	}
 	return true;

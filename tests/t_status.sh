@@ -56,11 +56,14 @@ pass "a disk blktrace cannot trace: not-open, the error and the key to change, r
 # ---- the interface not there yet ----
 n=$(src network "$IF")
 echo "$n" | jq -e '.state == "not-open" and .up == false and
-	(.detail | test("^ENODEV: no such interface; captured when it appears$")) and
-	.credit.reason == "not-open" and .health.state == "-"' > /dev/null || fail "network/$IF: $n"
+	.detail == "ENODEV: no such interface" and .retry == "when it appears or changes" and
+	.retry_in_s == null and .credit.reason == "not-open" and .health.state == "-"' > /dev/null ||
+	fail "network/$IF: $n"
 [ "$(metric network "$IF")" = 0 ] || fail "entropyd_source_up of network/$IF: $(ctl metrics | grep source_up)"
 grep -qE "^network +$IF +trusted +0 +- +0\.0 +not-open +-$" "$T/status" || fail "status: $(cat "$T/status")"
-pass "an interface that does not exist: not-open, ENODEV, captured when it appears, up 0"
+grep -A2 "^network/$IF\$" "$T/sources" | grep -qx "  state       not-open: ENODEV: no such interface; tried again when it appears or changes" ||
+	fail "sources: $(cat "$T/sources")"
+pass "an interface that does not exist: not-open, ENODEV, tried again when it appears, up 0"
 
 ip -n "$NB" link add "$IF" type veth peer name "$PEER" || fail "veth"
 ip -n "$NB" link set "$PEER" up
