@@ -105,7 +105,7 @@ static const char io_entropyd[] =
 	"\n"
 	"# Counters since start, over every instance, including those that went away.\n"
 	"type Totals (\n"
-	"  # source instances open now\n"
+	"  # source instances found and enabled by policy, open or not (Source.up says which)\n"
 	"  instances: int,\n"
 	"  events: int,\n"
 	"  # events counted but not estimated: over the class's max_events_per_second, or the\n"
