@@ -525,7 +525,11 @@ static void print_table(const json_t *sources)
 
 		if (!json_is_object(sm) || !strcmp(s_(sm, "state"), "off"))
 			continue;
-		if (!strcmp(s_(sm, "state"), "on"))
+		if (!strcmp(s_(sm, "state"), "on") && isnan(f_(sm, "arrival_rate")))
+			printf("%s/%s: sampled in the kernel, 1 in %.0f packets kept (not credited; "
+			       "arrival rate not measured yet)\n",
+			       s_(s, "class"), s_(s, "name"), 1 / f_(sm, "ratio"));
+		else if (!strcmp(s_(sm, "state"), "on"))
 			printf("%s/%s: sampled in the kernel, 1 in %.0f of about %.0f packets a second "
 			       "kept (not credited)\n",
 			       s_(s, "class"), s_(s, "name"), 1 / f_(sm, "ratio"),
