@@ -47,6 +47,8 @@ TEST_DEPS="$TEST_DEPS dmsetup"
 # prometheus_client's parser for the metrics, valgrind for the daemon's memory (and its
 # valgrind.h for the collector, which configure looks for).
 TEST_DEPS="$TEST_DEPS python3 python3-prometheus-client valgrind"
+# The alert rules (contrib/metrics, tests/t_metrics_rules.sh): promtool.
+TEST_DEPS="$TEST_DEPS prometheus"
 # The systemd unit and contrib/ (tests/t_unit.sh, tests/t_contrib.sh): systemd-analyze, and
 # man, which its verify runs for each Documentation= page.
 TEST_DEPS="$TEST_DEPS systemd man-db bash-completion shellcheck"

@@ -492,7 +492,9 @@ bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsign
 		return true;
 	dbg = debugfs_dir();
 	if (!dbg) {
-		snprintf(state, size, "ENOENT: debugfs not mounted (no relay files)");
+		snprintf(state, size, "ENOENT: debugfs is not mounted so blktrace has no relay "
+			 "files: mount it (mount -t debugfs none /sys/kernel/debug) or set "
+			 "sources.block.backend = \"tracepoint\"");
 		return false;
 	}
 	/* Remembered before it exists, so that no crash can leave a trace we forgot. */
@@ -506,7 +508,9 @@ bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsign
 		else if (stage == 0)
 			snprintf(state, size, "cannot open /dev/%s: %s", name, strerror(e));
 		else if (stage == 1 && e == EBUSY)
-			snprintf(state, size, "EBUSY: another blktrace is running on the device");
+			snprintf(state, size, "EBUSY: another blktrace is running on the device; "
+				 "tried again later (or set sources.block.backend = "
+				 "\"tracepoint\")");
 		else
 			snprintf(state, size, "%s failed: %s",
 				 stage == 1 ? "BLKTRACESETUP" : "BLKTRACESTART", strerror(e));
@@ -530,11 +534,16 @@ bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsign
 			    "%s/block/%s: %s; BLKTRACESTOP and BLKTRACETEARDOWN %s",
 			    name, dbg, trace_name, strerror(e), td ? strerror(td) : "done");
 		if (e == EPERM || e == EACCES)
-			snprintf(state, size, "EPERM: relay files closed (lockdown)");
+			snprintf(state, size, "EPERM: the kernel refuses blktrace's relay files "
+				 "(lockdown or Secure Boot): set sources.block.backend = "
+				 "\"tracepoint\" or policy.block.mode = \"disabled\"");
 		else if (e == ENOENT)
-			snprintf(state, size, "ENOENT: no relay files under %s/block", dbg);
+			snprintf(state, size, "ENOENT: no relay files under %s/block (debugfs "
+				 "without blktrace?): set sources.block.backend = \"tracepoint\"",
+				 dbg);
 		else
-			snprintf(state, size, "relay files: %s", strerror(e));
+			snprintf(state, size, "relay files: %s (errno %d): set sources.block.backend "
+				 "= \"tracepoint\"", strerror(e), e);
 		free(dbg);
 		return false;
 	}

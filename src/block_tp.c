@@ -244,14 +244,21 @@ static const char *tracefs_dir(bool may_mount, char *err, size_t errlen)
 		return NULL;
 	}
 	if (!may_mount) {
-		snprintf(err, errlen, "tracefs is not mounted at " TRACEFS " (nor under "
-				      "debugfs), and mounting it at start failed");
+		snprintf(err, errlen, "ENOENT: tracefs is not mounted at " TRACEFS " (nor under "
+				      "debugfs) and could not be mounted at start: mount it (mount -t "
+				      "tracefs nodev " TRACEFS "; in a container on the host) or set "
+				      "policy.block.mode = \"disabled\"");
 		return NULL;
 	}
 	if (mount("nodev", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		int e = errno;
+
 		snprintf(err, errlen, "tracefs is not mounted and mounting it at " TRACEFS
-				      " failed: %s",
-			 strerror(errno));
+				      " failed: %s (%s)%s",
+			 strerrorname_np(e) ? strerrorname_np(e) : "?", strerror(e),
+			 e == EPERM ? ": needs CAP_SYS_ADMIN outside a container; mount it on the "
+				      "host or set policy.block.mode = \"disabled\""
+				    : "");
 		return NULL;
 	}
 	log_notice("block: tracefs was not mounted; mounted it at " TRACEFS);
@@ -778,9 +785,11 @@ static struct cpu *cpu_open(struct block_tp *tp, unsigned cpu, bool *smaller, ch
 	c->dfd = perf_open(tp, cpu, OWNER);
 	if (c->dfd < 0) {
 		e = errno;
-		snprintf(err, errlen, "perf_event_open failed on CPU %u: %s%s", cpu, strerror(e),
-			 e == EACCES || e == EPERM ? " (needs CAP_PERFMON or CAP_SYS_ADMIN, or a "
-						     "lower kernel.perf_event_paranoid)"
+		snprintf(err, errlen, "perf_event_open failed on CPU %u: %s (%s)%s", cpu,
+			 strerrorname_np(e) ? strerrorname_np(e) : "?", strerror(e),
+			 e == EACCES || e == EPERM ? ": needs CAP_PERFMON or CAP_SYS_ADMIN, or a "
+						     "lower kernel.perf_event_paranoid; or set "
+						     "policy.block.mode = \"disabled\""
 						   : "");
 		goto fail;
 	}

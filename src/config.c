@@ -689,6 +689,49 @@ static const char *syntax_text(const char *text)
 	return text;
 }
 
+/* libconfig reads an unclosed quote on into the lines after it and reports the line where
+ * it gave up, often far below. The first line before that one which ends inside a string
+ * is where the quote was opened; 0 if there is none. */
+static unsigned unclosed_quote_line(const char *file, unsigned upto)
+{
+	FILE *f = fopen(file, "re");
+	char line[4096];
+	unsigned n = 0, found = 0;
+	bool in_comment = false;
+
+	if (!f)
+		return 0;
+	while (!found && n < upto && fgets(line, sizeof(line), f)) {
+		bool in_str = false;
+
+		n++;
+		for (const char *p = line; *p && *p != '\n'; p++) {
+			if (in_comment) {
+				if (p[0] == '*' && p[1] == '/') {
+					in_comment = false;
+					p++;
+				}
+			} else if (in_str) {
+				if (*p == '\\' && p[1])
+					p++;
+				else if (*p == '"')
+					in_str = false;
+			} else if (*p == '"') {
+				in_str = true;
+			} else if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
+				break;
+			} else if (p[0] == '/' && p[1] == '*') {
+				in_comment = true;
+				p++;
+			}
+		}
+		if (in_str)
+			found = n;
+	}
+	fclose(f);
+	return found;
+}
+
 /* libconfig 1.5 puts its include directory before every @include path, an absolute one
  * too: say so at the line rather than let it look for DIR//PATH. True if there is none. */
 static bool includes_relative(struct settings_ctx *ctx, FILE *f)
@@ -756,10 +799,18 @@ static bool read_file(struct settings_ctx *ctx, config_t *lc)
 	fclose(f);
 	if (!ok) {
 		const char *file = config_error_file(lc) ? config_error_file(lc) : ctx->path;
+		unsigned quote = unclosed_quote_line(file, (unsigned)config_error_line(lc));
 
-		settings_err_raw(ctx, file, (unsigned)config_error_line(lc),
-				 "%s:%d: syntax error: %s", file, config_error_line(lc),
-				 syntax_text(config_error_text(lc)));
+		if (quote && quote < (unsigned)config_error_line(lc))
+			settings_err_raw(ctx, file, quote,
+					 "%s:%u: syntax error: a quote opened on this line is not "
+					 "closed (libconfig stopped at line %d); close it with \" "
+					 "before the end of the line", file, quote,
+					 config_error_line(lc));
+		else
+			settings_err_raw(ctx, file, (unsigned)config_error_line(lc),
+					 "%s:%d: syntax error: %s", file, config_error_line(lc),
+					 syntax_text(config_error_text(lc)));
 		config_destroy(lc);
 	}
 	return ok;

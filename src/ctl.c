@@ -21,9 +21,11 @@
 
 #include "ctl_proto.h"
 #include "disabled.h"
+#include "kernel_seed.h"
 #include "log.h"
 #include "privsep.h"
 #include "pipeline.h"
+#include "source.h"
 #include "source_class.h"
 #include "util.h"
 
@@ -64,6 +66,9 @@ struct ctl {
 	size_t n_clients, n_root; /* users other than root, and root, counted apart */
 	struct timeval timeout, max_hold;
 	struct snapshot public_status, public_sources;
+	struct kseed seed;     /* what the machine offers, read at start */
+	bool ready_at_start;   /* the CRNG was ready when the socket opened, at start */
+	int needed_at_start;   /* the bits it still waited for then; -1 unknown */
 	struct log_ratelimit rl_refused, rl_accept, rl_dropped, rl_held;
 };
 
@@ -108,6 +113,42 @@ static json_t *get_info(void)
 			 "version", PACKAGE_VERSION, "url", PACKAGE_URL, "interfaces", ifaces);
 }
 
+/* How this boot's CRNG got seeded and what entropyd added: Kernel.seed. */
+static json_t *seed_record(const struct ctl *ctl, const struct ctl_status *st)
+{
+	const struct kseed *k = &ctl->seed;
+	struct kseed_boot b = {
+		.credit_until_ready = st->credit_until_ready,
+		.ready_at_start = ctl->ready_at_start,
+		.ready_now = st->crng_ready,
+		.ready_after_s = st->ready_after_s,
+		.needed_at_start = ctl->needed_at_start,
+		.credited_before_ready = st->credited_before_ready,
+		.credited = (double)st->fed_credit_bits,
+	};
+	char text[512];
+	enum kseed_verdict v = kseed_verdict(k, &b, text, sizeof(text));
+
+	return json_pack(
+		"{s:{s:b, s:b, s:b, s:o, s:o, s:s}, s:o, s:{s:o, s:s}, s:b, s:o, s:o, s:s, s:s}",
+		"cpu_rng", "rdrand", k->rdrand, "rdseed", k->rdseed, "trusted", k->cpu_trusted,
+		"trust_cpu", k->trust_cpu < 0 ? json_null() : json_boolean(k->trust_cpu),
+		"config_trust_cpu",
+		k->trust_cpu_config < 0 ? json_null() : json_boolean(k->trust_cpu_config),
+		"trusted_from", k->cpu_trust_from,
+		"hw_rng", k->hw_rng[0] ? jstr(k->hw_rng) : json_null(),
+		"bootloader", "trust_bootloader",
+		k->trust_bootloader < 0 ? json_null() : json_boolean(k->trust_bootloader),
+		"seed", "not detectable from user space",
+		"ready_at_start", ctl->ready_at_start,
+		"needed_bits_at_start",
+		ctl->needed_at_start < 0 ? json_null() : json_integer(ctl->needed_at_start),
+		"credited_before_ready_bits",
+		ctl->ready_at_start || !st->credit_until_ready ? json_null()
+							       : ctl_real(st->credited_before_ready),
+		"verdict", kseed_verdict_name(v), "summary", text);
+}
+
 static json_t *get_status(struct ctl *ctl)
 {
 	struct ctl_status st;
@@ -125,7 +166,7 @@ static json_t *get_status(struct ctl *ctl)
 	ready = st.ready_after_s >= 0 ? ctl_real(round(st.ready_after_s * 10) / 10) : json_null();
 	return json_pack(
 		"{s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:o},"
-		" s:{s:s, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:I, s:o},"
+		" s:{s:s, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:I, s:o, s:o},"
 		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I}}",
 		"daemon", "version", PACKAGE_VERSION, "protocol", CTL_PROTO_VERSION, "pid",
 		(json_int_t)priv_main_pid(), "uptime_s", (json_int_t)(st.uptime_ns / NS_PER_SEC),
@@ -136,7 +177,7 @@ static json_t *get_status(struct ctl *ctl)
 		"semantics_evidence", jstr(st.kernel_evidence), "semantics_reason",
 		jstr(st.kernel_reason), "crng_ready", st.crng_ready, "credit_counts",
 		st.credit_counts, "entropy_avail", avail, "ready_after_s", ready, "hz",
-		(json_int_t)hz, "hz_from", jstr(hz_from),
+		(json_int_t)hz, "hz_from", jstr(hz_from), "seed", seed_record(ctl, &st),
 		"totals", "instances", (json_int_t)pipeline_count(), "events", (json_int_t)t.events,
 		"skipped", (json_int_t)t.skipped, "mixed_bytes", (json_int_t)t.mixed_bytes,
 		"estimated_bits", ctl_real(t.estimated_bits), "credited_bits",
@@ -154,14 +195,96 @@ static json_t *sampling_record(const struct inst_info *in)
 			 ctl_real(in->sample_ratio), "arrival_rate", ctl_real(in->arrival_rate));
 }
 
-static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
+/* One reason credit does not grow, as {reason, detail}, if not listed yet. */
+static void add_reason(json_t *list, const char *reason, const char *detail)
 {
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(list, i, r)
+		if (!strcmp(json_string_value(json_object_get(r, "reason")), reason))
+			return;
+	json_array_append_new(list, json_pack("{s:s, s:o}", "reason", reason, "detail",
+					      jstr(detail)));
+}
+
+static bool health_failed(const char *h)
+{
+	return !strncmp(h, "failed", 6);
+}
+
+/* Every reason that holds, the one that matters most first: not open before anything the
+ * pipeline says of its events; then the pipeline's, then the policy's, the health tests',
+ * the sampling's and the kernel's if they hold too. */
+static json_t *reasons(const struct inst_info *in, const struct src_view *v, bool counts)
+{
+	json_t *list = json_array();
+	char buf[320];
+	bool open = !strcmp(v->state, "open");
+
+	if (!open && strcmp(v->state, "disabled")) {
+		snprintf(buf, sizeof(buf), "%s%s%s", v->detail ? v->detail : v->state,
+			 v->retry ? "; tried again " : "", v->retry ? v->retry : "");
+		add_reason(list, v->state, buf);
+	}
+	if (in->reason != PIPELINE_CREDITS && (open || in->reason != PIPELINE_IDLE))
+		add_reason(list, pipeline_reason_name(in->reason), in->reason_text);
+	if (in->rule.mode == MODE_MIX_ONLY)
+		add_reason(list, "mix-only", "policy: mix-only (mixed in, credited zero)");
+	if (health_failed(in->health)) {
+		snprintf(buf, sizeof(buf), "health test failed (%s): no credit until it passes again",
+			 in->health_last);
+		add_reason(list, "health", buf);
+	} else if (open && !strcmp(in->health, "startup")) {
+		add_reason(list, "startup", "health tests' start-up: no credit before it passes");
+	}
+	if (in->sampling && in->sample_ratio < 1)
+		add_reason(list, "sampled", "sampled: the kernel keeps a share of the packets; "
+			   "mixed, not credited");
+	if (!counts)
+		add_reason(list, "kernel", "the kernel no longer counts credit (its CRNG is ready)");
+	return list;
+}
+
+/* What the core says of an instance; a row of what policy disables is not in the core. */
+static void view_of(const struct inst_info *in, struct src_view *v)
+{
+	if (in->rule.mode == MODE_DISABLED || !strcmp(in->name, DISABLED_CLASS_NAME) ||
+	    !source_view(in->cls, in->name, v)) {
+		bool dis = in->rule.mode == MODE_DISABLED;
+
+		v->state = dis ? "disabled" : "open";
+		v->detail = in->state;
+		v->retry = NULL;
+		v->retry_in_s = NAN;
+	}
+	/* Where the kernel samples an open interface, that is its state. */
+	if (!strcmp(v->state, "open") && in->sampling && in->sample_ratio < 1)
+		v->state = "sampled";
+}
+
+static json_t *source_record(const struct ctl *ctl, const struct inst_info *in, bool counts)
+{
+	struct src_view v = {.state = "open"};
+	json_t *why;
+	const char *first;
+	bool up;
+
+	view_of(in, &v);
+	up = !strcmp(v.state, "open") || !strcmp(v.state, "sampled");
+	why = reasons(in, &v, counts);
+	if (json_array_size(why) == 0 && in->reason != PIPELINE_CREDITS)
+		add_reason(why, pipeline_reason_name(in->reason), in->reason_text);
+	first = json_string_value(json_object_get(json_array_get(why, 0), "reason"));
 	return json_pack(
-		"{s:o, s:o, s:o, s:o, s:s, s:{s:s, s:o, s:o, s:o}, s:o, s:o, s:b, s:s, s:I,"
-		" s:{s:o, s:o, s:I, s:I, s:o}, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:{s:o, s:o, s:o},"
-		" s:o}",
+		"{s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:s, s:{s:s, s:o, s:o, s:o}, s:o, s:o, s:b,"
+		" s:s, s:I,"
+		" s:{s:o, s:o, s:I, s:I, s:o}, s:I, s:I, s:I, s:I, s:o, s:o, s:o,"
+		" s:{s:o, s:o, s:o, s:o}, s:o}",
 		"class", jstr(class_name(in->cls)), "name", jstr(in->name), "kind", jstr(in->kind),
-		"state", jstr(in->state), "backend",
+		"state", json_string(v.state), "detail", jstr(v.detail ? v.detail : in->state),
+		"up", up, "retry_in_s", ctl_real(v.retry_in_s), "retry",
+		v.retry ? json_string(v.retry) : json_null(), "backend",
 		in->backend ? in->backend : class_backend(ctl->cfg, in->cls),
 		"policy", "mode", policy_mode_name(in->rule.mode), "scale",
 		in->rule.mode == MODE_REDUCED ? ctl_real(in->rule.scale) : json_null(),
@@ -170,17 +293,20 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in)
 		"estimator", jstr(in->estimator), "estimate_bits", ctl_real(in->last_estimate),
 		"kernel_credits", in->kernel_credits, "symbols", in->jiffy_ns ? "sub-jiffy" : "full",
 		"jiffy_ns", (json_int_t)in->jiffy_ns,
-		"health", "state", jstr(in->health), "last_failure", jstr(in->health_last),
+		"health", "state", jstr(up || in->rule.mode == MODE_DISABLED ? in->health : "-"),
+		"last_failure", jstr(in->health_last),
 		"failures", (json_int_t)in->health_failures, "requalified",
-		(json_int_t)in->health_requalified, "retry_in_s", ctl_real(in->health_retry_in),
+		(json_int_t)in->health_requalified, "retry_in_s",
+		ctl_real(isnan(in->health_retry_in) ? v.retry_in_s : in->health_retry_in),
 		"events", (json_int_t)in->c.events, "skipped", (json_int_t)in->c.skipped,
 		"merged", (json_int_t)in->c.merged,
 		"mixed_bytes", (json_int_t)in->c.mixed_bytes, "estimated_bits",
 		ctl_real(in->c.estimated_bits), "credited_bits", ctl_real(in->c.credited_bits),
 		"held_bits", ctl_real(in->c.held_bits),
-		"credit", "reason",
-		in->reason == PIPELINE_CREDITS ? json_null() : json_string(pipeline_reason_name(in->reason)),
-		"detail", in->reason == PIPELINE_CREDITS ? json_null() : jstr(in->reason_text),
+		"credit", "reason", first ? json_string(first) : json_null(),
+		"detail",
+		first ? json_incref(json_object_get(json_array_get(why, 0), "detail")) : json_null(),
+		"reasons", why,
 		"weight", ctl_real(in->weight), "sampling", sampling_record(in));
 }
 
@@ -188,14 +314,15 @@ static json_t *get_sources(struct ctl *ctl)
 {
 	json_t *list = json_array();
 	struct inst_info info;
-
+	struct ctl_status st;
 	bool ok = true;
 
+	ctl->ops->status(ctl->ops_arg, &st);
 	for (size_t i = 0; ok && pipeline_info(i, &info); i++)
-		ok = json_array_append_new(list, source_record(ctl, &info)) == 0;
+		ok = json_array_append_new(list, source_record(ctl, &info, st.credit_counts)) == 0;
 	/* Then what policy disables: never opened, but an administrator must see it. */
 	for (size_t i = 0; ok && disabled_info(i, ctl->cfg, &info); i++)
-		ok = json_array_append_new(list, source_record(ctl, &info)) == 0;
+		ok = json_array_append_new(list, source_record(ctl, &info, true)) == 0;
 	if (!ok) {
 		json_decref(list);
 		return NULL;
@@ -679,8 +806,9 @@ static void set_group(const struct ctl *ctl)
 			log_warn("control.group %s: cannot look it up (%s): only root can use %s",
 				 ctl->group, strerror(err), ctl->path);
 		else
-			log_warn("control.group %s does not exist: only root can use %s", ctl->group,
-				 ctl->path);
+			log_warn("control.group %s does not exist: only root can use %s (create it: "
+				 "groupadd --system %s, then restart entropyd)", ctl->group,
+				 ctl->path, ctl->group);
 		return;
 	}
 	/* Under systemd the socket already has it (Group=), and the unit's system call filter
@@ -756,6 +884,19 @@ struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
 	ctl->rl_accept = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	ctl->rl_dropped = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	ctl->rl_held = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	/* Now, while /proc, /sys and /boot can still be read (the collector's sandbox closes
+	 * them), and the kernel's state is as entropyd found it. */
+	kseed_detect(&ctl->seed, NULL);
+	{
+		struct ctl_status st;
+
+		ops->status(arg, &st);
+		ctl->ready_at_start = st.crng_ready;
+		ctl->needed_at_start = st.crng_ready ? 0
+				       : st.entropy_avail >= 0 && st.entropy_avail <= 256
+					       ? 256 - st.entropy_avail
+					       : -1;
+	}
 	if (open_socket(ctl) < 0)
 		goto fail;
 	ctl->listener = event_new(base, ctl->fd, EV_READ | EV_PERSIST, accept_cb, ctl);
@@ -769,7 +910,8 @@ struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
 		 CTL_INTERFACE, CTL_PROTO_VERSION);
 	return ctl;
 fail:
-	log_err("cannot create the control socket %s", ctl->path);
+	log_err("cannot create the control socket %s (the error is above): set "
+		"control.socket to a path in a directory root can write", ctl->path);
 	ctl->path[0] = '\0'; /* nothing of ours to remove */
 	ctl_stop(ctl);
 	return NULL;

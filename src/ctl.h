@@ -25,6 +25,8 @@ struct ctl_status {
 	bool credit_counts;      /* does the kernel still count credit? */
 	int entropy_avail;       /* -1 if unreadable */
 	double ready_after_s;    /* start to CRNG ready if entropyd saw it; < 0 otherwise */
+	bool credit_until_ready; /* 5.18 and later: credit counts only until it is ready */
+	double credited_before_ready; /* bits the sink credited before it became ready */
 	uint64_t feeds, fed_bytes, fed_credit_bits, reseeds, feed_errors;
 	uint64_t reloads, reload_failures;
 	const char *config;      /* the configuration file in force */

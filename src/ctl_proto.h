@@ -22,7 +22,14 @@
  *      interface's sampling in the kernel: state, the share of packets kept, the estimated
  *      arrival rate); credit reason "sampled".
  *   4  Kernel.semantics, Kernel.semantics_evidence, Kernel.semantics_reason: how the kernel
- *      treats credit, read from the kernel rather than its version. */
+ *      treats credit, read from the kernel rather than its version.
+ *      Source.state an enum (open, sampled, not-open, waiting, refused, disabled, ended)
+ *      with the human Source.detail beside it; Source.up, Source.retry_in_s and
+ *      Source.retry (when one not open is tried again), also in Health.retry_in_s while it
+ *      is retried; Health.state "-" while the instance is not open; Credit.reasons, every
+ *      reason that holds (Credit.reason and detail are its first; new reasons not-open,
+ *      waiting, refused, ended). Kernel.seed: how this boot's CRNG got seeded (CPU RNG
+ *      and its trust, hardware RNG, bootloader) and what entropyd added, with a verdict. */
 #define CTL_PROTO_VERSION 4
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"

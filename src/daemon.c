@@ -50,13 +50,15 @@ static void status_now(struct daemon *d)
 {
 	struct inst_counters t;
 	unsigned long long credited;
+	/* Open ones, as the log's "started:" line counts them: not those that wait. */
+	size_t open = sources_open(d->srcs, NULL, 0);
 
 	d->status_ns = mono_ns();
 	pipeline_totals(&t);
 	credited = (unsigned long long)llround(t.credited_bits);
-	notify_status("%s: %zu %s, %llu %s, %llu %s credited, %llu %s fed; CRNG %s",
-		      feed_phase_name(d->feed.phase), pipeline_count(),
-		      plural(pipeline_count(), "source", "sources"), (unsigned long long)t.events,
+	notify_status("%s: %zu %s open, %llu %s, %llu %s credited, %llu %s fed; CRNG %s",
+		      feed_phase_name(d->feed.phase), open,
+		      plural(open, "source", "sources"), (unsigned long long)t.events,
 		      plural(t.events, "event", "events"), credited, plural(credited, "bit", "bits"),
 		      (unsigned long long)d->sink.credited, plural(d->sink.credited, "bit", "bits"),
 		      d->feed.ks.crng_ready ? "ready" : "not ready");
@@ -80,7 +82,10 @@ static void log_summary(struct daemon *d, int prio)
 	for (size_t i = 0; pipeline_info(i, &info); i++) {
 		char sampling[96] = "";
 
-		if (info.sampling)
+		if (info.sampling && isnan(info.arrival_rate))
+			snprintf(sampling, sizeof(sampling), ", sampling %s (1 in %.0f kept, arrival "
+				 "rate not measured)", info.sampling, 1 / info.sample_ratio);
+		else if (info.sampling)
 			snprintf(sampling, sizeof(sampling), ", sampling %s (1 in %.0f kept of %.0f/s)",
 				 info.sampling, 1 / info.sample_ratio, info.arrival_rate);
 		log_msg(prio,
@@ -177,6 +182,8 @@ static void fill_status(void *arg, struct ctl_status *out)
 	pipeline_kernel_counts(out->credit_counts);
 	out->entropy_avail = kernel_entropy_avail();
 	out->ready_after_s = f->ready_after_ns ? (double)f->ready_after_ns / 1e9 : -1;
+	out->credit_until_ready = f->ks.credit_until_ready;
+	out->credited_before_ready = (double)f->credited_before_ready;
 	out->feeds = d->sink.feeds;
 	out->fed_bytes = d->sink.mixed_bytes;
 	out->fed_credit_bits = d->sink.credited;

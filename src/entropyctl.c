@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,8 @@ static void usage(FILE *out)
 		"            an invalid configuration is rejected whole and its errors printed\n"
 		"  metrics   the counters in the Prometheus text exposition format, for\n"
 		"            node_exporter's textfile collector or a scrape\n"
+		"  watch     a table refreshed every --interval seconds, with events and\n"
+		"            credited bits per second; q quits\n"
 		"\n"
 		"Options:\n"
 		"  -s, --socket PATH    the control socket (default %s)\n"
@@ -54,6 +57,7 @@ static void usage(FILE *out)
 		"      --color WHEN     colour the status: auto (on a terminal, unless NO_COLOR is\n"
 		"                       set and not empty), always or never (default auto)\n"
 		"  -t, --timeout SECS   give up on a daemon that does not answer (default 10)\n"
+		"  -i, --interval SECS  watch: seconds between frames, 0.1 to 3600 (default 1)\n"
 		"  -V, --version        print the version and exit\n"
 		"  -h, --help           print this help and exit\n"
 		"\n"
@@ -116,11 +120,13 @@ static int connect_failed(const char *path, int err)
 		return XC_NOT_RUNNING;
 	case EACCES:
 	case EPERM:
-		if (stat(path, &st) == 0 && (gr = getgrgid(st.st_gid)) != NULL)
-			errx_msg("permission denied on %s: run as root or as a member of group %s",
-				 path, gr->gr_name);
+		if (stat(path, &st) == 0 && st.st_gid != 0 && (gr = getgrgid(st.st_gid)) != NULL)
+			errx_msg("permission denied on %s: run as root or join group %s (usermod "
+				 "-aG %s USER, then log in again)", path, gr->gr_name, gr->gr_name);
 		else
-			errx_msg("permission denied on %s: run as root", path);
+			errx_msg("permission denied on %s: run as root or join group entropyd "
+				 "(control.group of entropyd.conf; the group must exist when "
+				 "entropyd starts)", path);
 		return XC_DENIED;
 	default:
 		errx_msg("cannot connect to %s: %s", path, strerror(err));
@@ -370,6 +376,31 @@ static void print_duration(long long s)
 		printf("%llds", s);
 }
 
+/* How this boot's CRNG got seeded, and the verdict: does this machine need entropyd? */
+static void print_seed(const json_t *seed)
+{
+	const json_t *cpu = json_object_get(seed, "cpu_rng"), *bl = json_object_get(seed, "bootloader");
+	const json_t *tb = json_object_get(bl, "trust_bootloader");
+
+	if (!json_is_object(seed))
+		return; /* an older daemon */
+	printf("seeding: CPU RNG ");
+	if (!b_(cpu, "rdrand") && !b_(cpu, "rdseed"))
+		printf("none");
+	else
+		printf("%s%s%s, %s (%s)", b_(cpu, "rdrand") ? "RDRAND" : "",
+		       b_(cpu, "rdrand") && b_(cpu, "rdseed") ? "+" : "",
+		       b_(cpu, "rdseed") ? "RDSEED" : "", b_(cpu, "trusted") ? "trusted" : "not trusted",
+		       s_(cpu, "trusted_from"));
+	printf("; hardware RNG %s", json_is_string(json_object_get(seed, "hw_rng"))
+					    ? s_(seed, "hw_rng") : "none");
+	printf("; bootloader seed %s%s\n", s_(bl, "seed"),
+	       json_is_boolean(tb) ? json_is_true(tb) ? " (random.trust_bootloader=on)"
+						       : " (random.trust_bootloader=off)"
+				   : "");
+	printf("verdict: %s\n", s_(seed, "summary"));
+}
+
 static void print_overview(const json_t *st)
 {
 	const json_t *d = json_object_get(st, "daemon"), *k = json_object_get(st, "kernel"),
@@ -393,6 +424,7 @@ static void print_overview(const json_t *st)
 	printf("\n");
 	if (json_is_string(json_object_get(k, "semantics_reason")))
 		printf("kernel semantics %s: %s\n", s_(k, "semantics"), s_(k, "semantics_reason"));
+	print_seed(json_object_get(k, "seed"));
 	printf("totals: %lld %s, %lld %s mixed, %.1f bits estimated, %.1f bits credited\n",
 	       i_(t, "events"), N(i_(t, "events"), "event"), i_(t, "mixed_bytes"),
 	       N(i_(t, "mixed_bytes"), "byte"), f_(t, "estimated_bits"), f_(t, "credited_bits"));
@@ -495,7 +527,11 @@ static void print_table(const json_t *sources)
 
 		if (!json_is_object(sm) || !strcmp(s_(sm, "state"), "off"))
 			continue;
-		if (!strcmp(s_(sm, "state"), "on"))
+		if (!strcmp(s_(sm, "state"), "on") && isnan(f_(sm, "arrival_rate")))
+			printf("%s/%s: sampled in the kernel, 1 in %.0f packets kept (not credited; "
+			       "arrival rate not measured yet)\n",
+			       s_(s, "class"), s_(s, "name"), 1 / f_(sm, "ratio"));
+		else if (!strcmp(s_(sm, "state"), "on"))
 			printf("%s/%s: sampled in the kernel, 1 in %.0f of about %.0f packets a second "
 			       "kept (not credited)\n",
 			       s_(s, "class"), s_(s, "name"), 1 / f_(sm, "ratio"),
@@ -506,11 +542,36 @@ static void print_table(const json_t *sources)
 	free(cell);
 }
 
+/* Every reason that holds (an older daemon gives one). */
 static void print_why(const json_t *s)
 {
-	const char *why = json_string_value(json_object_get(json_object_get(s, "credit"), "detail"));
+	const json_t *c = json_object_get(s, "credit"), *list = json_object_get(c, "reasons"), *r;
+	const char *why = json_string_value(json_object_get(c, "detail"));
+	size_t i;
 
-	printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "", why ? why : "");
+	if (!json_is_array(list) || json_array_size(list) == 0) {
+		printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "",
+		       why ? why : "");
+		return;
+	}
+	json_array_foreach(list, i, r)
+		printf("  %-11s %s: %s\n", i ? "" : "why not", s_(r, "reason"), s_(r, "detail"));
+}
+
+/* The state, and why not open with when it is tried again. */
+static void print_state(const json_t *s)
+{
+	const char *detail = json_string_value(json_object_get(s, "detail"));
+	double retry = f_(s, "retry_in_s");
+
+	printf("  state       %s", s_(s, "state"));
+	if (detail && strcmp(detail, s_(s, "state")))
+		printf(": %s", s_(s, "detail"));
+	if (!isnan(retry))
+		printf("; tried again in %.0f s", retry);
+	else if (json_is_string(json_object_get(s, "retry")))
+		printf("; tried again %s", s_(s, "retry"));
+	printf("\n");
 }
 
 static void print_sources(const json_t *sources)
@@ -527,13 +588,13 @@ static void print_sources(const json_t *sources)
 		printf("%s%s/%s\n", i ? "\n" : "", s_(s, "class"), s_(s, "name"));
 		if (!strcmp(s_(p, "mode"), "disabled")) {
 			/* never opened: nothing else to say */
-			printf("  state       %s\n", s_(s, "state"));
+			print_state(s);
 			printf("  policy      %s\n", pol);
 			print_why(s);
 			continue;
 		}
 		printf("  kind        %s\n", s_(s, "kind"));
-		printf("  state       %s\n", s_(s, "state"));
+		print_state(s);
 		printf("  backend     %s\n", s_(s, "backend"));
 		printf("  policy      %s; caps %g bits/event, %g bits/s\n", pol,
 		       f_(p, "cap_bits_per_event"), f_(p, "cap_bits_per_second"));
@@ -551,7 +612,7 @@ static void print_sources(const json_t *sources)
 		       paint(s_(h, "state")), s_(h, "state"), unpaint(), s_(h, "last_failure"),
 		       i_(h, "failures"), N(i_(h, "failures"), "failure"), i_(h, "requalified"),
 		       N(i_(h, "requalified"), "time"));
-		if (!isnan(f_(h, "retry_in_s")))
+		if (!isnan(f_(h, "retry_in_s")) && !strncmp(s_(h, "state"), "failed", 6))
 			printf("  retry       re-qualified after %.0f more seconds of its events\n",
 			       f_(h, "retry_in_s"));
 		printf("  events      %lld (%lld skipped, %lld merged)\n", i_(s, "events"),
@@ -636,12 +697,18 @@ enum {
 	PROM_HEALTH_FAILURES,
 	PROM_REASON,
 	PROM_SAMPLING, /* from Source.sampling's key; only instances that sample have it */
+	PROM_UP,
+	PROM_HEALTH_FAILED,
 };
 static const struct {
 	const char *name, *type, *key;
 	int how;
 	const char *help;
 } per_source[] = {
+	{"entropyd_source_up", "gauge", NULL, PROM_UP,
+	 "1 if the instance is open (read now), 0 if it could not be opened or waits (its state)."},
+	{"entropyd_source_health_failed", "gauge", NULL, PROM_HEALTH_FAILED,
+	 "1 while the instance's health tests have failed and it earns no credit, 0 otherwise."},
 	{"entropyd_source_events_total", "counter", "events", PROM_INT, "Events received."},
 	{"entropyd_source_skipped_events_total", "counter", "skipped", PROM_INT,
 	 "Events counted but not estimated: over sources.network.max_events_per_second, dropped by the kernel's capture buffer, without a usable timestamp, or arriving as policy disables the instance."},
@@ -677,6 +744,15 @@ static bool prom_has(const json_t *sources, int how)
 		if (how != PROM_SAMPLING || json_is_object(json_object_get(s, "sampling")))
 			return true;
 	return false;
+}
+
+/* Open: from a daemon that does not say, every instance it lists but what is disabled. */
+static bool up(const json_t *src)
+{
+	const json_t *u = json_object_get(src, "up");
+
+	return json_is_boolean(u) ? json_is_true(u)
+				  : strcmp(s_(json_object_get(src, "policy"), "mode"), "disabled");
 }
 
 /* The daemon's weight in force; from a daemon that does not give it, the policy's. */
@@ -787,6 +863,12 @@ static void print_metrics(const json_t *st, const json_t *sources)
 			case PROM_SAMPLING:
 				v = f_(json_object_get(s, "sampling"), per_source[j].key);
 				break;
+			case PROM_UP:
+				v = up(s);
+				break;
+			case PROM_HEALTH_FAILED:
+				v = !strncmp(s_(h, "state"), "failed", 6);
+				break;
 			}
 			printf("%s{", per_source[j].name);
 			prom_label("class", s_(s, "class"), true);
@@ -847,6 +929,234 @@ static int cmd_sources(struct conn *c, bool json)
 	return XC_OK;
 }
 
+/* ---- watch: a refreshing table with rates ---- */
+
+/* The terminal as it was, put back at exit and on the signals that end the program. */
+static struct termios watch_saved;
+static bool watch_raw;
+static volatile sig_atomic_t watch_signal;
+
+static void watch_restore(void)
+{
+	if (watch_raw)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &watch_saved);
+	watch_raw = false;
+}
+
+static void watch_on_signal(int sig)
+{
+	watch_signal = sig;
+}
+
+/* Keys without Enter and without echo, where stdin is a terminal; signals still work
+ * (ISIG stays), and end the loop so that the terminal is put back first. */
+static void watch_raw_mode(void)
+{
+	struct termios t;
+	struct sigaction sa = {.sa_handler = watch_on_signal};
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &watch_saved) < 0)
+		return;
+	t = watch_saved;
+	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+	t.c_cc[VMIN] = 0;
+	t.c_cc[VTIME] = 0;
+	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) == 0) {
+		watch_raw = true;
+		atexit(watch_restore);
+	}
+}
+
+/* One instance's counters at the previous frame, for its rates. */
+struct watch_prev {
+	char key[200];
+	double events, credited;
+	double ev_rate, cr_rate;
+};
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One frame: the overview's first lines, then one row per instance with its rates. prev
+ * holds *n_prev instances of the frame before, taken dt seconds ago (0: the first). */
+static void watch_frame(const json_t *st, const json_t *sources, struct watch_prev **prev,
+			size_t *n_prev, double dt, bool moved, double every, bool tty)
+{
+	enum { W_CLASS, W_NAME, W_STATE, W_EVENTS, W_EVS, W_CRED, W_BITS, W_WHY, W_HEALTH, WN };
+	static const char *const head[WN] = {"CLASS", "NAME",  "STATE",   "EVENTS", "EV/S",
+					     "CREDITED", "BITS/S", "WHY NOT", "HEALTH"};
+	static const bool right[WN] = {false, false, false, true, true, true, true, false, false};
+	const json_t *d = json_object_get(st, "daemon"), *k = json_object_get(st, "kernel"),
+		     *t = json_object_get(st, "totals");
+	size_t n = json_array_size(sources), w[WN];
+	char(*cell)[WN][64] = xcalloc(n ? n : 1, sizeof(*cell));
+	struct watch_prev *next = xcalloc(n ? n : 1, sizeof(*next));
+	time_t now = time(NULL);
+	char clock[16];
+
+	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
+	if (tty)
+		fputs("\033[H\033[2J", stdout); /* home, clear: any ANSI terminal, over ssh too */
+	printf("entropyd %s (pid %lld), up ", s_(d, "version"), i_(d, "pid"));
+	print_duration(i_(d, "uptime_s"));
+	printf("; phase %s; CRNG %s; %s every %g s, q quits\n", s_(d, "feed_phase"),
+	       b_(k, "crng_ready") ? "ready" : "not ready", clock, every);
+	printf("totals: %lld %s, %.1f bits credited, %lld %s fed to the kernel\n",
+	       i_(t, "events"), N(i_(t, "events"), "event"), f_(t, "credited_bits"),
+	       i_(t, "fed_credit_bits"), N(i_(t, "fed_credit_bits"), "bit"));
+	for (int c = 0; c < WN; c++)
+		w[c] = strlen(head[c]);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *s = json_array_get(sources, i);
+		struct watch_prev *p = &next[i];
+		const struct watch_prev *was = NULL;
+
+		snprintf(p->key, sizeof(p->key), "%s/%s", s_(s, "class"), s_(s, "name"));
+		p->events = f_(s, "events");
+		p->credited = f_(s, "credited_bits");
+		for (size_t j = 0; j < *n_prev; j++)
+			if (!strcmp((*prev)[j].key, p->key))
+				was = &(*prev)[j];
+		if (was && dt > 0 && moved) {
+			p->ev_rate = (p->events - was->events) / dt;
+			p->cr_rate = (p->credited - was->credited) / dt;
+		} else if (was) {
+			/* the same snapshot as before (users other than root): the same rates */
+			p->ev_rate = was->ev_rate;
+			p->cr_rate = was->cr_rate;
+		} else {
+			p->ev_rate = p->cr_rate = NAN;
+		}
+		snprintf(cell[i][W_CLASS], 64, "%s", s_(s, "class"));
+		snprintf(cell[i][W_NAME], 64, "%s", s_(s, "name"));
+		snprintf(cell[i][W_STATE], 64, "%s", s_(s, "state"));
+		snprintf(cell[i][W_EVENTS], 64, "%.0f", p->events);
+		if (isnan(p->ev_rate))
+			snprintf(cell[i][W_EVS], 64, "-");
+		else
+			snprintf(cell[i][W_EVS], 64, "%.1f", p->ev_rate);
+		snprintf(cell[i][W_CRED], 64, "%.1f", p->credited);
+		if (isnan(p->cr_rate))
+			snprintf(cell[i][W_BITS], 64, "-");
+		else
+			snprintf(cell[i][W_BITS], 64, "%.2f", p->cr_rate);
+		snprintf(cell[i][W_WHY], 64, "%s", reason(s));
+		health_text(s, cell[i][W_HEALTH], 64);
+		for (int c = 0; c < WN; c++)
+			if (strlen(cell[i][c]) > w[c])
+				w[c] = strlen(cell[i][c]);
+	}
+	printf("\n");
+	for (int c = 0; c < WN; c++)
+		printf(right[c] ? "%*s%s" : "%-*s%s", c == WN - 1 ? 0 : (int)w[c], head[c],
+		       c == WN - 1 ? "\n" : "  ");
+	for (size_t i = 0; i < n; i++)
+		for (int c = 0; c < WN; c++)
+			printf(right[c] ? "%*s%s" : "%-*s%s", c == WN - 1 ? 0 : (int)w[c],
+			       cell[i][c], c == WN - 1 ? "\n" : "  ");
+	if (!n)
+		printf("(no source instance)\n");
+	if (!tty)
+		printf("\n"); /* frames one after another: a blank line between them */
+	fflush(stdout);
+	free(cell);
+	free(*prev);
+	*prev = next;
+	*n_prev = n;
+}
+
+/* Wait up to `seconds` for a key: true if it was q (or Q). Keys come from stdin whether or
+ * not it is a terminal; at its end, only the time passes. */
+static bool watch_wait(double seconds, bool *stdin_open)
+{
+	double until = mono_s() + seconds;
+
+	for (;;) {
+		struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+		double left = until - mono_s();
+		char buf[64];
+		ssize_t r;
+
+		if (left <= 0 || watch_signal)
+			return false;
+		if (poll(&p, *stdin_open ? 1 : 0, (int)(left * 1000) + 1) <= 0)
+			continue;
+		r = read(STDIN_FILENO, buf, sizeof(buf));
+		if (r <= 0) {
+			*stdin_open = r < 0 && (errno == EINTR || errno == EAGAIN);
+			continue;
+		}
+		for (ssize_t i = 0; i < r; i++)
+			if (buf[i] == 'q' || buf[i] == 'Q')
+				return true;
+	}
+}
+
+static int cmd_watch(const char *path, double timeout, double every)
+{
+	struct watch_prev *prev = NULL;
+	size_t n_prev = 0;
+	double last = 0, last_uptime = -1, last_events = -1;
+	bool tty = isatty(STDOUT_FILENO), stdin_open = true;
+	int rc = XC_OK;
+
+	watch_raw_mode();
+	while (!watch_signal) {
+		struct conn c;
+		json_t *st = NULL, *src = NULL;
+		double now, up, ev;
+		bool moved;
+
+		/* A connection a frame: a daemon restarted in between is found again, and a
+		 * user other than root is not held past control.max_hold. */
+		rc = conn_open(&c, path, timeout);
+		if (rc == XC_OK)
+			rc = fetch(&c, CTL_INTERFACE ".GetStatus", &st);
+		if (rc == XC_OK)
+			rc = fetch(&c, CTL_INTERFACE ".GetSources", &src);
+		conn_close(&c);
+		if (rc != XC_OK) {
+			json_decref(st);
+			break;
+		}
+		now = mono_s();
+		up = (double)i_(json_object_get(st, "daemon"), "uptime_s");
+		ev = f_(json_object_get(st, "totals"), "events");
+		/* Users other than root get a snapshot that changes every 10 s: rates over the
+		 * time between two that differ. */
+		moved = up != last_uptime || ev != last_events;
+		watch_frame(st, json_object_get(src, "sources"), &prev, &n_prev,
+			    last > 0 ? now - last : 0, moved, every, tty);
+		if (moved) {
+			last = now;
+			last_uptime = up;
+			last_events = ev;
+		}
+		json_decref(st);
+		json_decref(src);
+		if (watch_wait(every, &stdin_open))
+			break;
+	}
+	free(prev);
+	watch_restore();
+	if (watch_signal) {
+		/* Ended by a signal: the terminal is back; end as the signal would have. */
+		signal(watch_signal, SIG_DFL);
+		raise(watch_signal);
+	}
+	return rc;
+}
+
 static int cmd_reload(struct conn *c, bool json)
 {
 	static const char method[] = CTL_INTERFACE ".Reload";
@@ -893,7 +1203,7 @@ static bool no_color(void)
 	return v && *v;
 }
 
-enum { OPT_COLOR = 256 };
+enum { OPT_COLOR = 256, OPT_INTERVAL };
 
 static const struct option long_opts[] = {
 	{"socket", required_argument, NULL, 's'},
@@ -901,6 +1211,7 @@ static const struct option long_opts[] = {
 	{"color", required_argument, NULL, OPT_COLOR},
 	{"colour", required_argument, NULL, OPT_COLOR},
 	{"timeout", required_argument, NULL, 't'},
+	{"interval", required_argument, NULL, 'i'},
 	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -909,14 +1220,14 @@ static const struct option long_opts[] = {
 int main(int argc, char **argv)
 {
 	const char *path = CTL_DEFAULT_SOCKET, *cmd = "status", *when = "auto";
-	double timeout = 10;
+	double timeout = 10, every = 1;
 	bool json = false;
 	struct conn c;
 	char *end;
 	int opt, rc;
 
 	ctl_json_seed_client(); /* reads no randomness: see ctl_proto.h */
-	while ((opt = getopt_long(argc, argv, "s:jt:Vh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:jt:i:Vh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			path = optarg;
@@ -935,6 +1246,13 @@ int main(int argc, char **argv)
 			timeout = strtod(optarg, &end);
 			if (*end || !(timeout >= 0.1 && timeout <= 3600)) {
 				errx_msg("--timeout: %s: give seconds from 0.1 to 3600", optarg);
+				return XC_USAGE;
+			}
+			break;
+		case 'i':
+			every = strtod(optarg, &end);
+			if (*end || !(every >= 0.1 && every <= 3600)) {
+				errx_msg("--interval: %s: give seconds from 0.1 to 3600", optarg);
 				return XC_USAGE;
 			}
 			break;
@@ -958,8 +1276,12 @@ int main(int argc, char **argv)
 		return XC_USAGE;
 	}
 	if (strcmp(cmd, "status") && strcmp(cmd, "sources") && strcmp(cmd, "reload") &&
-	    strcmp(cmd, "metrics")) {
-		errx_msg("%s: unknown command (status, sources, reload or metrics)", cmd);
+	    strcmp(cmd, "metrics") && strcmp(cmd, "watch")) {
+		errx_msg("%s: unknown command (status, sources, watch, reload or metrics)", cmd);
+		return XC_USAGE;
+	}
+	if (json && !strcmp(cmd, "watch")) {
+		errx_msg("--json: watch is for people (status --json, repeated, is for scripts)");
 		return XC_USAGE;
 	}
 	if (json && !strcmp(cmd, "metrics")) {
@@ -971,6 +1293,8 @@ int main(int argc, char **argv)
 		 (!strcmp(when, "auto") && isatty(STDOUT_FILENO) && !no_color() &&
 		  !(getenv("TERM") && !strcmp(getenv("TERM"), "dumb")));
 	signal(SIGPIPE, SIG_IGN);
+	if (!strcmp(cmd, "watch"))
+		return cmd_watch(path, timeout, every);
 	rc = conn_open(&c, path, timeout);
 	if (rc != XC_OK)
 		return rc;

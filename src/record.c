@@ -184,8 +184,8 @@ struct recorder *record_open(const char *dir, const char *cls, const char *name,
 
 	dfd = open_dir(dir);
 	if (dfd < 0) {
-		log_limited(&record_rl, LOG_WARNING, "record: cannot open directory %s: %s", dir,
-			    strerror(errno));
+		log_limited(&record_rl, LOG_WARNING, "record: cannot open directory %s: %s; make it, "
+			    "or set record.dir = \"\" (off)", dir, strerror(errno));
 		goto out;
 	}
 	fd = open_file(dfd, base, &why);

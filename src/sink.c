@@ -24,7 +24,7 @@ static int probe_kernel(struct sink *s)
 	if (priv_add_entropy(s->fd, (const uint8_t *)&probe, sizeof(probe), 0, &credited) == 0)
 		return 0;
 	if (errno == EPERM)
-		log_err("cannot credit entropy: RNDADDENTROPY on %s is not permitted "
+		log_err("cannot credit entropy: RNDADDENTROPY on %s is not permitted (EPERM) "
 			"(entropyd needs CAP_SYS_ADMIN: run it as root, outside a user namespace, "
 			"and keep CAP_SYS_ADMIN in its capability bounding set; "
 			"--dry-run tries a policy without crediting)",
@@ -46,7 +46,8 @@ int sink_open(struct sink *s, enum sink_kind kind, const char *device)
 	}
 	s->fd = open(device, O_WRONLY | O_CLOEXEC);
 	if (s->fd < 0) {
-		log_errno(LOG_ERR, "cannot open %s", device);
+		log_err("cannot open %s: %s (feed.device names it; --dry-run feeds nothing)", device,
+			strerror(errno));
 		return -1;
 	}
 	if (probe_kernel(s) < 0) {

@@ -4,6 +4,7 @@
 
 #include "source.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,9 @@
 #include "pipeline.h"
 #include "source_names.h"
 #include "util.h"
+
+/* The running classes, for source_view(). */
+static struct source *running[CLASS_COUNT];
 
 /* ---- instances ---- */
 
@@ -71,6 +75,67 @@ void source_set_state(struct src_inst *si, const char *fmt, ...)
 	va_end(ap);
 	if (si->inst)
 		pipeline_set_state(si->inst, si->state);
+}
+
+void source_set_error(struct src_inst *si, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(si->error, sizeof(si->error), fmt, ap);
+	va_end(ap);
+	source_set_state(si, "%s", si->error);
+}
+
+bool source_view(enum src_class cls, const char *name, struct src_view *out)
+{
+	static char retry[64];
+	struct source *src = (unsigned)cls < CLASS_COUNT ? running[cls] : NULL;
+	char shown[256];
+
+	if (!src)
+		return false;
+	SOURCE_FOREACH(si, src) {
+		uint64_t now = mono_ns();
+
+		printable(shown, sizeof(shown), si->name);
+		if (strcmp(shown, name) != 0)
+			continue;
+		out->detail = si->error[0] ? si->error : si->state[0] ? si->state : NULL;
+		out->retry = NULL;
+		out->retry_in_s = NAN;
+		switch (si->status) {
+		case SRC_OPEN:
+			out->state = "open";
+			out->detail = si->state[0] ? si->state : NULL;
+			break;
+		case SRC_RETRY:
+			out->state = "not-open";
+			out->retry_in_s = si->retry_at > now ? (double)(si->retry_at - now) / NS_PER_SEC
+							     : 0;
+			snprintf(retry, sizeof(retry), "in %.0f s", out->retry_in_s);
+			out->retry = retry;
+			break;
+		case SRC_WAIT:
+		case SRC_CLOSED:
+			/* A rescan or the driver's notifier tries it again: closed by the
+			 * driver's rules (SRC_CLOSED) it waits for the device to come back. */
+			out->state = si->error[0] ? "not-open" : "waiting";
+			out->retry = si->status == SRC_WAIT ? "when it changes"
+				     : si->error[0]		? "when it appears or changes"
+								: NULL;
+			break;
+		case SRC_SKIPPED:
+			out->state = si->disabled ? "disabled" : "refused";
+			out->retry = si->disabled ? NULL : "at a reload";
+			break;
+		case SRC_ENDED:
+			out->state = "ended";
+			break;
+		}
+		return true;
+	}
+	return false;
 }
 
 void source_forget(struct src_inst *si)
@@ -165,8 +230,10 @@ void source_close(struct src_inst *si, enum src_status status)
 	si->retry_at = 0;
 	if (status != SRC_CLOSED)
 		return;
-	/* Closed by the driver's rules (down, stacked): a later open starts the backoff anew. */
+	/* Closed by the driver's rules (down, stacked): a later open starts the backoff anew,
+	 * and what failed before no longer holds. */
 	si->retry_s = 0;
+	si->error[0] = '\0';
 }
 
 enum src_status source_open(struct src_inst *si)
@@ -181,8 +248,10 @@ enum src_status source_open(struct src_inst *si)
 	}
 	si->status = si->src->ops->open(si);
 	si->retry_at = 0;
-	if (si->status == SRC_OPEN)
+	if (si->status == SRC_OPEN) {
 		si->retry_s = 0;
+		si->error[0] = '\0';
+	}
 	else if (si->status == SRC_RETRY)
 		back_off(si);
 	return si->status;
@@ -291,6 +360,7 @@ int source_start(struct source *src, const struct source_ops *ops, struct event_
 	src->ops = ops;
 	src->base = base;
 	src->cfg = cfg;
+	running[ops->cls] = src;
 	if (ops->missing) {
 		log_warn("%s source: not started: %s", ops->name, ops->missing);
 		return 0;
@@ -304,6 +374,7 @@ int source_start(struct source *src, const struct source_ops *ops, struct event_
 			 "fail or change are not looked at again until a reload",
 			 ops->name);
 	if (ops->start(src) < 0) {
+		running[ops->cls] = NULL;
 		source_forget_all(src);
 		free_timers(src);
 		source_names_free(src->names);
@@ -379,6 +450,8 @@ void source_stop(struct source *src)
 		src->ops->stop(src);
 	}
 	src->running = false;
+	if (src->ops && running[src->ops->cls] == src)
+		running[src->ops->cls] = NULL;
 	free_timers(src);
 	source_names_free(src->names);
 	src->names = NULL;

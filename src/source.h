@@ -86,7 +86,8 @@ struct src_inst {
 	unsigned retry_s;   /* the backoff of the last SRC_RETRY; 0 after an open */
 	uint64_t retry_at;  /* CLOCK_MONOTONIC ns */
 	struct instance *inst; /* the pipeline's, while attached */
-	char state[160];    /* what status shows; the pipeline keeps a pointer to it */
+	char state[256];    /* what status shows; the pipeline keeps a pointer to it */
+	char error[256];    /* why it could not be opened (source_set_error); "" once open */
 	void *drv;          /* the driver's, ops->inst_size bytes */
 };
 
@@ -146,6 +147,26 @@ bool source_allowed(struct src_inst *si);
 void source_attach(struct src_inst *si, const char *kind, unsigned flags);
 void source_detach(struct src_inst *si);
 void source_set_state(struct src_inst *si, const char *fmt, ...) PRINTF_LIKE(2, 3);
+/* It could not be opened, and why (what happened and what to do): the state too. Shown as
+ * state "not-open" with this as its detail until it opens, or the driver closes it by its
+ * own rules (SRC_CLOSED). */
+void source_set_error(struct src_inst *si, const char *fmt, ...) PRINTF_LIKE(2, 3);
+
+/* What status shows of an instance, as the core sees it: state is one of "open",
+ * "not-open" (tried and failed, or retrying), "waiting" (closed by the driver's rules until
+ * something changes: a link down, a disk stacked on another), "refused" (by the
+ * configuration, until a reload), "disabled" (by policy), "ended" (a stream read to its
+ * end). */
+struct src_view {
+	const char *state;
+	const char *detail; /* the error, or the driver's state; NULL: none of the core's */
+	const char *retry;  /* when it is tried again, in words; NULL if not */
+	double retry_in_s;  /* seconds to the next try on the retry timer; NaN if none */
+};
+/* The instance of class cls shown under `name` (its printable name) in a running class.
+ * False if there is none (the class is not running, or the instance is gone). The strings
+ * stay valid until the event loop runs again. */
+bool source_view(enum src_class cls, const char *name, struct src_view *out);
 
 /* Rescans: now (forgets, or says gone, what the scan did not find, then settles); soon,
  * after the driver's rescan_delay_ms (coalescing a burst); every `seconds`, for a class

@@ -191,7 +191,7 @@ static void backend_open(struct block_state *st)
 		}
 		if (st->configured == BACKEND_TRACEPOINT) {
 			log_warn("block: the tracepoint cannot be used: %s; retrying every %d s or "
-				 "more",
+				 "more (sources.block.backend = \"auto\" falls back to blktrace)",
 				 st->tp_err, RETRY_MIN_S);
 			blkt_cleanup_leftovers(st->rundir);
 			st->tp_retry_s = RETRY_MIN_S;
@@ -222,7 +222,7 @@ static enum src_status block_open(struct src_inst *si)
 {
 	struct block_state *st = si->src->priv;
 	struct disk *d = si->drv;
-	char why[128];
+	char why[256];
 
 	if (!si->inst) {
 		d->last_t = d->out_of_order = d->ahead = 0;
@@ -247,7 +247,11 @@ static enum src_status block_open(struct src_inst *si)
 	}
 	if (st->using == BACKEND_TRACEPOINT) {
 		d->traced = st->tp != NULL;
-		source_set_state(si, "%s", d->traced ? "open" : "tracepoint unavailable");
+		if (d->traced)
+			source_set_state(si, "open");
+		else
+			source_set_error(si, "tracepoint unavailable: %s", st->tp_err[0] ? st->tp_err
+									   : "not opened");
 		return d->traced ? SRC_OPEN : SRC_WAIT;
 	}
 	if (blkt_start(st->bt, si->name, d->info.major, d->info.minor, why, sizeof(why))) {
@@ -255,9 +259,9 @@ static enum src_status block_open(struct src_inst *si)
 		source_set_state(si, "open");
 		return SRC_OPEN;
 	}
-	source_set_state(si, "blktrace: %s", why);
-	log_limited(&rl_trace, LOG_NOTICE, "block/%s: blktrace: %s; retrying in %u s", si->name,
-		    why, source_next_retry_s(si));
+	source_set_error(si, "blktrace: %s", why);
+	log_limited(&rl_trace, LOG_NOTICE, "block/%s: not open: blktrace: %s; retrying in %u s",
+		    si->name, why, source_next_retry_s(si));
 	return SRC_RETRY;
 }
 

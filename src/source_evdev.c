@@ -545,7 +545,7 @@ static bool evdev_scan(struct source *src)
 		return false;
 	n = scandir(st->watch, &names, filter_names, cmp_names);
 	if (n < 0) {
-		log_errno(LOG_WARNING, "input: cannot read %s", st->watch);
+		log_errno(LOG_WARNING, "input: cannot read %s (sources.input.watch)", st->watch);
 		return false;
 	}
 	for (int i = 0; i < n; i++) {
@@ -602,8 +602,8 @@ static bool watch_dir_add(struct evdev_state *st)
 	}
 	if (st->wd < 0) {
 		if (errno != ENOENT)
-			log_errno(LOG_WARNING, "input: cannot watch %s; no input devices until a "
-					       "reload",
+			log_errno(LOG_WARNING, "input: cannot watch %s (sources.input.watch); no "
+					       "input devices until a reload",
 				  st->watch);
 		return false;
 	}

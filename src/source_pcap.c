@@ -318,20 +318,22 @@ static const char *activate_error(struct iface *f, int rc, char *msg, size_t siz
 		}
 		if (priv_active())
 			snprintf(msg, size,
-				 "permission denied: live capture needs the capability CAP_NET_RAW, "
-				 "which entropyd's privileged process does not have");
+				 "EPERM: live capture needs the capability CAP_NET_RAW, which "
+				 "entropyd's privileged process does not have: run it as root, or set "
+				 "policy.network.mode = \"disabled\"");
 		else if (!have_net_raw())
 			snprintf(msg, size,
-				 "permission denied: live capture needs the capability CAP_NET_RAW, "
-				 "which entropyd does not have");
+				 "EPERM: live capture needs the capability CAP_NET_RAW, which "
+				 "entropyd does not have: run it as root, or set policy.network.mode "
+				 "= \"disabled\"");
 		else
 			snprintf(msg, size, "permission denied (%s)", perr[0] ? perr : "EPERM");
 		return "EPERM";
 	case PCAP_ERROR_NO_SUCH_DEVICE:
-		snprintf(msg, size, "no such interface");
+		snprintf(msg, size, "ENODEV: no such interface; captured when it appears");
 		return "gone";
 	case PCAP_ERROR_IFACE_NOT_UP:
-		snprintf(msg, size, "the interface is not up");
+		snprintf(msg, size, "the interface is not up; captured when it comes up");
 		return "down";
 	default:
 		snprintf(msg, size, "%s%s%s", pcap_statustostr(rc), perr[0] ? ": " : "", perr);
@@ -392,11 +394,12 @@ static int activate(const char *name, struct iface *f, bool hw, const char **tst
 }
 
 /* A capture that did not open: closed, with its state; the core retries it. */
-static enum src_status if_not_open(struct src_inst *si, const char *state)
+static enum src_status if_not_open(struct src_inst *si, const char *state, const char *why)
 {
 	struct iface *f = si->drv;
 
 	if_close(si);
+	source_set_error(si, "%s", why);
 	capture_set_state(&f->cap, state);
 	return SRC_RETRY;
 }
@@ -439,12 +442,12 @@ static enum src_status if_open(struct src_inst *si)
 	if (!f->p) {
 		log_limited(&rl_open, LOG_WARNING, "network/%s: cannot capture: %s", si->name,
 			    errbuf);
-		return if_not_open(si, "error");
+		return if_not_open(si, "error", errbuf);
 	}
 	if (rc == PCAP_ERROR_TSTAMP_PRECISION_NOTSUP) {
 		log_limited(&rl_open, LOG_WARNING, "network/%s: nanosecond timestamps not supported; "
 			    "the interface is not captured", si->name);
-		return if_not_open(si, "error");
+		return if_not_open(si, "error", "nanosecond timestamps not supported");
 	}
 	if (rc < 0) {
 		state = activate_error(f, rc, msg, sizeof(msg));
@@ -452,7 +455,7 @@ static enum src_status if_open(struct src_inst *si)
 			log_limited(&rl_open, rc == PCAP_ERROR_PERM_DENIED ? LOG_ERR : LOG_WARNING,
 				    "network/%s: cannot capture: %s", si->name, msg);
 		f->logged = state;
-		return if_not_open(si, state);
+		return if_not_open(si, state, msg);
 	}
 	if (rc == PCAP_WARNING_TSTAMP_TYPE_NOTSUP)
 		tstamp = "host";
@@ -463,16 +466,17 @@ static enum src_status if_open(struct src_inst *si)
 		log_limited(&rl_open, LOG_WARNING,
 			    "network/%s: cannot capture only direction \"%s\": %s; not captured",
 			    si->name, direction_name(f->direction), pcap_geterr(f->p));
-		return if_not_open(si, "error");
+		return if_not_open(si, "error", "cannot capture only the configured direction "
+				   "(sources.network.direction)");
 	}
 	if (capture_set_filter(f->p, f->filter, msg, sizeof(msg)) < 0) {
 		log_limited(&rl_open, LOG_ERR, "network/%s: %s; not captured", si->name, msg);
-		return if_not_open(si, "filter error");
+		return if_not_open(si, "filter error", msg);
 	}
 	if (pcap_setnonblock(f->p, 1, errbuf) < 0 || pcap_get_selectable_fd(f->p) < 0) {
 		log_limited(&rl_open, LOG_WARNING, "network/%s: cannot poll the capture: %s",
 			    si->name, errbuf[0] ? errbuf : "no selectable descriptor");
-		return if_not_open(si, "error");
+		return if_not_open(si, "error", "cannot poll the capture");
 	}
 	f->ev = event_new(si->src->base, pcap_get_selectable_fd(f->p), EV_READ | EV_PERSIST,
 			  live_read_cb, si);
@@ -480,7 +484,7 @@ static enum src_status if_open(struct src_inst *si)
 	if (!f->ev || !f->drain_ev || event_add(f->ev, NULL) < 0) {
 		log_limited(&rl_open, LOG_WARNING,
 			    "network/%s: cannot register with the event loop", si->name);
-		return if_not_open(si, "error");
+		return if_not_open(si, "error", "cannot register with the event loop");
 	}
 	capture_begin(&f->cap, pcap_datalink(f->p), nano, capture_max_eps(cfg));
 	f->drops = 0;
@@ -550,6 +554,9 @@ static void if_sync(struct src_inst *si)
 		if_idle(si);
 		if (!si->inst && f->match == M_EXACT)
 			if_attach(si);
+		if (!f->ifindex)
+			source_set_error(si, "ENODEV: no such interface%s",
+					 f->ever_present ? " any more" : "");
 		if (si->inst)
 			capture_set_state(&f->cap, if_state_down(f));
 		return;
@@ -753,7 +760,8 @@ static bool pcap_scan(struct source *src)
 	}
 	if (net_links_dump(&st->links) < 0) {
 		log_limited(&rl_link, LOG_WARNING,
-			    "network: cannot list interfaces (rtnetlink and /proc/net/dev)");
+			    "network: cannot list interfaces (rtnetlink and /proc/net/dev); "
+			    "policy.network.mode = \"disabled\" turns the class off");
 		return false;
 	}
 	return true;

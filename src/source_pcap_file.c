@@ -189,7 +189,8 @@ enum src_status net_replay_open(struct src_inst *si)
 	/* O_NONBLOCK: a FIFO named here must not hang the event loop at open. */
 	rp->fd = open(rp->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (rp->fd < 0) {
-		log_errno(LOG_ERR, "network/%s: cannot open the savefile %s", si->name, rp->path);
+		log_errno(LOG_ERR, "network/%s: cannot open the savefile %s (sources.network.file; "
+			  "empty for live capture)", si->name, rp->path);
 		return not_replayed(si, "error");
 	}
 	if (fstat(rp->fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {

@@ -70,8 +70,9 @@ void sources_reload(struct source *srcs, const struct config *cfg)
 		} else if (wanted && (!src->ops->missing || !was)) {
 			/* A stub newly wanted says once more what is missing. */
 			if (source_start(src, drivers[c], src->base, cfg) < 0)
-				log_warn("%s source: could not be started after reload",
-					 src->ops->name);
+				log_warn("%s source: could not be started after reload (the "
+					 "error is above); policy.%s.mode = \"disabled\" turns it "
+					 "off", src->ops->name, src->ops->name);
 		}
 	}
 }
@@ -105,14 +106,18 @@ size_t sources_open(const struct source *srcs, char *not_open, size_t size)
 				n++;
 				continue;
 			}
-			if (si->disabled || si->status == SRC_ENDED || si->status == SRC_CLOSED)
+			/* Closed by the driver's rules is not a failure, unless it said why it
+			 * could not be opened (an interface named that does not exist). */
+			if (si->disabled || si->status == SRC_ENDED ||
+			    (si->status == SRC_CLOSED && !si->error[0]))
 				continue;
 			if (used + 4 >= size)
 				continue; /* "..." is there already */
 			printable(name, sizeof(name), si->name);
 			w = snprintf(not_open + used, size - used, "%s%s/%s (%s)", used ? ", " : "",
 				     srcs[c].ops->name, name,
-				     si->state[0]		  ? si->state
+				     si->error[0]		  ? si->error
+				     : si->state[0]		  ? si->state
 				     : si->status == SRC_RETRY ? "retrying"
 				     : si->status == SRC_WAIT  ? "waiting"
 							       : "skipped");

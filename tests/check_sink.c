@@ -364,7 +364,7 @@ START_TEST(test_kernel_sink_eperm)
 		      "child without CAP_SYS_ADMIN: step %d failed (see enum); log: %s",
 		      WEXITSTATUS(status), out);
 	/* The one clear message: what is not permitted, on which device, and what to do. */
-	ck_assert_msg(strstr(out, "RNDADDENTROPY on " RANDOM_DEV " is not permitted"),
+	ck_assert_msg(strstr(out, "RNDADDENTROPY on " RANDOM_DEV " is not permitted (EPERM)"),
 		      "no EPERM message: %s", out);
 	ck_assert_msg(strstr(out, "CAP_SYS_ADMIN"), "message does not name the capability: %s",
 		      out);

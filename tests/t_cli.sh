@@ -46,3 +46,11 @@ for f in "$top_srcdir"/contrib/policies/*.conf; do
 	out=$("$ENTROPYD" -n -f "$f" 2>&1) || fail "$f is not valid: $out"
 done
 pass "example policies are valid"
+
+# An unclosed quote is reported at its own line, not where libconfig gave up.
+printf 'feed = {\n  mode = "auto;\n  reseed = true;\n};\npolicy = {\n  input = { mode = "trusted"; };\n};\n' > "$T/quote.conf"
+rc=0; "$ENTROPYD" -n -f "$T/quote.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "-n on an unclosed quote exited $rc, want 1"
+grep -q "^$T/quote.conf:2: syntax error: a quote opened on this line is not closed" "$T/out" ||
+	fail "the unclosed quote is not reported at its line: $(cat "$T/out")"
+pass "an unclosed quote: reported at its line"

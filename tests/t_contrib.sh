@@ -42,10 +42,10 @@ if [ -r "$BC" ]; then
 	expect "entropyd --class " input block network
 	expect "entropyd --bits " 1 8
 	expect "entropyd -" --config --check --print --dry-run --assess --record
-	expect "entropyctl " status sources reload metrics
+	expect "entropyctl " status sources watch reload metrics
 	expect "entropyctl st" status
 	expect "entropyctl --color " auto always never
-	expect "entropyctl -" --socket --json --timeout
+	expect "entropyctl -" --socket --json --timeout --interval
 	[ -z "$(complete_line "entropyctl status ")" ] || fail "a second command is offered"
 	# --opt=value: the value completes as after "--opt value", and only the values
 	expect "entropyctl --color=" auto always never

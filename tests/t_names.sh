@@ -82,14 +82,14 @@ grep -qE '^input +event7 +disabled +0 +- +0.0 +disabled +-$' "$T/status" ||
 grep -qE '^block +\* +disabled +0 +- +0.0 +disabled +-$' "$T/status" ||
 	fail "the disabled class is not in status: $(cat "$T/status")"
 ctl sources > "$T/sources" || fail "sources"
-grep -A3 '^input/event7$' "$T/sources" | grep -q "state       disabled by policy" ||
+grep -A3 '^input/event7$' "$T/sources" | grep -q "state       disabled: disabled by policy" ||
 	fail "sources: event7: $(cat "$T/sources")"
 grep -A3 '^block/\*$' "$T/sources" | grep -q "why not     disabled: policy: disabled" ||
 	fail "sources: block: $(cat "$T/sources")"
 ctl --json sources > "$T/json" || fail "--json sources"
 jq -e '[.sources[] | select(.policy.mode == "disabled")] |
 	(map(.class + "/" + .name) | sort) == ["block/*", "input/event7"] and
-	all(.state == "disabled by policy" and .credit.reason == "disabled" and .events == 0 and
+	all(.state == "disabled" and .detail == "disabled by policy" and .up == false and .credit.reason == "disabled" and .events == 0 and
 	    .estimate_bits == null and .credit.weight == 0)' "$T/json" > /dev/null ||
 	fail "--json: $(jq -c '.sources[] | {class, name, state, policy, credit}' "$T/json")"
 ctl metrics > "$T/metrics" || fail "metrics"

@@ -15,8 +15,14 @@ stop_daemon
 wait_for 5 grep -q "STOPPING=1" "$T/msgs" || fail "no STOPPING=1 on SIGTERM"
 kill "$SINK_PID" 2>/dev/null
 grep -q "^READY=1$" "$T/msgs" || fail "no READY=1"
-grep -qE "^STATUS=[a-z]+: [0-9]+ sources?, [0-9]+ events?, [0-9]+ bits? credited" "$T/msgs" ||
+grep -qE "^STATUS=[a-z]+: [0-9]+ sources? open, [0-9]+ events?, [0-9]+ bits? credited" "$T/msgs" ||
 	fail "no STATUS= summary: $(cat "$T/msgs")"
+# STATUS= counts the sources open as the log's start-up line does (the FIFO of write_config
+# is not there: none is open).
+n_log=$(grep -oE "started: [0-9]+ sources? open" "$T/log" | grep -oE "[0-9]+")
+n_status=$(grep -m1 -oE "^STATUS=[a-z]+: [0-9]+ sources? open" "$T/msgs" | grep -oE "[0-9]+")
+[ -n "$n_log" ] && [ "$n_log" = "$n_status" ] ||
+	fail "STATUS= says $n_status sources open, the log $n_log: $(cat "$T/msgs")"
 # READY=1 comes before any STATUS and again after the reload.
 [ "$(grep -c '^READY=1$' "$T/msgs")" -ge 2 ] || fail "READY=1 not sent again after reload"
 pass "sd_notify: READY, STATUS, WATCHDOG, RELOADING, STOPPING"

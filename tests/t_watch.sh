@@ -1,0 +1,123 @@
+#!/bin/bash
+# t_watch: entropyctl watch in a pseudo-terminal (python3's pty) against a private daemon fed
+# through a FIFO: the table refreshes (an instance's event counter and its rate change from
+# one frame to a later one), q quits with status 0 and the terminal's mode is as it was
+# before; a SIGTERM puts it back too. Without a terminal: no escape sequences, frames apart,
+# q on stdin quits.
+. "$(dirname "$0")/lib.sh"
+
+command -v python3 > /dev/null || skip "needs python3 (its pty module)"
+write_config "$T/e.conf" 'feed = { mode = "always"; };' \
+	'policy = { block = { mode = "disabled"; }; network = { mode = "disabled"; }; };'
+mkfifo "$T/input/event0"
+start_daemon -v --dry-run -f "$T/e.conf"
+wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "FIFO not attached"
+open_fifo "$T/input/event0"
+
+cat > "$T/watchpty.py" <<'EOF'
+import os, pty, re, select, signal, subprocess, sys, termios, time
+
+ctl, sock, fifo, evgen, mode = sys.argv[1:6]
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+master, slave = pty.openpty()
+before = termios.tcgetattr(slave)
+p = subprocess.Popen([ctl, "-s", sock, "watch", "--interval", "0.2"], stdin=slave,
+                     stdout=slave, stderr=slave, start_new_session=True)
+out = b""
+
+def read_for(seconds, until=None):
+    global out
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        r, _, _ = select.select([master], [], [], 0.1)
+        if r:
+            try:
+                out += os.read(master, 65536)
+            except OSError:
+                return False
+        if until and until(out):
+            return True
+    return False
+
+def frames():
+    return [f for f in out.split(b"\x1b[H\x1b[2J") if b"HEALTH" in f and f.endswith(b"\n")]
+
+ROW = re.compile(rb"^input +event0 +open +(\d+) +(\S+) +\S+ +\S+ ", re.M)
+
+def events(f):
+    m = ROW.search(f)
+    return (int(m.group(1)), m.group(2)) if m else None
+
+if not read_for(20, lambda o: any(events(f) for f in frames())):
+    fail("no frame with input/event0: %r" % out[-2000:])
+first = events(frames()[-1])[0]
+time.sleep(0.3)
+# raw mode while it runs: no echo, no line buffering
+now = termios.tcgetattr(slave)
+if now[3] & (termios.ICANON | termios.ECHO):
+    fail("the terminal is not in raw mode while watch runs")
+with open(fifo, "wb") as w:
+    subprocess.run([evgen, "-n", "500", "-s", "20", "-p", "random", "-r", "3"], stdout=w,
+                   stderr=subprocess.DEVNULL, check=True)
+
+def moved(o):
+    for f in frames():
+        e = events(f)
+        if e and e[0] >= first + 500 and e[1] not in (b"-", b"0.0"):
+            return True
+    return False
+
+if not read_for(20, moved):
+    fail("the table did not refresh to %d events with a rate: %r" % (first + 500, frames()[-1][-600:]))
+n = len(frames())
+if mode == "quit":
+    os.write(master, b"q")
+    try:
+        rc = p.wait(10)
+    except subprocess.TimeoutExpired:
+        fail("q did not quit")
+    if rc != 0:
+        fail("q: exit status %d" % rc)
+else:
+    p.send_signal(signal.SIGTERM)
+    try:
+        rc = p.wait(10)
+    except subprocess.TimeoutExpired:
+        fail("SIGTERM did not end it")
+    if rc != -signal.SIGTERM:
+        fail("SIGTERM: exit status %d" % rc)
+after = termios.tcgetattr(slave)
+if after != before:
+    fail("the terminal's mode was not restored: %r, was %r" % (after, before))
+print("frames %d, events %d -> %d" % (n, first, events(frames()[-1])[0]))
+EOF
+
+out=$(python3 "$T/watchpty.py" "$ENTROPYCTL" "$CTL_SOCKET" "$T/input/event0" "$EVGEN" quit) ||
+	fail "in a pty: $out"
+pass "in a pty: the table refreshes ($out), q quits with 0, the terminal is as before"
+out=$(python3 "$T/watchpty.py" "$ENTROPYCTL" "$CTL_SOCKET" "$T/input/event0" "$EVGEN" term) ||
+	fail "in a pty, SIGTERM: $out"
+pass "in a pty: SIGTERM ends it with the terminal as before"
+
+# ---- not a terminal ----
+mkfifo "$T/keys"
+"$ENTROPYCTL" -s "$CTL_SOCKET" watch -i 0.2 < "$T/keys" > "$T/plain" 2>&1 &
+W=$!
+exec 6> "$T/keys"
+two_frames() { [ "$(grep -c '^CLASS ' "$T/plain")" -ge 2 ]; }
+wait_for 10 two_frames || fail "no two frames without a terminal: $(cat "$T/plain")"
+echo q >&6
+rc=0; wait "$W" || rc=$?
+exec 6>&-
+[ "$rc" -eq 0 ] || fail "q on a pipe: exit status $rc"
+grep -q $'\033' "$T/plain" && fail "escape sequences without a terminal: $(cat -v "$T/plain" | head)"
+grep -qE '^input +event0 +open +[0-9]+ ' "$T/plain" || fail "no row: $(cat "$T/plain")"
+pass "without a terminal: plain frames, no escape sequences, q on stdin quits"
+
+"$ENTROPYCTL" -s "$CTL_SOCKET" watch -i 0 > "$T/out" 2>&1 && fail "--interval 0 accepted"
+grep -q "interval" "$T/out" || fail "--interval 0: $(cat "$T/out")"
+stop_daemon
