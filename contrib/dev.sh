@@ -36,8 +36,11 @@ DEB_DEPS="debhelper dpkg-dev check"
 # stacked disks' file systems, tests/t_block.sh) too, which a minimal Debian lacks.
 TEST_DEPS="check strace util-linux procps e2fsprogs mandoc jq"
 # The fuzz harnesses (make fuzz): clang's libFuzzer, ASan and UBSan; libFuzzer's runtime
-# (libclang-rt-N-dev, for clang's N) is added by fuzz_runtime.
-TEST_DEPS="$TEST_DEPS clang"
+# (libclang-rt-N-dev, for clang's N) is added by fuzz_runtime. llvm for llvm-symbolizer:
+# without it a sanitizer's report has no function names, and tests/lsan.supp, which names
+# functions, suppresses nothing (a fresh Debian 12's fuzz_config failed on libconfig 1.5's
+# known leak so).
+TEST_DEPS="$TEST_DEPS clang llvm"
 # The packet source: network namespaces (tests/t_pcap.sh), and tcpdump to compare its cost
 # with (bench/pcap.sh).
 TEST_DEPS="$TEST_DEPS iproute2 tcpdump"
