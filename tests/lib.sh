@@ -452,10 +452,21 @@ tp_account_check() {
 # take over, and t_block takes a CPU offline, which every perf event on it dies with.
 BLOCK_LOCK=/run/lock/entropyd-tests-block
 [ -d /run/lock ] || BLOCK_LOCK=/tmp/entropyd-tests-block
-# block_lock SECONDS: hold it (fd 7) until the test exits, waiting up to SECONDS for it.
+# block_lock SECONDS: hold it (fd 7) until the test exits, waiting up to SECONDS for it. The
+# wait is in a queue behind every block test of every suite running on the machine (a few
+# minutes each on a loaded one); the bound is for a holder that hangs, which lock_users names.
 block_lock() {
 	exec 7>> "$BLOCK_LOCK" || return 1
 	flock -x -w "$1" 7
+}
+# lock_users FILE: the processes that have FILE open (its holder, and those waiting for it).
+lock_users() {
+	local fd p
+	for fd in /proc/[0-9]*/fd/*; do
+		[ "$(readlink "$fd" 2> /dev/null)" = "$1" ] || continue
+		p=${fd#/proc/}; p=${p%%/*}
+		[ "$p" = "$$" ] || printf '%s (%s); ' "$p" "$(tr '\0' ' ' < "/proc/$p/cmdline" 2> /dev/null | cut -c1-80)"
+	done
 }
 # requests DEV: the requests the kernel completed on DEV (reads, writes, discards, flushes).
 requests() { awk '{ print $1 + $5 + $12 + $16 }' "/sys/block/${1#/dev/}/stat"; }

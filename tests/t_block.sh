@@ -14,7 +14,7 @@
 for tool in losetup unshare findmnt; do
 	command -v "$tool" > /dev/null || skip "no $tool"
 done
-block_lock 300 || fail "another block test held $BLOCK_LOCK for 300 s"
+block_lock 900 || fail "another block test held $BLOCK_LOCK for 900 s: $(lock_users "$BLOCK_LOCK")"
 HOLD_PID=
 CPU_OFF= # a CPU this test took offline
 DMS=()    # device-mapper devices this test made

@@ -48,7 +48,7 @@ since() { awk -v t0="$1" -v t="$(date +%s.%N)" 'BEGIN { printf "%.1f", t - t0 }'
 at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; } # at_least A B: A >= B
 gone() { grep -q "block/$1: gone (removed, detached or without a medium); dropped" "$T/log"; }
 
-block_lock 300 || fail "another block test held $BLOCK_LOCK for 300 s"
+block_lock 900 || fail "another block test held $BLOCK_LOCK for 900 s: $(lock_users "$BLOCK_LOCK")"
 
 # A disk there at the start, and the name of one that is not: a loop device of our own, past
 # any that losetup --find hands out, so no other test can take it meanwhile.

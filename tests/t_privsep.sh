@@ -68,7 +68,7 @@ pass "8 input FIFOs made by the collector after start: still $credited bits in $
 # ---- a compromised collector: messages that break the protocol ----
 # The block tests' lock before a loop device is taken: t_block detaches and re-attaches its
 # own, and losetup --find could hand one of those out in between.
-block_lock 300 || fail "another block test held $BLOCK_LOCK for 300 s"
+block_lock 900 || fail "another block test held $BLOCK_LOCK for 900 s: $(lock_users "$BLOCK_LOCK")"
 new_loop L
 N=${L#/dev/}
 read -r MAJ MIN <<< "$(tr ':' ' ' < "/sys/block/$N/dev")"
