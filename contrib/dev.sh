@@ -48,6 +48,11 @@ install_deps() {
 	apt-get update -qq
 	# shellcheck disable=SC2086 # the lists are word lists
 	apt-get install -y -qq --no-install-recommends $BUILD_DEPS "$@" > /dev/null
+	# The collector's system user, as the package makes it (sysusers.d): the suites check
+	# that the collector runs as it.
+	getent passwd entropyd > /dev/null ||
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin entropyd
 }
 
 # build DIR [CONFIGURE-ARGS]: configure (once) and build in DIR, which is left current.

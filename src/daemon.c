@@ -54,12 +54,15 @@ static void status_now(struct daemon *d)
 	d->status_ns = mono_ns();
 	pipeline_totals(&t);
 	credited = (unsigned long long)llround(t.credited_bits);
-	notify_status("%s: %zu %s, %llu %s, %llu %s credited, %llu %s fed; CRNG %s",
+	notify_status("%s: %zu %s, %llu %s, %llu %s credited, %llu %s fed; CRNG %s%s",
 		      feed_phase_name(d->feed.phase), pipeline_count(),
 		      plural(pipeline_count(), "source", "sources"), (unsigned long long)t.events,
 		      plural(t.events, "event", "events"), credited, plural(credited, "bit", "bits"),
 		      (unsigned long long)d->sink.credited, plural(d->sink.credited, "bit", "bits"),
-		      d->feed.ks.crng_ready ? "ready" : "not ready");
+		      d->feed.ks.crng_ready ? "ready" : "not ready",
+		      priv_collector_root() ? "; WARNING: the collector runs as root (no user "
+					      COLLECTOR_USER ")"
+					    : "");
 }
 
 static void update_status(void *arg)

@@ -1,10 +1,12 @@
 /* privs: once started, each process keeps only the capabilities it still needs.
  *
  * Started as root by hand, entropyd would otherwise keep every capability root has for as
- * long as it runs. The privileged process (privsep.c) still needs two: CAP_SYS_ADMIN to
+ * long as it runs. The privileged process (privsep.c) still needs three: CAP_SYS_ADMIN to
  * feed the kernel (RNDADDENTROPY) and to open the block tracepoint or blktrace for disks
- * and CPUs that appear; CAP_NET_RAW to make packet sockets for interfaces that come up.
- * The collector, which parses packets, trace records and control requests, needs none.
+ * and CPUs that appear; CAP_NET_RAW to make packet sockets for interfaces that come up;
+ * CAP_KILL to pass signals on to the collector, which runs as another user (and to kill
+ * it when it breaks the protocol). The collector, which parses packets, trace records and
+ * control requests, needs none, and leaves uid 0 (privs_collector).
  * The rest goes for good, bounding set included, so nothing either could exec gets them
  * back: no CAP_DAC_OVERRIDE (files it reads on a reload
  * must be readable by their owner, root), no CAP_CHOWN (the control socket's group is set
@@ -15,12 +17,19 @@
 #include "privs.h"
 
 #include <cap-ng.h>
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
 
-static const unsigned keep[] = {CAP_SYS_ADMIN, CAP_NET_RAW};
+static const unsigned keep[] = {CAP_SYS_ADMIN, CAP_NET_RAW, CAP_KILL};
 
 static bool kept(unsigned cap)
 {
@@ -70,29 +79,85 @@ int privs_drop(void)
 		log_warn("cannot drop capabilities: the daemon keeps those it was started with");
 		return -1;
 	}
-	log_info("capabilities: kept %s, dropped the rest",
-		 have[0] && have[1] ? "CAP_SYS_ADMIN and CAP_NET_RAW"
-		 : have[0]	    ? "CAP_SYS_ADMIN"
-		 : have[1]	    ? "CAP_NET_RAW"
-				    : "none");
+	{
+		static const char *const names[] = {"CAP_SYS_ADMIN", "CAP_NET_RAW", "CAP_KILL"};
+		char list[64] = "";
+		size_t n = 0, k = 0;
+
+		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+			n += have[i];
+		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+			if (have[i])
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+					 !k++ ? "" : k == n ? " and " : ", ", names[i]);
+		log_info("capabilities: kept %s, dropped the rest", n ? list : "none");
+	}
 	return 0;
 }
 
-int privs_drop_all(bool *bounding)
+/* The user's ids; false if there is no such user (or it is root, which is no drop). */
+static bool lookup(const char *user, uid_t *uid, gid_t *gid)
 {
-	capng_select_t what = CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT;
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+	int err = getpwnam_r(user, &pw, buf, sizeof(buf), &found);
+
+	if (!found) {
+		if (err)
+			log_warn("collector: cannot look up user %s: %s", user, strerror(err));
+		return false;
+	}
+	*uid = found->pw_uid;
+	*gid = found->pw_gid;
+	return *uid != 0;
+}
+
+int privs_collector(const char *user, bool *bounding, bool *as_root)
+{
+	uid_t uid = 0, r, e, s;
+	gid_t gid = 0;
 
 	*bounding = false;
+	*as_root = !lookup(user, &uid, &gid);
 	if (capng_get_caps_process() < 0) {
 		log_err("cannot read the collector's capabilities");
 		return -1;
 	}
+	/* The bounding set first: emptying it takes CAP_SETPCAP, which leaving uid 0 takes
+	 * away. The other sets keep CAP_SETUID and CAP_SETGID for the steps after. */
 	if (capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP)) {
-		what |= CAPNG_SELECT_BOUNDS;
+		capng_clear(CAPNG_SELECT_BOUNDS);
+		if (capng_apply(CAPNG_SELECT_BOUNDS) < 0) {
+			log_err("cannot empty the collector's bounding set");
+			return -1;
+		}
 		*bounding = true;
 	}
-	capng_clear(CAPNG_SELECT_ALL);
-	if (capng_apply(what) < 0) {
+	if (!*as_root) {
+		/* Groups before the uid (setgroups and setresgid need CAP_SETGID); no
+		 * supplementary group at all: every device descriptor comes from the
+		 * privileged process. */
+		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0) {
+			log_errno(LOG_ERR, "collector: cannot become user %s (%u:%u)", user,
+				  (unsigned)uid, (unsigned)gid);
+			return -1;
+		}
+		/* The kernel emptied the permitted and effective sets with the uid; check that
+		 * root cannot be had back. */
+		if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid ||
+		    setuid(0) == 0 || getgroups(0, NULL) != 0) {
+			log_err("collector: the change of user to %s did not hold", user);
+			return -1;
+		}
+		/* A change of uid resets the dumpable flag to fs.suid_dumpable's value. */
+		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+			log_errno(LOG_ERR, "collector: cannot turn off core dumps");
+			return -1;
+		}
+	}
+	capng_clear(CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT);
+	if (capng_apply(CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT) < 0) {
 		log_err("cannot drop the collector's capabilities");
 		return -1;
 	}

@@ -9,8 +9,12 @@
  * the process may change it. 0, or -1 (said in the log) if the kernel refused. */
 int privs_drop(void);
 
-/* Drop every capability from the effective, permitted, inheritable and ambient sets, and
- * from the bounding set if CAP_SETPCAP allows (then *bounding is set). 0, or -1 (logged). */
-int privs_drop_all(bool *bounding);
+/* The collector's credentials, once everything that needs root is open: the bounding set
+ * emptied while CAP_SETPCAP still allows it (then *bounding is set), no supplementary
+ * groups, the real, effective and saved ids of user (setresgid, then setresuid), and every
+ * capability gone from the other four sets. Where user does not exist (or is root), the
+ * process stays uid 0 without capabilities and *as_root is set: said by the caller. 0, or -1
+ * (logged) if the kernel refused any step (the process must not go on). */
+int privs_collector(const char *user, bool *bounding, bool *as_root);
 
 #endif

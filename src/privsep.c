@@ -34,7 +34,9 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "block_blktrace.h"
@@ -55,6 +57,7 @@ const size_t priv_req_size[PRIV_TYPE_MAX + 1] = {
 	[PRIV_PACKET_SOCKET] = sizeof(struct req_packet),
 	[PRIV_NOTIFY] = sizeof(struct req_notify),
 	[PRIV_RELOAD] = sizeof(struct priv_hdr),
+	[PRIV_INPUT_OPEN] = sizeof(struct req_input),
 };
 
 /* ---- the privileged steps themselves (here, or in the privileged process) ---- */
@@ -95,12 +98,95 @@ int priv_local_perf_open(unsigned cpu, unsigned what, unsigned flags)
 	return block_tp_perf_open(id, cpu, (int)what, flags & PRIV_PERF_LOST);
 }
 
+bool priv_input_name_ok(const char *s, size_t size)
+{
+	size_t len = strnlen(s, size);
+
+	if (len == size || strncmp(s, "event", 5) != 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+			    s[i]))
+			return false;
+	for (size_t i = len; i < size; i++) /* nothing hides after the NUL */
+		if (s[i])
+			return false;
+	return true;
+}
+
+/* What may be opened as an input node, by whoever opens it: an input character device, or a
+ * FIFO or (with one link) regular file that root owns. Never a symlink, a block device, a
+ * directory, a socket or a character device of another driver (a terminal, /dev/mem). */
+static bool input_kind_ok(const struct stat *st)
+{
+	if (S_ISCHR(st->st_mode))
+		return major(st->st_rdev) == PRIV_INPUT_MAJOR;
+	if (st->st_uid != 0)
+		return false;
+	return S_ISFIFO(st->st_mode) || (S_ISREG(st->st_mode) && st->st_nlink == 1);
+}
+
+int priv_local_input_open(const char *watch, const char *name, char *why)
+{
+	struct stat st, fst;
+	char *real;
+	int dfd, fd, e;
+
+	if (!priv_input_name_ok(name, strlen(name) + 1)) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* The directory as the configuration names it, symlinks in it resolved (the
+	 * configuration is root's); the entry itself is never followed. */
+	real = realpath(watch, NULL);
+	if (!real)
+		return -1;
+	dfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(real);
+	if (dfd < 0)
+		return -1;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		e = errno;
+		close(dfd);
+		errno = e;
+		return -1;
+	}
+	if (!input_kind_ok(&st)) {
+		if (why)
+			snprintf(why, 160, "%s/%s: not an input device (major %d), nor a FIFO or "
+				 "file root owns", watch, name, PRIV_INPUT_MAJOR);
+		close(dfd);
+		errno = EACCES;
+		return -1;
+	}
+	/* A FIFO read and write: a writer that closes then never leaves it readable at EOF
+	 * for ever (which would spin the event loop). */
+	fd = openat(dfd, name,
+		    (S_ISFIFO(st.st_mode) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC |
+			    O_NOFOLLOW | O_NOCTTY);
+	e = errno;
+	close(dfd);
+	if (fd < 0) {
+		errno = e;
+		return -1;
+	}
+	/* Not something else swapped in between the look and the open. */
+	if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino ||
+	    !input_kind_ok(&fst)) {
+		close(fd);
+		errno = EAGAIN;
+		return -1;
+	}
+	return fd;
+}
+
 /* ---- the collector's side ---- */
 
 static int priv_fd = -1; /* the collector's end; -1: no privileged process */
 static pid_t priv_pid;
 static bool capturing;
 static bool refused; /* the last reply was EACCES: see priv_refused() */
+static bool collector_root; /* no system user to run as: see priv_collector_root() */
 static struct event *watch_ev;
 
 bool priv_refused(void)
@@ -284,6 +370,30 @@ int priv_blktrace_stop(const char *name, unsigned major, unsigned minor, bool te
 	return e;
 }
 
+int priv_input_open(const char *watch, const char *name)
+{
+	union priv_req req;
+	struct priv_reply rep;
+	int fd, e;
+
+	if (!priv_active())
+		return priv_local_input_open(watch, name, NULL);
+	if (strlen(name) >= PRIV_INPUT_NAME) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memset(&req, 0, sizeof(req));
+	strlcopy(req.input.name, name, sizeof(req.input.name));
+	e = call(&req, PRIV_INPUT_OPEN, &rep, &fd);
+	if (e || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		errno = e ? e : EIO;
+		return -1;
+	}
+	return fd;
+}
+
 void priv_capture_begin(void)
 {
 	capturing = true;
@@ -380,17 +490,32 @@ void priv_close(void)
 	priv_fd = -1;
 }
 
+bool priv_collector_root(void)
+{
+	return collector_root;
+}
+
 int priv_collector_lockdown(void)
 {
 	bool bounding;
 
-	if (privs_drop_all(&bounding) < 0)
+	/* Everything that needs root is open by now: the control socket, the configuration's
+	 * files, the privileged process's socketpair. */
+	if (privs_collector(COLLECTOR_USER, &bounding, &collector_root) < 0)
 		return -1;
+	if (collector_root)
+		log_warn("collector: no system user %s: the collector stays uid 0 (without "
+			 "capabilities), which still owns /etc, root's files and processes; "
+			 "create the user (systemd-sysusers, or: useradd --system --user-group "
+			 "--no-create-home %s)",
+			 COLLECTOR_USER, COLLECTOR_USER);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		log_errno(LOG_ERR, "cannot set no_new_privs on the collector");
 		return -1;
 	}
 	if (priv_active()) {
+		/* After the change of uid, which clears the parent-death signal; and the parent
+		 * may have gone before it was set. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
 			log_errno(LOG_ERR, "cannot tie the collector to the privileged process");
 			return -1;
@@ -400,7 +525,9 @@ int priv_collector_lockdown(void)
 	}
 	if (sandbox_collector() < 0)
 		return -1;
-	log_info("collector: every capability dropped%s, no new privileges, system call filter",
+	log_info("collector: user %s, no supplementary groups, every capability dropped%s, no "
+		 "new privileges, system call filter",
+		 collector_root ? "root" : COLLECTOR_USER,
 		 bounding ? " (bounding set included)"
 			  : " (the bounding set stays as given: shrinking it needs CAP_SETPCAP)");
 	return 0;

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
@@ -40,7 +41,7 @@
 #define MAX_COUNT 65536 /* instances counted in a directory, at most */
 #define RATE_EVERY_NS NS_PER_SEC
 #define MAX_START_NODES 4096
-#define INPUT_MAJOR 13 /* the kernel's input subsystem (evdev nodes) */
+#define INPUT_MAJOR PRIV_INPUT_MAJOR
 
 struct traced {
 	char name[PRIV_DISK_NAME];
@@ -430,6 +431,29 @@ static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_re
 	return true;
 }
 
+/* An input node for the collector, which (not uid 0, no supplementary group) cannot open
+ * one. Only an entry of the watched directory this process read from the configuration,
+ * looked at without following a symlink, and only an input character device, or a FIFO or
+ * single-link regular file that root owns (how the tests and replays feed the reader; a
+ * collector cannot make either, as no uid 0, nor any other character device). */
+static bool do_input(struct priv *p, const struct req_input *r, struct priv_reply *rep, int *fd)
+{
+	char why[160] = "";
+
+	if (!priv_input_name_ok(r->name, sizeof(r->name)))
+		return closes(p, "INPUT_OPEN with a malformed node name");
+	if (!policy_class_runs(p->cfg, CLASS_INPUT))
+		return refuses(p, rep, "INPUT_OPEN: the configuration has no input class");
+	*fd = priv_local_input_open(p->cfg->input.watch, r->name, why);
+	if (*fd < 0) {
+		rep->err = errno ? errno : EIO;
+		if (rep->err == EACCES && why[0])
+			log_limited(&rl_refuse, LOG_WARNING, "privileged process: refused to open %s",
+				    why);
+	}
+	return true;
+}
+
 static bool do_notify(struct priv *p, const struct req_notify *r)
 {
 	if (r->what > PRIV_N_STATUS || !text_ok(r->text, sizeof(r->text), r->what == PRIV_N_STATUS))
@@ -501,6 +525,9 @@ static bool answer(struct priv *p, union priv_req *req, size_t n)
 		ok = true;
 		do_reload(p, &rep);
 		break;
+	case PRIV_INPUT_OPEN:
+		ok = do_input(p, &req->input, &rep, &fd);
+		break;
 	default:
 		ok = false;
 		break;
@@ -556,6 +583,28 @@ static bool serve_one(struct priv *p)
 	return ok;
 }
 
+/* The control socket, once the collector is gone: the collector, no longer uid 0, cannot
+ * remove it from a directory root owns. Only a socket root owns (the collector made it
+ * before it left uid 0; as its own user it could make none that root owns) that no one
+ * answers on any more, as ctl.c's start removes a stale one. */
+static void remove_socket(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	int fd, rc;
+
+	if (!path || !strlcopy(sa.sun_path, path, sizeof(sa.sun_path)) || lstat(path, &st) < 0 ||
+	    !S_ISSOCK(st.st_mode) || st.st_uid != 0)
+		return;
+	fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	rc = connect(fd, (const struct sockaddr *)&sa, sizeof(sa));
+	if (rc < 0 && errno == ECONNREFUSED)
+		unlink(path);
+	close(fd);
+}
+
 /* Tear down the blktraces this process set up. */
 static void teardown(struct priv *p)
 {
@@ -594,6 +643,7 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	sigset_t set;
 	int sfd = -1, status = EXIT_OK, ws;
 	bool broken = false;
+	char *ctl_path = xstrdup(cfg->control.socket); /* as at start: see remove_socket */
 
 	p->sock = sock;
 	p->cfg = cfg;
@@ -659,6 +709,9 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	}
 	if (broken)
 		status = EXIT_LOST;
+	if (child > 0)
+		remove_socket(ctl_path);
+	free(ctl_path);
 	if (sfd >= 0)
 		close(sfd);
 	config_free(p->cfg);

@@ -153,8 +153,8 @@ sys_admin() { echo $(( (0x$(field "$1" CapEff) | 0x$(field "$1" CapPrm)) >> 21 &
 [ "$(sys_admin "$DAEMON_PID")" = 1 ] && [ "$(sys_admin "$COLLECTOR")" = 0 ] ||
 	fail "CAP_SYS_ADMIN: privileged process $(field "$DAEMON_PID" CapEff), collector $(field "$COLLECTOR" CapEff)"
 for f in CapEff CapPrm; do
-	[ "$(field "$DAEMON_PID" $f)" = 0000000000202000 ] ||
-		fail "the privileged process's $f is $(field "$DAEMON_PID" $f), want CAP_SYS_ADMIN and CAP_NET_RAW"
+	[ "$(field "$DAEMON_PID" $f)" = 0000000000202020 ] ||
+		fail "the privileged process's $f is $(field "$DAEMON_PID" $f), want CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL"
 done
 for f in CapEff CapPrm CapInh CapAmb CapBnd; do
 	[ "$(field "$COLLECTOR" $f)" = 0000000000000000 ] || fail "the collector's $f is $(field "$COLLECTOR" $f)"
