@@ -95,8 +95,7 @@ int privs_drop(void)
 	return 0;
 }
 
-/* The user's ids; false if there is no such user (or it is root, which is no drop). */
-static bool lookup(const char *user, uid_t *uid, gid_t *gid)
+bool privs_lookup(const char *user, uid_t *uid, gid_t *gid)
 {
 	struct passwd pw, *found = NULL;
 	char buf[4096];
@@ -118,7 +117,7 @@ int privs_collector(const char *user, bool *bounding, bool *as_root)
 	gid_t gid = 0;
 
 	*bounding = false;
-	*as_root = !lookup(user, &uid, &gid);
+	*as_root = !privs_lookup(user, &uid, &gid);
 	if (capng_get_caps_process() < 0) {
 		log_err("cannot read the collector's capabilities");
 		return -1;

@@ -3,11 +3,15 @@
 #define ENTROPYD_PRIVS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* Drop every capability but CAP_SYS_ADMIN and CAP_NET_RAW (of those the process has) from
  * the effective, permitted, inheritable and ambient sets, and from the bounding set where
  * the process may change it. 0, or -1 (said in the log) if the kernel refused. */
 int privs_drop(void);
+
+/* The ids of user; false if there is no such user (or it is root, which is no drop). */
+bool privs_lookup(const char *user, uid_t *uid, gid_t *gid);
 
 /* The collector's credentials, once everything that needs root is open: the bounding set
  * emptied while CAP_SETPCAP still allows it (then *bounding is set), no supplementary
