@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/random.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +186,7 @@ int priv_local_input_open(const char *watch, const char *name, char *why)
 static int priv_fd = -1; /* the collector's end; -1: no privileged process */
 static pid_t priv_pid;
 static bool capturing;
+static unsigned capture_ifindex; /* the interface of the capture being opened */
 static bool refused; /* the last reply was EACCES: see priv_refused() */
 static bool collector_root; /* no system user to run as: see priv_collector_root() */
 static struct event *watch_ev;
@@ -394,9 +396,10 @@ int priv_input_open(const char *watch, const char *name)
 	return fd;
 }
 
-void priv_capture_begin(void)
+void priv_capture_begin(const char *ifname)
 {
 	capturing = true;
+	capture_ifindex = if_nametoindex(ifname);
 }
 
 void priv_capture_end(void)
@@ -412,9 +415,14 @@ int priv_socket(int domain, int type, int protocol)
 
 	if (!capturing || domain != AF_PACKET || !priv_active())
 		return (int)syscall(SYS_socket, domain, type, protocol);
+	if (!capture_ifindex) { /* if_nametoindex failed: gone, or renamed */
+		errno = ENODEV;
+		return -1;
+	}
 	memset(&req, 0, sizeof(req));
 	req.packet.type = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
 	req.packet.protocol = protocol;
+	req.packet.ifindex = capture_ifindex;
 	e = call(&req, PRIV_PACKET_SOCKET, &rep, &fd);
 	if (e || fd < 0) {
 		if (fd >= 0)

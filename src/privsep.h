@@ -19,7 +19,8 @@
  * are the same binary; the number catches a mismatch, not a negotiation).
  *   1: ADD_ENTROPY, RESEED, PERF_OPEN, BLKTRACE_START, BLKTRACE_STOP, PACKET_SOCKET,
  *      NOTIFY, RELOAD.
- *   2: INPUT_OPEN (the collector, no longer uid 0, cannot open input nodes). */
+ *   2: INPUT_OPEN (the collector, no longer uid 0, cannot open input nodes); PACKET_SOCKET
+ *      names the interface (ifindex), which the privileged process binds it to. */
 #define PRIV_VERSION 2
 
 enum priv_type {
@@ -76,6 +77,7 @@ struct req_packet {
 	struct priv_hdr h;
 	int32_t type;     /* SOCK_RAW or SOCK_DGRAM, no flags */
 	int32_t protocol; /* 0: nothing arrives before libpcap binds it */
+	uint32_t ifindex; /* the interface, which the configuration must select (> 0) */
 };
 
 struct req_notify {
@@ -191,9 +193,10 @@ int priv_blktrace_stop(const char *name, unsigned major, unsigned minor, bool te
  * its own input.watch (no symlink). A descriptor, or -1 with errno (EACCES: refused). */
 int priv_input_open(const char *watch, const char *name);
 
-/* Around our own pcap_activate: socket(AF_PACKET, ...) then comes from the privileged
- * process (libpcap has no way to be given a socket; see socket() in privsep.c). */
-void priv_capture_begin(void);
+/* Around our own pcap_activate on interface ifname: socket(AF_PACKET, ...) then comes from
+ * the privileged process, bound to that interface (libpcap has no way to be given a socket;
+ * see socket() in privsep_socket.c). */
+void priv_capture_begin(const char *ifname);
 void priv_capture_end(void);
 /* socket(2), but AF_PACKET from the privileged process between the two above. */
 int priv_socket(int domain, int type, int protocol);

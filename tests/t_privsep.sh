@@ -75,7 +75,7 @@ read -r MAJ MIN <<< "$(tr ':' ' ' < "/sys/block/$N/dev")"
 cat > "$T/n.conf" <<EOF
 policy = { input = { mode = "disabled"; }; block = { mode = "trusted"; }; };
 sources = { block = { backend = "blktrace"; devices = [ "none-such" ]; };
-            network = { interfaces = [ "auto" ]; }; };
+            network = { interfaces = [ "lo" ]; }; };
 EOF
 KINDS=0
 hostile() { # hostile CONFIG CASE: closed, no descriptor, nothing privileged done
@@ -90,7 +90,7 @@ hostile() { # hostile CONFIG CASE: closed, no descriptor, nothing privileged don
 for c in oversized truncated short unknown-type unknown-version size-lie bits-beyond-bytes \
 	negative-bits too-many-bytes perf-no-such-cpu perf-bad-kind blktrace-path \
 	blktrace-stop-foreign notify-unprintable notify-unterminated with-descriptor \
-	packet-stream packet-protocol; do
+	packet-stream packet-protocol packet-no-interface input-path input-not-event; do
 	hostile "$T/n.conf" "$c"
 done
 pass "bad messages ($KINDS kinds) close the connection, hand over nothing, do nothing privileged"
@@ -115,9 +115,34 @@ refused "$T/n.conf" perf                             # the tracepoint, under bac
 sed -i "s/none-such/$N/" "$T/n.conf"
 refused "$T/n.conf" "blktrace:$N:$MAJ:$((MIN + 1))"  # named, but not that device number
 refused "$T/h.conf" packet                           # the network class disabled
+sed 's/"lo"/"auto"/' "$T/n.conf" > "$T/a.conf"
+refused "$T/a.conf" packet                           # lo, which "auto" does not select
 # The positive control: the same request, the network class enabled, gets its socket.
 "$HOSTILE" "$T/n.conf" packet > "$T/hout" 2>&1 || fail "packet: $(cat "$T/hout")"
 pass "requests the configuration does not allow ($KINDS kinds) are refused, the connection kept, nothing privileged done; a valid one gets its packet socket"
+
+# More packet sockets than interfaces selected: each new one for lo makes the one before
+# deaf for good (a locked drop-all filter), so at most one per interface hears anything.
+"$HOSTILE" "$T/n.conf" packets 5 > "$T/hout" 2>&1 || fail "packets: $(cat "$T/hout")"
+pass "$(grep -o 'packets: .*' "$T/hout")"
+
+# Input nodes the privileged process must not open for a collector: a symlink out of the
+# watched directory, a block device, a file root does not own, a character device of another
+# driver, a file with a second link: each refused (EACCES), no descriptor, the connection kept.
+mkdir -p "$T/iw"
+ln -s /etc/shadow "$T/iw/event1"
+mknod "$T/iw/event2" b 7 0
+echo x > "$T/iw/event3" && chown nobody "$T/iw/event3"
+mknod "$T/iw/event4" c 1 3
+echo x > "$T/iw/event5" && ln "$T/iw/event5" "$T/iw/event5b"
+printf 'sources = { input = { watch = "%s"; }; };\n' "$T/iw" > "$T/i.conf"
+for c in event1 event2 event3 event4 event5; do
+	"$HOSTILE" "$T/i.conf" refused "input:$c" > "$T/hout" 2>&1 || fail "input:$c: $(cat "$T/hout")"
+done
+mkfifo "$T/iw/event6"
+"$HOSTILE" "$T/i.conf" refused "input:event6" > "$T/hout" 2>&1 &&
+	fail "input:event6, a FIFO root made there, was refused"
+pass "input nodes refused: a symlink to /etc/shadow, a block device, a file of another owner, /dev/null's major, a file with two links; a root FIFO opened"
 
 # ---- the daemon, all three classes ----
 make_link
@@ -168,14 +193,18 @@ sockets() { ls -l "/proc/$1/fd" | grep -oE 'socket:\[[0-9]+\]' | tr -dc '0-9\n' 
 packet=$(awk 'NR > 1 { print $9 }' "/proc/$DAEMON_PID/net/packet" | sort -u)
 control=$(awk -v p="$CTL_SOCKET" '$8 == p { print $7 }' "/proc/$DAEMON_PID/net/unix")
 [ -n "$packet" ] && [ -n "$control" ] || fail "no packet socket ($packet) or control socket ($control) found"
-[ -z "$(comm -12 <(sockets "$DAEMON_PID") <(echo "$packet"))" ] || fail "the privileged process holds a packet socket"
+# The privileged process keeps its own descriptor of each packet socket it handed out (to
+# make it deaf if another is asked for the same interface): one, the collector's.
+held=$(comm -12 <(sockets "$DAEMON_PID") <(echo "$packet"))
+[ "$(echo "$held" | grep -c .)" -le 1 ] || fail "the privileged process holds packet sockets $held, want at most one (one interface)"
+[ -z "$(comm -23 <(echo "$held" | grep .) <(sockets "$COLLECTOR"))" ] || fail "the privileged process holds a packet socket the collector has not"
 [ -n "$(comm -12 <(sockets "$COLLECTOR") <(echo "$packet"))" ] || fail "the collector holds no packet socket"
 sockets "$DAEMON_PID" | grep -qx "$control" && fail "the privileged process holds the control socket"
 sockets "$COLLECTOR" | grep -qx "$control" || fail "the collector does not hold the control socket"
 grep -q perf_event "/proc/$DAEMON_PID/maps" && fail "the privileged process maps a perf ring"
 ls -l "/proc/$DAEMON_PID/fd" | grep -q perf_event && fail "the privileged process holds a perf event"
 grep -q perf_event "/proc/$COLLECTOR/maps" || fail "the collector maps no perf ring"
-pass "one process with CAP_SYS_ADMIN (and CAP_NET_RAW), holding no packet socket, control socket or perf ring; the collector: no capability in any set, Seccomp 2, NoNewPrivs 1, the packet socket, the control socket, the rings"
+pass "one process with CAP_SYS_ADMIN (and CAP_NET_RAW, CAP_KILL), holding no control socket or perf ring, and no packet socket but its copy of the collector's; the collector: no capability in any set, Seccomp 2, NoNewPrivs 1, the packet socket, the control socket, the rings"
 
 # A capture that opens again: the packet socket is made by the privileged process only.
 strace -f -qq -e trace=socket -o "$T/st" -p "$DAEMON_PID" -p "$COLLECTOR" 2> /dev/null &
