@@ -129,8 +129,19 @@ static int reload(void *arg, struct config_errors *errs)
 	struct daemon *d = arg;
 	struct config *next;
 
+	char why[512];
+
 	notify_reloading();
-	next = config_load(d->opts->config_path, errs);
+	if (!privs_config_trusted(d->opts->config_path, why, sizeof(why))) {
+		/* The privileged process refuses it too: say so here, where entropyctl asks. */
+		errs->msg = xreallocarray(errs->msg, 1, sizeof(*errs->msg));
+		errs->msg[0] = xasprintf("%s (only root may be able to write the configuration)",
+					 why);
+		errs->n = 1;
+		next = NULL;
+	} else {
+		next = config_load(d->opts->config_path, errs);
+	}
 	if (!next) {
 		for (size_t i = 0; i < errs->n; i++)
 			log_err("%s", errs->msg[i]);

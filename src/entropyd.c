@@ -15,6 +15,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "privs.h"
 #include "source_names.h"
 #include "util.h"
 
@@ -87,15 +88,23 @@ static const struct option long_opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* The default file may be absent (built-in defaults apply); a file named with -f may not. */
-static struct config *load(const char *path, bool explicit_path)
+/* The default file may be absent (built-in defaults apply); a file named with -f may not.
+ * With trust (the daemon, -n, -p), only a file root alone can change (privs.h). */
+static struct config *load(const char *path, bool explicit_path, bool trust)
 {
 	struct config_errors errs = {0};
 	struct config *cfg;
+	char why[512];
 
 	if (!explicit_path && access(path, F_OK) < 0 && errno == ENOENT) {
 		log_notice("%s does not exist: using built-in defaults", path);
 		return config_defaults();
+	}
+	/* Only root may be able to change what the privileged process trusts. */
+	if (trust && !privs_config_trusted(path, why, sizeof(why))) {
+		fprintf(stderr, "%s\n%s: not trusted: only root may be able to write the "
+				"configuration and what it includes\n", why, path);
+		return NULL;
 	}
 	cfg = config_load(path, &errs);
 	for (size_t i = 0; i < errs.n; i++)
@@ -190,7 +199,7 @@ static int assess(const char *file, const char *bits_arg, const char *class_arg,
 	if (instance && !class_arg)
 		return usage_error("--instance needs --class: an instance name is only unique "
 				   "within its class");
-	cfg = load(config_path, explicit_path);
+	cfg = load(config_path, explicit_path, false); /* runs nothing: anyone's file */
 	if (!cfg)
 		return EXIT_CONFIG;
 	rc = assess_run(&ao, cfg, stdout, stderr);
@@ -306,7 +315,7 @@ int main(int argc, char **argv)
 		}
 		opts.record_dir = record_dir;
 	}
-	cfg = load(opts.config_path, explicit_path);
+	cfg = load(opts.config_path, explicit_path, true);
 	if (!cfg) {
 		free(record_dir);
 		return EXIT_CONFIG;

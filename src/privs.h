@@ -21,4 +21,11 @@ bool privs_lookup(const char *user, uid_t *uid, gid_t *gid);
  * (logged) if the kernel refused any step (the process must not go on). */
 int privs_collector(const char *user, bool *bounding, bool *as_root);
 
+/* Is the configuration file path, and every file it includes, one only root can change:
+ * a regular file root owns that neither its group nor others may write, in directories root
+ * owns that others may not write (or sticky ones, such as /tmp)? As sshd's StrictModes: a
+ * file others can write would let them raise the credit ceiling. False with the file and the
+ * fix (chmod or chown) in why. */
+bool privs_config_trusted(const char *path, char *why, size_t size);
+
 #endif

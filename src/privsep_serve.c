@@ -39,6 +39,7 @@
 #include "log.h"
 #include "notify.h"
 #include "policy.h"
+#include "privs.h"
 #include "source_block.h"
 #include "util.h"
 
@@ -598,8 +599,16 @@ static bool do_notify(struct priv *p, const struct req_notify *r)
 static void do_reload(struct priv *p, struct priv_reply *rep)
 {
 	struct config_errors errs = {0};
-	struct config *next = config_load(p->config_path, &errs);
+	struct config *next;
+	char why[512];
 
+	if (!privs_config_trusted(p->config_path, why, sizeof(why))) {
+		log_err("privileged process: %s; the ceiling and what may be opened stay as they "
+			"were", why);
+		rep->err = EPERM;
+		return;
+	}
+	next = config_load(p->config_path, &errs);
 	if (!next) {
 		/* The collector read it a moment ago: someone changed it in between. */
 		log_warn("privileged process: %s has %zu errors now: the ceiling and what may be "

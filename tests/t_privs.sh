@@ -73,3 +73,33 @@ done
 expect_collector "given the unit's" "$unit"
 stop_daemon
 pass "capabilities: CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL kept by the privileged process, everything else dropped; the collector keeps none"
+
+# The configuration is trusted only if root alone can write it (and what it includes): -n,
+# the start and a reload refuse one that others can write, naming the file and the fix.
+write_config "$T/t.conf"
+echo '@include "t2.conf"' >> "$T/t.conf"
+: > "$T/t2.conf"
+"$ENTROPYD" -n -f "$T/t.conf" > /dev/null || fail "a configuration root alone writes was refused"
+check_refused() { # check_refused FILE FIX
+	local rc=0
+	"$ENTROPYD" -n -f "$T/t.conf" > "$T/n.out" 2>&1 || rc=$?
+	[ "$rc" -eq 1 ] || fail "-n exited $rc with $1 untrusted, want 1: $(cat "$T/n.out")"
+	grep -qF "$1: " "$T/n.out" && grep -qF "$2" "$T/n.out" ||
+		fail "-n does not name $1 and the fix ($2): $(cat "$T/n.out")"
+}
+chmod 0666 "$T/t.conf"
+check_refused "$T/t.conf" "chmod go-w $T/t.conf"
+chmod 0644 "$T/t.conf"; chown nobody "$T/t.conf"
+check_refused "$T/t.conf" "chown root $T/t.conf"
+chown root "$T/t.conf"; chmod 0664 "$T/t2.conf"
+check_refused "$T/t2.conf" "chmod go-w $T/t2.conf"
+chmod 0644 "$T/t2.conf"
+# A reload of a file that became writable by others is refused by both processes.
+start_daemon -v --dry-run -f "$T/t.conf"
+chmod 0646 "$T/t.conf"
+kill -HUP "$DAEMON_PID"
+wait_for 5 grep -q "reload rejected" "$T/log" || fail "a reload of a world-writable file was not rejected"
+grep -qF "$T/t.conf: writable by anyone" "$T/log" || fail "the reload's refusal does not say why"
+chmod 0644 "$T/t.conf"
+stop_daemon
+pass "configuration trust: a file or include others can write, or not root's, is refused by -n, at start and on reload, with the fix named"
