@@ -1,6 +1,7 @@
 /* entropyd: command line, configuration check and print, and start of the daemon. */
 #include "autoconf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -56,6 +57,35 @@ static void usage(FILE *out)
 		"its two processes went.\n"
 		"See entropyd(8) and entropyd.conf(5).\n",
 		CONFIG_DEFAULT_PATH, ASSESS_MIN_SAMPLES);
+}
+
+/* Close every descriptor but 0-2 that the launcher left open (a shell's, a service
+ * manager's, a debugger's): neither process may hold what it was not given on purpose, and
+ * the collector would otherwise keep them, as another user, for as long as it runs. The
+ * notification socket is an address (NOTIFY_SOCKET), not a descriptor. */
+static void close_inherited(void)
+{
+	DIR *d;
+	struct dirent *e;
+
+#ifdef HAVE_CLOSE_RANGE
+	if (close_range(3, ~0U, 0) == 0)
+		return;
+#endif
+	/* Before Linux 5.9 (glibc 2.34): one by one. */
+	d = opendir("/proc/self/fd");
+	if (!d) {
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+
+		if (fd > 2 && fd != dirfd(d))
+			close(fd);
+	}
+	closedir(d);
 }
 
 /* Long-only options. */
@@ -303,6 +333,7 @@ int main(int argc, char **argv)
 	if (record_arg && !*record_arg)
 		return usage_error("--record: the directory name is empty");
 
+	close_inherited();
 	log_open(true, opts.verbosity);
 	if (assess_file)
 		return assess(assess_file, bits_arg, class_arg, instance_arg, json,

@@ -156,7 +156,10 @@ sources = { input = { watch = "$T/input"; };
             network = { interfaces = [ "$VB" ]; }; };
 control = { socket = "$CTL_SOCKET"; };
 EOF
+# A descriptor the launcher leaves open (fd 251, as a shell's) reaches neither process.
+exec 251< /dev/null
 start_daemon -v -f "$T/e.conf"
+exec 251<&-
 started_capturing "$VB"
 wait_for 5 grep -q "block/$N: attached" "$T/log" || fail "$N not attached"
 wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "the FIFO not attached"
@@ -173,6 +176,34 @@ if command -v jq > /dev/null; then
 	[ "$pid" = "$DAEMON_PID" ] || fail "status names pid $pid, not the main process $DAEMON_PID"
 fi
 [ -z "$(pgrep -P "$COLLECTOR")" ] || fail "the collector has children"
+# The collector's user: the system user entropyd (dev.sh and the package make it), its own
+# group, no supplementary group; all four ids of each.
+if uid=$(id -u entropyd 2> /dev/null); then
+	gid=$(id -g entropyd)
+	[ "$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "/proc/$COLLECTOR/status")" = "$uid $uid $uid $uid" ] ||
+		fail "the collector's uids: $(grep Uid: "/proc/$COLLECTOR/status"), want $uid"
+	[ "$(awk '$1 == "Gid:" { print $2, $3, $4, $5 }' "/proc/$COLLECTOR/status")" = "$gid $gid $gid $gid" ] ||
+		fail "the collector's gids: $(grep Gid: "/proc/$COLLECTOR/status"), want $gid"
+	[ -z "$(awk '$1 == "Groups:" { print $2 }' "/proc/$COLLECTOR/status")" ] ||
+		fail "the collector has supplementary groups: $(grep Groups: "/proc/$COLLECTOR/status")"
+	grep -q "collector: user entropyd, no supplementary groups" "$T/log" || fail "the collector's user is not logged"
+	who="user entropyd ($uid:$gid), no supplementary group"
+else
+	grep -q "collector: no system user entropyd: the collector stays uid 0" "$T/log" ||
+		fail "no user entropyd, and the collector does not say it stays uid 0"
+	who="uid 0 (no user entropyd here: said in the log)"
+fi
+# What it holds: no launcher's descriptor, nothing but the log, /dev/null, sockets, pipes,
+# perf events, inotify and epoll, and the input FIFO.
+for p in "$DAEMON_PID" "$COLLECTOR"; do
+	[ -e "/proc/$p/fd/251" ] && fail "process $p kept the launcher's fd 251"
+done
+odd=$(ls -l "/proc/$COLLECTOR/fd" | awk 'NR > 1 { print $NF }' |
+	grep -vE "^(socket|pipe|anon_inode):|^/dev/null$|^$T/log$|^$T/input/event0$" || true)
+[ -z "$odd" ] || fail "the collector holds: $odd"
+# Not yet its own namespaces (entropyd(8) says so): the same root as the privileged process.
+[ "$(readlink "/proc/$COLLECTOR/root")" = / ] || fail "the collector's root: $(readlink "/proc/$COLLECTOR/root")"
+pass "the collector: $who, no descriptor of the launcher's, only sockets, pipes, perf events, inotify, the log"
 field() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; } # field PID NAME
 sys_admin() { echo $(( (0x$(field "$1" CapEff) | 0x$(field "$1" CapPrm)) >> 21 & 1 )); }
 [ "$(sys_admin "$DAEMON_PID")" = 1 ] && [ "$(sys_admin "$COLLECTOR")" = 0 ] ||
