@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -57,8 +58,8 @@ static const char *const allowed[] = {
 	"timerfd_settime", "pipe", "pipe2", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn",
 	"sigaltstack", "restart_syscall", "exit", "exit_group", "getpid", "gettid", "getppid",
 	"getuid", "geteuid", "getgid", "getegid", "getgroups", "uname", "sysinfo",
-	"sched_getaffinity", "sched_yield", "getrlimit", "prlimit64", "setrlimit", "tgkill",
-	"rseq", "set_robust_list", "getrusage",
+	"sched_yield", "getrlimit", "setrlimit", "rseq", "set_robust_list", "getrusage",
+	/* sched_getaffinity, prlimit64 and tgkill: on this process only (allow_calls) */
 	/* files: the configuration, sysfs and procfs, input nodes, relay files, recordings, the
 	 * runtime directory and the blktrace state file */
 	"read", "readv", "pread64", "write", "writev", "pwrite64", "lseek", "close", "dup",
@@ -101,10 +102,27 @@ static const unsigned long ioctls[] = {
 	(((uint32_t)_IOC_DIRMASK << _IOC_DIRSHIFT) | ((uint32_t)_IOC_TYPEMASK << _IOC_TYPESHIFT))
 #define EVDEV_GET ((uint32_t)_IOC(_IOC_READ, 'E', 0, 0))
 
-/* Allow the calls of allowed[] (and the sanitizers' and socket()) in ctx. */
+/* Allow the calls of allowed[] (and the sanitizers') in ctx, and those that take a pid for
+ * this process only: 0 (itself) or its own pid; a signal (tgkill, as raise() and abort()
+ * make it) only to itself. Another pid: refused as any call outside the list. */
 static int allow_calls(scmp_filter_ctx ctx)
 {
+	const scmp_datum_t self = (scmp_datum_t)getpid();
 	int rc = 0;
+
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, self));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
+				      SCMP_A0(SCMP_CMP_EQ, 0));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
+				      SCMP_A0(SCMP_CMP_EQ, self));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_getaffinity), 1,
+				      SCMP_A0(SCMP_CMP_EQ, 0));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_getaffinity), 1,
+				      SCMP_A0(SCMP_CMP_EQ, self));
 
 	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(allowed); i++) {
 		int nr = seccomp_syscall_resolve_name(allowed[i]);

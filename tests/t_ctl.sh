@@ -314,7 +314,10 @@ stop_daemon
 [ -e "$CTL_SOCKET" ] && fail "the socket is left behind after a clean stop"
 expect 3 "no control socket" ctl status
 start_daemon --dry-run -f "$T/e.conf"
+collector=$(pgrep -P "$DAEMON_PID")
 kill -KILL "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=
+# The collector goes with it (its parent-death signal), but not at the same instant.
+[ -z "$collector" ] || timeout 5 tail --pid="$collector" -f /dev/null || fail "the collector outlived the main process"
 [ -S "$CTL_SOCKET" ] || fail "no stale socket after SIGKILL"
 expect 3 "entropyd is not running: nothing answers on $CTL_SOCKET" ctl status
 start_daemon -v --dry-run -f "$T/e.conf"
