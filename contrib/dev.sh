@@ -19,7 +19,7 @@ BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-
 # The Debian package (contrib/debian, make deb): debhelper (with dh-autoreconf and the
 # sysusers sequence), and check for the unit tests its build runs.
 DEB_DEPS="debhelper dpkg-dev check"
-TEST_DEPS="check strace util-linux mandoc jq"
+TEST_DEPS="check strace util-linux mandoc jq gdb"
 # The fuzz harnesses (make fuzz): clang's libFuzzer, ASan and UBSan.
 TEST_DEPS="$TEST_DEPS clang"
 # The packet source: network namespaces (tests/t_pcap.sh), and tcpdump to compare its cost

@@ -280,3 +280,64 @@ stop_daemon
 grep -q "privileged process: .* bits asked, .* credited, 0 clipped by the ceiling" "$T/log" ||
 	fail "an honest collector was clipped: $(grep "privileged process:" "$T/log")"
 pass "collector killed: the privileged process exits 4; privileged process killed: the collector goes; restarts clean, the trace left behind torn down"
+
+# ---- a compromised collector, inside the real one ----
+# What an exploit of one of its parsers could do: the calls made from inside the running
+# collector (gdb attached as root: its user, capability sets, NoNewPrivs and filters all
+# apply to them). Each must fail.
+if ! command -v gdb > /dev/null; then
+	echo "SKIP: the attempts from inside the collector need gdb (contrib/dev.sh installs it)"
+	exit 0
+fi
+mkdir -p "$T/input"
+[ -p "$T/input/event0" ] || mkfifo "$T/input/event0"
+start_daemon -v -f "$T/e.conf"
+COLLECTOR=$(pgrep -P "$DAEMON_PID")
+install -m 0000 /dev/null "$T/secret"
+python3 -c 'import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o600); s.listen()
+time.sleep(120)' "$T/root.sock" &
+LISTENER=$!
+wait_for 5 test -S "$T/root.sock" || fail "no root-only socket to try"
+cp "$T/e.conf" "$T/e.conf.orig"
+inside() { # inside EXPR...: run each gdb expression in the collector; the last result printed
+	local a=()
+	for e in "$@"; do a+=(-ex "$e"); done
+	gdb -q -p "$COLLECTOR" -batch "${a[@]}" 2> /dev/null | sed -n 's/^\$[0-9]* = //p' | tail -1
+}
+attempt() { # attempt WHAT EXPR...: the last expression must give -1
+	local r
+
+	r=$(inside "${@:2}")
+	[ "$r" = -1 ] || fail "from inside the collector, $1 gave $r, not -1"
+	ATTEMPTS="${ATTEMPTS:+$ATTEMPTS, }$1"
+}
+# The positive control: gdb's calls do run in the collector, as its user.
+r=$(inside 'print (int)getuid()')
+[ "$r" = "$(id -u entropyd 2> /dev/null || echo 0)" ] || fail "gdb's call in the collector gave uid '$r'"
+ATTEMPTS=
+attempt "creating /etc/entropyd-hostile" 'print (int)open("/etc/entropyd-hostile", 0101, 0644)'
+[ -e /etc/entropyd-hostile ] && { rm -f /etc/entropyd-hostile; fail "the collector made a file in /etc"; }
+attempt "chmod of a root file of mode 0000" "print (int)chmod(\"$T/secret\", 0644)"
+attempt "reading it" "print (int)open(\"$T/secret\", 0)"
+attempt "writing the configuration" "print (int)open(\"$T/e.conf\", 1)"
+attempt "writing core_pattern" 'print (int)open("/proc/sys/kernel/core_pattern", 1)'
+attempt "reading /proc/1/environ" 'print (int)open("/proc/1/environ", 0)'
+attempt "opening the privileged process's memory" "print (int)open(\"/proc/$DAEMON_PID/mem\", 2)"
+attempt "opening $L read-write" "print (int)open(\"$L\", 2)"
+attempt "connecting to a root-only unix socket" \
+	'set $fd = (int)socket(1, 1, 0)' 'set $sa = (char *)malloc(110)' \
+	'call (void *)memset($sa, 0, 110)' 'set *(short *)$sa = 1' \
+	"call (char *)strcpy(\$sa + 2, \"$T/root.sock\")" 'print (int)connect($fd, $sa, 110)'
+cmp -s "$T/e.conf" "$T/e.conf.orig" || fail "the configuration changed"
+[ "$(stat -c %a "$T/secret")" = 0 ] || fail "the root file's mode changed"
+kill "$LISTENER" 2> /dev/null
+# Last, as it ends the collector: lowering a root process's limits (pid 1's) is a call
+# outside its filter (prlimit64 on another pid), which kills it; pid 1 keeps its limits.
+before=$(grep 'Max open files' /proc/1/limits)
+inside 'print (int)prlimit64(1, 7, (void *)0, (void *)0)' > /dev/null || true
+timeout 5 tail --pid="$COLLECTOR" -f /dev/null || fail "the collector survived prlimit64 on pid 1"
+wait "$DAEMON_PID" 2> /dev/null; DAEMON_PID=
+grep -q "the collector was killed by signal 31" "$T/log" || fail "the collector was not killed by its filter (SIGSYS)"
+[ "$(grep 'Max open files' /proc/1/limits)" = "$before" ] || fail "pid 1's limits changed"
+pass "from inside the collector, each failed: $ATTEMPTS; prlimit64 on pid 1 killed it (SIGSYS)"
