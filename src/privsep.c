@@ -59,6 +59,7 @@ const size_t priv_req_size[PRIV_TYPE_MAX + 1] = {
 	[PRIV_NOTIFY] = sizeof(struct req_notify),
 	[PRIV_RELOAD] = sizeof(struct priv_hdr),
 	[PRIV_INPUT_OPEN] = sizeof(struct req_input),
+	[PRIV_RELAY_OPEN] = sizeof(struct req_relay),
 };
 
 /* ---- the privileged steps themselves (here, or in the privileged process) ---- */
@@ -387,6 +388,35 @@ int priv_input_open(const char *watch, const char *name)
 	memset(&req, 0, sizeof(req));
 	strlcopy(req.input.name, name, sizeof(req.input.name));
 	e = call(&req, PRIV_INPUT_OPEN, &rep, &fd);
+	if (e || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		errno = e ? e : EIO;
+		return -1;
+	}
+	return fd;
+}
+
+int priv_relay_open(const char *debugfs, const char *trace, unsigned cpu)
+{
+	union priv_req req;
+	struct priv_reply rep;
+	int fd, e;
+
+	if (!priv_active()) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/block/%s/trace%u", debugfs, trace, cpu);
+		return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	}
+	if (strlen(trace) >= PRIV_DISK_NAME) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memset(&req, 0, sizeof(req));
+	strlcopy(req.relay.name, trace, sizeof(req.relay.name));
+	req.relay.cpu = cpu;
+	e = call(&req, PRIV_RELAY_OPEN, &rep, &fd);
 	if (e || fd < 0) {
 		if (fd >= 0)
 			close(fd);

@@ -20,7 +20,8 @@
  *   1: ADD_ENTROPY, RESEED, PERF_OPEN, BLKTRACE_START, BLKTRACE_STOP, PACKET_SOCKET,
  *      NOTIFY, RELOAD.
  *   2: INPUT_OPEN (the collector, no longer uid 0, cannot open input nodes); PACKET_SOCKET
- *      names the interface (ifindex), which the privileged process binds it to. */
+ *      names the interface (ifindex), which the privileged process binds it to;
+ *      RELAY_OPEN (blktrace's relay files are root's, under debugfs). */
 #define PRIV_VERSION 2
 
 enum priv_type {
@@ -33,7 +34,8 @@ enum priv_type {
 	PRIV_NOTIFY,          /* sd_notify, sent on by the main process */
 	PRIV_RELOAD,          /* re-read the configuration (the ceiling, what may be opened) */
 	PRIV_INPUT_OPEN,      /* an input node of the watched directory: a descriptor */
-	PRIV_TYPE_MAX = PRIV_INPUT_OPEN,
+	PRIV_RELAY_OPEN,      /* a relay file of a blktrace it started: a descriptor */
+	PRIV_TYPE_MAX = PRIV_RELAY_OPEN,
 };
 
 /* What PRIV_NOTIFY relays. */
@@ -93,6 +95,14 @@ struct req_input {
 	char name[PRIV_INPUT_NAME];
 };
 
+/* The relay file of one CPU of a blktrace the privileged process started: the trace's
+ * directory name as BLKTRACE_START returned it (NUL-terminated, zeros after). */
+struct req_relay {
+	struct priv_hdr h;
+	char name[PRIV_DISK_NAME];
+	uint32_t cpu; /* < the number of CPUs the system can have */
+};
+
 /* RESEED and RELOAD: the header alone. */
 
 union priv_req {
@@ -103,6 +113,7 @@ union priv_req {
 	struct req_packet packet;
 	struct req_notify notify;
 	struct req_input input;
+	struct req_relay relay;
 };
 
 /* Every reply: an errno (0: done), a value (ADD_ENTROPY: the bits credited; BLKTRACE_START:
@@ -192,6 +203,12 @@ int priv_blktrace_stop(const char *name, unsigned major, unsigned minor, bool te
  * character device (major 13), or a FIFO or a regular file root owns, that is an entry of
  * its own input.watch (no symlink). A descriptor, or -1 with errno (EACCES: refused). */
 int priv_input_open(const char *watch, const char *name);
+
+/* The relay file DEBUGFS/block/TRACE/traceCPU of a blktrace started with
+ * priv_blktrace_start (TRACE: the name it gave back), O_RDONLY | O_NONBLOCK | O_CLOEXEC:
+ * from the privileged process, which finds debugfs itself, where there is one. A
+ * descriptor, or -1 with errno (ENOENT: a CPU that is not online). */
+int priv_relay_open(const char *debugfs, const char *trace, unsigned cpu);
 
 /* Around our own pcap_activate on interface ifname: socket(AF_PACKET, ...) then comes from
  * the privileged process, bound to that interface (libpcap has no way to be given a socket;

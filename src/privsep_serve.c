@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <linux/random.h>
 #include <math.h>
+#include <mntent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -52,6 +53,7 @@
 
 struct traced {
 	char name[PRIV_DISK_NAME];
+	char trace[PRIV_DISK_NAME]; /* its relay directory's name, as BLKTRACE_START gave it */
 	unsigned major, minor;
 	bool used;
 };
@@ -454,6 +456,7 @@ static bool do_blkt(struct priv *p, enum priv_type type, const struct req_blkt *
 	rep->value = stage;
 	if (!rep->err) {
 		memcpy(t->name, r->name, sizeof(t->name));
+		strlcopy(t->trace, rep->name, sizeof(t->trace));
 		t->major = r->major;
 		t->minor = r->minor;
 		t->used = true;
@@ -565,6 +568,52 @@ static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_re
 	return true;
 }
 
+/* The first debugfs mount point (a copy), or NULL. */
+static char *debugfs(void)
+{
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	struct mntent *m;
+	char *dir = NULL;
+
+	while (f && (m = getmntent(f)))
+		if (strcmp(m->mnt_type, "debugfs") == 0) {
+			dir = xstrdup(m->mnt_dir);
+			break;
+		}
+	if (f)
+		endmntent(f);
+	return dir;
+}
+
+/* A relay file of a blktrace this process started (its relay directory, as blkt_dev_start
+ * named it), for a CPU the system can have; read-only. debugfs is root's (mode 0700), so
+ * the collector, not uid 0, cannot open it itself. */
+static bool do_relay(struct priv *p, const struct req_relay *r, struct priv_reply *rep, int *fd)
+{
+	int ncpus = get_nprocs_conf();
+	char *dbg, *path;
+	bool ours = false;
+
+	if (!disk_name_ok(r->name) || r->cpu >= (unsigned)(ncpus > 0 ? ncpus : 1))
+		return closes(p, "RELAY_OPEN with a malformed trace name or CPU %u", r->cpu);
+	for (size_t i = 0; i < MAX_DISKS && !ours; i++)
+		ours = p->disks[i].used && strcmp(p->disks[i].trace, r->name) == 0;
+	if (!ours)
+		return closes(p, "RELAY_OPEN of %s, which it did not start", r->name);
+	dbg = debugfs();
+	if (!dbg) {
+		rep->err = ENOENT;
+		return true;
+	}
+	path = xasprintf("%s/block/%s/trace%u", dbg, r->name, r->cpu);
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+	if (*fd < 0)
+		rep->err = errno ? errno : EIO;
+	free(path);
+	free(dbg);
+	return true;
+}
+
 /* An input node for the collector, which (not uid 0, no supplementary group) cannot open
  * one. Only an entry of the watched directory this process read from the configuration,
  * looked at without following a symlink, and only an input character device, or a FIFO or
@@ -670,6 +719,9 @@ static bool answer(struct priv *p, union priv_req *req, size_t n)
 		break;
 	case PRIV_INPUT_OPEN:
 		ok = do_input(p, &req->input, &rep, &fd);
+		break;
+	case PRIV_RELAY_OPEN:
+		ok = do_relay(p, &req->relay, &rep, &fd);
 		break;
 	default:
 		ok = false;
