@@ -533,7 +533,7 @@ bool priv_collector_root(void)
 	return collector_root;
 }
 
-int priv_collector_lockdown(void)
+int priv_collector_lockdown(const char *record_dir)
 {
 	bool bounding;
 
@@ -561,7 +561,7 @@ int priv_collector_lockdown(void)
 		if (getppid() != priv_pid)
 			lost("is gone");
 	}
-	if (sandbox_collector() < 0)
+	if (sandbox_landlock(record_dir) < 0 || sandbox_collector() < 0)
 		return -1;
 	log_info("collector: user %s, no supplementary groups, every capability dropped%s, no "
 		 "new privileges, system call filter",

@@ -318,6 +318,11 @@ r=$(inside 'print (int)getuid()')
 ATTEMPTS=
 attempt "creating /etc/entropyd-hostile" 'print (int)open("/etc/entropyd-hostile", 0101, 0644)'
 [ -e /etc/entropyd-hostile ] && { rm -f /etc/entropyd-hostile; fail "the collector made a file in /etc"; }
+if grep -q "collector: Landlock" "$T/log"; then
+	# Any user may write /tmp; Landlock keeps the collector from making anything there.
+	attempt "creating a file in /tmp (Landlock)" "print (int)open(\"/tmp/entropyd-hostile.$$\", 0101, 0644)"
+	[ -e "/tmp/entropyd-hostile.$$" ] && { rm -f "/tmp/entropyd-hostile.$$"; fail "the collector made a file in /tmp"; }
+fi
 attempt "chmod of a root file of mode 0000" "print (int)chmod(\"$T/secret\", 0644)"
 attempt "reading it" "print (int)open(\"$T/secret\", 0)"
 attempt "writing the configuration" "print (int)open(\"$T/e.conf\", 1)"
