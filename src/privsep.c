@@ -1,8 +1,9 @@
 /* privsep: the privileged process and the collector's side of its protocol.
  *
- * After start-up entropyd is two processes. The parent, the service's main process, keeps
- * CAP_SYS_ADMIN and CAP_NET_RAW and does nothing but answer the messages below and pass
- * signals on; the child, the collector, holds no capability and does everything else: it
+ * After start-up entropyd is two processes. The parent, the service's main process, stays
+ * root with CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL and does nothing but answer the messages
+ * below and pass signals on; the child, the collector, runs as the system user
+ * COLLECTOR_USER with no capability and does everything else: it
  * reads events, estimates, tests, applies the policy, batches, serves the control socket.
  * Everything the outside controls (packets, trace records, input frames, control requests)
  * is parsed in the collector; the privileged process reads only fixed-size, versioned
@@ -16,9 +17,11 @@
  * What a collector that lies can get from it: RNDADDENTROPY credit up to a ceiling the
  * privileged process derives from the configuration it reads itself and from what it can
  * vouch for (ceiling_rate in privsep_serve.c); perf events of the block tracepoint on CPUs
- * that exist; blktrace on whole disks of /sys/block that the configuration selects; packet
- * sockets while the network class is enabled; sd_notify messages from a fixed set (STATUS
- * with printable text only). */
+ * that exist; blktrace on whole disks of /sys/block that the configuration selects and the
+ * relay files of those traces; packet sockets bound to interfaces the configuration
+ * selects, one that hears per interface; input nodes of the watched directory (input
+ * character devices, FIFOs and files root owns); sd_notify messages from a fixed set
+ * (STATUS with printable text only). */
 #include "autoconf.h"
 
 #include "privsep.h"
