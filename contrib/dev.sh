@@ -35,6 +35,8 @@ DEB_DEPS="debhelper dpkg-dev check"
 # unit tests, and the tools of the shell suites: procps (pgrep, sysctl) and e2fsprogs (the
 # stacked disks' file systems, tests/t_block.sh) too, which a minimal Debian lacks.
 TEST_DEPS="check strace util-linux procps e2fsprogs mandoc jq"
+# gdb: the hostile-collector test makes system calls inside the real collector (t_privsep).
+TEST_DEPS="$TEST_DEPS gdb"
 # The fuzz harnesses (make fuzz): clang's libFuzzer, ASan and UBSan; libFuzzer's runtime
 # (libclang-rt-N-dev, for clang's N) is added by fuzz_runtime. llvm for llvm-symbolizer:
 # without it a sanitizer's report has no function names, and tests/lsan.supp, which names
@@ -83,6 +85,11 @@ install_deps() {
 	apt_get update -qq
 	# shellcheck disable=SC2086 # the lists are word lists
 	apt_get install -y -qq --no-install-recommends $BUILD_DEPS "$@" > /dev/null
+	# The collector's system user, as the package makes it (sysusers.d): the suites check
+	# that the collector runs as it.
+	getent passwd entropyd > /dev/null ||
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin entropyd
 }
 
 # fuzz_runtime: libFuzzer's runtime for the clang installed (libclang_rt.fuzzer*.a), which

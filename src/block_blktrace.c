@@ -386,12 +386,11 @@ static void open_relays(struct blkt_backend *b, struct tdev *d, const char *dbg,
 		ncpu = 1;
 	d->relays = xcalloc((size_t)ncpu, sizeof(*d->relays));
 	for (unsigned cpu = 0; cpu < (unsigned)ncpu; cpu++) {
-		char path[256];
 		struct relay *r = &d->relays[d->nrelays];
 		int fd;
 
-		snprintf(path, sizeof(path), "%s/block/%s/trace%u", dbg, d->trace_name, cpu);
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		/* From the privileged process: debugfs is root's, the collector is not. */
+		fd = priv_relay_open(dbg, d->trace_name, cpu);
 		if (fd < 0) {
 			/* ENOENT for a CPU that is not online; anything else is the answer. */
 			if (!*err || *err == ENOENT)

@@ -293,20 +293,29 @@ static bool read_id(const char *dir, unsigned *id_out, char *err, size_t errlen)
 	return true;
 }
 
-bool block_tp_tracepoint_id(unsigned *id, char *err, size_t errlen)
-{
-	const char *dir = tracefs_dir(true, err, errlen);
-
-	return dir && read_id(dir, id, err, errlen);
-}
+/* The id and the dev field, once read: tracefs is root's alone (mode 0700), and the
+ * collector, which decodes the records, runs as another user; so they are read before the
+ * fork (block_tp_tracepoint_id, from daemon.c) and kept. They are the kernel's and do not
+ * change while it runs. */
+static struct {
+	bool known;
+	unsigned id, dev_off, dev_size;
+} cached;
 
 /* The id and the format, where tracefs is (mounted at start, if need be, while entropyd
  * still had the privilege to). */
-static bool read_tracepoint(struct block_tp *tp, char *err, size_t errlen)
+static bool read_tracepoint(struct block_tp *tp, bool may_mount, char *err, size_t errlen)
 {
-	const char *dir = tracefs_dir(!priv_active(), err, errlen);
+	const char *dir;
 	char path[256], *text;
 
+	if (cached.known) {
+		tp->id = cached.id;
+		tp->rd.dev_off = cached.dev_off;
+		tp->rd.dev_size = cached.dev_size;
+		return true;
+	}
+	dir = tracefs_dir(may_mount, err, errlen);
 	if (!dir || !read_id(dir, &tp->id, err, errlen))
 		return false;
 	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/format", dir);
@@ -322,6 +331,21 @@ static bool read_tracepoint(struct block_tp *tp, char *err, size_t errlen)
 		return false;
 	}
 	free(text);
+	cached.id = tp->id;
+	cached.dev_off = tp->rd.dev_off;
+	cached.dev_size = tp->rd.dev_size;
+	cached.known = true;
+	return true;
+}
+
+bool block_tp_tracepoint_id(unsigned *id, char *err, size_t errlen)
+{
+	struct block_tp tp;
+
+	memset(&tp, 0, sizeof(tp));
+	if (!read_tracepoint(&tp, true, err, errlen))
+		return false;
+	*id = tp.id;
 	return true;
 }
 
@@ -1031,7 +1055,7 @@ struct block_tp *block_tp_open(struct event_base *base, block_samples_fn *fn, vo
 	tp->read_len = 16;
 	tp->poll_ev = event_new(base, -1, EV_PERSIST, poll_cb, tp);
 	tp->tail_ev = evtimer_new(base, tail_cb, tp);
-	if (!read_tracepoint(tp, err, errlen) || !cpus_open(tp, err, errlen)) {
+	if (!read_tracepoint(tp, !priv_active(), err, errlen) || !cpus_open(tp, err, errlen)) {
 		block_tp_close(tp);
 		return NULL;
 	}

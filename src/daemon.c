@@ -3,9 +3,11 @@
 
 #include "daemon.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include "pipeline.h"
 #include "policy.h"
 #include "pool.h"
+#include "privs.h"
 #include "privsep.h"
 #include "record.h"
 #include "sink.h"
@@ -56,12 +59,15 @@ static void status_now(struct daemon *d)
 	d->status_ns = mono_ns();
 	pipeline_totals(&t);
 	credited = (unsigned long long)llround(t.credited_bits);
-	notify_status("%s: %zu %s open, %llu %s, %llu %s credited, %llu %s fed; CRNG %s",
+	notify_status("%s: %zu %s open, %llu %s, %llu %s credited, %llu %s fed; CRNG %s%s",
 		      feed_phase_name(d->feed.phase), open,
 		      plural(open, "source", "sources"), (unsigned long long)t.events,
 		      plural(t.events, "event", "events"), credited, plural(credited, "bit", "bits"),
 		      (unsigned long long)d->sink.credited, plural(d->sink.credited, "bit", "bits"),
-		      d->feed.ks.crng_ready ? "ready" : "not ready");
+		      d->feed.ks.crng_ready ? "ready" : "not ready",
+		      priv_collector_root() ? "; WARNING: the collector runs as root (no user "
+					      COLLECTOR_USER ")"
+					    : "");
 }
 
 static void update_status(void *arg)
@@ -128,8 +134,19 @@ static int reload(void *arg, struct config_errors *errs)
 	struct daemon *d = arg;
 	struct config *next;
 
+	char why[512];
+
 	notify_reloading();
-	next = config_load(d->opts->config_path, errs);
+	if (!privs_config_trusted(d->opts->config_path, why, sizeof(why))) {
+		/* The privileged process refuses it too: say so here, where entropyctl asks. */
+		errs->msg = xreallocarray(errs->msg, 1, sizeof(*errs->msg));
+		errs->msg[0] = xasprintf("%s (only root may be able to write the configuration)",
+					 why);
+		errs->n = 1;
+		next = NULL;
+	} else {
+		next = config_load(d->opts->config_path, errs);
+	}
 	if (!next) {
 		for (size_t i = 0; i < errs->n; i++)
 			log_err("%s", errs->msg[i]);
@@ -296,6 +313,33 @@ static void before_fork(const struct config *cfg)
 		log_debug("block: %s", err);
 }
 
+/* The recording directory, made if missing while the collector is still root, and given to
+ * the user it becomes (who writes the recordings); one that exists is left as it is, and
+ * must be writable by that user. */
+static void record_dir_for_collector(const struct config *cfg)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (!cfg->record.dir || !cfg->record.dir[0] || !privs_lookup(COLLECTOR_USER, &uid, &gid))
+		return;
+	if (mkdir(cfg->record.dir, 0700) < 0) {
+		struct stat st;
+
+		if (errno != EEXIST)
+			log_errno(LOG_WARNING, "record.dir %s: cannot create it", cfg->record.dir);
+		else if (stat(cfg->record.dir, &st) == 0 && st.st_uid != uid &&
+			 !(st.st_mode & S_IWOTH))
+			log_warn("record.dir %s: the collector writes there as user %s: give it the "
+				 "directory (chown %s %s)",
+				 cfg->record.dir, COLLECTOR_USER, COLLECTOR_USER, cfg->record.dir);
+		return;
+	}
+	if (chown(cfg->record.dir, uid, gid) < 0)
+		log_errno(LOG_WARNING, "record.dir %s: cannot give it to user %s", cfg->record.dir,
+			  COLLECTOR_USER);
+}
+
 int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 {
 	struct daemon *d = xcalloc(1, sizeof(*d));
@@ -346,7 +390,8 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	pipeline_boot_allowance(kernel_bits_needed(&d->feed.ks));
 	/* The control socket gets its group while the collector may still change it. */
 	d->ctl = ctl_start(d->base, cfg, &ctl_ops, d);
-	if (!d->ctl || priv_collector_lockdown() < 0) {
+	record_dir_for_collector(cfg);
+	if (!d->ctl || priv_collector_lockdown(cfg->record.dir) < 0) {
 		status = EXIT_STARTUP;
 		goto out;
 	}

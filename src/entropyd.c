@@ -1,6 +1,7 @@
 /* entropyd: command line, configuration check and print, and start of the daemon. */
 #include "autoconf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -15,6 +16,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "privs.h"
 #include "source_names.h"
 #include "util.h"
 
@@ -57,6 +59,35 @@ static void usage(FILE *out)
 		CONFIG_DEFAULT_PATH, ASSESS_MIN_SAMPLES);
 }
 
+/* Close every descriptor but 0-2 that the launcher left open (a shell's, a service
+ * manager's, a debugger's): neither process may hold what it was not given on purpose, and
+ * the collector would otherwise keep them, as another user, for as long as it runs. The
+ * notification socket is an address (NOTIFY_SOCKET), not a descriptor. */
+static void close_inherited(void)
+{
+	DIR *d;
+	struct dirent *e;
+
+#ifdef HAVE_CLOSE_RANGE
+	if (close_range(3, ~0U, 0) == 0)
+		return;
+#endif
+	/* Before Linux 5.9 (glibc 2.34): one by one. */
+	d = opendir("/proc/self/fd");
+	if (!d) {
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+
+		if (fd > 2 && fd != dirfd(d))
+			close(fd);
+	}
+	closedir(d);
+}
+
 /* Long-only options. */
 enum {
 	OPT_RECORD = 256,
@@ -87,15 +118,23 @@ static const struct option long_opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* The default file may be absent (built-in defaults apply); a file named with -f may not. */
-static struct config *load(const char *path, bool explicit_path)
+/* The default file may be absent (built-in defaults apply); a file named with -f may not.
+ * With trust (the daemon, -n, -p), only a file root alone can change (privs.h). */
+static struct config *load(const char *path, bool explicit_path, bool trust)
 {
 	struct config_errors errs = {0};
 	struct config *cfg;
+	char why[512];
 
 	if (!explicit_path && access(path, F_OK) < 0 && errno == ENOENT) {
 		log_notice("%s does not exist: using built-in defaults", path);
 		return config_defaults();
+	}
+	/* Only root may be able to change what the privileged process trusts. */
+	if (trust && !privs_config_trusted(path, why, sizeof(why))) {
+		fprintf(stderr, "%s\n%s: not trusted: only root may be able to write the "
+				"configuration and what it includes\n", why, path);
+		return NULL;
 	}
 	cfg = config_load(path, &errs);
 	for (size_t i = 0; i < errs.n; i++)
@@ -190,7 +229,7 @@ static int assess(const char *file, const char *bits_arg, const char *class_arg,
 	if (instance && !class_arg)
 		return usage_error("--instance needs --class: an instance name is only unique "
 				   "within its class");
-	cfg = load(config_path, explicit_path);
+	cfg = load(config_path, explicit_path, false); /* runs nothing: anyone's file */
 	if (!cfg)
 		return EXIT_CONFIG;
 	rc = assess_run(&ao, cfg, stdout, stderr);
@@ -294,6 +333,7 @@ int main(int argc, char **argv)
 	if (record_arg && !*record_arg)
 		return usage_error("--record: the directory name is empty");
 
+	close_inherited();
 	log_open(true, opts.verbosity);
 	if (assess_file)
 		return assess(assess_file, bits_arg, class_arg, instance_arg, json,
@@ -306,7 +346,7 @@ int main(int argc, char **argv)
 		}
 		opts.record_dir = record_dir;
 	}
-	cfg = load(opts.config_path, explicit_path);
+	cfg = load(opts.config_path, explicit_path, true);
 	if (!cfg) {
 		free(record_dir);
 		return EXIT_CONFIG;

@@ -1,8 +1,9 @@
 /* privsep: the privileged process and the collector's side of its protocol.
  *
- * After start-up entropyd is two processes. The parent, the service's main process, keeps
- * CAP_SYS_ADMIN and CAP_NET_RAW and does nothing but answer the messages below and pass
- * signals on; the child, the collector, holds no capability and does everything else: it
+ * After start-up entropyd is two processes. The parent, the service's main process, stays
+ * root with CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL and does nothing but answer the messages
+ * below and pass signals on; the child, the collector, runs as the system user
+ * COLLECTOR_USER with no capability and does everything else: it
  * reads events, estimates, tests, applies the policy, batches, serves the control socket.
  * Everything the outside controls (packets, trace records, input frames, control requests)
  * is parsed in the collector; the privileged process reads only fixed-size, versioned
@@ -16,9 +17,11 @@
  * What a collector that lies can get from it: RNDADDENTROPY credit up to a ceiling the
  * privileged process derives from the configuration it reads itself and from what it can
  * vouch for (ceiling_rate in privsep_serve.c); perf events of the block tracepoint on CPUs
- * that exist; blktrace on whole disks of /sys/block that the configuration selects; packet
- * sockets while the network class is enabled; sd_notify messages from a fixed set (STATUS
- * with printable text only). */
+ * that exist; blktrace on whole disks of /sys/block that the configuration selects and the
+ * relay files of those traces; packet sockets bound to interfaces the configuration
+ * selects, one that hears per interface; input nodes of the watched directory (input
+ * character devices, FIFOs and files root owns); sd_notify messages from a fixed set
+ * (STATUS with printable text only). */
 #include "autoconf.h"
 
 #include "privsep.h"
@@ -27,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/random.h>
+#include <net/if.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +38,9 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "block_blktrace.h"
@@ -55,6 +61,8 @@ const size_t priv_req_size[PRIV_TYPE_MAX + 1] = {
 	[PRIV_PACKET_SOCKET] = sizeof(struct req_packet),
 	[PRIV_NOTIFY] = sizeof(struct req_notify),
 	[PRIV_RELOAD] = sizeof(struct priv_hdr),
+	[PRIV_INPUT_OPEN] = sizeof(struct req_input),
+	[PRIV_RELAY_OPEN] = sizeof(struct req_relay),
 };
 
 /* ---- the privileged steps themselves (here, or in the privileged process) ---- */
@@ -95,12 +103,96 @@ int priv_local_perf_open(unsigned cpu, unsigned what, unsigned flags)
 	return block_tp_perf_open(id, cpu, (int)what, flags & PRIV_PERF_LOST);
 }
 
+bool priv_input_name_ok(const char *s, size_t size)
+{
+	size_t len = strnlen(s, size);
+
+	if (len == size || strncmp(s, "event", 5) != 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+			    s[i]))
+			return false;
+	for (size_t i = len; i < size; i++) /* nothing hides after the NUL */
+		if (s[i])
+			return false;
+	return true;
+}
+
+/* What may be opened as an input node, by whoever opens it: an input character device, or a
+ * FIFO or (with one link) regular file that root owns. Never a symlink, a block device, a
+ * directory, a socket or a character device of another driver (a terminal, /dev/mem). */
+static bool input_kind_ok(const struct stat *st)
+{
+	if (S_ISCHR(st->st_mode))
+		return major(st->st_rdev) == PRIV_INPUT_MAJOR;
+	if (st->st_uid != 0)
+		return false;
+	return S_ISFIFO(st->st_mode) || (S_ISREG(st->st_mode) && st->st_nlink == 1);
+}
+
+int priv_local_input_open(const char *watch, const char *name, char *why)
+{
+	struct stat st, fst;
+	char *real;
+	int dfd, fd, e;
+
+	if (!priv_input_name_ok(name, strlen(name) + 1)) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* The directory as the configuration names it, symlinks in it resolved (the
+	 * configuration is root's); the entry itself is never followed. */
+	real = realpath(watch, NULL);
+	if (!real)
+		return -1;
+	dfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(real);
+	if (dfd < 0)
+		return -1;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		e = errno;
+		close(dfd);
+		errno = e;
+		return -1;
+	}
+	if (!input_kind_ok(&st)) {
+		if (why)
+			snprintf(why, 160, "%s/%s: not an input device (major %d), nor a FIFO or "
+				 "file root owns", watch, name, PRIV_INPUT_MAJOR);
+		close(dfd);
+		errno = EACCES;
+		return -1;
+	}
+	/* A FIFO read and write: a writer that closes then never leaves it readable at EOF
+	 * for ever (which would spin the event loop). */
+	fd = openat(dfd, name,
+		    (S_ISFIFO(st.st_mode) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC |
+			    O_NOFOLLOW | O_NOCTTY);
+	e = errno;
+	close(dfd);
+	if (fd < 0) {
+		errno = e;
+		return -1;
+	}
+	/* Not something else swapped in between the look and the open. */
+	if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino ||
+	    !input_kind_ok(&fst)) {
+		close(fd);
+		errno = EAGAIN;
+		return -1;
+	}
+	return fd;
+}
+
 /* ---- the collector's side ---- */
 
 static int priv_fd = -1; /* the collector's end; -1: no privileged process */
 static pid_t priv_pid;
 static bool capturing;
+static unsigned capture_ifindex; /* the interface of the capture being opened */
 static bool refused; /* the last reply was EACCES: see priv_refused() */
+static bool collector_root; /* no system user to run as: see priv_collector_root() */
 static struct event *watch_ev;
 
 bool priv_refused(void)
@@ -284,9 +376,63 @@ int priv_blktrace_stop(const char *name, unsigned major, unsigned minor, bool te
 	return e;
 }
 
-void priv_capture_begin(void)
+int priv_input_open(const char *watch, const char *name)
+{
+	union priv_req req;
+	struct priv_reply rep;
+	int fd, e;
+
+	if (!priv_active())
+		return priv_local_input_open(watch, name, NULL);
+	if (strlen(name) >= PRIV_INPUT_NAME) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memset(&req, 0, sizeof(req));
+	strlcopy(req.input.name, name, sizeof(req.input.name));
+	e = call(&req, PRIV_INPUT_OPEN, &rep, &fd);
+	if (e || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		errno = e ? e : EIO;
+		return -1;
+	}
+	return fd;
+}
+
+int priv_relay_open(const char *debugfs, const char *trace, unsigned cpu)
+{
+	union priv_req req;
+	struct priv_reply rep;
+	int fd, e;
+
+	if (!priv_active()) {
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/block/%s/trace%u", debugfs, trace, cpu);
+		return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	}
+	if (strlen(trace) >= PRIV_DISK_NAME) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memset(&req, 0, sizeof(req));
+	strlcopy(req.relay.name, trace, sizeof(req.relay.name));
+	req.relay.cpu = cpu;
+	e = call(&req, PRIV_RELAY_OPEN, &rep, &fd);
+	if (e || fd < 0) {
+		if (fd >= 0)
+			close(fd);
+		errno = e ? e : EIO;
+		return -1;
+	}
+	return fd;
+}
+
+void priv_capture_begin(const char *ifname)
 {
 	capturing = true;
+	capture_ifindex = if_nametoindex(ifname);
 }
 
 void priv_capture_end(void)
@@ -302,9 +448,14 @@ int priv_socket(int domain, int type, int protocol)
 
 	if (!capturing || domain != AF_PACKET || !priv_active())
 		return (int)syscall(SYS_socket, domain, type, protocol);
+	if (!capture_ifindex) { /* if_nametoindex failed: gone, or renamed */
+		errno = ENODEV;
+		return -1;
+	}
 	memset(&req, 0, sizeof(req));
 	req.packet.type = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
 	req.packet.protocol = protocol;
+	req.packet.ifindex = capture_ifindex;
 	e = call(&req, PRIV_PACKET_SOCKET, &rep, &fd);
 	if (e || fd < 0) {
 		if (fd >= 0)
@@ -380,17 +531,32 @@ void priv_close(void)
 	priv_fd = -1;
 }
 
-int priv_collector_lockdown(void)
+bool priv_collector_root(void)
+{
+	return collector_root;
+}
+
+int priv_collector_lockdown(const char *record_dir)
 {
 	bool bounding;
 
-	if (privs_drop_all(&bounding) < 0)
+	/* Everything that needs root is open by now: the control socket, the configuration's
+	 * files, the privileged process's socketpair. */
+	if (privs_collector(COLLECTOR_USER, &bounding, &collector_root) < 0)
 		return -1;
+	if (collector_root)
+		log_warn("collector: no system user %s: the collector stays uid 0 (without "
+			 "capabilities), which still owns /etc, root's files and processes; "
+			 "create the user (systemd-sysusers, or: useradd --system --user-group "
+			 "--no-create-home %s)",
+			 COLLECTOR_USER, COLLECTOR_USER);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		log_errno(LOG_ERR, "cannot set no_new_privs on the collector");
 		return -1;
 	}
 	if (priv_active()) {
+		/* After the change of uid, which clears the parent-death signal; and the parent
+		 * may have gone before it was set. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
 			log_errno(LOG_ERR, "cannot tie the collector to the privileged process");
 			return -1;
@@ -398,9 +564,11 @@ int priv_collector_lockdown(void)
 		if (getppid() != priv_pid)
 			lost("is gone");
 	}
-	if (sandbox_collector() < 0)
+	if (sandbox_landlock(record_dir) < 0 || sandbox_collector() < 0)
 		return -1;
-	log_info("collector: every capability dropped%s, no new privileges, system call filter",
+	log_info("collector: user %s, no supplementary groups, every capability dropped%s, no "
+		 "new privileges, system call filter",
+		 collector_root ? "root" : COLLECTOR_USER,
 		 bounding ? " (bounding set included)"
 			  : " (the bounding set stays as given: shrinking it needs CAP_SETPCAP)");
 	return 0;

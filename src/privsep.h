@@ -18,8 +18,11 @@
 /* The protocol's version: any change to a message's layout or meaning bumps it (both ends
  * are the same binary; the number catches a mismatch, not a negotiation).
  *   1: ADD_ENTROPY, RESEED, PERF_OPEN, BLKTRACE_START, BLKTRACE_STOP, PACKET_SOCKET,
- *      NOTIFY, RELOAD. */
-#define PRIV_VERSION 1
+ *      NOTIFY, RELOAD.
+ *   2: INPUT_OPEN (the collector, no longer uid 0, cannot open input nodes); PACKET_SOCKET
+ *      names the interface (ifindex), which the privileged process binds it to;
+ *      RELAY_OPEN (blktrace's relay files are root's, under debugfs). */
+#define PRIV_VERSION 2
 
 enum priv_type {
 	PRIV_ADD_ENTROPY = 1, /* RNDADDENTROPY: bytes and bits, bounded by the ceiling */
@@ -30,7 +33,9 @@ enum priv_type {
 	PRIV_PACKET_SOCKET,   /* socket(AF_PACKET, SOCK_RAW or SOCK_DGRAM, 0): a descriptor */
 	PRIV_NOTIFY,          /* sd_notify, sent on by the main process */
 	PRIV_RELOAD,          /* re-read the configuration (the ceiling, what may be opened) */
-	PRIV_TYPE_MAX = PRIV_RELOAD,
+	PRIV_INPUT_OPEN,      /* an input node of the watched directory: a descriptor */
+	PRIV_RELAY_OPEN,      /* a relay file of a blktrace it started: a descriptor */
+	PRIV_TYPE_MAX = PRIV_RELAY_OPEN,
 };
 
 /* What PRIV_NOTIFY relays. */
@@ -40,6 +45,7 @@ enum priv_notify { PRIV_N_READY, PRIV_N_RELOADING, PRIV_N_STOPPING, PRIV_N_WATCH
 #define PRIV_DISK_NAME 32  /* a disk's name, NUL-terminated */
 #define PRIV_STATUS_TEXT 200 /* STATUS= text, NUL-terminated, printable ASCII */
 #define PRIV_ENTROPY_BYTES 512 /* POOL_BYTES: one batch */
+#define PRIV_INPUT_NAME 64 /* an input node's name in the watched directory */
 
 /* The messages: fixed-size, one struct per type; a message's size is its type's. */
 struct priv_hdr {
@@ -73,12 +79,28 @@ struct req_packet {
 	struct priv_hdr h;
 	int32_t type;     /* SOCK_RAW or SOCK_DGRAM, no flags */
 	int32_t protocol; /* 0: nothing arrives before libpcap binds it */
+	uint32_t ifindex; /* the interface, which the configuration must select (> 0) */
 };
 
 struct req_notify {
 	struct priv_hdr h;
 	uint32_t what;                /* enum priv_notify */
 	char text[PRIV_STATUS_TEXT];  /* STATUS: printable ASCII; else empty; NUL-terminated */
+};
+
+/* An entry of the watched directory (input.watch as the privileged process read it): a
+ * name of [A-Za-z0-9._-] starting with "event", NUL-terminated, zeros after. */
+struct req_input {
+	struct priv_hdr h;
+	char name[PRIV_INPUT_NAME];
+};
+
+/* The relay file of one CPU of a blktrace the privileged process started: the trace's
+ * directory name as BLKTRACE_START returned it (NUL-terminated, zeros after). */
+struct req_relay {
+	struct priv_hdr h;
+	char name[PRIV_DISK_NAME];
+	uint32_t cpu; /* < the number of CPUs the system can have */
 };
 
 /* RESEED and RELOAD: the header alone. */
@@ -90,11 +112,14 @@ union priv_req {
 	struct req_blkt blkt;
 	struct req_packet packet;
 	struct req_notify notify;
+	struct req_input input;
+	struct req_relay relay;
 };
 
 /* Every reply: an errno (0: done), a value (ADD_ENTROPY: the bits credited; BLKTRACE_START:
  * the stage that failed; BLKTRACE_STOP: 1 if the node opened), the relay directory's name
- * (BLKTRACE_START), and with PERF_OPEN and PACKET_SOCKET the descriptor (SCM_RIGHTS). */
+ * (BLKTRACE_START), and with PERF_OPEN, PACKET_SOCKET and INPUT_OPEN the descriptor
+ * (SCM_RIGHTS). */
 struct priv_reply {
 	struct priv_hdr h;
 	int32_t err;
@@ -135,10 +160,16 @@ pid_t priv_main_pid(void);
 int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int ready_fd,
 	       int *status);
 
-/* The collector, once everything that needs root's other powers is done: every capability
- * dropped from all five sets (the bounding set where CAP_SETPCAP allows), no new
- * privileges, death with the privileged process. 0, or -1 (logged). */
-int priv_collector_lockdown(void);
+/* The collector, once everything that needs root's other powers is done: the bounding set
+ * emptied (where CAP_SETPCAP allows), no supplementary groups, the uid and gid of the system
+ * user COLLECTOR_USER (uid 0 only where there is no such user, said loudly), no capability
+ * in any other set, no new privileges, death with the privileged process (set after the
+ * change of uid, which clears it), Landlock where the kernel has it (nothing written but
+ * beneath record_dir, NULL for nowhere; no signal outside itself), then the system call
+ * filter. 0, or -1 (logged). */
+int priv_collector_lockdown(const char *record_dir);
+/* Did the collector stay uid 0 for want of its system user? */
+bool priv_collector_root(void);
 
 /* Exit (status EXIT_LOST) as soon as the privileged process goes. */
 void priv_watch(struct event_base *base);
@@ -169,9 +200,22 @@ int priv_blktrace_start(const char *name, unsigned major, unsigned minor, char *
 int priv_blktrace_stop(const char *name, unsigned major, unsigned minor, bool teardown,
 		       bool *opened);
 
-/* Around our own pcap_activate: socket(AF_PACKET, ...) then comes from the privileged
- * process (libpcap has no way to be given a socket; see socket() in privsep.c). */
-void priv_capture_begin(void);
+/* Input node NAME of directory watch, opened O_RDONLY (a FIFO O_RDWR: see privsep_serve.c)
+ * with O_NONBLOCK and O_CLOEXEC: by the privileged process, which opens only an input
+ * character device (major 13), or a FIFO or a regular file root owns, that is an entry of
+ * its own input.watch (no symlink). A descriptor, or -1 with errno (EACCES: refused). */
+int priv_input_open(const char *watch, const char *name);
+
+/* The relay file DEBUGFS/block/TRACE/traceCPU of a blktrace started with
+ * priv_blktrace_start (TRACE: the name it gave back), O_RDONLY | O_NONBLOCK | O_CLOEXEC:
+ * from the privileged process, which finds debugfs itself, where there is one. A
+ * descriptor, or -1 with errno (ENOENT: a CPU that is not online). */
+int priv_relay_open(const char *debugfs, const char *trace, unsigned cpu);
+
+/* Around our own pcap_activate on interface ifname: socket(AF_PACKET, ...) then comes from
+ * the privileged process, bound to that interface (libpcap has no way to be given a socket;
+ * see socket() in privsep_socket.c). */
+void priv_capture_begin(const char *ifname);
 void priv_capture_end(void);
 /* socket(2), but AF_PACKET from the privileged process between the two above. */
 int priv_socket(int domain, int type, int protocol);

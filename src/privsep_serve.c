@@ -7,9 +7,15 @@
 #include "privsep_int.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <linux/filter.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <errno.h>
 #include <linux/random.h>
 #include <math.h>
+#include <mntent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -21,6 +27,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
@@ -33,6 +40,7 @@
 #include "log.h"
 #include "notify.h"
 #include "policy.h"
+#include "privs.h"
 #include "source_block.h"
 #include "util.h"
 
@@ -40,12 +48,21 @@
 #define MAX_COUNT 65536 /* instances counted in a directory, at most */
 #define RATE_EVERY_NS NS_PER_SEC
 #define MAX_START_NODES 4096
-#define INPUT_MAJOR 13 /* the kernel's input subsystem (evdev nodes) */
+#define MAX_IFS 256 /* interfaces with a packet socket at once */
+#define INPUT_MAJOR PRIV_INPUT_MAJOR
 
 struct traced {
 	char name[PRIV_DISK_NAME];
+	char trace[PRIV_DISK_NAME]; /* its relay directory's name, as BLKTRACE_START gave it */
 	unsigned major, minor;
 	bool used;
+};
+
+/* A packet socket handed out, by interface: this process keeps its own descriptor of it, so
+ * that a second request for the same interface can make the first deaf for good. */
+struct handed {
+	unsigned ifindex;
+	int fd;
 };
 
 struct priv {
@@ -56,6 +73,7 @@ struct priv {
 	pid_t child;
 	struct traced disks[MAX_DISKS];
 	unsigned packet_sockets; /* handed out since start */
+	struct handed handed[MAX_IFS];
 	/* Input nodes that are not the input major's character devices (FIFOs and files of
 	 * recorded events) count only if they were there at start: a collector can make those
 	 * (uid 0), but not character devices (no CAP_MKNOD). */
@@ -182,6 +200,40 @@ static void note_start_nodes(struct priv *p)
 	closedir(d);
 }
 
+/* Does the configuration select interface NAME for capture: named in network.interfaces
+ * (exactly or by a glob), or, with "auto", any interface that is not loopback (the
+ * collector's auto also leaves out tunnels whose packets arrived on another interface
+ * first: this is the upper bound), and its policy is not "disabled"? */
+static bool iface_selected(const struct config *cfg, const char *name)
+{
+	const struct strlist *l = &cfg->network.interfaces;
+	struct policy_rule r;
+	bool sel = false;
+
+	if (l->n == 0 || (l->n == 1 && strcmp(l->v[0], "auto") == 0)) {
+		char *path = xasprintf("/sys/class/net/%s/flags", name);
+		FILE *f = fopen(path, "re");
+		unsigned long flags;
+
+		sel = f && fscanf(f, "%lx", &flags) == 1 && !(flags & IFF_LOOPBACK);
+		if (f)
+			fclose(f);
+		free(path);
+	} else {
+		for (size_t i = 0; i < l->n && !sel; i++)
+			sel = strcmp(l->v[i], name) == 0 || fnmatch(l->v[i], name, 0) == 0;
+	}
+	if (!sel)
+		return false;
+	r = policy_resolve(cfg, CLASS_NETWORK, name);
+	return r.mode != MODE_DISABLED;
+}
+
+static bool want_iface(const struct config *cfg, const char *name)
+{
+	return iface_selected(cfg, name);
+}
+
 static bool want_disk(const struct config *cfg, const char *name)
 {
 	struct block_disk_info info;
@@ -194,8 +246,9 @@ static bool want_disk(const struct config *cfg, const char *name)
  * weight: 1 trusted, scale reduced, 0 otherwise) times the instances this process can vouch for:
  * input, the event* character devices of the input major in the watched directory, and
  * other event* entries (FIFOs, files) that were there at start; block, the whole disks of /sys/block
- * the configuration selects; network, the packet sockets handed out (at most the
- * interfaces of /sys/class/net), plus one for a configured savefile. */
+ * the configuration selects; network, the interfaces of /sys/class/net the configuration
+ * selects (iface_selected: not every entry, and not how many packet sockets the collector
+ * asked for), plus one for a configured savefile. */
 static double ceiling_rate(struct priv *p)
 {
 	const struct config *cfg = p->cfg;
@@ -206,9 +259,7 @@ static double ceiling_rate(struct priv *p)
 	if (policy_class_runs(cfg, CLASS_BLOCK))
 		n_blk = count_dir(SYS_BLOCK, want_disk, cfg);
 	if (policy_class_runs(cfg, CLASS_NETWORK)) {
-		unsigned ifs = count_dir("/sys/class/net", NULL, cfg);
-
-		n_net = p->packet_sockets < ifs ? p->packet_sockets : ifs;
+		n_net = count_dir("/sys/class/net", want_iface, cfg);
 		if (cfg->network.file && cfg->network.file[0])
 			n_net++;
 	}
@@ -405,6 +456,7 @@ static bool do_blkt(struct priv *p, enum priv_type type, const struct req_blkt *
 	rep->value = stage;
 	if (!rep->err) {
 		memcpy(t->name, r->name, sizeof(t->name));
+		strlcopy(t->trace, rep->name, sizeof(t->trace));
 		t->major = r->major;
 		t->minor = r->minor;
 		t->used = true;
@@ -413,20 +465,175 @@ static bool do_blkt(struct priv *p, enum priv_type type, const struct req_blkt *
 	return true;
 }
 
+/* Make a packet socket deaf for good, whoever else holds it: a filter that drops every
+ * packet, locked (SO_LOCK_FILTER: no one can remove or replace it, a bind does not either). */
+static void deafen(int fd)
+{
+	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = {.len = 1, .filter = &drop};
+	int one = 1;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0)
+		log_errno(LOG_WARNING, "privileged process: cannot lock a packet socket's filter");
+	close(fd);
+}
+
+/* The packet socket of interface ifindex handed out before, if any (NULL) and a free slot
+ * (*free_slot, or NULL if none). */
+static struct handed *find_handed(struct priv *p, unsigned ifindex, struct handed **free_slot)
+{
+	*free_slot = NULL;
+	for (size_t i = 0; i < MAX_IFS; i++) {
+		if (p->handed[i].fd >= 0 && p->handed[i].ifindex == ifindex)
+			return &p->handed[i];
+		if (p->handed[i].fd < 0 && !*free_slot)
+			*free_slot = &p->handed[i];
+	}
+	return NULL;
+}
+
+/* Deafen the sockets of interfaces the configuration no longer selects (after a reload). */
+static void deafen_unselected(struct priv *p)
+{
+	char name[IF_NAMESIZE];
+
+	for (size_t i = 0; i < MAX_IFS; i++)
+		if (p->handed[i].fd >= 0 && (!if_indextoname(p->handed[i].ifindex, name) ||
+					     !iface_selected(p->cfg, name))) {
+			deafen(p->handed[i].fd);
+			p->handed[i].fd = -1;
+		}
+}
+
+/* A packet socket for an interface the configuration selects, bound to it here (protocol 0:
+ * nothing arrives before libpcap binds it for its own protocol). At most one that hears
+ * anything per interface: a second request for the same interface (an honest collector
+ * asks again only after closing its capture) makes the first deaf for good. */
 static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_reply *rep,
 		      int *fd)
 {
-	if ((r->type != SOCK_RAW && r->type != SOCK_DGRAM) || r->protocol != 0)
-		return closes(p, "PACKET_SOCKET of type %d, protocol %d", r->type, r->protocol);
-	if (!policy_class_runs(p->cfg, CLASS_NETWORK) || (p->cfg->network.interfaces.n == 0))
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = 0};
+	struct handed *h, *slot;
+	char name[IF_NAMESIZE];
+
+	if ((r->type != SOCK_RAW && r->type != SOCK_DGRAM) || r->protocol != 0 ||
+	    r->ifindex == 0 || r->ifindex > INT32_MAX)
+		return closes(p, "PACKET_SOCKET of type %d, protocol %d, interface %u", r->type,
+			      r->protocol, r->ifindex);
+	if (!policy_class_runs(p->cfg, CLASS_NETWORK))
 		return refuses(p, rep, "PACKET_SOCKET: the configuration captures on no interface");
+	if (!if_indextoname(r->ifindex, name)) {
+		rep->err = ENODEV;
+		return true;
+	}
+	if (!iface_selected(p->cfg, name)) {
+		char safe[IF_NAMESIZE * 4];
+
+		printable(safe, sizeof(safe), name);
+		return refuses(p, rep, "PACKET_SOCKET on %s, which the configuration does not "
+				       "select", safe);
+	}
+	h = find_handed(p, r->ifindex, &slot);
+	if (!h && !slot) {
+		rep->err = ENOSPC;
+		return true;
+	}
 	*fd = (int)syscall(SYS_socket, AF_PACKET, r->type | SOCK_CLOEXEC, 0);
 	if (*fd < 0) {
 		rep->err = errno;
 		return true;
 	}
+	sll.sll_ifindex = (int)r->ifindex;
+	if (bind(*fd, (const struct sockaddr *)&sll, sizeof(sll)) < 0) {
+		rep->err = errno;
+		close(*fd);
+		*fd = -1;
+		return true;
+	}
+	if (h) {
+		deafen(h->fd);
+		h->fd = -1;
+		slot = h;
+	}
+	slot->ifindex = r->ifindex;
+	slot->fd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+	if (slot->fd < 0) {
+		rep->err = errno;
+		close(*fd);
+		*fd = -1;
+		return true;
+	}
 	p->packet_sockets++;
-	ceiling_update(p, true);
+	return true;
+}
+
+/* The first debugfs mount point (a copy), or NULL. */
+static char *debugfs(void)
+{
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	struct mntent *m;
+	char *dir = NULL;
+
+	while (f && (m = getmntent(f)))
+		if (strcmp(m->mnt_type, "debugfs") == 0) {
+			dir = xstrdup(m->mnt_dir);
+			break;
+		}
+	if (f)
+		endmntent(f);
+	return dir;
+}
+
+/* A relay file of a blktrace this process started (its relay directory, as blkt_dev_start
+ * named it), for a CPU the system can have; read-only. debugfs is root's (mode 0700), so
+ * the collector, not uid 0, cannot open it itself. */
+static bool do_relay(struct priv *p, const struct req_relay *r, struct priv_reply *rep, int *fd)
+{
+	int ncpus = get_nprocs_conf();
+	char *dbg, *path;
+	bool ours = false;
+
+	if (!disk_name_ok(r->name) || r->cpu >= (unsigned)(ncpus > 0 ? ncpus : 1))
+		return closes(p, "RELAY_OPEN with a malformed trace name or CPU %u", r->cpu);
+	for (size_t i = 0; i < MAX_DISKS && !ours; i++)
+		ours = p->disks[i].used && strcmp(p->disks[i].trace, r->name) == 0;
+	if (!ours)
+		return closes(p, "RELAY_OPEN of %s, which it did not start", r->name);
+	dbg = debugfs();
+	if (!dbg) {
+		rep->err = ENOENT;
+		return true;
+	}
+	path = xasprintf("%s/block/%s/trace%u", dbg, r->name, r->cpu);
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+	if (*fd < 0)
+		rep->err = errno ? errno : EIO;
+	free(path);
+	free(dbg);
+	return true;
+}
+
+/* An input node for the collector, which (not uid 0, no supplementary group) cannot open
+ * one. Only an entry of the watched directory this process read from the configuration,
+ * looked at without following a symlink, and only an input character device, or a FIFO or
+ * single-link regular file that root owns (how the tests and replays feed the reader; a
+ * collector cannot make either, as no uid 0, nor any other character device). */
+static bool do_input(struct priv *p, const struct req_input *r, struct priv_reply *rep, int *fd)
+{
+	char why[160] = "";
+
+	if (!priv_input_name_ok(r->name, sizeof(r->name)))
+		return closes(p, "INPUT_OPEN with a malformed node name");
+	if (!policy_class_runs(p->cfg, CLASS_INPUT))
+		return refuses(p, rep, "INPUT_OPEN: the configuration has no input class");
+	*fd = priv_local_input_open(p->cfg->input.watch, r->name, why);
+	if (*fd < 0) {
+		rep->err = errno ? errno : EIO;
+		if (rep->err == EACCES && why[0])
+			log_limited(&rl_refuse, LOG_WARNING, "privileged process: refused to open %s",
+				    why);
+	}
 	return true;
 }
 
@@ -441,8 +648,16 @@ static bool do_notify(struct priv *p, const struct req_notify *r)
 static void do_reload(struct priv *p, struct priv_reply *rep)
 {
 	struct config_errors errs = {0};
-	struct config *next = config_load(p->config_path, &errs);
+	struct config *next;
+	char why[512];
 
+	if (!privs_config_trusted(p->config_path, why, sizeof(why))) {
+		log_err("privileged process: %s; the ceiling and what may be opened stay as they "
+			"were", why);
+		rep->err = EPERM;
+		return;
+	}
+	next = config_load(p->config_path, &errs);
 	if (!next) {
 		/* The collector read it a moment ago: someone changed it in between. */
 		log_warn("privileged process: %s has %zu errors now: the ceiling and what may be "
@@ -452,6 +667,7 @@ static void do_reload(struct priv *p, struct priv_reply *rep)
 	} else {
 		config_free(p->cfg);
 		p->cfg = next;
+		deafen_unselected(p);
 		ceiling_update(p, true);
 	}
 	config_errors_free(&errs);
@@ -500,6 +716,12 @@ static bool answer(struct priv *p, union priv_req *req, size_t n)
 	case PRIV_RELOAD:
 		ok = true;
 		do_reload(p, &rep);
+		break;
+	case PRIV_INPUT_OPEN:
+		ok = do_input(p, &req->input, &rep, &fd);
+		break;
+	case PRIV_RELAY_OPEN:
+		ok = do_relay(p, &req->relay, &rep, &fd);
 		break;
 	default:
 		ok = false;
@@ -556,6 +778,28 @@ static bool serve_one(struct priv *p)
 	return ok;
 }
 
+/* The control socket, once the collector is gone: the collector, no longer uid 0, cannot
+ * remove it from a directory root owns. Only a socket root owns (the collector made it
+ * before it left uid 0; as its own user it could make none that root owns) that no one
+ * answers on any more, as ctl.c's start removes a stale one. */
+static void remove_socket(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	int fd, rc;
+
+	if (!path || !strlcopy(sa.sun_path, path, sizeof(sa.sun_path)) || lstat(path, &st) < 0 ||
+	    !S_ISSOCK(st.st_mode) || st.st_uid != 0)
+		return;
+	fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	rc = connect(fd, (const struct sockaddr *)&sa, sizeof(sa));
+	if (rc < 0 && errno == ECONNREFUSED)
+		unlink(path);
+	close(fd);
+}
+
 /* Tear down the blktraces this process set up. */
 static void teardown(struct priv *p)
 {
@@ -594,6 +838,7 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	sigset_t set;
 	int sfd = -1, status = EXIT_OK, ws;
 	bool broken = false;
+	char *ctl_path = xstrdup(cfg->control.socket); /* as at start: see remove_socket */
 
 	p->sock = sock;
 	p->cfg = cfg;
@@ -601,6 +846,8 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	p->rnd_fd = rnd_fd;
 	p->child = child;
 	p->refill_ns = mono_ns();
+	for (size_t i = 0; i < MAX_IFS; i++)
+		p->handed[i].fd = -1;
 	note_start_nodes(p);
 	start_nodes = &p->start_nodes;
 	ceiling_update(p, true);
@@ -641,6 +888,9 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 			p->why);
 	close(sock);
 	teardown(p);
+	for (size_t i = 0; i < MAX_IFS; i++)
+		if (p->handed[i].fd >= 0)
+			close(p->handed[i].fd);
 	log_info("privileged process: %llu bits asked, %llu credited, %llu clipped by the "
 		 "ceiling",
 		 (unsigned long long)p->asked, (unsigned long long)p->credited,
@@ -659,6 +909,9 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	}
 	if (broken)
 		status = EXIT_LOST;
+	if (child > 0)
+		remove_socket(ctl_path);
+	free(ctl_path);
 	if (sfd >= 0)
 		close(sfd);
 	config_free(p->cfg);

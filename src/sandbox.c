@@ -27,14 +27,18 @@
 #include "sandbox.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/input.h>
 #include <linux/perf_event.h>
 #include <linux/sockios.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "util.h"
@@ -55,8 +59,8 @@ static const char *const allowed[] = {
 	"timerfd_settime", "pipe", "pipe2", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn",
 	"sigaltstack", "restart_syscall", "exit", "exit_group", "getpid", "gettid", "getppid",
 	"getuid", "geteuid", "getgid", "getegid", "getgroups", "uname", "sysinfo",
-	"sched_getaffinity", "sched_yield", "getrlimit", "prlimit64", "setrlimit", "tgkill",
-	"rseq", "set_robust_list", "getrusage",
+	"sched_yield", "getrlimit", "setrlimit", "rseq", "set_robust_list", "getrusage",
+	/* sched_getaffinity, prlimit64 and tgkill: on this process only (allow_calls) */
 	/* files: the configuration, sysfs and procfs, input nodes, relay files, recordings, the
 	 * runtime directory and the blktrace state file */
 	"read", "readv", "pread64", "write", "writev", "pwrite64", "lseek", "close", "dup",
@@ -99,10 +103,27 @@ static const unsigned long ioctls[] = {
 	(((uint32_t)_IOC_DIRMASK << _IOC_DIRSHIFT) | ((uint32_t)_IOC_TYPEMASK << _IOC_TYPESHIFT))
 #define EVDEV_GET ((uint32_t)_IOC(_IOC_READ, 'E', 0, 0))
 
-/* Allow the calls of allowed[] (and the sanitizers' and socket()) in ctx. */
+/* Allow the calls of allowed[] (and the sanitizers') in ctx, and those that take a pid for
+ * this process only: 0 (itself) or its own pid; a signal (tgkill, as raise() and abort()
+ * make it) only to itself. Another pid: refused as any call outside the list. */
 static int allow_calls(scmp_filter_ctx ctx)
 {
+	const scmp_datum_t self = (scmp_datum_t)getpid();
 	int rc = 0;
+
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, self));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
+				      SCMP_A0(SCMP_CMP_EQ, 0));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
+				      SCMP_A0(SCMP_CMP_EQ, self));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_getaffinity), 1,
+				      SCMP_A0(SCMP_CMP_EQ, 0));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_getaffinity), 1,
+				      SCMP_A0(SCMP_CMP_EQ, self));
 
 	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(allowed); i++) {
 		int nr = seccomp_syscall_resolve_name(allowed[i]);
@@ -198,4 +219,107 @@ int sandbox_collector(void)
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- Landlock, where the kernel has it: a second wall beside the user and the filter ---- */
+
+/* The UAPI's values, for headers older than the kernel (Debian 12's know ABI 1 and 2). */
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_DIR (1ULL << 7)
+#define LL_FS_MAKE_REG (1ULL << 8)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_FIFO (1ULL << 10)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
+#define LL_FS_MAKE_SYM (1ULL << 12)
+#define LL_FS_REFER (1ULL << 13)    /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
+#define LL_NET_BIND_TCP (1ULL << 0) /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ULL << 1)
+#define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)
+
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct ll_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+int sandbox_landlock(const char *writable_dir)
+{
+	struct ll_ruleset_attr attr = {0};
+	size_t size = sizeof(attr.handled_access_fs);
+	long abi;
+	uint64_t write = LL_FS_WRITE_FILE | LL_FS_REMOVE_FILE | LL_FS_MAKE_REG;
+	int rs, rc = 0;
+
+	/* valgrind knows no Landlock call (and says so on stderr); it runs no filter either. */
+	if (RUNNING_ON_VALGRIND)
+		return 0;
+	abi = syscall(__NR_landlock_create_ruleset, NULL, 0, 1 /* VERSION */);
+	if (abi < 1) {
+		log_info("collector: no Landlock in this kernel (%s)", strerror(errno));
+		return 0;
+	}
+	/* Nothing to write, make or remove anywhere, and nothing to execute; reading is the
+	 * user's and the filter's business (the configuration, sysfs, procfs). */
+	attr.handled_access_fs = LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_REMOVE_DIR |
+				 LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR | LL_FS_MAKE_DIR |
+				 LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO |
+				 LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM;
+	if (abi >= 2)
+		attr.handled_access_fs |= LL_FS_REFER;
+	if (abi >= 3) {
+		attr.handled_access_fs |= LL_FS_TRUNCATE;
+		write |= LL_FS_TRUNCATE;
+	}
+	/* No TCP at all (the collector has no use for it). */
+	if (abi >= 4) {
+		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		size = offsetof(struct ll_ruleset_attr, scoped);
+	}
+	/* No signal to a process outside its own domain (the privileged process, root's
+	 * processes, anyone's), no abstract unix socket outside it. */
+	if (abi >= 6) {
+		attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+		size = sizeof(attr);
+	}
+	rs = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+	if (rs < 0) {
+		log_errno(LOG_ERR, "collector: cannot make a Landlock ruleset");
+		return -1;
+	}
+	if (writable_dir && writable_dir[0]) {
+		struct ll_path_beneath pb = {.allowed_access = write};
+
+		pb.parent_fd = open(writable_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (pb.parent_fd >= 0) {
+			rc = (int)syscall(__NR_landlock_add_rule, rs, 1 /* PATH_BENEATH */, &pb, 0);
+			close(pb.parent_fd);
+		} else {
+			log_errno(LOG_WARNING, "collector: record.dir %s: cannot allow writing there",
+				  writable_dir);
+		}
+	}
+	if (rc == 0)
+		rc = (int)syscall(__NR_landlock_restrict_self, rs, 0);
+	if (rc < 0)
+		log_errno(LOG_ERR, "collector: cannot apply the Landlock ruleset");
+	close(rs);
+	if (rc == 0)
+		log_info("collector: Landlock (ABI %ld): nothing written, made or removed%s%s, no "
+			 "execution%s%s",
+			 abi, writable_dir && writable_dir[0] ? " outside " : "",
+			 writable_dir && writable_dir[0] ? writable_dir : "",
+			 abi >= 4 ? ", no TCP" : "",
+			 abi >= 6 ? ", no signal or abstract socket outside itself" : "");
+	return rc < 0 ? -1 : 0;
 }

@@ -387,7 +387,7 @@ static int activate(const char *name, struct iface *f, bool hw, const char **tst
 		*tstamp = pcap_tstamp_type_val_to_name(type);
 	*nano = pcap_set_tstamp_precision(f->p, PCAP_TSTAMP_PRECISION_NANO) == 0;
 	/* The packet socket comes from the privileged process: this one holds no CAP_NET_RAW. */
-	priv_capture_begin();
+	priv_capture_begin(name);
 	rc = pcap_activate(f->p);
 	priv_capture_end();
 	return rc;

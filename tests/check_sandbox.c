@@ -4,6 +4,8 @@
 
 #include <check.h>
 #include <errno.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <linux/input.h>
 #include <linux/perf_event.h>
 #include <linux/sockios.h>
@@ -105,6 +107,56 @@ START_TEST(test_unlisted_call_kills)
 }
 END_TEST
 
+/* Calls that take a pid, on this process: allowed. */
+static void self_calls(int out)
+{
+	struct rlimit rl;
+	cpu_set_t set;
+
+	(void)out;
+	if (syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) < 0 ||
+	    syscall(SYS_prlimit64, getpid(), RLIMIT_NOFILE, NULL, &rl) < 0 ||
+	    sched_getaffinity(0, sizeof(set), &set) < 0 ||
+	    syscall(SYS_tgkill, getpid(), getpid(), 0) < 0)
+		_exit(104);
+}
+
+START_TEST(test_pid_calls_on_itself)
+{
+	int st = in_sandbox(self_calls, -1);
+
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		      "prlimit64, sched_getaffinity, tgkill on itself: status %#x", st);
+}
+END_TEST
+
+/* The same on its parent (a root process, as the privileged one is): killed. */
+static void parent_prlimit(int out)
+{
+	struct rlimit rl;
+
+	(void)out;
+	(void)syscall(SYS_prlimit64, getppid(), RLIMIT_NOFILE, NULL, &rl);
+}
+
+static void parent_tgkill(int out)
+{
+	(void)out;
+	(void)syscall(SYS_tgkill, getppid(), getppid(), 0);
+}
+
+START_TEST(test_pid_calls_on_others_kill)
+{
+	int st = in_sandbox(parent_prlimit, -1);
+
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+		      "prlimit64 on another process: status %#x, not killed by SIGSYS", st);
+	st = in_sandbox(parent_tgkill, -1);
+	ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+		      "tgkill of another process: status %#x, not killed by SIGSYS", st);
+}
+END_TEST
+
 static void load_another(int out)
 {
 	(void)out;
@@ -131,6 +183,8 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_ioctls_listed_only);
 	tcase_add_test(tc, test_unlisted_call_kills);
 	tcase_add_test(tc, test_no_filter_after);
+	tcase_add_test(tc, test_pid_calls_on_itself);
+	tcase_add_test(tc, test_pid_calls_on_others_kill);
 	suite_add_tcase(s, tc);
 	return s;
 }

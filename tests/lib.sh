@@ -10,6 +10,9 @@ NOTIFY_SINK=$top_builddir/tests/notify_sink
 : "${ENTROPYCTL:=$top_builddir/src/entropyctl}"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-test.XXXXXX")
+# The collector runs as its own user (entropyd(8)): it reads the configuration, the
+# watched directory and the files the tests make here.
+chmod 0755 "$T"
 CTL_SOCKET=$T/run/io.entropyd # every test daemon has its own control socket
 DAEMON_PID=
 cleanup() {

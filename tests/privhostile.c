@@ -7,9 +7,12 @@
  *   privhostile CONFIG CASE             one hostile message (see build()); the privileged
  *                                       process must close the connection, hand over no
  *                                       descriptor and exit 4 (EXIT_LOST)
- *   privhostile CONFIG packet           a valid PACKET_SOCKET: a descriptor comes back
+ *   privhostile CONFIG packet           a valid PACKET_SOCKET (on lo): a descriptor comes back
+ *   privhostile CONFIG packets N        N PACKET_SOCKETs for lo: each answered, and every
+ *                                       one but the last made deaf (a locked filter)
  *   privhostile CONFIG refused CASE     a well-formed request that CONFIG does not allow
- *                                       (perf, packet, blktrace:NAME:MAJOR:MINOR): refused
+ *                                       (perf, packet, blktrace:NAME:MAJOR:MINOR,
+ *                                       input:NAME): refused
  *                                       with EACCES and no descriptor, twice, the connection
  *                                       kept; exit 0 when this end closes it
  *
@@ -21,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,7 +261,22 @@ static bool build(const char *name, struct hostile *h)
 		hdr(&h->m.req.h, PRIV_PACKET_SOCKET, sizeof(struct req_packet));
 		h->m.req.packet.type = strcmp(name, "packet-stream") == 0 ? SOCK_STREAM : SOCK_RAW;
 		h->m.req.packet.protocol = strcmp(name, "packet-protocol") == 0 ? 0x0300 : 0;
+		h->m.req.packet.ifindex = if_nametoindex("lo");
 		h->len = sizeof(struct req_packet);
+	} else if (strcmp(name, "packet-no-interface") == 0) {
+		hdr(&h->m.req.h, PRIV_PACKET_SOCKET, sizeof(struct req_packet));
+		h->m.req.packet.type = SOCK_RAW;
+		h->len = sizeof(struct req_packet);
+	} else if (strncmp(name, "input:", 6) == 0) {
+		hdr(&h->m.req.h, PRIV_INPUT_OPEN, sizeof(struct req_input));
+		strlcopy(h->m.req.input.name, name + 6, sizeof(h->m.req.input.name));
+		h->len = sizeof(struct req_input);
+	} else if (strcmp(name, "input-path") == 0 || strcmp(name, "input-not-event") == 0) {
+		hdr(&h->m.req.h, PRIV_INPUT_OPEN, sizeof(struct req_input));
+		strlcopy(h->m.req.input.name,
+			 strcmp(name, "input-path") == 0 ? "event0/../../../etc/shadow" : "shadow",
+			 sizeof(h->m.req.input.name));
+		h->len = sizeof(struct req_input);
 	} else if (strcmp(name, "notify-unprintable") == 0) {
 		hdr(&h->m.req.h, PRIV_NOTIFY, sizeof(struct req_notify));
 		h->m.req.notify.what = PRIV_N_STATUS;
@@ -325,6 +344,38 @@ static int hostile(const char *name)
 	return 0;
 }
 
+/* N packet sockets for lo, as a collector that wants more than the interfaces selected:
+ * each comes, but only the last one hears anything; the others have a drop-all filter that
+ * no one can remove (SO_LOCK_FILTER). */
+static int packets(int n)
+{
+	struct hostile h;
+	struct priv_reply rep;
+	int fds[64], got = 0, locked = 0, st;
+
+	if (n < 2 || n > 64 || !build("packet", &h))
+		return 2;
+	for (int i = 0; i < n; i++) {
+		sendraw(&h.m, h.len, -1);
+		if (reply(&rep, &fds[got]) != (ssize_t)sizeof(rep) || rep.err || fds[got] < 0)
+			break;
+		got++;
+	}
+	for (int i = 0; i < got; i++) {
+		int v = 0;
+		socklen_t len = sizeof(v);
+
+		if (getsockopt(fds[i], SOL_SOCKET, SO_LOCK_FILTER, &v, &len) == 0 && v)
+			locked += i < got - 1 ? 1 : 100; /* the last one must not be */
+		close(fds[i]);
+	}
+	st = priv_status();
+	printf("%s: packets: %d of %d answered, %d deaf for good (want %d); exit %d\n",
+	       got == n && locked == n - 1 && st == 0 ? "PASS" : "FAIL", got, n, locked, n - 1,
+	       st);
+	return got == n && locked == n - 1 && st == 0 ? 0 : 1;
+}
+
 /* A request the configuration does not allow, sent twice: each refused (EACCES, no
  * descriptor), the connection kept; the privileged process ends cleanly when we close. */
 static int refused(const char *name)
@@ -361,7 +412,7 @@ static int refused(const char *name)
 int main(int argc, char **argv)
 {
 	if (argc < 3 || (strcmp(argv[2], "credit") == 0 && argc != 4 && argc != 5) ||
-	    (strcmp(argv[2], "refused") == 0 && argc != 4)) {
+	    ((strcmp(argv[2], "refused") == 0 || strcmp(argv[2], "packets") == 0) && argc != 4)) {
 		fputs("usage: privhostile CONFIG credit SECONDS [DIR] | privhostile CONFIG CASE | "
 		      "privhostile CONFIG refused CASE\n",
 		      stderr);
@@ -373,5 +424,7 @@ int main(int argc, char **argv)
 		return credit(atof(argv[3]), argc == 5 ? argv[4] : NULL);
 	if (strcmp(argv[2], "refused") == 0)
 		return refused(argv[3]);
+	if (strcmp(argv[2], "packets") == 0 && argc == 4)
+		return packets(atoi(argv[3]));
 	return hostile(argv[2]);
 }

@@ -188,6 +188,13 @@ done
 start_ns "" -v --dry-run -f "$T/em.conf"
 # The collector (the privileged process's child) holds the rings and instances.
 COLLECTOR=$(pgrep -P "$DAEMON_PID")
+# As the collector's own user (it is not root's: prlimit on another user's process takes
+# CAP_SYS_RESOURCE, which a root shell may not have).
+prlimit() {
+	setpriv --reuid="$(awk '$1 == "Uid:" { print $2 }' "/proc/$COLLECTOR/status")" \
+		--regid="$(awk '$1 == "Gid:" { print $2 }' "/proc/$COLLECTOR/status")" --clear-groups \
+		prlimit "$@"
+}
 prlimit --pid "$COLLECTOR" --nofile=30: || fail "prlimit"
 for i in 6 7 8 9 10 11; do
 	losetup --direct-io=on "${EL[$i]}" "${EIMG[$i]}" || fail "losetup ${EL[$i]}"

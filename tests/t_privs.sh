@@ -1,13 +1,13 @@
 #!/bin/bash
-# t_privs: once started, the daemon's main process (the privileged one) keeps CAP_SYS_ADMIN
-# and CAP_NET_RAW and nothing else, in every capability set, bounding set included where it
+# t_privs: once started, the daemon's main process (the privileged one) keeps CAP_SYS_ADMIN,
+# CAP_NET_RAW and CAP_KILL and nothing else, in every capability set, bounding set included where it
 # may change it; the collector keeps nothing, bounding set included where it may change it.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (the capabilities root has are what is dropped)"
 command -v setpriv > /dev/null || skip "needs setpriv (util-linux)"
 
-KEPT=0000000000202000 # CAP_SYS_ADMIN (21) and CAP_NET_RAW (13)
+KEPT=0000000000202020 # CAP_SYS_ADMIN (21), CAP_NET_RAW (13) and CAP_KILL (5)
 
 # caps FIELD [PID]: the capability set FIELD (CapEff, CapPrm, ...) of the daemon's main
 # process, or of PID, from /proc.
@@ -21,7 +21,7 @@ expect_collector() { # expect_collector WHAT BOUNDING
 		[ "$(caps $f "$c")" = 0000000000000000 ] || fail "$1: the collector's $f is $(caps $f "$c")"
 	done
 	[ "$(caps CapBnd "$c")" = "$2" ] || fail "$1: the collector's CapBnd is $(caps CapBnd "$c"), want $2"
-	grep -q "collector: every capability dropped" "$T/log" || fail "$1: the collector's drop is not logged"
+	grep -q "collector: user .*, every capability dropped" "$T/log" || fail "$1: the collector's drop is not logged"
 }
 
 expect_caps() { # expect_caps WHAT BOUNDING
@@ -35,7 +35,7 @@ expect_caps() { # expect_caps WHAT BOUNDING
 	[ "$(caps CapBnd)" = "$2" ] || fail "$1: CapBnd is $(caps CapBnd), want $2"
 	grep -q "cannot drop capabilities\|cannot read the process" "$T/log" &&
 		fail "$1: a warning about capabilities"
-	grep -q "capabilities: kept CAP_SYS_ADMIN and CAP_NET_RAW, dropped the rest" "$T/log" ||
+	grep -q "capabilities: kept CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL, dropped the rest" "$T/log" ||
 		fail "$1: the drop is not logged"
 }
 
@@ -61,13 +61,45 @@ expect_caps "without CAP_SETPCAP" "$bnd"
 expect_collector "without CAP_SETPCAP" "$bnd"
 stop_daemon
 
-# Given only those two, as the unit's bounding set does: nothing to drop, nothing asked of
-# the kernel (the unit's system call filter would refuse capset()).
-WRAP="setpriv --bounding-set=-all,+sys_admin,+net_raw" start_daemon -v --dry-run -f "$T/e.conf"
-for f in CapEff CapPrm CapBnd; do
-	[ "$(caps $f)" = "$KEPT" ] || fail "given only the two: $f is $(caps $f), want $KEPT"
+# Given what the unit's bounding set gives: the three, and CAP_SETUID and CAP_SETGID for the
+# collector's change of user, which the privileged process then drops.
+unit=$(printf '%016x' $((0x$KEPT | 1 << 6 | 1 << 7))) # and CAP_SETGID, CAP_SETUID
+WRAP="setpriv --bounding-set=-all,+sys_admin,+net_raw,+kill,+setuid,+setgid" \
+	start_daemon -v --dry-run -f "$T/e.conf"
+for f in CapEff CapPrm; do
+	[ "$(caps $f)" = "$KEPT" ] || fail "given the unit's: $f is $(caps $f), want $KEPT"
 done
-grep -q "capabilities:" "$T/log" && fail "given only the two, something was dropped"
-expect_collector "given only the two" "$KEPT"
+[ "$(caps CapBnd)" = "$unit" ] || fail "given the unit's: CapBnd is $(caps CapBnd), want $unit"
+expect_collector "given the unit's" "$unit"
 stop_daemon
-pass "capabilities: CAP_SYS_ADMIN and CAP_NET_RAW kept by the privileged process, everything else dropped; the collector keeps none"
+pass "capabilities: CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL kept by the privileged process, everything else dropped; the collector keeps none"
+
+# The configuration is trusted only if root alone can write it (and what it includes): -n,
+# the start and a reload refuse one that others can write, naming the file and the fix.
+write_config "$T/t.conf"
+echo '@include "t2.conf"' >> "$T/t.conf"
+: > "$T/t2.conf"
+"$ENTROPYD" -n -f "$T/t.conf" > /dev/null || fail "a configuration root alone writes was refused"
+check_refused() { # check_refused FILE FIX
+	local rc=0
+	"$ENTROPYD" -n -f "$T/t.conf" > "$T/n.out" 2>&1 || rc=$?
+	[ "$rc" -eq 1 ] || fail "-n exited $rc with $1 untrusted, want 1: $(cat "$T/n.out")"
+	grep -qF "$1: " "$T/n.out" && grep -qF "$2" "$T/n.out" ||
+		fail "-n does not name $1 and the fix ($2): $(cat "$T/n.out")"
+}
+chmod 0666 "$T/t.conf"
+check_refused "$T/t.conf" "chmod go-w $T/t.conf"
+chmod 0644 "$T/t.conf"; chown nobody "$T/t.conf"
+check_refused "$T/t.conf" "chown root $T/t.conf"
+chown root "$T/t.conf"; chmod 0664 "$T/t2.conf"
+check_refused "$T/t2.conf" "chmod go-w $T/t2.conf"
+chmod 0644 "$T/t2.conf"
+# A reload of a file that became writable by others is refused by both processes.
+start_daemon -v --dry-run -f "$T/t.conf"
+chmod 0646 "$T/t.conf"
+kill -HUP "$DAEMON_PID"
+wait_for 5 grep -q "reload rejected" "$T/log" || fail "a reload of a world-writable file was not rejected"
+grep -qF "$T/t.conf: writable by anyone" "$T/log" || fail "the reload's refusal does not say why"
+chmod 0644 "$T/t.conf"
+stop_daemon
+pass "configuration trust: a file or include others can write, or not root's, is refused by -n, at start and on reload, with the fix named"

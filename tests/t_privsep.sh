@@ -75,7 +75,7 @@ read -r MAJ MIN <<< "$(tr ':' ' ' < "/sys/block/$N/dev")"
 cat > "$T/n.conf" <<EOF
 policy = { input = { mode = "disabled"; }; block = { mode = "trusted"; }; };
 sources = { block = { backend = "blktrace"; devices = [ "none-such" ]; };
-            network = { interfaces = [ "auto" ]; }; };
+            network = { interfaces = [ "lo" ]; }; };
 EOF
 KINDS=0
 hostile() { # hostile CONFIG CASE: closed, no descriptor, nothing privileged done
@@ -90,7 +90,7 @@ hostile() { # hostile CONFIG CASE: closed, no descriptor, nothing privileged don
 for c in oversized truncated short unknown-type unknown-version size-lie bits-beyond-bytes \
 	negative-bits too-many-bytes perf-no-such-cpu perf-bad-kind blktrace-path \
 	blktrace-stop-foreign notify-unprintable notify-unterminated with-descriptor \
-	packet-stream packet-protocol; do
+	packet-stream packet-protocol packet-no-interface input-path input-not-event; do
 	hostile "$T/n.conf" "$c"
 done
 pass "bad messages ($KINDS kinds) close the connection, hand over nothing, do nothing privileged"
@@ -115,9 +115,34 @@ refused "$T/n.conf" perf                             # the tracepoint, under bac
 sed -i "s/none-such/$N/" "$T/n.conf"
 refused "$T/n.conf" "blktrace:$N:$MAJ:$((MIN + 1))"  # named, but not that device number
 refused "$T/h.conf" packet                           # the network class disabled
+sed 's/"lo"/"auto"/' "$T/n.conf" > "$T/a.conf"
+refused "$T/a.conf" packet                           # lo, which "auto" does not select
 # The positive control: the same request, the network class enabled, gets its socket.
 "$HOSTILE" "$T/n.conf" packet > "$T/hout" 2>&1 || fail "packet: $(cat "$T/hout")"
 pass "requests the configuration does not allow ($KINDS kinds) are refused, the connection kept, nothing privileged done; a valid one gets its packet socket"
+
+# More packet sockets than interfaces selected: each new one for lo makes the one before
+# deaf for good (a locked drop-all filter), so at most one per interface hears anything.
+"$HOSTILE" "$T/n.conf" packets 5 > "$T/hout" 2>&1 || fail "packets: $(cat "$T/hout")"
+pass "$(grep -o 'packets: .*' "$T/hout")"
+
+# Input nodes the privileged process must not open for a collector: a symlink out of the
+# watched directory, a block device, a file root does not own, a character device of another
+# driver, a file with a second link: each refused (EACCES), no descriptor, the connection kept.
+mkdir -p "$T/iw"
+ln -s /etc/shadow "$T/iw/event1"
+mknod "$T/iw/event2" b 7 0
+echo x > "$T/iw/event3" && chown nobody "$T/iw/event3"
+mknod "$T/iw/event4" c 1 3
+echo x > "$T/iw/event5" && ln "$T/iw/event5" "$T/iw/event5b"
+printf 'sources = { input = { watch = "%s"; }; };\n' "$T/iw" > "$T/i.conf"
+for c in event1 event2 event3 event4 event5; do
+	"$HOSTILE" "$T/i.conf" refused "input:$c" > "$T/hout" 2>&1 || fail "input:$c: $(cat "$T/hout")"
+done
+mkfifo "$T/iw/event6"
+"$HOSTILE" "$T/i.conf" refused "input:event6" > "$T/hout" 2>&1 &&
+	fail "input:event6, a FIFO root made there, was refused"
+pass "input nodes refused: a symlink to /etc/shadow, a block device, a file of another owner, /dev/null's major, a file with two links; a root FIFO opened"
 
 # ---- the daemon, all three classes ----
 make_link
@@ -131,7 +156,10 @@ sources = { input = { watch = "$T/input"; };
             network = { interfaces = [ "$VB" ]; }; };
 control = { socket = "$CTL_SOCKET"; };
 EOF
+# A descriptor the launcher leaves open (fd 251, as a shell's) reaches neither process.
+exec 251< /dev/null
 start_daemon -v -f "$T/e.conf"
+exec 251<&-
 started_capturing "$VB"
 wait_for 5 grep -q "block/$N: attached" "$T/log" || fail "$N not attached"
 wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "the FIFO not attached"
@@ -148,13 +176,41 @@ if command -v jq > /dev/null; then
 	[ "$pid" = "$DAEMON_PID" ] || fail "status names pid $pid, not the main process $DAEMON_PID"
 fi
 [ -z "$(pgrep -P "$COLLECTOR")" ] || fail "the collector has children"
+# The collector's user: the system user entropyd (dev.sh and the package make it), its own
+# group, no supplementary group; all four ids of each.
+if uid=$(id -u entropyd 2> /dev/null); then
+	gid=$(id -g entropyd)
+	[ "$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "/proc/$COLLECTOR/status")" = "$uid $uid $uid $uid" ] ||
+		fail "the collector's uids: $(grep Uid: "/proc/$COLLECTOR/status"), want $uid"
+	[ "$(awk '$1 == "Gid:" { print $2, $3, $4, $5 }' "/proc/$COLLECTOR/status")" = "$gid $gid $gid $gid" ] ||
+		fail "the collector's gids: $(grep Gid: "/proc/$COLLECTOR/status"), want $gid"
+	[ -z "$(awk '$1 == "Groups:" { print $2 }' "/proc/$COLLECTOR/status")" ] ||
+		fail "the collector has supplementary groups: $(grep Groups: "/proc/$COLLECTOR/status")"
+	grep -q "collector: user entropyd, no supplementary groups" "$T/log" || fail "the collector's user is not logged"
+	who="user entropyd ($uid:$gid), no supplementary group"
+else
+	grep -q "collector: no system user entropyd: the collector stays uid 0" "$T/log" ||
+		fail "no user entropyd, and the collector does not say it stays uid 0"
+	who="uid 0 (no user entropyd here: said in the log)"
+fi
+# What it holds: no launcher's descriptor, nothing but the log, /dev/null, sockets, pipes,
+# perf events, inotify and epoll, and the input FIFO.
+for p in "$DAEMON_PID" "$COLLECTOR"; do
+	[ -e "/proc/$p/fd/251" ] && fail "process $p kept the launcher's fd 251"
+done
+odd=$(ls -l "/proc/$COLLECTOR/fd" | awk 'NR > 1 { print $NF }' |
+	grep -vE "^(socket|pipe|anon_inode):|^/dev/null$|^$T/log$|^$T/input/event0$" || true)
+[ -z "$odd" ] || fail "the collector holds: $odd"
+# Not yet its own namespaces (entropyd(8) says so): the same root as the privileged process.
+[ "$(readlink "/proc/$COLLECTOR/root")" = / ] || fail "the collector's root: $(readlink "/proc/$COLLECTOR/root")"
+pass "the collector: $who, no descriptor of the launcher's, only sockets, pipes, perf events, inotify, the log"
 field() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; } # field PID NAME
 sys_admin() { echo $(( (0x$(field "$1" CapEff) | 0x$(field "$1" CapPrm)) >> 21 & 1 )); }
 [ "$(sys_admin "$DAEMON_PID")" = 1 ] && [ "$(sys_admin "$COLLECTOR")" = 0 ] ||
 	fail "CAP_SYS_ADMIN: privileged process $(field "$DAEMON_PID" CapEff), collector $(field "$COLLECTOR" CapEff)"
 for f in CapEff CapPrm; do
-	[ "$(field "$DAEMON_PID" $f)" = 0000000000202000 ] ||
-		fail "the privileged process's $f is $(field "$DAEMON_PID" $f), want CAP_SYS_ADMIN and CAP_NET_RAW"
+	[ "$(field "$DAEMON_PID" $f)" = 0000000000202020 ] ||
+		fail "the privileged process's $f is $(field "$DAEMON_PID" $f), want CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL"
 done
 for f in CapEff CapPrm CapInh CapAmb CapBnd; do
 	[ "$(field "$COLLECTOR" $f)" = 0000000000000000 ] || fail "the collector's $f is $(field "$COLLECTOR" $f)"
@@ -168,14 +224,18 @@ sockets() { ls -l "/proc/$1/fd" | grep -oE 'socket:\[[0-9]+\]' | tr -dc '0-9\n' 
 packet=$(awk 'NR > 1 { print $9 }' "/proc/$DAEMON_PID/net/packet" | sort -u)
 control=$(awk -v p="$CTL_SOCKET" '$8 == p { print $7 }' "/proc/$DAEMON_PID/net/unix")
 [ -n "$packet" ] && [ -n "$control" ] || fail "no packet socket ($packet) or control socket ($control) found"
-[ -z "$(comm -12 <(sockets "$DAEMON_PID") <(echo "$packet"))" ] || fail "the privileged process holds a packet socket"
+# The privileged process keeps its own descriptor of each packet socket it handed out (to
+# make it deaf if another is asked for the same interface): one, the collector's.
+held=$(comm -12 <(sockets "$DAEMON_PID") <(echo "$packet"))
+[ "$(echo "$held" | grep -c .)" -le 1 ] || fail "the privileged process holds packet sockets $held, want at most one (one interface)"
+[ -z "$(comm -23 <(echo "$held" | grep .) <(sockets "$COLLECTOR"))" ] || fail "the privileged process holds a packet socket the collector has not"
 [ -n "$(comm -12 <(sockets "$COLLECTOR") <(echo "$packet"))" ] || fail "the collector holds no packet socket"
 sockets "$DAEMON_PID" | grep -qx "$control" && fail "the privileged process holds the control socket"
 sockets "$COLLECTOR" | grep -qx "$control" || fail "the collector does not hold the control socket"
 grep -q perf_event "/proc/$DAEMON_PID/maps" && fail "the privileged process maps a perf ring"
 ls -l "/proc/$DAEMON_PID/fd" | grep -q perf_event && fail "the privileged process holds a perf event"
 grep -q perf_event "/proc/$COLLECTOR/maps" || fail "the collector maps no perf ring"
-pass "one process with CAP_SYS_ADMIN (and CAP_NET_RAW), holding no packet socket, control socket or perf ring; the collector: no capability in any set, Seccomp 2, NoNewPrivs 1, the packet socket, the control socket, the rings"
+pass "one process with CAP_SYS_ADMIN (and CAP_NET_RAW, CAP_KILL), holding no control socket or perf ring, and no packet socket but its copy of the collector's; the collector: no capability in any set, Seccomp 2, NoNewPrivs 1, the packet socket, the control socket, the rings"
 
 # A capture that opens again: the packet socket is made by the privileged process only.
 strace -f -qq -e trace=socket -o "$T/st" -p "$DAEMON_PID" -p "$COLLECTOR" 2> /dev/null &
@@ -216,3 +276,69 @@ stop_daemon
 grep -q "privileged process: .* bits asked, .* credited, 0 clipped by the ceiling" "$T/log" ||
 	fail "an honest collector was clipped: $(grep "privileged process:" "$T/log")"
 pass "collector killed: the privileged process exits 4; privileged process killed: the collector goes; restarts clean, the trace left behind torn down"
+
+# ---- a compromised collector, inside the real one ----
+# What an exploit of one of its parsers could do: the calls made from inside the running
+# collector (gdb attached as root: its user, capability sets, NoNewPrivs and filters all
+# apply to them). Each must fail.
+if ! command -v gdb > /dev/null; then
+	echo "SKIP: the attempts from inside the collector need gdb (contrib/dev.sh installs it)"
+	exit 0
+fi
+mkdir -p "$T/input"
+[ -p "$T/input/event0" ] || mkfifo "$T/input/event0"
+start_daemon -v -f "$T/e.conf"
+COLLECTOR=$(pgrep -P "$DAEMON_PID")
+install -m 0000 /dev/null "$T/secret"
+python3 -c 'import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o600); s.listen()
+time.sleep(120)' "$T/root.sock" &
+LISTENER=$!
+wait_for 5 test -S "$T/root.sock" || fail "no root-only socket to try"
+cp "$T/e.conf" "$T/e.conf.orig"
+inside() { # inside EXPR...: run each gdb expression in the collector; the last result printed
+	local a=()
+	for e in "$@"; do a+=(-ex "$e"); done
+	gdb -q -p "$COLLECTOR" -batch "${a[@]}" 2> /dev/null | sed -n 's/^\$[0-9]* = //p' | tail -1
+}
+attempt() { # attempt WHAT EXPR...: the last expression must give -1
+	local r
+
+	r=$(inside "${@:2}")
+	[ "$r" = -1 ] || fail "from inside the collector, $1 gave $r, not -1"
+	ATTEMPTS="${ATTEMPTS:+$ATTEMPTS, }$1"
+}
+# The positive control: gdb's calls do run in the collector, as its user.
+r=$(inside 'print (int)getuid()')
+[ "$r" = "$(id -u entropyd 2> /dev/null || echo 0)" ] || fail "gdb's call in the collector gave uid '$r'"
+ATTEMPTS=
+attempt "creating /etc/entropyd-hostile" 'print (int)open("/etc/entropyd-hostile", 0101, 0644)'
+[ -e /etc/entropyd-hostile ] && { rm -f /etc/entropyd-hostile; fail "the collector made a file in /etc"; }
+if grep -q "collector: Landlock" "$T/log"; then
+	# Any user may write /tmp; Landlock keeps the collector from making anything there.
+	attempt "creating a file in /tmp (Landlock)" "print (int)open(\"/tmp/entropyd-hostile.$$\", 0101, 0644)"
+	[ -e "/tmp/entropyd-hostile.$$" ] && { rm -f "/tmp/entropyd-hostile.$$"; fail "the collector made a file in /tmp"; }
+fi
+attempt "chmod of a root file of mode 0000" "print (int)chmod(\"$T/secret\", 0644)"
+attempt "reading it" "print (int)open(\"$T/secret\", 0)"
+attempt "writing the configuration" "print (int)open(\"$T/e.conf\", 1)"
+attempt "writing core_pattern" 'print (int)open("/proc/sys/kernel/core_pattern", 1)'
+attempt "reading /proc/1/environ" 'print (int)open("/proc/1/environ", 0)'
+attempt "opening the privileged process's memory" "print (int)open(\"/proc/$DAEMON_PID/mem\", 2)"
+attempt "opening $L read-write" "print (int)open(\"$L\", 2)"
+attempt "connecting to a root-only unix socket" \
+	'set $fd = (int)socket(1, 1, 0)' 'set $sa = (char *)malloc(110)' \
+	'call (void *)memset($sa, 0, 110)' 'set *(short *)$sa = 1' \
+	"call (char *)strcpy(\$sa + 2, \"$T/root.sock\")" 'print (int)connect($fd, $sa, 110)'
+cmp -s "$T/e.conf" "$T/e.conf.orig" || fail "the configuration changed"
+[ "$(stat -c %a "$T/secret")" = 0 ] || fail "the root file's mode changed"
+kill "$LISTENER" 2> /dev/null
+# Last, as it ends the collector: lowering a root process's limits (pid 1's) is a call
+# outside its filter (prlimit64 on another pid), which kills it; pid 1 keeps its limits.
+before=$(grep 'Max open files' /proc/1/limits)
+inside 'print (int)prlimit64(1, 7, (void *)0, (void *)0)' > /dev/null || true
+timeout 5 tail --pid="$COLLECTOR" -f /dev/null || fail "the collector survived prlimit64 on pid 1"
+wait "$DAEMON_PID" 2> /dev/null; DAEMON_PID=
+grep -q "the collector was killed by signal 31" "$T/log" || fail "the collector was not killed by its filter (SIGSYS)"
+[ "$(grep 'Max open files' /proc/1/limits)" = "$before" ] || fail "pid 1's limits changed"
+pass "from inside the collector, each failed: $ATTEMPTS; prlimit64 on pid 1 killed it (SIGSYS)"

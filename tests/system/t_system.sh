@@ -27,6 +27,7 @@ UNIT=$(cd "$ROOT" && find . -path '*/systemd/system/entropyd.service' -newer "$T
 say "installed: ${UNIT#.}"
 systemd-sysusers --root="$ROOT" > "$W/sysusers.log" 2>&1 || { cat "$W/sysusers.log"; fail "systemd-sysusers"; }
 grep -q '^entropyd:' "$ROOT/etc/group" || fail "sysusers.d made no entropyd group"
+grep -q '^entropyd:' "$ROOT/etc/passwd" || fail "sysusers.d made no entropyd user"
 systemctl --root="$ROOT" enable entropyd.service > /dev/null 2>&1 ||
 	fail "systemctl enable entropyd.service (is the unit where systemd looks?)"
 # A short watchdog, so that a run of a few seconds shows WATCHDOG=1 is sent in time.
@@ -73,8 +74,8 @@ coll=$(inside cat "/proc/$main/task/$main/children" | tr -d ' ')
 [ -n "$coll" ] || fail "the main process $main has no child (the collector)"
 pfield() { inside awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; } # pfield PID NAME
 for f in CapEff CapPrm; do
-	[ "$(pfield "$main" $f)" = 0000000000202000 ] ||
-		fail "the main process's $f is $(pfield "$main" $f), want CAP_SYS_ADMIN and CAP_NET_RAW"
+	[ "$(pfield "$main" $f)" = 0000000000202020 ] ||
+		fail "the main process's $f is $(pfield "$main" $f), want CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL"
 	[ "$(pfield "$coll" $f)" = 0000000000000000 ] || fail "the collector's $f is $(pfield "$coll" $f)"
 done
 for f in CapInh CapAmb; do
@@ -82,7 +83,12 @@ for f in CapInh CapAmb; do
 done
 [ "$(pfield "$coll" Seccomp)" = 2 ] && [ "$(pfield "$coll" NoNewPrivs)" = 1 ] ||
 	fail "the collector: Seccomp $(pfield "$coll" Seccomp), NoNewPrivs $(pfield "$coll" NoNewPrivs)"
-pass "main process: CAP_SYS_ADMIN and CAP_NET_RAW; collector: no capability, seccomp, no_new_privs (bounding set $(pfield "$coll" CapBnd), as the unit gives it)"
+# The collector runs as the user sysusers.d made, with no supplementary group.
+cuid=$(inside awk -F: '$1 == "entropyd" { print $3 }' /etc/passwd)
+[ -n "$cuid" ] || fail "sysusers.d made no user entropyd"
+[ "$(pfield "$coll" Uid)" = "$cuid" ] || fail "the collector's uid is $(pfield "$coll" Uid), want $cuid (entropyd)"
+[ -z "$(pfield "$coll" Groups)" ] || fail "the collector has supplementary groups: $(pfield "$coll" Groups)"
+pass "main process: CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL; collector: user entropyd ($cuid), no capability, seccomp, no_new_privs (bounding set $(pfield "$coll" CapBnd), as the unit gives it)"
 
 # ---- the control socket ----
 CTL=

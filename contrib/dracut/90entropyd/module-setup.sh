@@ -50,6 +50,12 @@ install() {
 	if grep -q '^entropyd:' /etc/group; then
 		grep '^entropyd:' /etc/group | cut -d: -f1-3 | sed 's/$/:/' >> "$initdir/etc/group"
 	fi
+	# The collector's user: it leaves uid 0 in the initramfs too.
+	if grep -q '^entropyd:' /etc/passwd; then
+		grep '^entropyd:' /etc/passwd | cut -d: -f1,3,4 |
+			awk -F: '{ print $1 ":x:" $2 ":" $3 "::/nonexistent:/usr/sbin/nologin" }' \
+				>> "$initdir/etc/passwd"
+	fi
 
 	if dracut_module_included "systemd"; then
 		local unit dir ctl
