@@ -194,12 +194,17 @@ else
 	who="uid 0 (no user entropyd here: said in the log)"
 fi
 # What it holds: no launcher's descriptor, nothing but the log, /dev/null, sockets, pipes,
-# perf events, inotify and epoll, and the input FIFO.
+# perf events, inotify and epoll, the input FIFO, and /dev/random write-only (the feed's
+# watch of the kernel's poll answers; writing it mixes without credit, as any user may).
 for p in "$DAEMON_PID" "$COLLECTOR"; do
 	[ -e "/proc/$p/fd/251" ] && fail "process $p kept the launcher's fd 251"
 done
 odd=$(ls -l "/proc/$COLLECTOR/fd" | awk 'NR > 1 { print $NF }' |
-	grep -vE "^(socket|pipe|anon_inode):|^/dev/null$|^$T/log$|^$T/input/event0$" || true)
+	grep -vE "^(socket|pipe|anon_inode):|^/dev/(null|random)$|^$T/log$|^$T/input/event0$" || true)
+mode=$(for f in /proc/"$COLLECTOR"/fd/*; do
+	[ "$(readlink "$f")" != /dev/random ] || awk '/^flags:/ { print $2 }' "/proc/$COLLECTOR/fdinfo/${f##*/}"
+done)
+[ -z "$mode" ] || [ $((0$mode & 3)) -eq 1 ] || fail "the collector holds /dev/random other than write-only (flags $mode)"
 [ -z "$odd" ] || fail "the collector holds: $odd"
 # Not yet its own namespaces (entropyd(8) says so): the same root as the privileged process.
 [ "$(readlink "/proc/$COLLECTOR/root")" = / ] || fail "the collector's root: $(readlink "/proc/$COLLECTOR/root")"
