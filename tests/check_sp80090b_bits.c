@@ -526,8 +526,10 @@ static Suite *sp80090b_bits_suite(void)
 	Suite *s = suite_create("sp80090b_bits");
 	TCase *tc;
 
-	/* Select with CK_RUN_CASE=short (e.g. under valgrind). */
+	/* Select with CK_RUN_CASE=short (e.g. under valgrind). A second or two of CPU
+	 * (test_binary_paths), more than Check's 4 s on a machine busy with other jobs. */
 	tc = tcase_create("short");
+	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_reference, 0, N_SHORT);
 	tcase_add_test(tc, test_constant);
 	tcase_add_test(tc, test_alternating);
