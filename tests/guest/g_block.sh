@@ -121,9 +121,7 @@ run_daemon /run/ed-bt /tmp/bt.conf
 wait_for 20 logged "block/$name: blktrace set up and started" || fail "blktrace not started on $name"
 io read 50 4096
 expect 50
-kill -KILL "$DPID"
-wait "$DPID" 2> /dev/null
-DPID=
+kill_daemon
 traced || fail "no trace left after SIGKILL: the test cannot show the cleanup"
 grep -q " $name\$" /run/ed-bt/blktrace.state || fail "$name not in the state file after SIGKILL"
 run_daemon /run/ed-bt /tmp/bt.conf

@@ -81,6 +81,26 @@ stop_daemon() {
 	[ "$rc" -eq 0 ] || fail "daemon exited with status $rc after SIGTERM"
 }
 
+# kill_daemon: SIGKILL to the main process, then wait until its collector is gone too: it
+# dies by its parent-death signal, not at the same instant, and a daemon started before then
+# finds its control socket still answered.
+kill_daemon() {
+	local kids
+	kids=$(cat /proc/"$DPID"/task/*/children 2>/dev/null)
+	kill -KILL "$DPID"
+	wait "$DPID" 2> /dev/null
+	DPID=
+	# shellcheck disable=SC2086 # a word list
+	wait_for 10 gone $kids || fail "the collector ($kids) outlived the main process by 10 s"
+}
+gone() {
+	local p
+	for p in "$@"; do
+		[ -d "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null && return 1
+	done
+	return 0
+}
+
 # summary PATTERN [SECONDS]: ask for the counters (SIGUSR1) until a summary line matches.
 summary() {
 	local n=$((${2:-20} * 2))
