@@ -12,8 +12,9 @@
  *
  * A trace outlives the process that set it up, so every disk is written to a state file in
  * the runtime directory before BLKTRACESETUP and removed from it after BLKTRACETEARDOWN; the
- * next instance tears down whatever a crashed one left there. The file is held with flock(2)
- * for the daemon's life, so that a second instance never tears down a live one's traces.
+ * next instance tears down whatever a crashed one left there. The process that makes the
+ * privileged steps keeps it (the privileged process: the collector can write nothing), held
+ * with flock(2) for its life, so that a second instance never tears down a live one's traces.
  *
  * EBUSY (someone else's trace), EPERM (relay files closed by kernel lockdown) and no debugfs
  * are reported to the caller as states; on any failure nothing of ours is left on the disk. */
@@ -97,10 +98,6 @@ struct blkt_backend {
 	struct event_base *base;
 	block_samples_fn *fn;
 	void *ctx;
-	char *state_path;
-	int state_fd; /* flock'ed; -1 without a state file */
-	struct rec_entry *recs;
-	size_t nrecs;
 	struct tdev *devs;
 	struct event *drain;
 	unsigned drain_ms; /* the drain timer's interval now */
@@ -115,7 +112,22 @@ static struct log_ratelimit rl_state = LOG_RATELIMIT_INIT;
 
 /* ---- the state file ---- */
 
-static void state_write(struct blkt_backend *b)
+/* Kept by the process that makes the privileged steps (the privileged process, or the
+ * daemon itself without one): it alone can write the runtime directory, and it alone knows
+ * for certain which traces it set up. Opened at its first trace. */
+struct blkt_state {
+	char *state_path;
+	int state_fd; /* flock'ed; -1 without a state file */
+	struct rec_entry *recs;
+	size_t nrecs;
+	bool tried;
+};
+
+static struct blkt_state steps_state = { .state_fd = -1 };
+
+static void recover(struct blkt_state *b);
+
+static void state_write(struct blkt_state *b)
 {
 	char *text = xstrdup("# entropyd: disks with a blktrace set up by this daemon; the next "
 			     "instance tears down what is left here\n");
@@ -143,7 +155,7 @@ static void state_write(struct blkt_backend *b)
 	free(text);
 }
 
-static void state_add(struct blkt_backend *b, const char *name, unsigned major, unsigned minor)
+static void state_add(struct blkt_state *b, const char *name, unsigned major, unsigned minor)
 {
 	struct rec_entry *e;
 
@@ -155,7 +167,7 @@ static void state_add(struct blkt_backend *b, const char *name, unsigned major, 
 	state_write(b);
 }
 
-static void state_remove(struct blkt_backend *b, unsigned major, unsigned minor)
+static void state_remove(struct blkt_state *b, unsigned major, unsigned minor)
 {
 	for (size_t i = 0; i < b->nrecs; i++) {
 		if (b->recs[i].major == major && b->recs[i].minor == minor) {
@@ -373,8 +385,6 @@ static void free_dev(struct tdev *d)
 	free(d);
 }
 
-static void recover(struct blkt_backend *b);
-
 /* ---- start and stop ---- */
 
 static void open_relays(struct blkt_backend *b, struct tdev *d, const char *dbg, int *err)
@@ -422,6 +432,56 @@ char *blkt_rundir(void)
 	return xasprintf("%.*s", (int)strcspn(env, ":"), env);
 }
 
+/* The state file in the runtime directory, taken at the first trace: what a crashed
+ * instance left listed is torn down first. Without it tracing still works, but is not
+ * crash-safe (and says so). */
+static struct blkt_state *state_take(const char *rundir)
+{
+	struct blkt_state *b = &steps_state;
+	char *own = NULL;
+
+	if (b->tried)
+		return b;
+	b->tried = true;
+	if (!rundir)
+		rundir = own = blkt_rundir();
+	b->state_path = xasprintf("%s/%s", rundir, BLKT_STATE_FILE);
+	if (mkdir(rundir, 0755) < 0 && errno != EEXIST)
+		log_errno(LOG_WARNING, "block: cannot create %s", rundir);
+	free(own);
+	b->state_fd = open(b->state_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (b->state_fd < 0) {
+		log_errno(LOG_WARNING, "block: cannot open %s; blktrace traces would outlive a "
+				       "crash",
+			  b->state_path);
+	} else if (flock(b->state_fd, LOCK_EX | LOCK_NB) < 0) {
+		log_warn("block: %s is held by another entropyd: its traces are left alone, and "
+			 "this instance's would outlive a crash",
+			 b->state_path);
+		close(b->state_fd);
+		b->state_fd = -1;
+	} else {
+		recover(b);
+		state_write(b);
+	}
+	return b;
+}
+
+void blkt_state_release(void)
+{
+	struct blkt_state *b = &steps_state;
+
+	if (b->state_fd >= 0) {
+		if (!b->nrecs)
+			unlink(b->state_path);
+		close(b->state_fd);
+	}
+	free(b->recs);
+	free(b->state_path);
+	memset(b, 0, sizeof(*b));
+	b->state_fd = -1;
+}
+
 /* ---- the privileged steps (priv_blktrace_start and _stop, here or in the privileged
  * process) ---- */
 
@@ -437,6 +497,8 @@ int blkt_dev_start(const char *name, unsigned major, unsigned minor, char *trace
 	fd = open_node(major, minor, name, path, sizeof(path));
 	if (fd < 0)
 		return errno ? errno : EIO;
+	/* Remembered before it exists, so that no crash can leave a trace we forgot. */
+	state_add(state_take(NULL), name, major, minor);
 	memset(&su, 0, sizeof(su));
 	su.act_mask = BLKT_TC_COMPLETE;
 	su.buf_size = SUBBUF_SIZE;
@@ -445,12 +507,14 @@ int blkt_dev_start(const char *name, unsigned major, unsigned minor, char *trace
 	if (ioctl(fd, BLKTRACESETUP, &su) < 0) {
 		e = errno;
 		close(fd);
+		state_remove(&steps_state, major, minor);
 		return e;
 	}
 	*stage = 2;
 	if (ioctl(fd, BLKTRACESTART) < 0) {
 		e = errno;
-		(void)stop_teardown(fd);
+		if (!stop_teardown(fd))
+			state_remove(&steps_state, major, minor);
 		close(fd);
 		return e;
 	}
@@ -467,13 +531,19 @@ int blkt_dev_stop(const char *name, unsigned major, unsigned minor, bool teardow
 	int fd = open_node(major, minor, name, path, sizeof(path)), td = 0;
 
 	*opened = fd >= 0;
-	if (fd < 0)
-		return errno ? errno : EIO;
+	if (fd < 0) {
+		/* The disk is gone, and the kernel took its trace with it. */
+		td = errno ? errno : EIO;
+		state_remove(&steps_state, major, minor);
+		return td;
+	}
 	if (teardown)
 		td = stop_teardown(fd);
 	else
 		(void)ioctl(fd, BLKTRACESTOP);
 	close(fd);
+	if (teardown && (!td || td == EINVAL || td == ENXIO))
+		state_remove(&steps_state, major, minor);
 	return td;
 }
 
@@ -496,11 +566,8 @@ bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsign
 			 "sources.block.backend = \"tracepoint\"");
 		return false;
 	}
-	/* Remembered before it exists, so that no crash can leave a trace we forgot. */
-	state_add(b, name, major, minor);
 	e = priv_blktrace_start(name, major, minor, trace_name, &stage);
 	if (e) {
-		state_remove(b, major, minor);
 		free(dbg);
 		if (stage == 0 && e == EACCES && priv_refused())
 			snprintf(state, size, "blktrace on %s: " PRIV_REFUSED_HINT, name);
@@ -526,8 +593,6 @@ bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsign
 	if (e) {
 		free_dev(d);
 		td = priv_blktrace_stop(name, major, minor, true, &opened);
-		if (!td)
-			state_remove(b, major, minor);
 		log_limited(&rl_trace, LOG_INFO,
 			    "block/%s: BLKTRACESETUP and BLKTRACESTART done; relay files under "
 			    "%s/block/%s: %s; BLKTRACESTOP and BLKTRACETEARDOWN %s",
@@ -584,7 +649,6 @@ void blkt_stop(struct blkt_backend *b, unsigned major, unsigned minor)
 		else
 			log_info("block/%s: blktrace stopped and torn down", d->name);
 	}
-	state_remove(b, major, minor);
 	free_dev(d);
 	if (!b->devs)
 		event_del(b->drain);
@@ -594,17 +658,14 @@ void blkt_stop(struct blkt_backend *b, unsigned major, unsigned minor)
  * instance holds it; then remove the file. For a daemon that does not use blktrace. */
 void blkt_cleanup_leftovers(const char *rundir)
 {
-	struct blkt_backend *b = NULL;
 	char *path = xasprintf("%s/%s", rundir, BLKT_STATE_FILE);
 	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 
 	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		b = xcalloc(1, sizeof(*b));
-		b->state_fd = fd;
-		b->state_path = path;
-		recover(b);
+		struct blkt_state st = { .state_fd = fd, .state_path = path };
+
+		recover(&st);
 		unlink(path);
-		free(b);
 	}
 	if (fd >= 0)
 		close(fd);
@@ -614,7 +675,7 @@ void blkt_cleanup_leftovers(const char *rundir)
 /* ---- the backend ---- */
 
 /* Tear down what a previous instance listed and did not remove. */
-static void recover(struct blkt_backend *b)
+static void recover(struct blkt_state *b)
 {
 	char line[256];
 	FILE *f;
@@ -662,24 +723,10 @@ struct blkt_backend *blkt_backend_new(struct event_base *base, const char *rundi
 	b->fn = fn;
 	b->ctx = ctx;
 	b->drain = evtimer_new(base, drain_cb, b);
-	b->state_path = xasprintf("%s/%s", rundir, BLKT_STATE_FILE);
-	if (mkdir(rundir, 0755) < 0 && errno != EEXIST)
-		log_errno(LOG_WARNING, "block: cannot create %s", rundir);
-	b->state_fd = open(b->state_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (b->state_fd < 0) {
-		log_errno(LOG_WARNING, "block: cannot open %s; blktrace traces would outlive a "
-				       "crash",
-			  b->state_path);
-	} else if (flock(b->state_fd, LOCK_EX | LOCK_NB) < 0) {
-		log_warn("block: %s is held by another entropyd: its traces are left alone, and "
-			 "this instance's would outlive a crash",
-			 b->state_path);
-		close(b->state_fd);
-		b->state_fd = -1;
-	} else {
-		recover(b);
-		state_write(b);
-	}
+	/* Making the privileged steps itself, the daemon takes the state file now; with a
+	 * privileged process, that process takes it at its first trace. */
+	if (!priv_active())
+		(void)state_take(rundir);
 	return b;
 }
 
@@ -689,15 +736,9 @@ void blkt_backend_free(struct blkt_backend *b)
 		return;
 	while (b->devs)
 		blkt_stop(b, b->devs->major, b->devs->minor);
-	if (b->state_fd >= 0) {
-		if (!b->nrecs)
-			unlink(b->state_path);
-		close(b->state_fd);
-	}
+	blkt_state_release();
 	if (b->drain)
 		event_free(b->drain);
-	free(b->recs);
-	free(b->state_path);
 	wipe(b, sizeof(*b));
 	free(b);
 }

@@ -37,6 +37,11 @@ int blkt_dev_start(const char *name, unsigned major, unsigned minor, char *trace
 int blkt_dev_stop(const char *name, unsigned major, unsigned minor, bool teardown,
 		  bool *opened);
 
+/* The state file is kept by the process that makes the privileged steps above (the
+ * privileged process, or the daemon itself without one), taken at its first trace: release
+ * it (removed if it lists nothing) when that process has torn its traces down. */
+void blkt_state_release(void);
+
 /* Stop and tear down every trace, release the state file. */
 void blkt_backend_free(struct blkt_backend *b);
 

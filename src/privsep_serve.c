@@ -819,6 +819,7 @@ static void teardown(struct priv *p)
 			log_info("block/%s: blktrace torn down by the privileged process", t->name);
 		t->used = false;
 	}
+	blkt_state_release();
 }
 
 static int signals_fd(sigset_t *set)
