@@ -64,7 +64,7 @@ inside systemctl list-dependencies --reverse --plain entropyd.service | grep -q 
 
 status=$(inside systemctl status entropyd.service --no-pager --lines=0)
 echo "$status" | sed 's/^/  | /'
-echo "$status" | grep -qE '^ *Status: "[a-z]+: [0-9]+ sources?, ' ||
+echo "$status" | grep -qE '^ *Status: "[a-z]+: [0-9]+ sources? open, ' ||
 	fail "systemctl status shows no STATUS= line"
 pass "systemctl status shows STATUS="
 
