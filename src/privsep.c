@@ -309,19 +309,13 @@ int priv_reseed(int fd)
 	return e ? -1 : 0;
 }
 
-int priv_perf_open(unsigned cpu, enum priv_perf what, unsigned flags)
+/* A request answered with a descriptor: the descriptor, or -1 with errno set (the reply's
+ * errno, or EIO if none came). */
+static int call_fd(union priv_req *req, enum priv_type type)
 {
-	union priv_req req;
 	struct priv_reply rep;
-	int fd, e;
+	int fd, e = call(req, type, &rep, &fd);
 
-	if (!priv_active())
-		return priv_local_perf_open(cpu, what, flags);
-	memset(&req, 0, sizeof(req));
-	req.perf.cpu = cpu;
-	req.perf.what = what;
-	req.perf.flags = flags;
-	e = call(&req, PRIV_PERF_OPEN, &rep, &fd);
 	if (e || fd < 0) {
 		if (fd >= 0)
 			close(fd);
@@ -329,6 +323,19 @@ int priv_perf_open(unsigned cpu, enum priv_perf what, unsigned flags)
 		return -1;
 	}
 	return fd;
+}
+
+int priv_perf_open(unsigned cpu, enum priv_perf what, unsigned flags)
+{
+	union priv_req req;
+
+	if (!priv_active())
+		return priv_local_perf_open(cpu, what, flags);
+	memset(&req, 0, sizeof(req));
+	req.perf.cpu = cpu;
+	req.perf.what = what;
+	req.perf.flags = flags;
+	return call_fd(&req, PRIV_PERF_OPEN);
 }
 
 static void blkt_req(union priv_req *req, const char *name, unsigned major, unsigned minor)
@@ -379,8 +386,6 @@ int priv_blktrace_stop(const char *name, unsigned major, unsigned minor, bool te
 int priv_input_open(const char *watch, const char *name)
 {
 	union priv_req req;
-	struct priv_reply rep;
-	int fd, e;
 
 	if (!priv_active())
 		return priv_local_input_open(watch, name, NULL);
@@ -390,21 +395,12 @@ int priv_input_open(const char *watch, const char *name)
 	}
 	memset(&req, 0, sizeof(req));
 	strlcopy(req.input.name, name, sizeof(req.input.name));
-	e = call(&req, PRIV_INPUT_OPEN, &rep, &fd);
-	if (e || fd < 0) {
-		if (fd >= 0)
-			close(fd);
-		errno = e ? e : EIO;
-		return -1;
-	}
-	return fd;
+	return call_fd(&req, PRIV_INPUT_OPEN);
 }
 
 int priv_relay_open(const char *debugfs, const char *trace, unsigned cpu)
 {
 	union priv_req req;
-	struct priv_reply rep;
-	int fd, e;
 
 	if (!priv_active()) {
 		char path[256];
@@ -419,14 +415,7 @@ int priv_relay_open(const char *debugfs, const char *trace, unsigned cpu)
 	memset(&req, 0, sizeof(req));
 	strlcopy(req.relay.name, trace, sizeof(req.relay.name));
 	req.relay.cpu = cpu;
-	e = call(&req, PRIV_RELAY_OPEN, &rep, &fd);
-	if (e || fd < 0) {
-		if (fd >= 0)
-			close(fd);
-		errno = e ? e : EIO;
-		return -1;
-	}
-	return fd;
+	return call_fd(&req, PRIV_RELAY_OPEN);
 }
 
 void priv_capture_begin(const char *ifname)
@@ -443,7 +432,6 @@ void priv_capture_end(void)
 int priv_socket(int domain, int type, int protocol)
 {
 	union priv_req req;
-	struct priv_reply rep;
 	int fd, e, flags = type & (SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	if (!capturing || domain != AF_PACKET || !priv_active())
@@ -456,13 +444,9 @@ int priv_socket(int domain, int type, int protocol)
 	req.packet.type = type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC);
 	req.packet.protocol = protocol;
 	req.packet.ifindex = capture_ifindex;
-	e = call(&req, PRIV_PACKET_SOCKET, &rep, &fd);
-	if (e || fd < 0) {
-		if (fd >= 0)
-			close(fd);
-		errno = e ? e : EIO;
+	fd = call_fd(&req, PRIV_PACKET_SOCKET);
+	if (fd < 0)
 		return -1;
-	}
 	if ((flags & SOCK_NONBLOCK) && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
 		e = errno;
 		close(fd);
