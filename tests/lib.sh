@@ -138,6 +138,15 @@ wait_summary() {
 # Open FIFO for writing on fd 9 and keep it open, so the reader never sees EOF mid-test.
 open_fifo() { exec 9>"$1"; }
 
+# start_fifo_daemon ARGS...: the daemon started with ARGS on a FIFO made as $T/input/event0,
+# once it has attached it, with the FIFO open on fd 9 (open_fifo).
+start_fifo_daemon() {
+	mkfifo "$T/input/event0"
+	start_daemon "$@"
+	wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "FIFO not attached"
+	open_fifo "$T/input/event0"
+}
+
 # ---- the packet source (t_pcap*.sh): two network namespaces made here, $NA where tests/udpgen
 # sends and $NB where the daemon captures, joined by veth pairs; no traffic leaves them ----
 UDPGEN=$top_builddir/tests/udpgen

@@ -30,10 +30,7 @@ bold() {
 # ---- a daemon with an instance that has seen events, and one class disabled ----
 write_config "$T/e.conf" 'feed = { mode = "always"; };' \
 	'policy = { block = { mode = "disabled"; }; network = { mode = "disabled"; }; };'
-mkfifo "$T/input/event0"
-start_daemon -v --dry-run -f "$T/e.conf"
-wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "FIFO not attached"
-open_fifo "$T/input/event0"
+start_fifo_daemon -v --dry-run -f "$T/e.conf"
 "$EVGEN" -n 2000 -s 10 -p random -r 1 >&9 2> /dev/null
 arrived() { ctl --json sources | jq -e '.sources[0].events == 2000' > /dev/null; }
 wait_for 10 arrived || fail "the events did not arrive"

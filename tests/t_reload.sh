@@ -8,10 +8,7 @@ credited() { grep -oE "input/event0: .* ([0-9.]+) bits credited" "$T/log" | tail
 gt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
 
 write_config "$T/e.conf" "$base" "policy = { input = { mode = \"trusted\"; cap_bits_per_second = 1000000.0; }; $others };"
-mkfifo "$T/input/event0"
-start_daemon -v --dry-run -f "$T/e.conf"
-wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "FIFO not attached"
-open_fifo "$T/input/event0"
+start_fifo_daemon -v --dry-run -f "$T/e.conf"
 
 "$EVGEN" -n 3000 -s 10 -p random -r 1 >&9 2>/dev/null
 wait_summary "input/event0: .*policy trusted, .* 3000 events" || fail "first replay"

@@ -9,10 +9,7 @@
 command -v python3 > /dev/null || skip "needs python3 (its pty module)"
 write_config "$T/e.conf" 'feed = { mode = "always"; };' \
 	'policy = { block = { mode = "disabled"; }; network = { mode = "disabled"; }; };'
-mkfifo "$T/input/event0"
-start_daemon -v --dry-run -f "$T/e.conf"
-wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "FIFO not attached"
-open_fifo "$T/input/event0"
+start_fifo_daemon -v --dry-run -f "$T/e.conf"
 
 cat > "$T/watchpty.py" <<'EOF'
 import os, pty, re, select, signal, subprocess, sys, termios, time
