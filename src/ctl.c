@@ -69,7 +69,10 @@ struct ctl {
 	struct kseed seed;     /* what the machine offers, read at start */
 	bool ready_at_start;   /* the CRNG was ready when the socket opened, at start */
 	int needed_at_start;   /* the bits it still waited for then; -1 unknown */
-	struct log_ratelimit rl_refused, rl_accept, rl_dropped, rl_held;
+	/* Drops by reason, each limited on its own: a burst of one kind (idle clients) must not
+	 * hide another (one that does not read its replies). */
+	struct log_ratelimit rl_refused, rl_accept, rl_held;
+	struct log_ratelimit rl_too_large, rl_no_request, rl_no_read;
 };
 
 /* Users other than root see the counters as they were at most this long ago. */
@@ -499,7 +502,7 @@ static void process_input(struct client *c)
 			c->closing = c->eof; /* a request cut short by the end of the stream */
 			return;
 		case CTL_FRAME_TOO_LARGE:
-			log_limited(&c->ctl->rl_dropped, LOG_INFO,
+			log_limited(&c->ctl->rl_too_large, LOG_INFO,
 				    "control: dropped a client (uid %u, pid %d): request over %d bytes",
 				    (unsigned)c->uid, (int)c->pid, CTL_MAX_REQUEST);
 			send_msg(c, ctl_error_new(CTL_E_REQUEST_TOO_LARGE,
@@ -564,7 +567,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	if (what & BEV_EVENT_TIMEOUT)
-		log_limited(&c->ctl->rl_dropped, LOG_INFO,
+		log_limited(&c->ctl->rl_no_read, LOG_INFO,
 			    "control: dropped a client (uid %u, pid %d) that did not read its replies",
 			    (unsigned)c->uid, (int)c->pid);
 	else
@@ -576,7 +579,7 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct client *c = arg;
 
-	log_limited(&c->ctl->rl_dropped, LOG_INFO,
+	log_limited(&c->ctl->rl_no_request, LOG_INFO,
 		    "control: dropped a client (uid %u, pid %d): no complete request in %.1f s",
 		    (unsigned)c->uid, (int)c->pid,
 		    (double)c->ctl->timeout.tv_sec + (double)c->ctl->timeout.tv_usec / 1e6);
@@ -882,7 +885,9 @@ struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
 	ctl->max_hold = seconds_tv(cfg->control.max_hold);
 	ctl->rl_refused = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	ctl->rl_accept = (struct log_ratelimit)LOG_RATELIMIT_INIT;
-	ctl->rl_dropped = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	ctl->rl_too_large = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	ctl->rl_no_request = (struct log_ratelimit)LOG_RATELIMIT_INIT;
+	ctl->rl_no_read = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	ctl->rl_held = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	/* Now, while /proc, /sys and /boot can still be read (the collector's sandbox closes
 	 * them), and the kernel's state is as entropyd found it. */
