@@ -491,8 +491,12 @@ static void process_input(struct client *c)
 			return;
 		}
 		if (evbuffer_get_length(out) >= OUTPUT_HIGH) {
+			/* Its replies pile up: no more requests are read until they drain, and
+			 * only the write timeout holds it now (a request deadline would drop it
+			 * for a request we stopped reading, under the wrong reason). */
 			c->suspended = true;
 			bufferevent_disable(c->bev, EV_READ);
+			event_del(c->deadline);
 			return;
 		}
 		n = len < CTL_MAX_REQUEST + 1 ? len : CTL_MAX_REQUEST + 1;
@@ -548,6 +552,7 @@ static void write_cb(struct bufferevent *bev, void *arg)
 		c->suspended = false;
 		if (!c->eof)
 			bufferevent_enable(bev, EV_READ);
+		arm_deadline(c);
 		process_input(c);
 		finish(c);
 	}
