@@ -213,6 +213,7 @@ START_TEST(test_send_with_fd)
 	struct iovec iov = {.iov_base = got, .iov_len = sizeof(got)};
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			    .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *cm;
 	struct stat a, b;
 	int sv[2], fd;
 
@@ -220,9 +221,11 @@ START_TEST(test_send_with_fd)
 	ck_assert_int_eq(send_with_fd(sv[0], buf, sizeof(buf), STDERR_FILENO), sizeof(buf));
 	ck_assert_int_eq(recvmsg(sv[1], &mh, 0), sizeof(buf));
 	ck_assert_str_eq(got, "message");
-	ck_assert_ptr_nonnull(CMSG_FIRSTHDR(&mh));
-	ck_assert_int_eq(CMSG_FIRSTHDR(&mh)->cmsg_type, SCM_RIGHTS);
-	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&mh)), sizeof(fd));
+	cm = CMSG_FIRSTHDR(&mh);
+	if (!cm)
+		ck_abort_msg("no control message came with the descriptor");
+	ck_assert_int_eq(cm->cmsg_type, SCM_RIGHTS);
+	memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
 	ck_assert_int_ne(fd, STDERR_FILENO);
 	ck_assert_int_eq(fstat(fd, &a), 0);
 	ck_assert_int_eq(fstat(STDERR_FILENO, &b), 0);
