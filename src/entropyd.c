@@ -137,6 +137,8 @@ static struct config *load(const char *path, bool explicit_path, bool trust)
 		return NULL;
 	}
 	cfg = config_load(path, &errs);
+	for (size_t i = 0; i < errs.n_note; i++)
+		fprintf(stderr, "%s\n", errs.note[i]);
 	for (size_t i = 0; i < errs.n; i++)
 		fprintf(stderr, "%s\n", errs.msg[i]);
 	if (!cfg)
@@ -348,6 +350,14 @@ int main(int argc, char **argv)
 	}
 	cfg = load(opts.config_path, explicit_path, true);
 	if (!cfg) {
+		/* Under systemd this follows the errors into the journal and so into "systemctl
+		 * status": a restart stops the running daemon before this one reads the file. */
+		if (!check && !print)
+			fprintf(stderr, "entropyd: not started: %s is invalid; any previous daemon "
+					"was stopped; fix the file and start again (check it with "
+					"\"entropyd -n\" before a restart; a reload keeps the running "
+					"daemon on an invalid file)\n",
+				opts.config_path);
 		free(record_dir);
 		return EXIT_CONFIG;
 	}
