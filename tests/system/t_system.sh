@@ -185,11 +185,16 @@ status_says() {
 	local out
 	out=$(inside systemctl status --no-pager -l -n 20 entropyd.service 2>&1)
 	grep -qF "$CONF:2: feed.mode: unknown value \"sometimes\"" <<< "$out" &&
-		grep -qF "entropyd: not started: $CONF is invalid; any previous daemon was stopped; fix the file and start again" <<< "$out"
+		grep -qF "entropyd: not started: $CONF is invalid; any previous daemon was stopped; fix the file and start again" <<< "$out" &&
+		grep -qF 'Status: "not started (any previous daemon was stopped)' <<< "$out"
 }
+# and the first error is the unit's Status:, which systemd keeps for the failed unit
+prop StatusText | grep -qF "not started (any previous daemon was stopped); fix the file and start again: $CONF:2: feed.mode: unknown value \"sometimes\"" ||
+	fail "the failed unit's Status: is not the first error: $(prop StatusText)"
 wait_for 10 status_says ||
 	fail "systemctl status does not name the error and what to do: $(inside systemctl status --no-pager -l -n 20 entropyd.service 2>&1)"
-inside systemctl status --no-pager -l -n 4 entropyd.service 2>&1 | sed 's/^/  | /'
+inside systemctl status --no-pager -l -n 4 entropyd.service 2>&1 | grep -E '^ *(Active|Status):|not started' |
+	sed 's/^/  | /'
 inside cp /root/entropyd.conf.orig "$CONF"
 inside systemctl start entropyd.service || fail "systemctl start after fixing the file failed"
 [ "$(prop ActiveState)/$(prop SubState)" = active/running ] ||
