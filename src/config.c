@@ -68,7 +68,8 @@ static const struct setting feed_tab[] = {
 	 .help = "how the capped estimate is credited"},                                        \
 	{.key = "scale", .type = SET_FLOAT, .offset = (off) + offsetof(struct policy_rule, scale), \
 	 .set_bit = RULE_SET_SCALE, .flags = SF_MIN_EXCL | SF_MAX_EXCL, .min = 0, .max = 1,   \
-	 .def_num = 0.25, .help = "reduced: the fraction of the capped estimate credited"},    \
+	 .def_num = POLICY_SCALE_DEFAULT,                                                       \
+	 .help = "reduced: the fraction of the capped estimate credited"},                    \
 	{.key = "cap_bits_per_event", .type = SET_FLOAT,                                       \
 	 .offset = (off) + offsetof(struct policy_rule, cap_bits_per_event),                   \
 	 .set_bit = RULE_SET_CAP_EVENT, .min = 0, .max = 8,                                   \
@@ -152,34 +153,22 @@ static bool mode_was_wrong(const config_setting_t *grp, unsigned given)
 	return !(given & RULE_SET_MODE) && config_setting_get_member(grp, "mode");
 }
 
-/* The cross-field rule: scale only where the mode in effect is reduced. */
-static void check_scale(struct settings_ctx *ctx, const config_setting_t *grp, unsigned given,
-			enum policy_mode mode, const char *prefix)
+/* scale given where the mode in effect is not reduced has no effect: a notice, not an error,
+ * so that switching a class to "disabled" or "trusted" is one edit of its mode. */
+static void note_scale(struct settings_ctx *ctx, const config_setting_t *grp,
+		       enum policy_mode mode, const char *prefix)
 {
-	char *path;
+	char *path = xasprintf("%s.scale", prefix);
 
-	if (!(given & RULE_SET_SCALE) || mode == MODE_REDUCED)
-		return;
-	path = xasprintf("%s.scale", prefix);
-	settings_err(ctx, config_setting_get_member(grp, "scale"), path,
-		     "remove scale, or set mode = \"reduced\"",
-		     "scale applies only to mode = \"reduced\" (the mode here is \"%s\")",
-		     policy_mode_name(mode));
+	settings_note(ctx, config_setting_get_member(grp, "scale"), path,
+		      "scale applies only to mode \"reduced\" (the mode here is \"%s\")",
+		      policy_mode_name(mode));
 	free(path);
 }
 
 static void inherit_rule(void *el, const void *parent)
 {
 	((struct policy_override *)el)->rule = *(const struct policy_rule *)parent;
-}
-
-static void check_override(struct settings_ctx *ctx, const config_setting_t *grp,
-			   const void *el, const char *path)
-{
-	const struct policy_override *ov = el;
-
-	if (!mode_was_wrong(grp, ov->set))
-		check_scale(ctx, grp, ov->set, ov->rule.mode, path);
 }
 
 static const struct inst_kind policy_kind = {
@@ -189,7 +178,6 @@ static const struct inst_kind policy_kind = {
 	.what = "per-instance overrides",
 	.shape = "a group { name = \"NAME\"; mode = ...; }",
 	.inherit = inherit_rule,
-	.check = check_override,
 };
 
 /* Element i of the array v. */
@@ -397,8 +385,10 @@ void config_errors_free(struct config_errors *errs)
 	for (i = 0; i < errs->n; i++)
 		free(errs->msg[i]);
 	free(errs->msg);
-	errs->msg = NULL;
-	errs->n = 0;
+	for (i = 0; i < errs->n_note; i++)
+		free(errs->note[i]);
+	free(errs->note);
+	memset(errs, 0, sizeof(*errs));
 }
 
 /* ---- integer literals that libconfig wrapped ----
@@ -573,16 +563,62 @@ static void int_scans_free(struct int_scans *scans)
 
 /* ---- parsing ---- */
 
+/* An override with scale where its mode is not reduced: noticed, and the scale dropped, so
+ * that the override takes its class's (policy_override_apply). */
+static void check_override_scales(struct settings_ctx *ctx, const config_setting_t *grp,
+				  struct class_policy *cp, const char *prefix)
+{
+	const config_setting_t *list = settings_member(grp, "instances", SET_GROUPLIST);
+
+	for (size_t i = 0; list && i < cp->n_overrides; i++) {
+		struct policy_override *ov = &cp->overrides[i];
+		const config_setting_t *el = config_setting_get_elem(list, (unsigned)i);
+		char *path;
+
+		if (!(ov->set & RULE_SET_SCALE) || ov->rule.mode == MODE_REDUCED ||
+		    mode_was_wrong(el, ov->set))
+			continue;
+		path = xasprintf("%s.instances[%zu]", prefix, i);
+		note_scale(ctx, el, ov->rule.mode, path);
+		free(path);
+		ov->set &= ~(unsigned)RULE_SET_SCALE;
+	}
+}
+
+/* Whether an override takes the class's scale: it makes its mode reduced, without a scale. */
+static bool scale_inherited(const struct class_policy *cp)
+{
+	for (size_t i = 0; i < cp->n_overrides; i++) {
+		const struct policy_override *ov = &cp->overrides[i];
+
+		if ((ov->set & RULE_SET_MODE) && ov->rule.mode == MODE_REDUCED &&
+		    !(ov->set & RULE_SET_SCALE))
+			return true;
+	}
+	return false;
+}
+
 static void parse_class(struct settings_ctx *ctx, const config_setting_t *grp, int c,
 			struct class_policy *cp)
 {
 	char *prefix = xasprintf("policy.%s", source_classes[c]->name);
 	unsigned given = settings_apply(ctx, class_tab, grp, prefix, cp);
 
-	if (grp && !mode_was_wrong(grp, given))
-		check_scale(ctx, grp, given, cp->rule.mode, prefix);
 	cp->overrides =
 		parse_instances(ctx, grp, prefix, &policy_kind, &cp->rule, &cp->n_overrides);
+	check_override_scales(ctx, grp, cp, prefix);
+	/* The class's scale counts where it or an override of it is reduced; elsewhere it is
+	 * noticed and put back to the default, which -p then leaves out. */
+	if (grp && (given & RULE_SET_SCALE) && cp->rule.mode != MODE_REDUCED &&
+	    !mode_was_wrong(grp, given) && !scale_inherited(cp)) {
+		note_scale(ctx, grp, cp->rule.mode, prefix);
+		cp->rule.scale = POLICY_SCALE_DEFAULT;
+	}
+	/* and an override without a scale of its own holds its class's, as it would have if
+	 * the ignored ones were not in the file */
+	for (size_t i = 0; i < cp->n_overrides; i++)
+		if (!(cp->overrides[i].set & RULE_SET_SCALE))
+			cp->overrides[i].rule.scale = cp->rule.scale;
 	free(prefix);
 }
 
@@ -828,8 +864,7 @@ struct config *config_load(const char *path, struct config_errors *errs)
 
 	if (!errs)
 		errs = &discard;
-	errs->msg = NULL;
-	errs->n = 0;
+	memset(errs, 0, sizeof(*errs));
 	settings_ctx_init(&ctx, path);
 	ctx.wrapped_int = wrapped_int;
 	ctx.arg = &scans;
@@ -839,7 +874,7 @@ struct config *config_load(const char *path, struct config_errors *errs)
 		parse_root(&ctx, config_root_setting(&lc), cfg);
 		config_destroy(&lc);
 	}
-	bad = ctx.n_msgs > 0;
+	bad = ctx.n_msgs > ctx.n_notes;
 	settings_ctx_finish(&ctx, errs);
 	int_scans_free(&scans);
 	config_errors_free(&discard);
@@ -868,8 +903,8 @@ static void print_class(FILE *out, int c, const struct class_policy *cp)
 {
 	unsigned only = ~(unsigned)RULE_SET_SCALE;
 
-	/* scale is printed only where it is allowed, so the output reads back */
-	if (cp->rule.mode == MODE_REDUCED)
+	/* scale is printed only where it counts, so the output reads back without a notice */
+	if (cp->rule.mode == MODE_REDUCED || scale_inherited(cp))
 		only |= RULE_SET_SCALE;
 	print_group(out, source_classes[c]->name, class_tab, cp, only, 2, false, &policy_kind,
 		    cp->overrides, cp->n_overrides);

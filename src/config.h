@@ -29,6 +29,9 @@ struct strlist {
 void strlist_add(struct strlist *l, const char *s);
 void strlist_free(struct strlist *l);
 
+/* policy.CLASS.scale where the file gives none. */
+#define POLICY_SCALE_DEFAULT 0.25
+
 /* What policy applies to one instance. */
 struct policy_rule {
 	enum policy_mode mode;
@@ -137,16 +140,21 @@ struct config {
 	} record;
 };
 
-/* Every problem found in one file, each "FILE:LINE: KEY: what is wrong; what is allowed". */
+/* Every problem found in one file, each "FILE:LINE: KEY: what is wrong; what is allowed";
+ * and every notice, "FILE:LINE: notice: KEY: what; ignored", about what the file says to no
+ * effect (scale beside a mode other than "reduced"): a file with notices only is valid. */
 struct config_errors {
 	char **msg;
 	size_t n;
+	char **note;
+	size_t n_note;
 };
 
 /* Built-in defaults (what an empty file gives). */
 struct config *config_defaults(void);
 
-/* Parse and validate PATH. On any error returns NULL with every error of the file in errs. */
+/* Parse and validate PATH. On any error returns NULL with every error of the file in errs;
+ * the notices are in errs either way. */
 struct config *config_load(const char *path, struct config_errors *errs);
 
 /* The effective configuration, defaults filled in, in libconfig syntax that config_load

@@ -154,6 +154,8 @@ static int reload(void *arg, struct config_errors *errs)
 			plural(errs->n, "error", "errors"));
 		d->reload_failures++;
 	} else {
+		for (size_t i = 0; i < errs->n_note; i++)
+			log_notice("%s", errs->note[i]);
 		if (d->opts->record_dir) {
 			free(next->record.dir);
 			next->record.dir = xstrdup(d->opts->record_dir);

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
+#include "notify.h"
 #include "privs.h"
 #include "source_names.h"
 #include "util.h"
@@ -119,8 +120,9 @@ static const struct option long_opts[] = {
 };
 
 /* The default file may be absent (built-in defaults apply); a file named with -f may not.
- * With trust (the daemon, -n, -p), only a file root alone can change (privs.h). */
-static struct config *load(const char *path, bool explicit_path, bool trust)
+ * With trust (the daemon, -n, -p), only a file root alone can change (privs.h). When it
+ * fails and first is not NULL, *first is the first error (to be freed). */
+static struct config *load(const char *path, bool explicit_path, bool trust, char **first)
 {
 	struct config_errors errs = {0};
 	struct config *cfg;
@@ -134,13 +136,19 @@ static struct config *load(const char *path, bool explicit_path, bool trust)
 	if (trust && !privs_config_trusted(path, why, sizeof(why))) {
 		fprintf(stderr, "%s\n%s: not trusted: only root may be able to write the "
 				"configuration and what it includes\n", why, path);
+		if (first)
+			*first = xasprintf("%s: not trusted", path);
 		return NULL;
 	}
 	cfg = config_load(path, &errs);
+	for (size_t i = 0; i < errs.n_note; i++)
+		fprintf(stderr, "%s\n", errs.note[i]);
 	for (size_t i = 0; i < errs.n; i++)
 		fprintf(stderr, "%s\n", errs.msg[i]);
 	if (!cfg)
 		fprintf(stderr, "%s: %zu %s\n", path, errs.n, plural(errs.n, "error", "errors"));
+	if (!cfg && first)
+		*first = xstrdup(errs.n ? errs.msg[0] : path);
 	config_errors_free(&errs);
 	return cfg;
 }
@@ -229,7 +237,7 @@ static int assess(const char *file, const char *bits_arg, const char *class_arg,
 	if (instance && !class_arg)
 		return usage_error("--instance needs --class: an instance name is only unique "
 				   "within its class");
-	cfg = load(config_path, explicit_path, false); /* runs nothing: anyone's file */
+	cfg = load(config_path, explicit_path, false, NULL); /* runs nothing: anyone's file */
 	if (!cfg)
 		return EXIT_CONFIG;
 	rc = assess_run(&ao, cfg, stdout, stderr);
@@ -262,7 +270,7 @@ int main(int argc, char **argv)
 	bool explicit_path = false, check = false, print = false, json = false;
 	const char *assess_file = NULL, *bits_arg = NULL, *class_arg = NULL, *record_arg = NULL;
 	const char *instance_arg = NULL;
-	char *record_dir = NULL;
+	char *record_dir = NULL, *first_err = NULL;
 	struct config *cfg;
 	int c, rc;
 
@@ -346,8 +354,21 @@ int main(int argc, char **argv)
 		}
 		opts.record_dir = record_dir;
 	}
-	cfg = load(opts.config_path, explicit_path, true);
+	cfg = load(opts.config_path, explicit_path, true, &first_err);
 	if (!cfg) {
+		/* Under systemd this follows the errors into the journal and so into "systemctl
+		 * status", and the first error is its Status: a restart stops the running daemon
+		 * before this one reads the file. */
+		if (!check && !print) {
+			notify_status("not started (any previous daemon was stopped); fix the file "
+				      "and start again: %s", first_err);
+			fprintf(stderr, "entropyd: not started: %s is invalid; any previous daemon "
+					"was stopped; fix the file and start again (check it with "
+					"\"entropyd -n\" before a restart; a reload keeps the running "
+					"daemon on an invalid file)\n",
+				opts.config_path);
+		}
+		free(first_err);
 		free(record_dir);
 		return EXIT_CONFIG;
 	}

@@ -14,6 +14,7 @@ struct settings_msg {
 	size_t file_rank; /* 0 for the main file, then files in the order they were met */
 	unsigned line;
 	size_t seq;
+	bool note; /* a notice, not an error */
 };
 
 /* ---- messages ---- */
@@ -31,7 +32,8 @@ const char *settings_file(const struct settings_ctx *ctx, const config_setting_t
 	return f ? f : ctx->path;
 }
 
-static void add_msg(struct settings_ctx *ctx, const char *file, unsigned line, char *text)
+static void add_msg(struct settings_ctx *ctx, const char *file, unsigned line, char *text,
+		    bool note)
 {
 	struct settings_msg *m;
 	size_t rank = ctx->n_msgs + 1, i;
@@ -50,7 +52,9 @@ static void add_msg(struct settings_ctx *ctx, const char *file, unsigned line, c
 	m->file = xstrdup(file);
 	m->file_rank = rank;
 	m->line = line;
+	m->note = note;
 	m->seq = ctx->n_msgs++;
+	ctx->n_notes += note;
 }
 
 void settings_err(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
@@ -67,8 +71,28 @@ void settings_err(struct settings_ctx *ctx, const config_setting_t *at, const ch
 	va_end(ap);
 	add_msg(ctx, file, line,
 		xasprintf("%s:%u: %s: %s; allowed: %s", file, line, key,
-			  problem ? problem : "(out of memory)", allowed));
+			  problem ? problem : "(out of memory)", allowed),
+		false);
 	free(problem);
+}
+
+void settings_note(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
+		   const char *fmt, ...)
+{
+	const char *file = settings_file(ctx, at);
+	unsigned line = at ? config_setting_source_line(at) : 0;
+	char *what;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&what, fmt, ap) < 0)
+		what = NULL;
+	va_end(ap);
+	add_msg(ctx, file, line,
+		xasprintf("%s:%u: notice: %s: %s; ignored", file, line, key,
+			  what ? what : "(out of memory)"),
+		true);
+	free(what);
 }
 
 void settings_err_raw(struct settings_ctx *ctx, const char *file, unsigned line,
@@ -81,7 +105,7 @@ void settings_err_raw(struct settings_ctx *ctx, const char *file, unsigned line,
 	if (vasprintf(&text, fmt, ap) < 0)
 		text = xstrdup("(out of memory)");
 	va_end(ap);
-	add_msg(ctx, file ? file : ctx->path, line, text);
+	add_msg(ctx, file ? file : ctx->path, line, text, false);
 }
 
 /* Messages in file order: the main file first, by line within a file. */
@@ -102,9 +126,16 @@ void settings_ctx_finish(struct settings_ctx *ctx, struct config_errors *errs)
 
 	if (ctx->n_msgs)
 		qsort(ctx->msgs, ctx->n_msgs, sizeof(*ctx->msgs), cmp_msg);
-	if (ctx->n_msgs) {
-		errs->msg = xreallocarray(errs->msg, errs->n + ctx->n_msgs, sizeof(*errs->msg));
-		for (i = 0; i < ctx->n_msgs; i++)
+	if (ctx->n_msgs > ctx->n_notes)
+		errs->msg = xreallocarray(errs->msg, errs->n + ctx->n_msgs - ctx->n_notes,
+					  sizeof(*errs->msg));
+	if (ctx->n_notes)
+		errs->note = xreallocarray(errs->note, errs->n_note + ctx->n_notes,
+					   sizeof(*errs->note));
+	for (i = 0; i < ctx->n_msgs; i++) {
+		if (ctx->msgs[i].note)
+			errs->note[errs->n_note++] = ctx->msgs[i].text;
+		else
 			errs->msg[errs->n++] = ctx->msgs[i].text;
 	}
 	for (i = 0; i < ctx->n_msgs; i++)

@@ -58,6 +58,7 @@ struct settings_ctx {
 	const char *path; /* for messages when libconfig knows no file */
 	struct settings_msg *msgs;
 	size_t n_msgs;
+	size_t n_notes; /* of n_msgs, those that are notices: the file is still valid */
 	/* Set by the caller, may be NULL: the literal as written if libconfig stored the
 	 * integer setting cs wrapped to 32 bits, else NULL. */
 	const char *(*wrapped_int)(struct settings_ctx *ctx, const config_setting_t *cs);
@@ -65,7 +66,8 @@ struct settings_ctx {
 };
 
 void settings_ctx_init(struct settings_ctx *ctx, const char *path);
-/* Hand every message over, in file and line order, and release the rest. */
+/* Hand every message over, in file and line order (errors to errs->msg, notices to
+ * errs->note), and release the rest. */
 void settings_ctx_finish(struct settings_ctx *ctx, struct config_errors *errs);
 
 /* The file cs came from (libconfig knows it for included files), else ctx->path. */
@@ -74,6 +76,10 @@ const char *settings_file(const struct settings_ctx *ctx, const config_setting_t
 /* Record "FILE:LINE: KEY: problem; allowed: ALLOWED" with FILE and LINE taken from `at`. */
 void settings_err(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
 		  const char *allowed, const char *fmt, ...) PRINTF_LIKE(5, 6);
+/* Record "FILE:LINE: notice: KEY: what; ignored": something the file says that has no
+ * effect, which does not make the file invalid. */
+void settings_note(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
+		   const char *fmt, ...) PRINTF_LIKE(4, 5);
 /* A message that already has its final form ("FILE:LINE: syntax error: ..."). */
 void settings_err_raw(struct settings_ctx *ctx, const char *file, unsigned line,
 		      const char *fmt, ...) PRINTF_LIKE(4, 5);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "policy.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -353,11 +354,11 @@ START_TEST(test_shipped_has_every_key)
 		/* override keys go in instances = ( ... ), empty in the shipped file */
 		if (strstr(k, "[]"))
 			continue;
-		/* scale is allowed only where the class is reduced, and the shipped file leaves
-		 * it commented there, so that changing the mode is a one-line edit */
+		/* scale counts only where the class is reduced, and the shipped file leaves it
+		 * commented there, so that changing the mode is a one-line edit, without a notice */
 		if (strlen(k) > 6 && strcmp(k + strlen(k) - 6, ".scale") == 0) {
 			ck_assert_msg(!class_is_reduced(&lc, k) || config_lookup(&lc, k) == NULL,
-				      "%s is set in %s: a change of mode would be refused", k,
+				      "%s is set in %s: a change of mode would bring a notice", k,
 				      SHIPPED);
 			continue;
 		}
@@ -409,12 +410,10 @@ static const struct bad_file bad_files[] = {
 	/* the line is where the instance's group opens */
 	{"missing-name.conf",
 	 {{5, "policy.input.instances[1].name", "missing required key", "a non-empty string"}}},
-	{"scale-not-reduced.conf",
-	 {{4, "policy.input.scale", "scale applies only to mode = \"reduced\"",
-	   "mode = \"reduced\""},
-	  /* the class (network) is reduced, but this instance's own mode is not */
-	  {8, "policy.network.instances[0].scale", "scale applies only to mode = \"reduced\"",
-	   "mode = \"reduced\""}}},
+	/* scale beside another mode is only a notice (test_scale_ignored), but a scale that
+	 * is wrong in itself is still an error there */
+	{"scale-not-reduced-bad.conf",
+	 {{4, "policy.network.scale", "2.0 is out of range", "a number > 0 and < 1"}}},
 	/* all errors at once */
 	{"many-errors.conf",
 	 {{3, "feed.mode", "unknown value \"sometimes\"", "\"watermark\""},
@@ -597,6 +596,76 @@ START_TEST(test_many_instances)
 	free(want);
 	free(path);
 	free(text);
+}
+END_TEST
+
+/* ---- notices ---- */
+
+/* msg is "FILE:LINE: notice: KEY: scale applies only to mode "reduced" (...); ignored" */
+static void assert_scale_note(const char *msg, const char *file, unsigned line, const char *key,
+			      const char *mode)
+{
+	char *want = xasprintf("%s:%u: notice: %s: scale applies only to mode \"reduced\" (the "
+			       "mode here is \"%s\"); ignored", file, line, key, mode);
+
+	ck_assert_str_eq(msg, want);
+	free(want);
+}
+
+/* scale where the mode in effect is not reduced: the file is valid, each such scale is
+ * named in a notice, and the policy acts as if it were not there. */
+START_TEST(test_scale_ignored)
+{
+	const char *f = FIXTURE("scale-not-reduced.conf");
+	struct config_errors errs = {0};
+	struct config *cfg = config_load(f, &errs), *again;
+	struct policy_rule r;
+	char *printed;
+
+	for (size_t i = 0; i < errs.n; i++)
+		fprintf(stderr, "  %s\n", errs.msg[i]);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_uint_eq(errs.n, 0);
+	/* block's scale is not noticed: its instance sdb is reduced and takes it */
+	ck_assert_uint_eq(errs.n_note, 2);
+	assert_scale_note(errs.note[0], f, 4, "policy.input.scale", "trusted");
+	assert_scale_note(errs.note[1], f, 8, "policy.network.instances[0].scale", "trusted");
+	config_errors_free(&errs);
+	ck_assert_uint_eq(errs.n_note, 0);
+	ck_assert_ptr_null(errs.note);
+
+	/* trusted: the whole capped estimate, not half of it */
+	r = policy_resolve(cfg, CLASS_INPUT, "event0");
+	ck_assert_int_eq(r.mode, MODE_TRUSTED);
+	ck_assert_double_eq(policy_credit(&r, 1.0), 1.0);
+	ck_assert_double_eq(cfg->policy[CLASS_INPUT].rule.scale, POLICY_SCALE_DEFAULT);
+	r = policy_resolve(cfg, CLASS_NETWORK, "eth1");
+	ck_assert_int_eq(r.mode, MODE_TRUSTED);
+	ck_assert_double_eq(policy_credit(&r, 0.25), 0.25);
+	ck_assert_uint_eq(cfg->policy[CLASS_NETWORK].overrides[0].set, RULE_SET_MODE);
+	/* the other interfaces keep the class's reduced mode and its default scale */
+	r = policy_resolve(cfg, CLASS_NETWORK, "eth0");
+	ck_assert_int_eq(r.mode, MODE_REDUCED);
+	ck_assert_double_eq(r.scale, POLICY_SCALE_DEFAULT);
+	/* the scale of a disabled class that an instance inherits is in effect there */
+	r = policy_resolve(cfg, CLASS_BLOCK, "sdb");
+	ck_assert_int_eq(r.mode, MODE_REDUCED);
+	ck_assert_double_eq(r.scale, 0.5);
+	ck_assert_double_eq(policy_credit(&r, 1.0), 0.5);
+	r = policy_resolve(cfg, CLASS_BLOCK, "sda");
+	ck_assert_int_eq(r.mode, MODE_DISABLED);
+
+	/* what -p prints has none of the ignored keys: it reads back without a notice */
+	printed = print_to_file(cfg);
+	again = config_load(printed, &errs);
+	unlink(printed);
+	free(printed);
+	ck_assert_ptr_nonnull(again);
+	ck_assert_uint_eq(errs.n_note, 0);
+	ck_assert(config_eq(cfg, again));
+	config_errors_free(&errs);
+	config_free(again);
+	config_free(cfg);
 }
 END_TEST
 
@@ -844,6 +913,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_include_beside);
 	tcase_add_test(tc, test_many_instances);
+	tcase_add_test(tc, test_scale_ignored);
 	tcase_add_test(tc, test_overrides);
 	tcase_add_test(tc, test_net_instances);
 	suite_add_tcase(s, tc);

@@ -77,3 +77,19 @@ edit one-interface sources.network interfaces '[ "lo" ]'
 check one-interface 'interfaces = \[ *"lo" *\];'
 edit feed-boot feed mode '"boot"'
 check feed-boot 'feed = \{ *mode = "boot";'
+
+# The common edit beside a scale left from before (network-scale above): network turned off
+# in one line. The scale no longer applies; -n names it in a notice and the file is valid,
+# and -p, what is in effect, has no scale for network.
+cp "$T/network-scale.conf" "$T/disabled-scale-left.conf"
+sed -i 's/^\( *\)mode = "reduced";$/\1mode = "disabled";/' "$T/disabled-scale-left.conf"
+[ "$(diff "$T/network-scale.conf" "$T/disabled-scale-left.conf" | grep -c '^>')" -eq 1 ] ||
+	fail "disabled-scale-left: not a one-line edit"
+line=$(grep -n '^ *scale = 0.1;$' "$T/disabled-scale-left.conf" | cut -d: -f1)
+out=$("$ENTROPYD" -n -f "$T/disabled-scale-left.conf" 2>&1) || fail "disabled-scale-left: refused: $out"
+want="$T/disabled-scale-left.conf:$line: notice: policy.network.scale: scale applies only to mode \"reduced\" (the mode here is \"disabled\"); ignored"
+[ "$out" = "$want"$'\n'"configuration OK" ] || fail "disabled-scale-left: -n printed: $out"
+"$ENTROPYD" -p -f "$T/disabled-scale-left.conf" 2> /dev/null | sed 's/ *#.*//' | tr -d '\n' |
+	grep -qE 'network = \{ *mode = "disabled"; *cap_bits_per_event' ||
+	fail "disabled-scale-left: not in effect: $("$ENTROPYD" -p -f "$T/disabled-scale-left.conf" 2>&1)"
+pass "disabled-scale-left: one line, a notice naming line $line and the key, configuration OK"

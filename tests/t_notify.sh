@@ -26,3 +26,19 @@ n_status=$(grep -m1 -oE "^STATUS=[a-z]+: [0-9]+ sources? open" "$T/msgs" | grep 
 # READY=1 comes before any STATUS and again after the reload.
 [ "$(grep -c '^READY=1$' "$T/msgs")" -ge 2 ] || fail "READY=1 not sent again after reload"
 pass "sd_notify: READY, STATUS, WATCHDOG, RELOADING, STOPPING"
+
+# A start on an invalid file (a restart has stopped the daemon before): no READY=1, and a
+# STATUS= that the failed unit keeps, with the first error and what to do.
+printf 'feed = {\n  mode = "sometimes";\n};\n' > "$T/bad.conf"
+"$NOTIFY_SINK" "$T/notify-bad" 20 > "$T/msgs-bad" &
+SINK_PID=$!
+wait_for 5 test -S "$T/notify-bad" || fail "notify socket not made"
+rc=0
+NOTIFY_SOCKET=$T/notify-bad timeout -k 5 30 "$ENTROPYD" -F -d -f "$T/bad.conf" > "$T/out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "start on an invalid file exited $rc, want 1: $(cat "$T/out")"
+wait_for 5 grep -q "^STATUS=" "$T/msgs-bad" || fail "no STATUS= on an invalid file: $(cat "$T/msgs-bad")"
+kill "$SINK_PID" 2>/dev/null
+grep -qF "STATUS=not started (any previous daemon was stopped); fix the file and start again: $T/bad.conf:2: feed.mode: unknown value" "$T/msgs-bad" ||
+	fail "STATUS= on an invalid file: $(cat "$T/msgs-bad")"
+grep -q "READY=1" "$T/msgs-bad" && fail "READY=1 on an invalid file"
+pass "sd_notify on an invalid file: STATUS= with the first error and the fix, no READY"

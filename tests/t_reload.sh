@@ -26,13 +26,16 @@ second=$(credited)
 gt "$second" "$first" || fail "trusted credit must keep growing after a rejected reload ($first -> $second)"
 
 # A good config: mix-only from now on; counters and health state survive (no new start-up).
-write_config "$T/e.conf" "$base" "policy = { input = { mode = \"mix-only\"; }; $others };"
+# The scale left beside it does not apply to mix-only: a notice with file:line, no error.
+write_config "$T/e.conf" "$base" "policy = { input = { mode = \"mix-only\"; scale = 0.5; }; $others };"
 kill -HUP "$DAEMON_PID"
 wait_for 5 grep -q "configuration reloaded" "$T/log" || fail "good reload not applied"
+grep -qF "$T/e.conf:3: notice: policy.input.scale: scale applies only to mode \"reduced\" (the mode here is \"mix-only\"); ignored" "$T/log" ||
+	fail "the reload did not log the notice about scale: $(grep -F scale "$T/log")"
 "$EVGEN" -n 1000 -s 50 -p random -r 3 >&9 2>/dev/null
 wait_summary "input/event0: .*policy mix-only, health ok, .* 5000 events, 0 skipped, 40000 bytes mixed" ||
 	fail "after reload to mix-only: counters and health must carry on"
 [ "$(credited)" = "$second" ] || fail "after reload to mix-only, credit grew: $second -> $(credited)"
 exec 9>&-
 stop_daemon
-pass "reload: bad config rejected with file:line, good config applied, state kept"
+pass "reload: bad config rejected with file:line, good config applied with its notice, state kept"

@@ -167,6 +167,40 @@ inside journalctl -b -u entropyd.service --no-pager -o cat | grep -qi 'watchdog 
 	fail "watchdog timeout"
 pass "WATCHDOG=1 within WatchdogSec=${WATCHDOG_S}s"
 
+# ---- restart on an invalid configuration: the unit fails and says why, start after a fix ----
+# A restart stops the running daemon before the new one reads the file: it cannot keep the
+# old one as a reload does, so it must fail at once, be left alone by Restart=, and say in
+# "systemctl status" what is wrong, where, and what to do.
+OLD_PID=$(prop MainPID)
+inside sh -c "printf 'feed = {\n  mode = \"sometimes\";\n};\n' > '$CONF'"
+rc=0
+inside systemctl restart entropyd.service > /dev/null 2>&1 || rc=$?
+[ "$rc" -ne 0 ] || fail "systemctl restart succeeded with an invalid configuration"
+inside test -e "/proc/$OLD_PID" && fail "the daemon before the restart still runs"
+[ "$(prop ActiveState)/$(prop Result)" = failed/exit-code ] ||
+	fail "after a restart on an invalid file: $(prop ActiveState)/$(prop Result)"
+[ "$(prop ExecMainStatus)" = 1 ] || fail "entropyd exited $(prop ExecMainStatus), want 1"
+[ "$(prop NRestarts)" = 0 ] || fail "Restart= tried again $(prop NRestarts) times on an invalid file"
+status_says() {
+	local out
+	out=$(inside systemctl status --no-pager -l -n 20 entropyd.service 2>&1)
+	grep -qF "$CONF:2: feed.mode: unknown value \"sometimes\"" <<< "$out" &&
+		grep -qF "entropyd: not started: $CONF is invalid; any previous daemon was stopped; fix the file and start again" <<< "$out" &&
+		grep -qF 'Status: "not started (any previous daemon was stopped)' <<< "$out"
+}
+# and the first error is the unit's Status:, which systemd keeps for the failed unit
+prop StatusText | grep -qF "not started (any previous daemon was stopped); fix the file and start again: $CONF:2: feed.mode: unknown value \"sometimes\"" ||
+	fail "the failed unit's Status: is not the first error: $(prop StatusText)"
+wait_for 10 status_says ||
+	fail "systemctl status does not name the error and what to do: $(inside systemctl status --no-pager -l -n 20 entropyd.service 2>&1)"
+inside systemctl status --no-pager -l -n 4 entropyd.service 2>&1 | grep -E '^ *(Active|Status):|not started' |
+	sed 's/^/  | /'
+inside cp /root/entropyd.conf.orig "$CONF"
+inside systemctl start entropyd.service || fail "systemctl start after fixing the file failed"
+[ "$(prop ActiveState)/$(prop SubState)" = active/running ] ||
+	fail "entropyd.service is $(prop ActiveState)/$(prop SubState) after the fix"
+pass "a restart on an invalid file fails at once, says where and what to do; start works after a fix"
+
 # ---- stop ----
 inside systemctl stop entropyd.service || fail "systemctl stop failed"
 [ "$(prop ActiveState)" = inactive ] || fail "entropyd.service is $(prop ActiveState) after stop"
