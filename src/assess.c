@@ -33,16 +33,9 @@ struct assessment {
 const char *assess_key(unsigned estimator)
 {
 	static const char *const keys[] = {
-		[SP90B_T_MCV] = "mcv",
-		[SP90B_T_COLLISION] = "collision",
-		[SP90B_T_MARKOV] = "markov",
-		[SP90B_T_COMPRESSION] = "compression",
-		[SP90B_T_TUPLE] = "t_tuple",
-		[SP90B_T_LRS] = "lrs",
-		[SP90B_T_MULTI_MCW] = "multimcw",
-		[SP90B_T_LAG] = "lag",
-		[SP90B_T_MULTI_MMC] = "multimmc",
-		[SP90B_T_LZ78Y] = "lz78y",
+#define ASSESS_KEY(id, name, key) [SP90B_T_##id] = key,
+		SP90B_TESTS(ASSESS_KEY)
+#undef ASSESS_KEY
 	};
 
 	return estimator < SP90B_N_TESTS ? keys[estimator] : NULL;

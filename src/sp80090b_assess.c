@@ -18,16 +18,9 @@ struct sp90b_scratch {
 const char *sp90b_test_name(enum sp90b_test t)
 {
 	static const char *const names[] = {
-		[SP90B_T_MCV] = "Most Common Value",
-		[SP90B_T_COLLISION] = "Collision",
-		[SP90B_T_MARKOV] = "Markov",
-		[SP90B_T_COMPRESSION] = "Compression",
-		[SP90B_T_TUPLE] = "t-Tuple",
-		[SP90B_T_LRS] = "LRS",
-		[SP90B_T_MULTI_MCW] = "MultiMCW",
-		[SP90B_T_LAG] = "Lag",
-		[SP90B_T_MULTI_MMC] = "MultiMMC",
-		[SP90B_T_LZ78Y] = "LZ78Y",
+#define SP90B_TEST_NAME(id, name, key) [SP90B_T_##id] = name,
+		SP90B_TESTS(SP90B_TEST_NAME)
+#undef SP90B_TEST_NAME
 	};
 
 	return t < SP90B_N_TESTS ? names[t] : "none";
@@ -36,16 +29,9 @@ const char *sp90b_test_name(enum sp90b_test t)
 const char *sp90b_bit_name(enum sp90b_test t)
 {
 	static const char *const names[] = {
-		[SP90B_T_MCV] = "bitstring Most Common Value",
-		[SP90B_T_COLLISION] = "bitstring Collision",
-		[SP90B_T_MARKOV] = "bitstring Markov",
-		[SP90B_T_COMPRESSION] = "bitstring Compression",
-		[SP90B_T_TUPLE] = "bitstring t-Tuple",
-		[SP90B_T_LRS] = "bitstring LRS",
-		[SP90B_T_MULTI_MCW] = "bitstring MultiMCW",
-		[SP90B_T_LAG] = "bitstring Lag",
-		[SP90B_T_MULTI_MMC] = "bitstring MultiMMC",
-		[SP90B_T_LZ78Y] = "bitstring LZ78Y",
+#define SP90B_BIT_NAME(id, name, key) [SP90B_T_##id] = "bitstring " name,
+		SP90B_TESTS(SP90B_BIT_NAME)
+#undef SP90B_BIT_NAME
 	};
 
 	return t < SP90B_N_TESTS ? names[t] : "none";

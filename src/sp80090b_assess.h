@@ -26,17 +26,25 @@
  * ea_non_iid leaves them out. A single symbol value gives 0.
  */
 
+/* The estimators, in ea_non_iid's order: X(id, name, key) with the name NIST's tool prints
+ * and the key entropyd --assess's JSON uses. One list: the enum and every table of names
+ * follow it. */
+#define SP90B_TESTS(X)                                 \
+	X(MCV, "Most Common Value", "mcv")             \
+	X(COLLISION, "Collision", "collision")         \
+	X(MARKOV, "Markov", "markov")                  \
+	X(COMPRESSION, "Compression", "compression")   \
+	X(TUPLE, "t-Tuple", "t_tuple")                 \
+	X(LRS, "LRS", "lrs")                           \
+	X(MULTI_MCW, "MultiMCW", "multimcw")           \
+	X(LAG, "Lag", "lag")                           \
+	X(MULTI_MMC, "MultiMMC", "multimmc")           \
+	X(LZ78Y, "LZ78Y", "lz78y")
+
 enum sp90b_test {
-	SP90B_T_MCV,
-	SP90B_T_COLLISION,
-	SP90B_T_MARKOV,
-	SP90B_T_COMPRESSION,
-	SP90B_T_TUPLE,
-	SP90B_T_LRS,
-	SP90B_T_MULTI_MCW,
-	SP90B_T_LAG,
-	SP90B_T_MULTI_MMC,
-	SP90B_T_LZ78Y,
+#define SP90B_TEST_ENUM(id, name, key) SP90B_T_##id,
+	SP90B_TESTS(SP90B_TEST_ENUM)
+#undef SP90B_TEST_ENUM
 	SP90B_N_TESTS
 };
 
