@@ -361,10 +361,6 @@ int source_start(struct source *src, const struct source_ops *ops, struct event_
 	src->base = base;
 	src->cfg = cfg;
 	running[ops->cls] = src;
-	if (ops->missing) {
-		log_warn("%s source: not started: %s", ops->name, ops->missing);
-		return 0;
-	}
 	src->rescan_ev = evtimer_new(base, rescan_cb, src);
 	src->poll_ev = event_new(base, -1, EV_PERSIST, rescan_cb, src);
 	src->retry_ev = evtimer_new(base, retry_cb, src);

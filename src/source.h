@@ -34,9 +34,6 @@ enum src_status {
 struct source_ops {
 	const char *name; /* the class name used in the config: "input", "block", "network" */
 	enum src_class cls;
-	/* NULL when the driver is built in; otherwise says what is missing, and no other
-	 * function is ever called. */
-	const char *missing;
 	size_t inst_size;        /* the driver's part of each instance (src_inst.drv), zeroed */
 	unsigned retry_min_s;    /* SRC_RETRY: first retry after this, */
 	unsigned retry_max_s;    /* doubling up to this */

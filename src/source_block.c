@@ -830,7 +830,6 @@ static void block_stop(struct source *src)
 const struct source_ops source_block_ops = {
 	.name = "block",
 	.cls = CLASS_BLOCK,
-	.missing = NULL,
 	.inst_size = sizeof(struct disk),
 	.retry_min_s = RETRY_MIN_S,
 	.retry_max_s = RETRY_MAX_S,

@@ -814,7 +814,6 @@ static size_t evdev_names(const struct src_inst *si, const char **out, size_t ma
 const struct source_ops source_evdev_ops = {
 	.name = "input",
 	.cls = CLASS_INPUT,
-	.missing = NULL,
 	.inst_size = sizeof(struct dev),
 	.start = evdev_start,
 	.stop = evdev_stop,

@@ -929,7 +929,6 @@ static void pcap_src_stop(struct source *src)
 const struct source_ops source_pcap_ops = {
 	.name = "network",
 	.cls = CLASS_NETWORK,
-	.missing = NULL,
 	.inst_size = sizeof(struct iface),
 	.retry_min_s = RETRY_MIN_S,
 	.retry_max_s = RETRY_MAX_S,

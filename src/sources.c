@@ -1,6 +1,5 @@
 /* sources: the driver table, one per class, and starting, reloading and stopping every class
- * in order. Classes whose driver is not built in exist as named stubs, so the log says
- * exactly what is missing. */
+ * in order. */
 #include "autoconf.h"
 
 #include "sources.h"
@@ -57,7 +56,6 @@ void sources_reload(struct source *srcs, const struct config *cfg)
 {
 	for (int c = 0; c < CLASS_COUNT; c++) {
 		struct source *src = &srcs[c];
-		bool was = class_wanted(src->cfg, (enum src_class)c);
 		bool wanted = class_wanted(cfg, (enum src_class)c);
 
 		src->cfg = cfg;
@@ -67,8 +65,7 @@ void sources_reload(struct source *srcs, const struct config *cfg)
 			log_info("%s source: stopped, now disabled by policy", src->ops->name);
 		} else if (src->running) {
 			source_reload(src, cfg);
-		} else if (wanted && (!src->ops->missing || !was)) {
-			/* A stub newly wanted says once more what is missing. */
+		} else if (wanted) {
 			if (source_start(src, drivers[c], src->base, cfg) < 0)
 				log_warn("%s source: could not be started after reload (the "
 					 "error is above); policy.%s.mode = \"disabled\" turns it "

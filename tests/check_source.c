@@ -151,7 +151,6 @@ START_TEST(test_driver_table)
 	ck_assert_ptr_eq(in, &source_evdev_ops);
 	ck_assert_str_eq(in->name, "input");
 	ck_assert_int_eq(in->cls, CLASS_INPUT);
-	ck_assert_ptr_null(in->missing);
 	ck_assert_ptr_nonnull(in->start);
 	ck_assert_ptr_nonnull(in->reload);
 	ck_assert_ptr_nonnull(in->stop);
@@ -160,7 +159,6 @@ START_TEST(test_driver_table)
 	ck_assert_ptr_nonnull(blk);
 	ck_assert_str_eq(blk->name, "block");
 	ck_assert_int_eq(blk->cls, CLASS_BLOCK);
-	ck_assert_ptr_null(blk->missing);
 	ck_assert_ptr_nonnull(blk->start);
 	ck_assert_ptr_nonnull(blk->reload);
 	ck_assert_ptr_nonnull(blk->stop);
@@ -169,7 +167,6 @@ START_TEST(test_driver_table)
 	ck_assert_ptr_nonnull(net);
 	ck_assert_str_eq(net->name, "network");
 	ck_assert_int_eq(net->cls, CLASS_NETWORK);
-	ck_assert_ptr_null(net->missing);
 	ck_assert_ptr_nonnull(net->start);
 	ck_assert_ptr_nonnull(net->reload);
 	ck_assert_ptr_nonnull(net->stop);
@@ -185,7 +182,7 @@ END_TEST
 
 /* ---- start ---- */
 
-START_TEST(test_start_input_not_stubs)
+START_TEST(test_start_input)
 {
 	char *out;
 	int rc;
@@ -203,19 +200,6 @@ START_TEST(test_start_input_not_stubs)
 	/* inotify plus the FIFO. */
 	ck_assert_int_eq(tu_count_fds(), fds_at_setup + 2);
 
-	for (int c = CLASS_BLOCK; c <= CLASS_NETWORK; c++) {
-		const struct source_ops *stub = source_driver((enum src_class)c);
-		char want[256];
-
-		if (!stub->missing)
-			continue; /* a real driver (network: disabled in new_config()) */
-		ck_assert_msg(!srcs[c].running, "stub %s running", stub->name);
-		ck_assert_ptr_null(srcs[c].priv);
-		ck_assert_ptr_eq(srcs[c].ops, stub);
-		snprintf(want, sizeof(want), "warning: %s source: not started: %s", stub->name,
-			 stub->missing);
-		ck_assert_msg(strstr(out, want), "want \"%s\" in the log:\n%s", want, out);
-	}
 	free(out);
 }
 END_TEST
@@ -419,7 +403,7 @@ static Suite *source_suite(void)
 	tcase_add_unchecked_fixture(tc, run_setup, run_teardown);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_driver_table);
-	tcase_add_test(tc, test_start_input_not_stubs);
+	tcase_add_test(tc, test_start_input);
 	tcase_add_test(tc, test_class_disabled_not_started);
 	tcase_add_test(tc, test_class_disabled_override_enables);
 	tcase_add_test(tc, test_reload_disables_input);
