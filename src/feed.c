@@ -1,4 +1,6 @@
-/* feed: when pending batches go to the sink, by kernel state and feed mode (DESIGN §6).
+/* feed: when pending batches go to the sink, by kernel state and feed mode
+ * (feed.mode in entropyd.conf(5); the kernel's side in entropyd(8), "What the kernel does
+ * with credit").
  * Nothing wakes an idle daemon: the timer is armed only while data is pending, and the
  * kernel's own signals on /dev/random say when the CRNG becomes ready (POLLIN, watched until
  * then) and, with the old semantics, when entropy_avail is below its write_wakeup_threshold

@@ -1,4 +1,5 @@
-/* feed: when pending batches go to the sink, by kernel state and feed mode (DESIGN §6). */
+/* feed: when pending batches go to the sink, by kernel state and feed mode (feed.mode in
+ * entropyd.conf(5); the kernel's side in entropyd(8), "What the kernel does with credit"). */
 #ifndef ENTROPYD_FEED_H
 #define ENTROPYD_FEED_H
 
