@@ -15,22 +15,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ctl_proto.h"
+#include "entropyctl.h"
 #include "util.h"
-
-/* Exit statuses, as --help lists them. */
-enum {
-	XC_OK = 0,
-	XC_REFUSED = 1,     /* reload refused: the configuration is invalid */
-	XC_USAGE = 2,
-	XC_NOT_RUNNING = 3, /* no socket, or nothing answers on it */
-	XC_DENIED = 4,      /* the socket or the method is not for this user */
-	XC_PROTOCOL = 5,    /* no reply in time, or one that makes no sense */
-};
 
 static void usage(FILE *out)
 {
@@ -89,14 +79,6 @@ static void errx_msg(const char *fmt, ...)
 
 /* ---- the connection ---- */
 
-struct conn {
-	const char *path;
-	int fd;
-	int timeout_ms;
-	char *buf; /* received bytes not yet consumed */
-	size_t len, cap;
-};
-
 /* Why the socket cannot be used, as an exit status, said once. */
 static int connect_failed(const char *path, int err)
 {
@@ -134,7 +116,7 @@ static int connect_failed(const char *path, int err)
 	}
 }
 
-static int conn_open(struct conn *c, const char *path, double timeout_s)
+int conn_open(struct conn *c, const char *path, double timeout_s)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
@@ -160,7 +142,7 @@ static int conn_open(struct conn *c, const char *path, double timeout_s)
 	return XC_OK;
 }
 
-static void conn_close(struct conn *c)
+void conn_close(struct conn *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
@@ -291,7 +273,7 @@ static int reply_failed(const char *method, const struct ctl_reply *r)
 }
 
 /* Call a method that must succeed; its parameters go to *out (a new reference). */
-static int fetch(struct conn *c, const char *method, json_t **out)
+int fetch(struct conn *c, const char *method, json_t **out)
 {
 	struct ctl_reply r;
 	int rc = call(c, method, NULL, &r);
@@ -309,40 +291,6 @@ static int fetch(struct conn *c, const char *method, json_t **out)
 }
 
 /* ---- reading the replies, tolerant of what a newer daemon adds or an older one lacks ---- */
-
-/* A string as it may be printed: whatever the daemon at the other end sends, no byte of it
- * reaches the terminal as a control sequence. Valid until the eighth call after. */
-static const char *s_(const json_t *o, const char *key)
-{
-	static char ring[8][1024];
-	static unsigned next;
-	const char *s = json_string_value(json_object_get(o, key));
-	char *out = ring[next++ % 8];
-
-	printable(out, sizeof(ring[0]), s ? s : "?");
-	return out;
-}
-
-static long long i_(const json_t *o, const char *key)
-{
-	return json_integer_value(json_object_get(o, key));
-}
-
-/* NaN for null or missing. */
-static double f_(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* The noun of a count, singular for 1: N(n, "event"). */
-#define N(n, one) plural((unsigned long long)(n), one, one "s")
-
-static bool b_(const json_t *o, const char *key)
-{
-	return json_is_true(json_object_get(o, key));
-}
 
 /* ---- status and sources, as text ---- */
 
@@ -364,7 +312,7 @@ static const char *unpaint(void)
 	return colour ? "\033[0m" : "";
 }
 
-static void print_duration(long long s)
+void print_duration(long long s)
 {
 	if (s >= 86400)
 		printf("%lldd %02lldh %02lldm", s / 86400, s / 3600 % 24, s / 60 % 60);
@@ -445,7 +393,7 @@ static void policy_text(const json_t *src, char *buf, size_t size)
 		snprintf(buf, size, "%s", mode);
 }
 
-static void health_text(const json_t *src, char *buf, size_t size)
+void health_text(const json_t *src, char *buf, size_t size)
 {
 	const json_t *h = json_object_get(src, "health");
 	const char *state = s_(h, "state"), *last = s_(h, "last_failure");
@@ -457,7 +405,7 @@ static void health_text(const json_t *src, char *buf, size_t size)
 }
 
 /* Why credit does not grow, short; "-" while it does (or from a daemon that does not say). */
-static const char *reason(const json_t *src)
+const char *why_not(const json_t *src)
 {
 	const char *r = json_string_value(json_object_get(json_object_get(src, "credit"), "reason"));
 
@@ -501,7 +449,7 @@ static void print_table(const json_t *sources)
 		else
 			snprintf(cell[i][COL_EST], 96, "%.2f", est);
 		snprintf(cell[i][COL_CRED], 96, "%.1f", f_(s, "credited_bits"));
-		snprintf(cell[i][COL_WHY], 96, "%s", reason(s));
+		snprintf(cell[i][COL_WHY], 96, "%s", why_not(s));
 		health_text(s, cell[i][COL_HEALTH], 96);
 		for (int k = 0; k < NCOLS; k++)
 			if (strlen(cell[i][k]) > w[k])
@@ -550,7 +498,7 @@ static void print_why(const json_t *s)
 	size_t i;
 
 	if (!json_is_array(list) || json_array_size(list) == 0) {
-		printf("  why not     %s%s%s\n", why ? reason(s) : "-", why ? ": " : "",
+		printf("  why not     %s%s%s\n", why ? why_not(s) : "-", why ? ": " : "",
 		       why ? why : "");
 		return;
 	}
@@ -874,7 +822,7 @@ static void print_metrics(const json_t *st, const json_t *sources)
 			prom_label("class", s_(s, "class"), true);
 			prom_label("name", s_(s, "name"), false);
 			if (per_source[j].how == PROM_REASON)
-				prom_label("reason", strcmp(reason(s), "-") ? reason(s) : "none",
+				prom_label("reason", strcmp(why_not(s), "-") ? why_not(s) : "none",
 					   false);
 			printf("}");
 			prom_value(v);
@@ -927,234 +875,6 @@ static int cmd_sources(struct conn *c, bool json)
 		print_sources(json_object_get(src, "sources"));
 	json_decref(src);
 	return XC_OK;
-}
-
-/* ---- watch: a refreshing table with rates ---- */
-
-/* The terminal as it was, put back at exit and on the signals that end the program. */
-static struct termios watch_saved;
-static bool watch_raw;
-static volatile sig_atomic_t watch_signal;
-
-static void watch_restore(void)
-{
-	if (watch_raw)
-		tcsetattr(STDIN_FILENO, TCSAFLUSH, &watch_saved);
-	watch_raw = false;
-}
-
-static void watch_on_signal(int sig)
-{
-	watch_signal = sig;
-}
-
-/* Keys without Enter and without echo, where stdin is a terminal; signals still work
- * (ISIG stays), and end the loop so that the terminal is put back first. */
-static void watch_raw_mode(void)
-{
-	struct termios t;
-	struct sigaction sa = {.sa_handler = watch_on_signal};
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &watch_saved) < 0)
-		return;
-	t = watch_saved;
-	t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
-	t.c_cc[VMIN] = 0;
-	t.c_cc[VTIME] = 0;
-	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) == 0) {
-		watch_raw = true;
-		atexit(watch_restore);
-	}
-}
-
-/* One instance's counters at the previous frame, for its rates. */
-struct watch_prev {
-	char key[200];
-	double events, credited;
-	double ev_rate, cr_rate;
-};
-
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* One frame: the overview's first lines, then one row per instance with its rates. prev
- * holds *n_prev instances of the frame before, taken dt seconds ago (0: the first). */
-static void watch_frame(const json_t *st, const json_t *sources, struct watch_prev **prev,
-			size_t *n_prev, double dt, bool moved, double every, bool tty)
-{
-	enum { W_CLASS, W_NAME, W_STATE, W_EVENTS, W_EVS, W_CRED, W_BITS, W_WHY, W_HEALTH, WN };
-	static const char *const head[WN] = {"CLASS", "NAME",  "STATE",   "EVENTS", "EV/S",
-					     "CREDITED", "BITS/S", "WHY NOT", "HEALTH"};
-	static const bool right[WN] = {false, false, false, true, true, true, true, false, false};
-	const json_t *d = json_object_get(st, "daemon"), *k = json_object_get(st, "kernel"),
-		     *t = json_object_get(st, "totals");
-	size_t n = json_array_size(sources), w[WN];
-	char(*cell)[WN][64] = xcalloc(n ? n : 1, sizeof(*cell));
-	struct watch_prev *next = xcalloc(n ? n : 1, sizeof(*next));
-	time_t now = time(NULL);
-	char clock[16];
-
-	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
-	if (tty)
-		fputs("\033[H\033[2J", stdout); /* home, clear: any ANSI terminal, over ssh too */
-	printf("entropyd %s (pid %lld), up ", s_(d, "version"), i_(d, "pid"));
-	print_duration(i_(d, "uptime_s"));
-	printf("; phase %s; CRNG %s; %s every %g s, q quits\n", s_(d, "feed_phase"),
-	       b_(k, "crng_ready") ? "ready" : "not ready", clock, every);
-	printf("totals: %lld %s, %.1f bits credited, %lld %s fed to the kernel\n",
-	       i_(t, "events"), N(i_(t, "events"), "event"), f_(t, "credited_bits"),
-	       i_(t, "fed_credit_bits"), N(i_(t, "fed_credit_bits"), "bit"));
-	for (int c = 0; c < WN; c++)
-		w[c] = strlen(head[c]);
-	for (size_t i = 0; i < n; i++) {
-		const json_t *s = json_array_get(sources, i);
-		struct watch_prev *p = &next[i];
-		const struct watch_prev *was = NULL;
-
-		snprintf(p->key, sizeof(p->key), "%s/%s", s_(s, "class"), s_(s, "name"));
-		p->events = f_(s, "events");
-		p->credited = f_(s, "credited_bits");
-		for (size_t j = 0; j < *n_prev; j++)
-			if (!strcmp((*prev)[j].key, p->key))
-				was = &(*prev)[j];
-		if (was && dt > 0 && moved) {
-			p->ev_rate = (p->events - was->events) / dt;
-			p->cr_rate = (p->credited - was->credited) / dt;
-		} else if (was) {
-			/* the same snapshot as before (users other than root): the same rates */
-			p->ev_rate = was->ev_rate;
-			p->cr_rate = was->cr_rate;
-		} else {
-			p->ev_rate = p->cr_rate = NAN;
-		}
-		snprintf(cell[i][W_CLASS], 64, "%s", s_(s, "class"));
-		snprintf(cell[i][W_NAME], 64, "%s", s_(s, "name"));
-		snprintf(cell[i][W_STATE], 64, "%s", s_(s, "state"));
-		snprintf(cell[i][W_EVENTS], 64, "%.0f", p->events);
-		if (isnan(p->ev_rate))
-			snprintf(cell[i][W_EVS], 64, "-");
-		else
-			snprintf(cell[i][W_EVS], 64, "%.1f", p->ev_rate);
-		snprintf(cell[i][W_CRED], 64, "%.1f", p->credited);
-		if (isnan(p->cr_rate))
-			snprintf(cell[i][W_BITS], 64, "-");
-		else
-			snprintf(cell[i][W_BITS], 64, "%.2f", p->cr_rate);
-		snprintf(cell[i][W_WHY], 64, "%s", reason(s));
-		health_text(s, cell[i][W_HEALTH], 64);
-		for (int c = 0; c < WN; c++)
-			if (strlen(cell[i][c]) > w[c])
-				w[c] = strlen(cell[i][c]);
-	}
-	printf("\n");
-	for (int c = 0; c < WN; c++)
-		printf(right[c] ? "%*s%s" : "%-*s%s", c == WN - 1 ? 0 : (int)w[c], head[c],
-		       c == WN - 1 ? "\n" : "  ");
-	for (size_t i = 0; i < n; i++)
-		for (int c = 0; c < WN; c++)
-			printf(right[c] ? "%*s%s" : "%-*s%s", c == WN - 1 ? 0 : (int)w[c],
-			       cell[i][c], c == WN - 1 ? "\n" : "  ");
-	if (!n)
-		printf("(no source instance)\n");
-	if (!tty)
-		printf("\n"); /* frames one after another: a blank line between them */
-	fflush(stdout);
-	free(cell);
-	free(*prev);
-	*prev = next;
-	*n_prev = n;
-}
-
-/* Wait up to `seconds` for a key: true if it was q (or Q). Keys come from stdin whether or
- * not it is a terminal; at its end, only the time passes. */
-static bool watch_wait(double seconds, bool *stdin_open)
-{
-	double until = mono_s() + seconds;
-
-	for (;;) {
-		struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
-		double left = until - mono_s();
-		char buf[64];
-		ssize_t r;
-
-		if (left <= 0 || watch_signal)
-			return false;
-		if (poll(&p, *stdin_open ? 1 : 0, (int)(left * 1000) + 1) <= 0)
-			continue;
-		r = read(STDIN_FILENO, buf, sizeof(buf));
-		if (r <= 0) {
-			*stdin_open = r < 0 && (errno == EINTR || errno == EAGAIN);
-			continue;
-		}
-		for (ssize_t i = 0; i < r; i++)
-			if (buf[i] == 'q' || buf[i] == 'Q')
-				return true;
-	}
-}
-
-static int cmd_watch(const char *path, double timeout, double every)
-{
-	struct watch_prev *prev = NULL;
-	size_t n_prev = 0;
-	double last = 0, last_uptime = -1, last_events = -1;
-	bool tty = isatty(STDOUT_FILENO), stdin_open = true;
-	int rc = XC_OK;
-
-	watch_raw_mode();
-	while (!watch_signal) {
-		struct conn c;
-		json_t *st = NULL, *src = NULL;
-		double now, up, ev;
-		bool moved;
-
-		/* A connection a frame: a daemon restarted in between is found again, and a
-		 * user other than root is not held past control.max_hold. */
-		rc = conn_open(&c, path, timeout);
-		if (rc == XC_OK)
-			rc = fetch(&c, CTL_INTERFACE ".GetStatus", &st);
-		if (rc == XC_OK)
-			rc = fetch(&c, CTL_INTERFACE ".GetSources", &src);
-		conn_close(&c);
-		if (rc != XC_OK) {
-			json_decref(st);
-			break;
-		}
-		now = mono_s();
-		up = (double)i_(json_object_get(st, "daemon"), "uptime_s");
-		ev = f_(json_object_get(st, "totals"), "events");
-		/* Users other than root get a snapshot that changes every 10 s: rates over the
-		 * time between two that differ. */
-		moved = up != last_uptime || ev != last_events;
-		watch_frame(st, json_object_get(src, "sources"), &prev, &n_prev,
-			    last > 0 ? now - last : 0, moved, every, tty);
-		if (moved) {
-			last = now;
-			last_uptime = up;
-			last_events = ev;
-		}
-		json_decref(st);
-		json_decref(src);
-		if (watch_wait(every, &stdin_open))
-			break;
-	}
-	free(prev);
-	watch_restore();
-	if (watch_signal) {
-		/* Ended by a signal: the terminal is back; end as the signal would have. */
-		signal(watch_signal, SIG_DFL);
-		raise(watch_signal);
-	}
-	return rc;
 }
 
 static int cmd_reload(struct conn *c, bool json)

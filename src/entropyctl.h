@@ -1,0 +1,84 @@
+/* entropyctl: what its commands share — the exit statuses, the connection to the control
+ * socket, and reading a reply tolerant of what a newer daemon adds or an older one lacks.
+ * entropyctl.c has the commands and main(); entropyctl_watch.c the live view. */
+#ifndef ENTROPYD_ENTROPYCTL_H
+#define ENTROPYD_ENTROPYCTL_H
+
+#include <jansson.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "util.h"
+
+/* Exit statuses, as --help lists them. */
+enum {
+	XC_OK = 0,
+	XC_REFUSED = 1,     /* reload refused: the configuration is invalid */
+	XC_USAGE = 2,
+	XC_NOT_RUNNING = 3, /* no socket, or nothing answers on it */
+	XC_DENIED = 4,      /* the socket or the method is not for this user */
+	XC_PROTOCOL = 5,    /* no reply in time, or one that makes no sense */
+};
+
+struct conn {
+	const char *path;
+	int fd;
+	int timeout_ms;
+	char *buf; /* received bytes not yet consumed */
+	size_t len, cap;
+};
+
+/* Connect to path within timeout_s; XC_OK or the exit status, said once on stderr. */
+int conn_open(struct conn *c, const char *path, double timeout_s);
+void conn_close(struct conn *c);
+/* Call a method that must succeed; its parameters go to *out (a new reference). */
+int fetch(struct conn *c, const char *method, json_t **out);
+
+/* A string as it may be printed: whatever the daemon at the other end sends, no byte of it
+ * reaches the terminal as a control sequence. Valid until the eighth call after (in the
+ * same file: each file that includes this has its own ring). */
+static inline const char *s_(const json_t *o, const char *key)
+{
+	static char ring[8][1024];
+	static unsigned next;
+	const char *s = json_string_value(json_object_get(o, key));
+	char *out = ring[next++ % 8];
+
+	printable(out, sizeof(ring[0]), s ? s : "?");
+	return out;
+}
+
+static inline long long i_(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* NaN for null or missing. */
+static inline double f_(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The noun of a count, singular for 1: N(n, "event"). */
+#define N(n, one) plural((unsigned long long)(n), one, one "s")
+
+static inline bool b_(const json_t *o, const char *key)
+{
+	return json_is_true(json_object_get(o, key));
+}
+
+/* "1d 02h 03m", "4m 05s": an uptime. */
+void print_duration(long long s);
+/* An instance's health, "ok", or the state with its last failure: at most size bytes. */
+void health_text(const json_t *src, char *buf, size_t size);
+/* Why an instance's credit does not grow, short; "-" while it does. */
+const char *why_not(const json_t *src);
+
+/* entropyctl watch: frames every `every` seconds until q, a signal, or the daemon goes. */
+int cmd_watch(const char *path, double timeout, double every);
+
+#endif
