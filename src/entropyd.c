@@ -362,8 +362,8 @@ int main(int argc, char **argv)
 		if (!check && !print) {
 			notify_status("not started (any previous daemon was stopped); fix the file "
 				      "and start again: %s", first_err);
-			fprintf(stderr, "entropyd: not started: %s is invalid; any previous daemon "
-					"was stopped; fix the file and start again (check it with "
+			fprintf(stderr, "entropyd: not started: %s was refused (above); any previous "
+					"daemon was stopped; fix the file and start again (check it with "
 					"\"entropyd -n\" before a restart; a reload keeps the running "
 					"daemon on an invalid file)\n",
 				opts.config_path);

@@ -34,7 +34,7 @@ rc=0; timeout -k 5 30 "$ENTROPYD" -F -d -f "$T/bad.conf" > "$T/out" 2>&1 || rc=$
 [ "$rc" -eq 1 ] || fail "the daemon on a bad config exited $rc, want 1: $(cat "$T/out")"
 grep -q "^$T/bad.conf:2: feed.mode: unknown value \"sometimes\"; allowed: " "$T/out" ||
 	fail "the daemon did not name file, line and key: $(cat "$T/out")"
-[ "$(tail -n 1 "$T/out")" = "entropyd: not started: $T/bad.conf is invalid; any previous daemon was stopped; fix the file and start again (check it with \"entropyd -n\" before a restart; a reload keeps the running daemon on an invalid file)" ] ||
+[ "$(tail -n 1 "$T/out")" = "entropyd: not started: $T/bad.conf was refused (above); any previous daemon was stopped; fix the file and start again (check it with \"entropyd -n\" before a restart; a reload keeps the running daemon on an invalid file)" ] ||
 	fail "the daemon's last line on a bad config: $(tail -n 1 "$T/out")"
 
 rc=0; "$ENTROPYD" -n -f "$T/does-not-exist.conf" > "$T/out" 2>&1 || rc=$?

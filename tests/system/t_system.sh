@@ -185,7 +185,7 @@ status_says() {
 	local out
 	out=$(inside systemctl status --no-pager -l -n 20 entropyd.service 2>&1)
 	grep -qF "$CONF:2: feed.mode: unknown value \"sometimes\"" <<< "$out" &&
-		grep -qF "entropyd: not started: $CONF is invalid; any previous daemon was stopped; fix the file and start again" <<< "$out" &&
+		grep -qF "entropyd: not started: $CONF was refused (above); any previous daemon was stopped; fix the file and start again" <<< "$out" &&
 		grep -qF 'Status: "not started (any previous daemon was stopped)' <<< "$out"
 }
 # and the first error is the unit's Status:, which systemd keeps for the failed unit
