@@ -5,8 +5,9 @@
  *   udpgen -d ADDR [-p PORT] -n N [-g GAP] [-s SRC,SRC,...] [-r SEED] [-l LEN]
  *   udpgen -w FILE -n N [-g GAP] [-s SRC,...] [-r SEED] [-t START_S] [-l LEN] [-u]
  *
- * GAP is in microseconds: "100" (every gap exactly that), "50-500" (uniform, at nanosecond
- * resolution), or "0" (as fast as possible). Sources are used in turn, so "-s A,A,A,B" makes
+ * GAP is in microseconds: "100" (every gap exactly that: a rate, kept on average when the
+ * sender runs late), "50-500" (uniform, at nanosecond resolution: each gap kept whole when
+ * the sender runs late, which then only slows), or "0" (as fast as possible). Sources are used in turn, so "-s A,A,A,B" makes
  * A three quarters of the packets. Live sending binds each socket to its source address
  * (which must be local); sending stops after N packets whatever happens. -u writes a
  * savefile with microsecond timestamps. On exit, stderr says "sent=N span_us=S". */
@@ -192,9 +193,17 @@ static int send_live(unsigned long n, struct in_addr *src, size_t nsrc, struct i
 	prctl(PR_SET_TIMERSLACK, 1UL);
 	start = next = now_ns();
 	for (unsigned long i = 0; i < n; i++) {
+		uint64_t now = now_ns();
+
+		/* Late (a busy machine kept us off the CPU): a fixed gap is a rate, kept on
+		 * average by catching up; drawn gaps are a timing, so the timetable moves to now
+		 * instead. Catching up would send the late packets back to back, a run of equal
+		 * tiny gaps that is not the timing asked for (and that a receiver's health test
+		 * rightly takes for a stuck source): every drawn gap is kept whole, and a late
+		 * run is only slower. */
 		if (i)
-			next += next_gap();
-		if (next > now_ns()) {
+			next = (gap_hi_ns > gap_lo_ns && next < now ? now : next) + next_gap();
+		if (next > now) {
 			struct timespec ts = {(time_t)(next / 1000000000ULL),
 					      (long)(next % 1000000000ULL)};
 
