@@ -37,31 +37,10 @@
 
 #include "blktrace_parse.h"
 #include "log.h"
+#include "priv_ops.h"
 #include "privsep.h"
 #include "util.h"
 
-/* BLKTRACESETUP's argument, as <linux/blktrace_api.h> defines it. */
-struct blkt_setup {
-	char name[32];
-	uint16_t act_mask;
-	uint32_t buf_size;
-	uint32_t buf_nr;
-	uint64_t start_lba;
-	uint64_t end_lba;
-	uint32_t pid;
-};
-
-#if defined(__has_include)
-#if __has_include(<linux/blktrace_api.h>)
-#include <linux/blktrace_api.h>
-_Static_assert(sizeof(struct blkt_setup) == sizeof(struct blk_user_trace_setup),
-	       "blk_user_trace_setup");
-#endif
-#endif
-
-#define DEFAULT_RUNDIR "/run/entropyd"
-#define SUBBUF_SIZE (32 * 1024) /* relay sub-buffer: ~680 completion records */
-#define SUBBUF_NR 4
 #define DRAIN_MS 250
 #define DRAIN_MAX_MS 8000
 #define READS_PER_FILE 16
@@ -88,12 +67,6 @@ struct tdev {
 	uint64_t foreign; /* records naming another device */
 };
 
-/* A disk listed in the state file. */
-struct rec_entry {
-	unsigned major, minor;
-	char name[64];
-};
-
 struct blkt_backend {
 	struct event_base *base;
 	block_samples_fn *fn;
@@ -108,120 +81,8 @@ struct blkt_backend {
 
 static struct log_ratelimit rl_trace = LOG_RATELIMIT_INIT;
 static struct log_ratelimit rl_read = LOG_RATELIMIT_INIT;
-static struct log_ratelimit rl_state = LOG_RATELIMIT_INIT;
-
-/* ---- the state file ---- */
-
-/* Kept by the process that makes the privileged steps (the privileged process, or the
- * daemon itself without one): it alone can write the runtime directory, and it alone knows
- * for certain which traces it set up. Opened at its first trace. */
-struct blkt_state {
-	char *state_path;
-	int state_fd; /* flock'ed; -1 without a state file */
-	struct rec_entry *recs;
-	size_t nrecs;
-	bool tried;
-};
-
-static struct blkt_state steps_state = { .state_fd = -1 };
-
-static void recover(struct blkt_state *b);
-
-static void state_write(struct blkt_state *b)
-{
-	char *text = xstrdup("# entropyd: disks with a blktrace set up by this daemon; the next "
-			     "instance tears down what is left here\n");
-	size_t len;
-
-	if (b->state_fd < 0) {
-		free(text);
-		return;
-	}
-	for (size_t i = 0; i < b->nrecs; i++) {
-		char *next = xasprintf("%s%u:%u %s\n", text, b->recs[i].major, b->recs[i].minor,
-				       b->recs[i].name);
-
-		free(text);
-		text = next;
-	}
-	len = strlen(text);
-	/* Overwrite, then cut: a crash in between leaves extra lines, never too few. */
-	if (pwrite(b->state_fd, text, len, 0) != (ssize_t)len ||
-	    ftruncate(b->state_fd, (off_t)len) < 0)
-		log_limited(&rl_state, LOG_WARNING,
-			    "block: cannot update %s (%s); a trace left by a crash would not "
-			    "be torn down by the next start",
-			    b->state_path, strerror(errno));
-	free(text);
-}
-
-static void state_add(struct blkt_state *b, const char *name, unsigned major, unsigned minor)
-{
-	struct rec_entry *e;
-
-	b->recs = xreallocarray(b->recs, b->nrecs + 1, sizeof(*b->recs));
-	e = &b->recs[b->nrecs++];
-	e->major = major;
-	e->minor = minor;
-	strlcopy(e->name, name, sizeof(e->name));
-	state_write(b);
-}
-
-static void state_remove(struct blkt_state *b, unsigned major, unsigned minor)
-{
-	for (size_t i = 0; i < b->nrecs; i++) {
-		if (b->recs[i].major == major && b->recs[i].minor == minor) {
-			b->recs[i] = b->recs[--b->nrecs];
-			state_write(b);
-			return;
-		}
-	}
-}
 
 /* ---- devices ---- */
-
-/* The device node of major:minor, from sysfs's DEVNAME (or /dev/NAME), checked by number.
- * Read-only: the trace ioctls need nothing more. -1 with errno on failure. */
-static int open_node(unsigned major, unsigned minor, const char *name, char *path, size_t size)
-{
-	char uevent[64], line[256];
-	FILE *f;
-	struct stat sb;
-	int fd;
-
-	snprintf(path, size, "/dev/%s", name);
-	snprintf(uevent, sizeof(uevent), "/sys/dev/block/%u:%u/uevent", major, minor);
-	f = fopen(uevent, "re");
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			if (strncmp(line, "DEVNAME=", 8) == 0) {
-				line[strcspn(line, "\n")] = '\0';
-				snprintf(path, size, "/dev/%s", line + 8);
-				break;
-			}
-		}
-		fclose(f);
-	}
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &sb) < 0 || !S_ISBLK(sb.st_mode) || major(sb.st_rdev) != major ||
-	    minor(sb.st_rdev) != minor) {
-		close(fd);
-		errno = ENODEV;
-		return -1;
-	}
-	return fd;
-}
-
-/* BLKTRACESTOP then BLKTRACETEARDOWN; 0, or the errno of the teardown. */
-static int stop_teardown(int fd)
-{
-	(void)ioctl(fd, BLKTRACESTOP); /* EINVAL if it was not running: fine */
-	if (ioctl(fd, BLKTRACETEARDOWN) < 0)
-		return errno ? errno : EIO;
-	return 0;
-}
 
 /* The first debugfs mount point, or NULL. */
 static char *debugfs_dir(void)
@@ -423,136 +284,12 @@ static void open_relays(struct blkt_backend *b, struct tdev *d, const char *dbg,
 		*err = 0;
 }
 
-char *blkt_rundir(void)
-{
-	const char *env = getenv("RUNTIME_DIRECTORY");
-
-	if (!env || env[0] != '/')
-		return xstrdup(DEFAULT_RUNDIR);
-	return xasprintf("%.*s", (int)strcspn(env, ":"), env);
-}
-
-/* The state file in the runtime directory, taken at the first trace: what a crashed
- * instance left listed is torn down first. Without it tracing still works, but is not
- * crash-safe (and says so). */
-static struct blkt_state *state_take(const char *rundir)
-{
-	struct blkt_state *b = &steps_state;
-	char *own = NULL;
-
-	if (b->tried)
-		return b;
-	b->tried = true;
-	if (!rundir)
-		rundir = own = blkt_rundir();
-	b->state_path = xasprintf("%s/%s", rundir, BLKT_STATE_FILE);
-	if (mkdir(rundir, 0755) < 0 && errno != EEXIST)
-		log_errno(LOG_WARNING, "block: cannot create %s", rundir);
-	free(own);
-	b->state_fd = open(b->state_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (b->state_fd < 0) {
-		log_errno(LOG_WARNING, "block: cannot open %s; blktrace traces would outlive a "
-				       "crash",
-			  b->state_path);
-	} else if (flock(b->state_fd, LOCK_EX | LOCK_NB) < 0) {
-		log_warn("block: %s is held by another entropyd: its traces are left alone, and "
-			 "this instance's would outlive a crash",
-			 b->state_path);
-		close(b->state_fd);
-		b->state_fd = -1;
-	} else {
-		recover(b);
-		state_write(b);
-	}
-	return b;
-}
-
-void blkt_state_release(void)
-{
-	struct blkt_state *b = &steps_state;
-
-	if (b->state_fd >= 0) {
-		if (!b->nrecs)
-			unlink(b->state_path);
-		close(b->state_fd);
-	}
-	free(b->recs);
-	free(b->state_path);
-	memset(b, 0, sizeof(*b));
-	b->state_fd = -1;
-}
-
-/* ---- the privileged steps (priv_blktrace_start and _stop, here or in the privileged
- * process) ---- */
-
-int blkt_dev_start(const char *name, unsigned major, unsigned minor, char *trace_name,
-		   int *stage)
-{
-	struct blkt_setup su;
-	char path[300];
-	int fd, e;
-
-	*stage = 0;
-	trace_name[0] = '\0';
-	fd = open_node(major, minor, name, path, sizeof(path));
-	if (fd < 0)
-		return errno ? errno : EIO;
-	/* Remembered before it exists, so that no crash can leave a trace we forgot. */
-	state_add(state_take(NULL), name, major, minor);
-	memset(&su, 0, sizeof(su));
-	su.act_mask = BLKT_TC_COMPLETE;
-	su.buf_size = SUBBUF_SIZE;
-	su.buf_nr = SUBBUF_NR;
-	*stage = 1;
-	if (ioctl(fd, BLKTRACESETUP, &su) < 0) {
-		e = errno;
-		close(fd);
-		state_remove(&steps_state, major, minor);
-		return e;
-	}
-	*stage = 2;
-	if (ioctl(fd, BLKTRACESTART) < 0) {
-		e = errno;
-		if (!stop_teardown(fd))
-			state_remove(&steps_state, major, minor);
-		close(fd);
-		return e;
-	}
-	close(fd);
-	su.name[sizeof(su.name) - 1] = '\0';
-	strlcopy(trace_name, su.name[0] ? su.name : name, BLKT_TRACE_NAME);
-	return 0;
-}
-
-int blkt_dev_stop(const char *name, unsigned major, unsigned minor, bool teardown,
-		  bool *opened)
-{
-	char path[300];
-	int fd = open_node(major, minor, name, path, sizeof(path)), td = 0;
-
-	*opened = fd >= 0;
-	if (fd < 0) {
-		/* The disk is gone, and the kernel took its trace with it. */
-		td = errno ? errno : EIO;
-		state_remove(&steps_state, major, minor);
-		return td;
-	}
-	if (teardown)
-		td = stop_teardown(fd);
-	else
-		(void)ioctl(fd, BLKTRACESTOP);
-	close(fd);
-	if (teardown && (!td || td == EINVAL || td == ENXIO))
-		state_remove(&steps_state, major, minor);
-	return td;
-}
-
 /* ---- tracing a disk ---- */
 
 bool blkt_start(struct blkt_backend *b, const char *name, unsigned major, unsigned minor,
 		char *state, size_t size)
 {
-	char trace_name[BLKT_TRACE_NAME], *dbg;
+	char trace_name[PRIV_DISK_NAME], *dbg;
 	struct tdev *d;
 	int e, td, stage;
 	bool opened;
@@ -654,65 +391,7 @@ void blkt_stop(struct blkt_backend *b, unsigned major, unsigned minor)
 		event_del(b->drain);
 }
 
-/* Tear down whatever a crashed instance listed in rundir's state file, unless a live
- * instance holds it; then remove the file. For a daemon that does not use blktrace. */
-void blkt_cleanup_leftovers(const char *rundir)
-{
-	char *path = xasprintf("%s/%s", rundir, BLKT_STATE_FILE);
-	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		struct blkt_state st = { .state_fd = fd, .state_path = path };
-
-		recover(&st);
-		unlink(path);
-	}
-	if (fd >= 0)
-		close(fd);
-	free(path);
-}
-
 /* ---- the backend ---- */
-
-/* Tear down what a previous instance listed and did not remove. */
-static void recover(struct blkt_state *b)
-{
-	char line[256];
-	FILE *f;
-	int fd = dup(b->state_fd);
-
-	if (fd < 0 || !(f = fdopen(fd, "r"))) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	rewind(f);
-	while (fgets(line, sizeof(line), f)) {
-		unsigned major, minor;
-		char name[64], path[300];
-		int nfd, td;
-
-		if (line[0] == '#' || sscanf(line, "%u:%u %63s", &major, &minor, name) != 3)
-			continue;
-		nfd = open_node(major, minor, name, path, sizeof(path));
-		if (nfd < 0) {
-			log_info("block/%s: listed in %s, but %s: %s; nothing to tear down", name,
-				 b->state_path, path, strerror(errno));
-			continue;
-		}
-		td = stop_teardown(nfd);
-		close(nfd);
-		if (!td)
-			log_notice("block/%s: tore down a blktrace left by an entropyd that did not "
-				   "exit cleanly",
-				   name);
-		else if (td != EINVAL && td != ENXIO)
-			log_warn("block/%s: a blktrace left by an earlier entropyd could not be "
-				 "torn down: %s",
-				 name, strerror(td));
-	}
-	fclose(f);
-}
 
 struct blkt_backend *blkt_backend_new(struct event_base *base, const char *rundir,
 				      block_samples_fn *fn, void *ctx)
@@ -726,7 +405,7 @@ struct blkt_backend *blkt_backend_new(struct event_base *base, const char *rundi
 	/* Making the privileged steps itself, the daemon takes the state file now; with a
 	 * privileged process, that process takes it at its first trace. */
 	if (!priv_active())
-		(void)state_take(rundir);
+		priv_local_blktrace_take(rundir);
 	return b;
 }
 
@@ -736,7 +415,7 @@ void blkt_backend_free(struct blkt_backend *b)
 		return;
 	while (b->devs)
 		blkt_stop(b, b->devs->major, b->devs->minor);
-	blkt_state_release();
+	priv_local_blktrace_release();
 	if (b->drain)
 		event_free(b->drain);
 	wipe(b, sizeof(*b));

@@ -12,35 +12,11 @@
 
 struct blkt_backend;
 
-/* The state file, in the runtime directory, that lists the disks this daemon has a trace
- * on; what a crashed instance left in it is torn down by the next one. */
-#define BLKT_STATE_FILE "blktrace.state"
-
 /* Take the state file in rundir (created if need be), tear down the traces it lists, and
  * get ready to trace. Never fails: without a state file the backend still works, it is
  * just not crash-safe (and says so). */
 struct blkt_backend *blkt_backend_new(struct event_base *base, const char *rundir,
 				      block_samples_fn *fn, void *ctx);
-
-/* For a daemon on another backend: tear down what a crashed instance left listed in
- * rundir's state file (unless a live instance holds the file), and remove the file. */
-void blkt_cleanup_leftovers(const char *rundir);
-
-/* The runtime directory: systemd's RuntimeDirectory= (the first, if it names several), else
- * /run/entropyd. Freed by the caller. */
-char *blkt_rundir(void);
-
-/* The privileged steps, for priv_blktrace_start and priv_blktrace_stop (see there). */
-#define BLKT_TRACE_NAME 32
-int blkt_dev_start(const char *name, unsigned major, unsigned minor, char *trace_name,
-		   int *stage);
-int blkt_dev_stop(const char *name, unsigned major, unsigned minor, bool teardown,
-		  bool *opened);
-
-/* The state file is kept by the process that makes the privileged steps above (the
- * privileged process, or the daemon itself without one), taken at its first trace: release
- * it (removed if it lists nothing) when that process has torn its traces down. */
-void blkt_state_release(void);
 
 /* Stop and tear down every trace, release the state file. */
 void blkt_backend_free(struct blkt_backend *b);

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "util.h"
 
 static bool read_line(const char *path, char *buf, size_t size)
@@ -312,4 +314,23 @@ bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *tr
 		return true;
 	}
 	return false;
+}
+
+const char *block_selects(const struct strlist *devices, const char *name,
+			  const struct block_disk_info *info)
+{
+	for (size_t i = 0; i < devices->n; i++) {
+		const char *pat = devices->v[i];
+
+		if (strcmp(pat, "auto") == 0) {
+			if (block_auto_disk(name, info, NULL))
+				return pat;
+			continue;
+		}
+		if (strncmp(pat, "/dev/", 5) == 0)
+			pat += 5;
+		if (fnmatch(pat, name, 0) == 0)
+			return devices->v[i];
+	}
+	return NULL;
 }

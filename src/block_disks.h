@@ -49,4 +49,12 @@ bool block_fs_hides_disk(unsigned long f_type);
 bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *traced,
 		      void *ctx, char *below, size_t size);
 
+struct strlist;
+
+/* The configured pattern (name or glob) that selects NAME, or NULL. "auto" in the list
+ * means block_auto_disk(); "/dev/" before a name is ignored. Read by the block driver and
+ * by the privileged process, which decides for itself what it may trace. */
+const char *block_selects(const struct strlist *devices, const char *name,
+			  const struct block_disk_info *info);
+
 #endif

@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "priv_ops.h"
 #include "privsep.h"
 #include "util.h"
 
@@ -80,7 +81,7 @@
 #define FILTER_MAX 2048
 
 /* What perf_open opens. */
-enum { OWNER = BLOCK_TP_OWNER, DISK = BLOCK_TP_DISK, WAKER = BLOCK_TP_WAKER };
+enum { OWNER = PRIV_PERF_OWNER, DISK = PRIV_PERF_DISK, WAKER = PRIV_PERF_WAKER };
 
 struct cpu {
 	struct block_tp *tp;
@@ -335,6 +336,9 @@ static bool read_tracepoint(struct block_tp *tp, bool may_mount, char *err, size
 	cached.dev_off = tp->rd.dev_off;
 	cached.dev_size = tp->rd.dev_size;
 	cached.known = true;
+	/* For whoever opens the events: this process without a privileged one, or the
+	 * privileged process, which has it from before the fork. */
+	priv_local_tracepoint(cached.id);
 	return true;
 }
 
@@ -373,37 +377,6 @@ static uint64_t drain_all(struct block_tp *tp)
 }
 
 /* ---- perf events ---- */
-
-int block_tp_perf_open(unsigned id, unsigned cpu, int what, bool lost)
-{
-	struct perf_event_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	/* A ring takes writers on its owner's clock only. */
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
-	if (what == OWNER) {
-		/* Never fires; its enabled time says whether its CPU has been offline. */
-		a.type = PERF_TYPE_SOFTWARE;
-		a.config = PERF_COUNT_SW_DUMMY;
-		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED;
-	} else {
-		a.type = PERF_TYPE_TRACEPOINT;
-		a.config = id;
-		a.sample_period = 1;
-		a.disabled = 1;
-	}
-	if (what == DISK) {
-		a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
-		if (lost)
-			a.read_format = PERF_FORMAT_LOST;
-	} else if (what == WAKER) {
-		a.sample_type = PERF_SAMPLE_IDENTIFIER;
-		a.wakeup_events = 1;
-	}
-	return (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
 
 /* The event is opened by the privileged process where there is one; it builds the event
  * from these few choices and reads the tracepoint's id itself. */

@@ -55,15 +55,6 @@ void block_tp_cpu_changed(struct block_tp *tp, unsigned cpu);
 void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out, bool drain);
 void block_tp_close(struct block_tp *tp);
 
-/* What block_tp_perf_open opens on a CPU: the ring's owner (a dummy software event), a
- * disk's instance of the tracepoint, or the waking instance. */
-enum { BLOCK_TP_OWNER, BLOCK_TP_DISK, BLOCK_TP_WAKER };
-
-/* The perf event `what` on cpu for tracepoint id, built here from these few choices (lost:
- * PERF_FORMAT_LOST, Linux >= 6.0). A descriptor, or -1 with errno. Needs CAP_PERFMON or
- * CAP_SYS_ADMIN: the collector asks the privileged process (priv_perf_open). */
-int block_tp_perf_open(unsigned id, unsigned cpu, int what, bool lost);
-
 /* The tracepoint's id, from tracefs (mounted at /sys/kernel/tracing first if no tracefs
  * is: that takes CAP_SYS_ADMIN). False with the reason in err. */
 bool block_tp_tracepoint_id(unsigned *id, char *err, size_t errlen);

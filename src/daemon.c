@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "block_blktrace.h"
 #include "block_tp.h"
 #include "ctl.h"
 #include "feed.h"
@@ -21,6 +20,7 @@
 #include "pipeline.h"
 #include "policy.h"
 #include "pool.h"
+#include "priv_ops.h"
 #include "privs.h"
 #include "privsep.h"
 #include "record.h"
@@ -308,8 +308,8 @@ static void before_fork(const struct config *cfg)
 	(void)notify_watchdog_usec();
 	if (!policy_class_runs(cfg, CLASS_BLOCK))
 		return;
-	rundir = blkt_rundir();
-	blkt_cleanup_leftovers(rundir);
+	rundir = priv_rundir();
+	priv_local_blktrace_cleanup(rundir);
 	free(rundir);
 	if (cfg->block.backend != BACKEND_BLKTRACE && !block_tp_tracepoint_id(&id, err, sizeof(err)))
 		log_debug("block: %s", err);

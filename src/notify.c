@@ -8,54 +8,19 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "priv_ops.h"
 #include "privsep.h"
 
 #ifdef HAVE_LIBSYSTEMD
 #include <systemd/sd-daemon.h>
 #endif
 
-static void notify_send(const char *msg)
-{
-#ifdef HAVE_LIBSYSTEMD
-	sd_notify(0, msg);
-#else
-	(void)msg;
-#endif
-}
-
-void notify_forward(enum priv_notify what, const char *text)
-{
-	char msg[64 + PRIV_STATUS_TEXT];
-
-	switch (what) {
-	case PRIV_N_READY:
-		notify_send("READY=1");
-		break;
-	case PRIV_N_RELOADING:
-		/* MONOTONIC_USEC lets newer managers (Type=notify-reload) match the reload. */
-		snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
-			 (unsigned long long)(mono_ns() / 1000));
-		notify_send(msg);
-		break;
-	case PRIV_N_STOPPING:
-		notify_send("STOPPING=1");
-		break;
-	case PRIV_N_WATCHDOG:
-		notify_send("WATCHDOG=1");
-		break;
-	case PRIV_N_STATUS:
-		snprintf(msg, sizeof(msg), "STATUS=%s", text ? text : "");
-		notify_send(msg);
-		break;
-	}
-}
-
 static void notify(enum priv_notify what, const char *text)
 {
 	if (priv_active())
 		priv_notify(what, text);
 	else
-		notify_forward(what, text);
+		priv_local_notify(what, text);
 }
 
 void notify_ready(void)

@@ -12,8 +12,6 @@ void notify_reloading(void);
 void notify_stopping(void);
 void notify_watchdog(void);
 void notify_status(const char *fmt, ...) PRINTF_LIKE(1, 2);
-/* Send one message to the service manager, from this process (the main one). */
-void notify_forward(enum priv_notify what, const char *text);
 /* The watchdog interval the manager asked for, in µs; 0 if none. The first call must come
  * from the process the manager started. */
 uint64_t notify_watchdog_usec(void);

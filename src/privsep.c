@@ -25,7 +25,7 @@
 #include "autoconf.h"
 
 #include "privsep.h"
-#include "privsep_int.h"
+#include "priv_ops.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,147 +43,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "block_blktrace.h"
-#include "block_tp.h"
 #include "daemon.h"
 #include "log.h"
-#include "notify.h"
 #include "privs.h"
 #include "sandbox.h"
 #include "util.h"
-
-const size_t priv_req_size[PRIV_TYPE_MAX + 1] = {
-	[PRIV_ADD_ENTROPY] = sizeof(struct req_entropy),
-	[PRIV_RESEED] = sizeof(struct priv_hdr),
-	[PRIV_PERF_OPEN] = sizeof(struct req_perf),
-	[PRIV_BLKTRACE_START] = sizeof(struct req_blkt),
-	[PRIV_BLKTRACE_STOP] = sizeof(struct req_blkt),
-	[PRIV_PACKET_SOCKET] = sizeof(struct req_packet),
-	[PRIV_NOTIFY] = sizeof(struct req_notify),
-	[PRIV_RELOAD] = sizeof(struct priv_hdr),
-	[PRIV_INPUT_OPEN] = sizeof(struct req_input),
-	[PRIV_RELAY_OPEN] = sizeof(struct req_relay),
-};
-
-/* ---- the privileged steps themselves (here, or in the privileged process) ---- */
-
-/* struct rand_pool_info with room for one batch. */
-struct rand_req {
-	int entropy_count;
-	int buf_size;
-	uint32_t buf[PRIV_ENTROPY_BYTES / sizeof(uint32_t)];
-};
-
-int priv_local_add_entropy(int fd, const uint8_t *data, size_t len, int bits)
-{
-	struct rand_req req;
-	int rc;
-
-	req.entropy_count = bits;
-	req.buf_size = (int)len;
-	memcpy(req.buf, data, len);
-	rc = ioctl(fd, RNDADDENTROPY, &req);
-	wipe(&req, sizeof(req));
-	return rc;
-}
-
-/* A perf event, the tracepoint's id read from tracefs once (by whoever opens it). */
-static struct log_ratelimit rl_perf = LOG_RATELIMIT_INIT;
-
-int priv_local_perf_open(unsigned cpu, unsigned what, unsigned flags)
-{
-	static unsigned id;
-	char err[256];
-
-	if (what != PRIV_PERF_OWNER && !id && !block_tp_tracepoint_id(&id, err, sizeof(err))) {
-		log_limited(&rl_perf, LOG_WARNING, "block: %s", err);
-		errno = ENOENT;
-		return -1;
-	}
-	return block_tp_perf_open(id, cpu, (int)what, flags & PRIV_PERF_LOST);
-}
-
-bool priv_input_name_ok(const char *s, size_t size)
-{
-	size_t len = strnlen(s, size);
-
-	if (len == size || strncmp(s, "event", 5) != 0)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
-			    s[i]))
-			return false;
-	for (size_t i = len; i < size; i++) /* nothing hides after the NUL */
-		if (s[i])
-			return false;
-	return true;
-}
-
-/* What may be opened as an input node, by whoever opens it: an input character device, or a
- * FIFO or (with one link) regular file that root owns. Never a symlink, a block device, a
- * directory, a socket or a character device of another driver (a terminal, /dev/mem). */
-static bool input_kind_ok(const struct stat *st)
-{
-	if (S_ISCHR(st->st_mode))
-		return major(st->st_rdev) == PRIV_INPUT_MAJOR;
-	if (st->st_uid != 0)
-		return false;
-	return S_ISFIFO(st->st_mode) || (S_ISREG(st->st_mode) && st->st_nlink == 1);
-}
-
-int priv_local_input_open(const char *watch, const char *name, char *why)
-{
-	struct stat st, fst;
-	char *real;
-	int dfd, fd, e;
-
-	if (!priv_input_name_ok(name, strlen(name) + 1)) {
-		errno = EINVAL;
-		return -1;
-	}
-	/* The directory as the configuration names it, symlinks in it resolved (the
-	 * configuration is root's); the entry itself is never followed. */
-	real = realpath(watch, NULL);
-	if (!real)
-		return -1;
-	dfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(real);
-	if (dfd < 0)
-		return -1;
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		e = errno;
-		close(dfd);
-		errno = e;
-		return -1;
-	}
-	if (!input_kind_ok(&st)) {
-		if (why)
-			snprintf(why, 160, "%s/%s: not an input device (major %d), nor a FIFO or "
-				 "file root owns", watch, name, PRIV_INPUT_MAJOR);
-		close(dfd);
-		errno = EACCES;
-		return -1;
-	}
-	/* A FIFO read and write: a writer that closes then never leaves it readable at EOF
-	 * for ever (which would spin the event loop). */
-	fd = openat(dfd, name,
-		    (S_ISFIFO(st.st_mode) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC |
-			    O_NOFOLLOW | O_NOCTTY);
-	e = errno;
-	close(dfd);
-	if (fd < 0) {
-		errno = e;
-		return -1;
-	}
-	/* Not something else swapped in between the look and the open. */
-	if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino ||
-	    !input_kind_ok(&fst)) {
-		close(fd);
-		errno = EAGAIN;
-		return -1;
-	}
-	return fd;
-}
 
 /* ---- the collector's side ---- */
 
@@ -354,7 +218,7 @@ int priv_blktrace_start(const char *name, unsigned major, unsigned minor, char *
 	int e;
 
 	if (!priv_active())
-		return blkt_dev_start(name, major, minor, trace_name, stage);
+		return priv_local_blktrace_start(name, major, minor, trace_name, stage);
 	if (strlen(name) >= PRIV_DISK_NAME) {
 		*stage = 0;
 		return ENAMETOOLONG;
@@ -375,7 +239,7 @@ int priv_blktrace_stop(const char *name, unsigned major, unsigned minor, bool te
 	int e;
 
 	if (!priv_active())
-		return blkt_dev_stop(name, major, minor, teardown, opened);
+		return priv_local_blktrace_stop(name, major, minor, teardown, opened);
 	blkt_req(&req, name, major, minor);
 	req.blkt.teardown = teardown;
 	e = call(&req, PRIV_BLKTRACE_STOP, &rep, NULL);
@@ -462,7 +326,7 @@ void priv_notify(enum priv_notify what, const char *text)
 	struct priv_reply rep;
 
 	if (!priv_active()) {
-		notify_forward(what, text);
+		priv_local_notify(what, text);
 		return;
 	}
 	memset(&req, 0, sizeof(req));

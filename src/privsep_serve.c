@@ -4,7 +4,7 @@
 #include "autoconf.h"
 
 #include "privsep.h"
-#include "privsep_int.h"
+#include "priv_ops.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -33,15 +33,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "block_blktrace.h"
 #include "block_disks.h"
 #include "daemon.h"
 #include "kernel.h"
 #include "log.h"
-#include "notify.h"
 #include "policy.h"
 #include "privs.h"
-#include "source_block.h"
 #include "util.h"
 
 #define MAX_DISKS 256   /* traces the privileged process keeps at once */
@@ -430,7 +427,7 @@ static bool do_blkt(struct priv *p, enum priv_type type, const struct req_blkt *
 	if (type == PRIV_BLKTRACE_STOP) {
 		if (!t)
 			return closes(p, "BLKTRACE_STOP on %s, which it did not start", r->name);
-		rep->err = blkt_dev_stop(t->name, t->major, t->minor, r->teardown, &opened);
+		rep->err = priv_local_blktrace_stop(t->name, t->major, t->minor, r->teardown, &opened);
 		rep->value = opened;
 		if (!opened || (r->teardown && !rep->err))
 			t->used = false;
@@ -452,7 +449,7 @@ static bool do_blkt(struct priv *p, enum priv_type type, const struct req_blkt *
 			return true;
 		}
 	}
-	rep->err = blkt_dev_start(r->name, r->major, r->minor, rep->name, &stage);
+	rep->err = priv_local_blktrace_start(r->name, r->major, r->minor, rep->name, &stage);
 	rep->value = stage;
 	if (!rep->err) {
 		memcpy(t->name, r->name, sizeof(t->name));
@@ -641,7 +638,7 @@ static bool do_notify(struct priv *p, const struct req_notify *r)
 {
 	if (r->what > PRIV_N_STATUS || !text_ok(r->text, sizeof(r->text), r->what == PRIV_N_STATUS))
 		return closes(p, "NOTIFY of kind %u with text not allowed", r->what);
-	notify_forward(r->what, r->text);
+	priv_local_notify(r->what, r->text);
 	return true;
 }
 
@@ -810,7 +807,7 @@ static void teardown(struct priv *p)
 
 		if (!t->used)
 			continue;
-		e = blkt_dev_stop(t->name, t->major, t->minor, true, &opened);
+		e = priv_local_blktrace_stop(t->name, t->major, t->minor, true, &opened);
 		if (!opened)
 			log_info("block/%s: gone, and its trace with it", t->name);
 		else if (e && e != EINVAL && e != ENXIO)
@@ -819,7 +816,7 @@ static void teardown(struct priv *p)
 			log_info("block/%s: blktrace torn down by the privileged process", t->name);
 		t->used = false;
 	}
-	blkt_state_release();
+	priv_local_blktrace_release();
 }
 
 static int signals_fd(sigset_t *set)

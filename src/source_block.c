@@ -35,6 +35,7 @@
 #include "log.h"
 #include "pipeline.h"
 #include "policy.h"
+#include "priv_ops.h"
 #include "util.h"
 
 #define RESCAN_DELAY_MS 100 /* uevents come in bursts: one rescan after the burst */
@@ -79,27 +80,6 @@ struct block_state {
 static struct log_ratelimit rl_trace = LOG_RATELIMIT_INIT;
 static struct log_ratelimit rl_clock = LOG_RATELIMIT_INIT;
 static struct log_ratelimit rl_uevent = LOG_RATELIMIT_INIT;
-
-/* ---- pure parts: selection ---- */
-
-const char *block_selects(const struct strlist *devices, const char *name,
-			  const struct block_disk_info *info)
-{
-	for (size_t i = 0; i < devices->n; i++) {
-		const char *pat = devices->v[i];
-
-		if (strcmp(pat, "auto") == 0) {
-			if (block_auto_disk(name, info, NULL))
-				return pat;
-			continue;
-		}
-		if (strncmp(pat, "/dev/", 5) == 0)
-			pat += 5;
-		if (fnmatch(pat, name, 0) == 0)
-			return devices->v[i];
-	}
-	return NULL;
-}
 
 /* ---- completions ---- */
 
@@ -186,14 +166,14 @@ static void backend_open(struct block_state *st)
 	if (st->configured != BACKEND_BLKTRACE) {
 		st->using = BACKEND_TRACEPOINT;
 		if (tp_open(st)) {
-			blkt_cleanup_leftovers(st->rundir);
+			priv_local_blktrace_cleanup(st->rundir);
 			return;
 		}
 		if (st->configured == BACKEND_TRACEPOINT) {
 			log_warn("block: the tracepoint cannot be used: %s; retrying every %d s or "
 				 "more (sources.block.backend = \"auto\" falls back to blktrace)",
 				 st->tp_err, RETRY_MIN_S);
-			blkt_cleanup_leftovers(st->rundir);
+			priv_local_blktrace_cleanup(st->rundir);
 			st->tp_retry_s = RETRY_MIN_S;
 			tp_retry_in(st, RETRY_MIN_S);
 			return;
@@ -770,7 +750,7 @@ static int block_start(struct source *src)
 
 	st->src = src;
 	st->nlfd = -1;
-	st->rundir = blkt_rundir();
+	st->rundir = priv_rundir();
 	st->configured = src->cfg->block.backend;
 	st->tp_retry_ev = evtimer_new(src->base, tp_retry_cb, st);
 	src->priv = st;

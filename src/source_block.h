@@ -15,9 +15,4 @@
 /* The "block" class driver. */
 extern const struct source_ops source_block_ops;
 
-/* The configured pattern (name or glob) that selects NAME, or NULL. "auto" in the list
- * means block_auto_disk(); "/dev/" before a name is ignored. */
-const char *block_selects(const struct strlist *devices, const char *name,
-			  const struct block_disk_info *info);
-
 #endif

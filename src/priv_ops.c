@@ -1,0 +1,575 @@
+/* priv_ops: the privileged steps themselves, and nothing else: each a few system calls on
+ * arguments already checked. The privileged process makes them for the collector
+ * (priv_serve.c, after checking the message); a daemon without a privileged process (unit
+ * tests, the steps before the fork) makes them itself through privsep.c. This file, its
+ * message loop (priv_serve.c), the wire format (priv_wire.h) and the leaf utilities are
+ * the whole of what runs with privilege: it includes no driver and no part of the
+ * collector.
+ *
+ *   RNDADDENTROPY                 priv_local_add_entropy
+ *   perf_event_open (tracepoint)  priv_local_perf_open, with the id of priv_local_tracepoint
+ *   input nodes                   priv_local_input_open (priv_input_name_ok first)
+ *   BLKTRACESETUP/START/STOP/     priv_local_blktrace_start, _stop, and the state file that
+ *     TEARDOWN                    lists the traces set up (_take, _release, _cleanup)
+ *   sd_notify                     priv_local_notify
+ */
+#include "autoconf.h"
+
+#include "priv_ops.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/perf_event.h>
+#include <linux/random.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "blktrace_parse.h"
+#include "log.h"
+#include "util.h"
+
+#ifdef HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+const size_t priv_req_size[PRIV_TYPE_MAX + 1] = {
+	[PRIV_ADD_ENTROPY] = sizeof(struct req_entropy),
+	[PRIV_RESEED] = sizeof(struct priv_hdr),
+	[PRIV_PERF_OPEN] = sizeof(struct req_perf),
+	[PRIV_BLKTRACE_START] = sizeof(struct req_blkt),
+	[PRIV_BLKTRACE_STOP] = sizeof(struct req_blkt),
+	[PRIV_PACKET_SOCKET] = sizeof(struct req_packet),
+	[PRIV_NOTIFY] = sizeof(struct req_notify),
+	[PRIV_RELOAD] = sizeof(struct priv_hdr),
+	[PRIV_INPUT_OPEN] = sizeof(struct req_input),
+	[PRIV_RELAY_OPEN] = sizeof(struct req_relay),
+};
+
+
+/* ---- /dev/random ---- */
+
+/* struct rand_pool_info with room for one batch. */
+struct rand_req {
+	int entropy_count;
+	int buf_size;
+	uint32_t buf[PRIV_ENTROPY_BYTES / sizeof(uint32_t)];
+};
+
+int priv_local_add_entropy(int fd, const uint8_t *data, size_t len, int bits)
+{
+	struct rand_req req;
+	int rc;
+
+	req.entropy_count = bits;
+	req.buf_size = (int)len;
+	memcpy(req.buf, data, len);
+	rc = ioctl(fd, RNDADDENTROPY, &req);
+	wipe(&req, sizeof(req));
+	return rc;
+}
+
+/* ---- perf events of the block tracepoint ---- */
+
+/* The tracepoint's id, as the block driver read it from tracefs (root's alone: before the
+ * fork). 0 until then. */
+static unsigned tracepoint_id;
+
+void priv_local_tracepoint(unsigned id)
+{
+	tracepoint_id = id;
+}
+
+static int perf_event(unsigned id, unsigned cpu, enum priv_perf what, bool lost)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	/* A ring takes writers on its owner's clock only. */
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	if (what == PRIV_PERF_OWNER) {
+		/* Never fires; its enabled time says whether its CPU has been offline. */
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_DUMMY;
+		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED;
+	} else {
+		a.type = PERF_TYPE_TRACEPOINT;
+		a.config = id;
+		a.sample_period = 1;
+		a.disabled = 1;
+	}
+	if (what == PRIV_PERF_DISK) {
+		a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+		if (lost)
+			a.read_format = PERF_FORMAT_LOST;
+	} else if (what == PRIV_PERF_WAKER) {
+		a.sample_type = PERF_SAMPLE_IDENTIFIER;
+		a.wakeup_events = 1;
+	}
+	return (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int priv_local_perf_open(unsigned cpu, unsigned what, unsigned flags)
+{
+	if (what > PRIV_PERF_WAKER || (what != PRIV_PERF_OWNER && !tracepoint_id)) {
+		errno = what > PRIV_PERF_WAKER ? EINVAL : ENOENT;
+		return -1;
+	}
+	return perf_event(tracepoint_id, cpu, (enum priv_perf)what, flags & PRIV_PERF_LOST);
+}
+
+/* ---- input nodes ---- */
+
+bool priv_input_name_ok(const char *s, size_t size)
+{
+	size_t len = strnlen(s, size);
+
+	if (len == size || strncmp(s, "event", 5) != 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+			    s[i]))
+			return false;
+	for (size_t i = len; i < size; i++) /* nothing hides after the NUL */
+		if (s[i])
+			return false;
+	return true;
+}
+
+/* What may be opened as an input node, by whoever opens it: an input character device, or a
+ * FIFO or (with one link) regular file that root owns. Never a symlink, a block device, a
+ * directory, a socket or a character device of another driver (a terminal, /dev/mem). */
+static bool input_kind_ok(const struct stat *st)
+{
+	if (S_ISCHR(st->st_mode))
+		return major(st->st_rdev) == PRIV_INPUT_MAJOR;
+	if (st->st_uid != 0)
+		return false;
+	return S_ISFIFO(st->st_mode) || (S_ISREG(st->st_mode) && st->st_nlink == 1);
+}
+
+int priv_local_input_open(const char *watch, const char *name, char *why)
+{
+	struct stat st, fst;
+	char *real;
+	int dfd, fd, e;
+
+	if (!priv_input_name_ok(name, strlen(name) + 1)) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* The directory as the configuration names it, symlinks in it resolved (the
+	 * configuration is root's); the entry itself is never followed. */
+	real = realpath(watch, NULL);
+	if (!real)
+		return -1;
+	dfd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(real);
+	if (dfd < 0)
+		return -1;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		e = errno;
+		close(dfd);
+		errno = e;
+		return -1;
+	}
+	if (!input_kind_ok(&st)) {
+		if (why)
+			snprintf(why, 160, "%s/%s: not an input device (major %d), nor a FIFO or "
+				 "file root owns", watch, name, PRIV_INPUT_MAJOR);
+		close(dfd);
+		errno = EACCES;
+		return -1;
+	}
+	/* A FIFO read and write: a writer that closes then never leaves it readable at EOF
+	 * for ever (which would spin the event loop). */
+	fd = openat(dfd, name,
+		    (S_ISFIFO(st.st_mode) ? O_RDWR : O_RDONLY) | O_NONBLOCK | O_CLOEXEC |
+			    O_NOFOLLOW | O_NOCTTY);
+	e = errno;
+	close(dfd);
+	if (fd < 0) {
+		errno = e;
+		return -1;
+	}
+	/* Not something else swapped in between the look and the open. */
+	if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino ||
+	    !input_kind_ok(&fst)) {
+		close(fd);
+		errno = EAGAIN;
+		return -1;
+	}
+	return fd;
+}
+
+/* ---- blktrace ---- */
+
+/* BLKTRACESETUP's argument, as <linux/blktrace_api.h> defines it. */
+struct blkt_setup {
+	char name[32];
+	uint16_t act_mask;
+	uint32_t buf_size;
+	uint32_t buf_nr;
+	uint64_t start_lba;
+	uint64_t end_lba;
+	uint32_t pid;
+};
+
+#if defined(__has_include)
+#if __has_include(<linux/blktrace_api.h>)
+#include <linux/blktrace_api.h>
+_Static_assert(sizeof(struct blkt_setup) == sizeof(struct blk_user_trace_setup),
+	       "blk_user_trace_setup");
+#endif
+#endif
+
+#define DEFAULT_RUNDIR "/run/entropyd"
+#define SUBBUF_SIZE (32 * 1024) /* relay sub-buffer: ~680 completion records */
+#define SUBBUF_NR 4
+
+/* A disk listed in the state file. */
+struct rec_entry {
+	unsigned major, minor;
+	char name[64];
+};
+
+static struct log_ratelimit rl_state = LOG_RATELIMIT_INIT;
+
+/* ---- the state file ---- */
+
+/* Kept by the process that makes the privileged steps (the privileged process, or the
+ * daemon itself without one): it alone can write the runtime directory, and it alone knows
+ * for certain which traces it set up. Opened at its first trace. */
+struct blkt_state {
+	char *state_path;
+	int state_fd; /* flock'ed; -1 without a state file */
+	struct rec_entry *recs;
+	size_t nrecs;
+	bool tried;
+};
+
+static struct blkt_state steps_state = { .state_fd = -1 };
+
+static void state_write(struct blkt_state *b)
+{
+	char *text = xstrdup("# entropyd: disks with a blktrace set up by this daemon; the next "
+			     "instance tears down what is left here\n");
+	size_t len;
+
+	if (b->state_fd < 0) {
+		free(text);
+		return;
+	}
+	for (size_t i = 0; i < b->nrecs; i++) {
+		char *next = xasprintf("%s%u:%u %s\n", text, b->recs[i].major, b->recs[i].minor,
+				       b->recs[i].name);
+
+		free(text);
+		text = next;
+	}
+	len = strlen(text);
+	/* Overwrite, then cut: a crash in between leaves extra lines, never too few. */
+	if (pwrite(b->state_fd, text, len, 0) != (ssize_t)len ||
+	    ftruncate(b->state_fd, (off_t)len) < 0)
+		log_limited(&rl_state, LOG_WARNING,
+			    "block: cannot update %s (%s); a trace left by a crash would not "
+			    "be torn down by the next start",
+			    b->state_path, strerror(errno));
+	free(text);
+}
+
+static void state_add(struct blkt_state *b, const char *name, unsigned major, unsigned minor)
+{
+	struct rec_entry *e;
+
+	b->recs = xreallocarray(b->recs, b->nrecs + 1, sizeof(*b->recs));
+	e = &b->recs[b->nrecs++];
+	e->major = major;
+	e->minor = minor;
+	strlcopy(e->name, name, sizeof(e->name));
+	state_write(b);
+}
+
+static void state_remove(struct blkt_state *b, unsigned major, unsigned minor)
+{
+	for (size_t i = 0; i < b->nrecs; i++) {
+		if (b->recs[i].major == major && b->recs[i].minor == minor) {
+			b->recs[i] = b->recs[--b->nrecs];
+			state_write(b);
+			return;
+		}
+	}
+}
+/* The device node of major:minor, from sysfs's DEVNAME (or /dev/NAME), checked by number.
+ * Read-only: the trace ioctls need nothing more. -1 with errno on failure. */
+static int open_node(unsigned major, unsigned minor, const char *name, char *path, size_t size)
+{
+	char uevent[64], line[256];
+	FILE *f;
+	struct stat sb;
+	int fd;
+
+	snprintf(path, size, "/dev/%s", name);
+	snprintf(uevent, sizeof(uevent), "/sys/dev/block/%u:%u/uevent", major, minor);
+	f = fopen(uevent, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			if (strncmp(line, "DEVNAME=", 8) == 0) {
+				line[strcspn(line, "\n")] = '\0';
+				snprintf(path, size, "/dev/%s", line + 8);
+				break;
+			}
+		}
+		fclose(f);
+	}
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &sb) < 0 || !S_ISBLK(sb.st_mode) || major(sb.st_rdev) != major ||
+	    minor(sb.st_rdev) != minor) {
+		close(fd);
+		errno = ENODEV;
+		return -1;
+	}
+	return fd;
+}
+
+/* BLKTRACESTOP then BLKTRACETEARDOWN; 0, or the errno of the teardown. */
+static int stop_teardown(int fd)
+{
+	(void)ioctl(fd, BLKTRACESTOP); /* EINVAL if it was not running: fine */
+	if (ioctl(fd, BLKTRACETEARDOWN) < 0)
+		return errno ? errno : EIO;
+	return 0;
+}
+/* Tear down what a previous instance listed and did not remove. */
+static void recover(struct blkt_state *b)
+{
+	char line[256];
+	FILE *f;
+	int fd = dup(b->state_fd);
+
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	rewind(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned major, minor;
+		char name[64], path[300];
+		int nfd, td;
+
+		if (line[0] == '#' || sscanf(line, "%u:%u %63s", &major, &minor, name) != 3)
+			continue;
+		nfd = open_node(major, minor, name, path, sizeof(path));
+		if (nfd < 0) {
+			log_info("block/%s: listed in %s, but %s: %s; nothing to tear down", name,
+				 b->state_path, path, strerror(errno));
+			continue;
+		}
+		td = stop_teardown(nfd);
+		close(nfd);
+		if (!td)
+			log_notice("block/%s: tore down a blktrace left by an entropyd that did not "
+				   "exit cleanly",
+				   name);
+		else if (td != EINVAL && td != ENXIO)
+			log_warn("block/%s: a blktrace left by an earlier entropyd could not be "
+				 "torn down: %s",
+				 name, strerror(td));
+	}
+	fclose(f);
+}
+
+char *priv_rundir(void)
+{
+	const char *env = getenv("RUNTIME_DIRECTORY");
+
+	if (!env || env[0] != '/')
+		return xstrdup(DEFAULT_RUNDIR);
+	return xasprintf("%.*s", (int)strcspn(env, ":"), env);
+}
+
+/* The state file in the runtime directory, taken at the first trace: what a crashed
+ * instance left listed is torn down first. Without it tracing still works, but is not
+ * crash-safe (and says so). */
+static struct blkt_state *state_take(const char *rundir)
+{
+	struct blkt_state *b = &steps_state;
+	char *own = NULL;
+
+	if (b->tried)
+		return b;
+	b->tried = true;
+	if (!rundir)
+		rundir = own = priv_rundir();
+	b->state_path = xasprintf("%s/%s", rundir, PRIV_BLKTRACE_STATE);
+	if (mkdir(rundir, 0755) < 0 && errno != EEXIST)
+		log_errno(LOG_WARNING, "block: cannot create %s", rundir);
+	free(own);
+	b->state_fd = open(b->state_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (b->state_fd < 0) {
+		log_errno(LOG_WARNING, "block: cannot open %s; blktrace traces would outlive a "
+				       "crash",
+			  b->state_path);
+	} else if (flock(b->state_fd, LOCK_EX | LOCK_NB) < 0) {
+		log_warn("block: %s is held by another entropyd: its traces are left alone, and "
+			 "this instance's would outlive a crash",
+			 b->state_path);
+		close(b->state_fd);
+		b->state_fd = -1;
+	} else {
+		recover(b);
+		state_write(b);
+	}
+	return b;
+}
+
+void priv_local_blktrace_take(const char *rundir)
+{
+	(void)state_take(rundir);
+}
+
+void priv_local_blktrace_release(void)
+{
+	struct blkt_state *b = &steps_state;
+
+	if (b->state_fd >= 0) {
+		if (!b->nrecs)
+			unlink(b->state_path);
+		close(b->state_fd);
+	}
+	free(b->recs);
+	free(b->state_path);
+	memset(b, 0, sizeof(*b));
+	b->state_fd = -1;
+}
+
+
+int priv_local_blktrace_start(const char *name, unsigned major, unsigned minor, char *trace_name,
+		   int *stage)
+{
+	struct blkt_setup su;
+	char path[300];
+	int fd, e;
+
+	*stage = 0;
+	trace_name[0] = '\0';
+	fd = open_node(major, minor, name, path, sizeof(path));
+	if (fd < 0)
+		return errno ? errno : EIO;
+	/* Remembered before it exists, so that no crash can leave a trace we forgot. */
+	state_add(state_take(NULL), name, major, minor);
+	memset(&su, 0, sizeof(su));
+	su.act_mask = BLKT_TC_COMPLETE;
+	su.buf_size = SUBBUF_SIZE;
+	su.buf_nr = SUBBUF_NR;
+	*stage = 1;
+	if (ioctl(fd, BLKTRACESETUP, &su) < 0) {
+		e = errno;
+		close(fd);
+		state_remove(&steps_state, major, minor);
+		return e;
+	}
+	*stage = 2;
+	if (ioctl(fd, BLKTRACESTART) < 0) {
+		e = errno;
+		if (!stop_teardown(fd))
+			state_remove(&steps_state, major, minor);
+		close(fd);
+		return e;
+	}
+	close(fd);
+	su.name[sizeof(su.name) - 1] = '\0';
+	strlcopy(trace_name, su.name[0] ? su.name : name, PRIV_DISK_NAME);
+	return 0;
+}
+
+int priv_local_blktrace_stop(const char *name, unsigned major, unsigned minor, bool teardown,
+		  bool *opened)
+{
+	char path[300];
+	int fd = open_node(major, minor, name, path, sizeof(path)), td = 0;
+
+	*opened = fd >= 0;
+	if (fd < 0) {
+		/* The disk is gone, and the kernel took its trace with it. */
+		td = errno ? errno : EIO;
+		state_remove(&steps_state, major, minor);
+		return td;
+	}
+	if (teardown)
+		td = stop_teardown(fd);
+	else
+		(void)ioctl(fd, BLKTRACESTOP);
+	close(fd);
+	if (teardown && (!td || td == EINVAL || td == ENXIO))
+		state_remove(&steps_state, major, minor);
+	return td;
+}
+/* Tear down whatever a crashed instance listed in rundir's state file, unless a live
+ * instance holds it; then remove the file. For a daemon that does not use blktrace. */
+void priv_local_blktrace_cleanup(const char *rundir)
+{
+	char *path = xasprintf("%s/%s", rundir, PRIV_BLKTRACE_STATE);
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		struct blkt_state st = { .state_fd = fd, .state_path = path };
+
+		recover(&st);
+		unlink(path);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(path);
+}
+
+/* ---- the service manager ---- */
+
+static void notify_send(const char *msg)
+{
+#ifdef HAVE_LIBSYSTEMD
+	sd_notify(0, msg);
+#else
+	(void)msg;
+#endif
+}
+
+void priv_local_notify(enum priv_notify what, const char *text)
+{
+	char msg[64 + PRIV_STATUS_TEXT];
+
+	switch (what) {
+	case PRIV_N_READY:
+		notify_send("READY=1");
+		break;
+	case PRIV_N_RELOADING:
+		/* MONOTONIC_USEC lets newer managers (Type=notify-reload) match the reload. */
+		snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
+			 (unsigned long long)(mono_ns() / 1000));
+		notify_send(msg);
+		break;
+	case PRIV_N_STOPPING:
+		notify_send("STOPPING=1");
+		break;
+	case PRIV_N_WATCHDOG:
+		notify_send("WATCHDOG=1");
+		break;
+	case PRIV_N_STATUS:
+		snprintf(msg, sizeof(msg), "STATUS=%s", text ? text : "");
+		notify_send(msg);
+		break;
+	}
+}
