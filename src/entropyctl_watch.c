@@ -2,6 +2,8 @@
  * on a terminal or as frames one after another on a pipe. */
 #include "autoconf.h"
 
+#include "entropyctl_watch.h"
+
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -14,7 +16,7 @@
 #include <unistd.h>
 
 #include "ctl_proto.h"
-#include "entropyctl.h"
+#include "entropyctl_client.h"
 #include "util.h"
 
 /* The terminal as it was, put back at exit and on the signals that end the program. */

@@ -1,8 +1,9 @@
-/* entropyctl: what its commands share — the exit statuses, the connection to the control
- * socket, and reading a reply tolerant of what a newer daemon adds or an older one lacks.
- * entropyctl.c has the commands and main(); entropyctl_watch.c the live view. */
-#ifndef ENTROPYD_ENTROPYCTL_H
-#define ENTROPYD_ENTROPYCTL_H
+/* entropyctl_client: what entropyctl's commands share — the exit statuses, the connection to
+ * the control socket, a call, and reading a reply tolerant of what a newer daemon adds or an
+ * older one lacks. entropyctl.c has the commands and main(), entropyctl_watch.c the live
+ * view. */
+#ifndef ENTROPYD_ENTROPYCTL_CLIENT_H
+#define ENTROPYD_ENTROPYCTL_CLIENT_H
 
 #include <jansson.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "ctl_proto.h"
 #include "util.h"
 
 /* Exit statuses, as --help lists them. */
@@ -30,9 +32,17 @@ struct conn {
 	size_t len, cap;
 };
 
+/* "entropyctl: " and the message, on stderr. */
+void errx_msg(const char *fmt, ...) PRINTF_LIKE(1, 2);
+
 /* Connect to path within timeout_s; XC_OK or the exit status, said once on stderr. */
 int conn_open(struct conn *c, const char *path, double timeout_s);
 void conn_close(struct conn *c);
+/* Send one call and read its reply into *r. XC_OK (r may hold an error reply) or an exit
+ * status, said once. */
+int varlink_call(struct conn *c, const char *method, json_t *params, struct ctl_reply *r);
+/* An error reply, said once, as an exit status. */
+int reply_failed(const char *method, const struct ctl_reply *r);
 /* Call a method that must succeed; its parameters go to *out (a new reference). */
 int fetch(struct conn *c, const char *method, json_t **out);
 
@@ -77,8 +87,5 @@ void print_duration(long long s);
 void health_text(const json_t *src, char *buf, size_t size);
 /* Why an instance's credit does not grow, short; "-" while it does. */
 const char *why_not(const json_t *src);
-
-/* entropyctl watch: frames every `every` seconds until q, a signal, or the daemon goes. */
-int cmd_watch(const char *path, double timeout, double every);
 
 #endif
