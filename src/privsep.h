@@ -25,6 +25,11 @@
 #define PRIV_DEPTH_S 10
 #define PRIV_DEPTH_MIN 4096
 
+/* Packet sockets: one per selected interface and PRIV_PACKET_SPARE more at once, then one
+ * per selected interface every PRIV_PACKET_EVERY_S seconds; past that, EAGAIN. */
+#define PRIV_PACKET_SPARE 2
+#define PRIV_PACKET_EVERY_S 10
+
 /* Is a privileged process answering for this one (the collector after priv_start)? */
 bool priv_active(void);
 /* Did the privileged process refuse the last request because the configuration it read

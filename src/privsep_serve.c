@@ -71,6 +71,8 @@ struct priv {
 	struct traced disks[MAX_DISKS];
 	unsigned packet_sockets; /* handed out since start */
 	struct handed handed[MAX_IFS];
+	double socket_tokens; /* packet sockets that may still be handed out now */
+	uint64_t socket_ns;   /* when socket_tokens was last brought up to date (0: never) */
 	/* Input nodes that are not the input major's character devices (FIFOs and files of
 	 * recorded events) count only if they were there at start: a collector can make those
 	 * (uid 0), but not character devices (no CAP_MKNOD). */
@@ -507,6 +509,35 @@ static void deafen_unselected(struct priv *p)
  * nothing arrives before libpcap binds it for its own protocol). At most one that hears
  * anything per interface: a second request for the same interface (an honest collector
  * asks again only after closing its capture) makes the first deaf for good. */
+/* May one more packet socket be handed out? One per selected interface at once, and
+ * PRIV_PACKET_SPARE more; then one per selected interface every PRIV_PACKET_EVERY_S (a
+ * capture reopened after its link went down, a reload). Each socket handed out can still
+ * send frames, however deaf (entropyd(8)), and the collector keeps its copy: so a collector
+ * that asks again and again gets EAGAIN, and its driver's retry backs off. */
+static bool packet_budget(struct priv *p)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
+	uint64_t now = mono_ns();
+	unsigned n = count_dir("/sys/class/net", want_iface, p->cfg);
+	double most = n + PRIV_PACKET_SPARE;
+
+	if (!p->socket_ns)
+		p->socket_tokens = most;
+	else
+		p->socket_tokens = fmin(most, p->socket_tokens + n * (double)(now - p->socket_ns) /
+								 1e9 / PRIV_PACKET_EVERY_S);
+	p->socket_ns = now;
+	if (p->socket_tokens >= 1) {
+		p->socket_tokens -= 1;
+		return true;
+	}
+	log_limited(&rl, LOG_WARNING,
+		    "privileged process: the collector asked for more packet sockets than %u "
+		    "selected interface%s need (%u handed out since start); refused for now",
+		    n, n == 1 ? "" : "s", p->packet_sockets);
+	return false;
+}
+
 static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_reply *rep,
 		      int *fd)
 {
@@ -534,6 +565,10 @@ static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_re
 	h = find_handed(p, r->ifindex, &slot);
 	if (!h && !slot) {
 		rep->err = ENOSPC;
+		return true;
+	}
+	if (!packet_budget(p)) {
+		rep->err = EAGAIN;
 		return true;
 	}
 	*fd = (int)syscall(SYS_socket, AF_PACKET, r->type | SOCK_CLOEXEC, 0);

@@ -8,8 +8,9 @@
  *                                       process must close the connection, hand over no
  *                                       descriptor and exit 4 (EXIT_LOST)
  *   privhostile CONFIG packet           a valid PACKET_SOCKET (on lo): a descriptor comes back
- *   privhostile CONFIG packets N        N PACKET_SOCKETs for lo: each answered, and every
- *                                       one but the last made deaf (a locked filter)
+ *   privhostile CONFIG packets N        N PACKET_SOCKETs for lo: 1 + PRIV_PACKET_SPARE
+ *                                       answered, every one but the last made deaf (a
+ *                                       locked filter), the rest refused (EAGAIN)
  *   privhostile CONFIG refused CASE     a well-formed request that CONFIG does not allow
  *                                       (perf, packet, blktrace:NAME:MAJOR:MINOR,
  *                                       input:NAME): refused
@@ -344,22 +345,31 @@ static int hostile(const char *name)
 	return 0;
 }
 
-/* N packet sockets for lo, as a collector that wants more than the interfaces selected:
- * each comes, but only the last one hears anything; the others have a drop-all filter that
- * no one can remove (SO_LOCK_FILTER). */
+/* N packet sockets for lo, as a collector that wants more than the interfaces selected
+ * (one: lo): 1 + PRIV_PACKET_SPARE come, and only the last of them hears anything (the
+ * others have a drop-all filter that no one can remove, SO_LOCK_FILTER); every request
+ * after them is refused with EAGAIN, no descriptor, the connection kept. */
 static int packets(int n)
 {
 	struct hostile h;
 	struct priv_reply rep;
-	int fds[64], got = 0, locked = 0, st;
+	int fds[64], got = 0, locked = 0, refused = 0, want = 1 + PRIV_PACKET_SPARE, st;
+	bool ok;
 
 	if (n < 2 || n > 64 || !build("packet", &h))
 		return 2;
 	for (int i = 0; i < n; i++) {
+		int fd = -1;
+
 		sendraw(&h.m, h.len, -1);
-		if (reply(&rep, &fds[got]) != (ssize_t)sizeof(rep) || rep.err || fds[got] < 0)
+		if (reply(&rep, &fd) != (ssize_t)sizeof(rep))
 			break;
-		got++;
+		if (!rep.err && fd >= 0)
+			fds[got++] = fd;
+		else if (rep.err == EAGAIN && fd < 0)
+			refused++;
+		else if (fd >= 0)
+			close(fd);
 	}
 	for (int i = 0; i < got; i++) {
 		int v = 0;
@@ -370,10 +380,12 @@ static int packets(int n)
 		close(fds[i]);
 	}
 	st = priv_status();
-	printf("%s: packets: %d of %d answered, %d deaf for good (want %d); exit %d\n",
-	       got == n && locked == n - 1 && st == 0 ? "PASS" : "FAIL", got, n, locked, n - 1,
-	       st);
-	return got == n && locked == n - 1 && st == 0 ? 0 : 1;
+	want = n < want ? n : want;
+	ok = got == want && locked == got - 1 && refused == n - got && st == 0;
+	printf("%s: packets: %d of %d answered (want %d), %d deaf for good, %d refused with "
+	       "EAGAIN (want %d); exit %d\n",
+	       ok ? "PASS" : "FAIL", got, n, want, locked, refused, n - want, st);
+	return ok ? 0 : 1;
 }
 
 /* A request the configuration does not allow, sent twice: each refused (EACCES, no
