@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "feed_pipeline.h"
 #include "log.h"
-#include "pipeline.h"
+#include "net_int.h"
 #include "rig.h"
-#include "source_pcap_int.h"
 
 #define SNAPLEN 64
 #define FRAME_STRIDE 128 /* a TPACKET_V3 frame of a 64-byte capture: header, padding, data */

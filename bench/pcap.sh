@@ -14,7 +14,7 @@
 # one-off start-up cost, shown apart as ed-start-ms; what follows is the steady state. The
 # estimator's cost is bounded by event time, whatever the rate: for packets a block every
 # minute (sources.network.estimate_interval), the costlier estimators every 12 and 60
-# minutes (src/est_sp90b.c). A run of a few seconds sees none of them, one of 620 s ten
+# minutes (src/est_online.c). A run of a few seconds sees none of them, one of 620 s ten
 # cheap ones; so the whole cycle's cost a second (bench/pipeline --levels, measured here
 # first) is shared out over each rate's packets a second and added in the last column,
 # ratio+est: what the daemon costs a packet in the long run, beside tcpdump.

@@ -1,5 +1,5 @@
 /* bench/pcapfloor: what libpcap alone costs a packet, for bench/pcap.sh (FLOOR=1). A capture
- * opened and read as entropyd opens and reads one (src/source_pcap.c: snaplen, no
+ * opened and read as entropyd opens and reads one (src/net.c: snaplen, no
  * promiscuous mode, a 1 s buffer timeout, a 2 MiB ring, nanosecond timestamps, a direction,
  * a filter; read when the descriptor is ready, in batches of 256, at most 16 a turn, and
  * under a flood every 20 ms without asking) whose handler only counts: the part of

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "est.h"
+#include "feed_pipeline.h"
 #include "log.h"
-#include "pipeline.h"
 #include "rig.h"
 
 #define CAPTURE_RUN 256 /* what the packet source hands over at most (CAPTURE_BATCH) */
@@ -52,7 +52,7 @@ static double full_pipeline(const uint64_t *t, size_t n, size_t run)
 	return per;
 }
 
-/* The estimators' levels (est_sp90b.c) on random 4096-symbol blocks: CPU ms per block, and
+/* The estimators' levels (est_online.c) on random 4096-symbol blocks: CPU ms per block, and
  * what the schedule makes of them a second of events, at an interval of 10 s (input,
  * block) and 60 s (network): cheap / interval + costly / 12 intervals + all / 60. */
 static void estimator_levels(void)

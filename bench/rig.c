@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "pipeline.h"
+#include "feed_pipeline.h"
 
 double rig_cpu_ns(void)
 {

@@ -7,8 +7,8 @@
 
 #include "config.h"
 #include "feed.h"
-#include "pool.h"
-#include "sink.h"
+#include "feed_pool.h"
+#include "feed_sink.h"
 
 struct rig {
 	struct config *cfg;

@@ -35,10 +35,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "blktrace_parse.h"
+#include "block_blktrace_parse.h"
 #include "log.h"
+#include "priv.h"
 #include "priv_ops.h"
-#include "privsep.h"
 #include "util.h"
 
 #define DRAIN_MS 250

@@ -56,8 +56,8 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "priv.h"
 #include "priv_ops.h"
-#include "privsep.h"
 #include "util.h"
 
 #define TRACEFS "/sys/kernel/tracing"

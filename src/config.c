@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "settings.h"
+#include "config_settings.h"
 #include "source_class.h"
 #include "util.h"
 
@@ -18,7 +18,7 @@ static const char *const feed_mode_names[] = {"auto", "boot", "watermark", "alwa
 static const char *const policy_mode_names[] = {"trusted", "reduced", "mix-only", "disabled",
 						NULL};
 
-/* settings.c writes every enum through an int pointer. */
+/* config_settings.c writes every enum through an int pointer. */
 _Static_assert(sizeof(enum feed_mode) == sizeof(int) && sizeof(enum policy_mode) == sizeof(int),
 	       "an enum of the config is not int-sized");
 

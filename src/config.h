@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "sample.h"
+#include "source_classes.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -25,7 +25,7 @@ struct strlist {
 	char **v;
 	size_t n;
 };
-/* Append a copy of s; free every string and the list (settings.c). */
+/* Append a copy of s; free every string and the list (config_settings.c). */
 void strlist_add(struct strlist *l, const char *s);
 void strlist_free(struct strlist *l);
 
@@ -92,7 +92,7 @@ struct config {
 		int low_watermark;     /* watermark mode: feed while entropy_avail is below; 0: the
 				* kernel's write_wakeup_threshold (feed_watermark) */
 		bool boot_allowance;   /* CRNG not ready: what the kernel needs, not the
-					* per-second caps, bounds credit (pipeline.c) */
+					* per-second caps, bounds credit (feed_pipeline.c) */
 	} feed;
 
 	struct class_policy policy[CLASS_COUNT];

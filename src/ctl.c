@@ -20,13 +20,13 @@
 #include <unistd.h>
 
 #include "ctl_proto.h"
-#include "disabled.h"
+#include "feed_pipeline.h"
 #include "kernel_seed.h"
 #include "log.h"
-#include "privsep.h"
-#include "pipeline.h"
+#include "priv.h"
 #include "source.h"
 #include "source_class.h"
+#include "source_disabled.h"
 #include "util.h"
 
 /* Stop reading a client's requests while this much of its replies waits to be sent. */

@@ -13,20 +13,20 @@
 #include <unistd.h>
 
 #include "block_tp.h"
+#include "config_policy.h"
 #include "ctl.h"
+#include "est_record.h"
 #include "feed.h"
+#include "feed_pipeline.h"
+#include "feed_pool.h"
+#include "feed_sink.h"
 #include "log.h"
-#include "notify.h"
-#include "pipeline.h"
-#include "policy.h"
-#include "pool.h"
+#include "priv.h"
+#include "priv_drop.h"
+#include "priv_notify.h"
 #include "priv_ops.h"
-#include "privs.h"
-#include "privsep.h"
-#include "record.h"
-#include "sink.h"
 #include "source_class.h"
-#include "sources.h"
+#include "source_table.h"
 
 struct daemon {
 	const struct daemon_opts *opts;

@@ -12,12 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "assess.h"
 #include "config.h"
 #include "daemon.h"
+#include "est_assess.h"
 #include "log.h"
-#include "notify.h"
-#include "privs.h"
+#include "priv_drop.h"
+#include "priv_notify.h"
 #include "source_names.h"
 #include "util.h"
 
@@ -120,7 +120,7 @@ static const struct option long_opts[] = {
 };
 
 /* The default file may be absent (built-in defaults apply); a file named with -f may not.
- * With trust (the daemon, -n, -p), only a file root alone can change (privs.h). When it
+ * With trust (the daemon, -n, -p), only a file root alone can change (priv_drop.h). When it
  * fails and first is not NULL, *first is the first error (to be freed). */
 static struct config *load(const char *path, bool explicit_path, bool trust, char **first)
 {

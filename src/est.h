@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sp80090b_assess.h"
+#include "est_90b_assess.h"
 #include "util.h"
 
 /* The least estimate credited, in bits per event. A source whose timing is replayed or
@@ -33,7 +33,7 @@ struct est_params {
 	/* 0: full resolution. Otherwise the kernel already credits these events at this
 	 * resolution (one jiffy): symbols come from the phase within the jiffy only. */
 	uint64_t jiffy_ns;
-	/* Event time between estimated blocks (est_sp90b.c); 0: its default, 10 s. */
+	/* Event time between estimated blocks (est_online.c); 0: its default, 10 s. */
 	uint64_t estimate_every_ns;
 };
 
@@ -63,7 +63,7 @@ static inline bool est_merged(uint64_t t_ns, uint64_t last_ns, uint64_t quantum_
 /* What an estimator currently thinks, for status (optional). */
 struct est_report {
 	uint64_t symbols;
-	uint64_t blocks, estimated; /* full blocks seen, and estimated (see est_sp90b.c) */
+	uint64_t blocks, estimated; /* full blocks seen, and estimated (see est_online.c) */
 	uint64_t costly_runs, full_runs; /* estimates with the costly, and with all, estimators */
 	bool have_estimate;
 	double h;           /* min-entropy per symbol now used, when have_estimate */

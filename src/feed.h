@@ -7,9 +7,9 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "feed_pool.h"
+#include "feed_sink.h"
 #include "kernel.h"
-#include "pool.h"
-#include "sink.h"
 
 enum feed_phase {
 	PHASE_BOOT,      /* CRNG not ready: credit as early as possible */

@@ -1,7 +1,7 @@
 /* priv_ops: the privileged steps themselves, and nothing else: each a few system calls on
  * arguments already checked. The privileged process makes them for the collector
  * (priv_serve.c, after checking the message); a daemon without a privileged process (unit
- * tests, the steps before the fork) makes them itself through privsep.c. This file, its
+ * tests, the steps before the fork) makes them itself through priv.c. This file, its
  * message loop (priv_serve.c), the wire format (priv_wire.h) and the leaf utilities are
  * the whole of what runs with privilege: it includes no driver and no part of the
  * collector.
@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "blktrace_parse.h"
+#include "block_blktrace_parse.h"
 #include "log.h"
 #include "util.h"
 

@@ -1,5 +1,5 @@
 /* priv_ops: the privileged steps themselves (see priv_ops.c): called by the privileged
- * process on a checked message, or through privsep.c by a process that has none. */
+ * process on a checked message, or through priv.c by a process that has none. */
 #ifndef ENTROPYD_PRIV_OPS_H
 #define ENTROPYD_PRIV_OPS_H
 
@@ -24,7 +24,7 @@ int priv_local_perf_open(unsigned cpu, unsigned what, unsigned flags);
 /* An input node's name: "event" then [A-Za-z0-9._-], NUL-terminated within size, zeros
  * after. */
 bool priv_input_name_ok(const char *s, size_t size);
-/* Open input node name of directory watch as priv_input_open says (privsep.h); why (160
+/* Open input node name of directory watch as priv_input_open says (priv.h); why (160
  * bytes, or NULL) gets the reason of a refusal (EACCES). */
 int priv_local_input_open(const char *watch, const char *name, char *why);
 

@@ -1,5 +1,5 @@
 /* priv_wire: the messages between the collector and the privileged process, and nothing
- * else: fixed-size, versioned, one struct per type. The collector writes them (privsep.c);
+ * else: fixed-size, versioned, one struct per type. The collector writes them (priv.c);
  * the privileged process checks every field before it acts (priv_serve.c). */
 #ifndef ENTROPYD_PRIV_WIRE_H
 #define ENTROPYD_PRIV_WIRE_H

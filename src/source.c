@@ -1,5 +1,5 @@
 /* source: the source core (see source.h): for one class, its instances, their states,
- * retries, rescans and reloads. It names no driver: sources.c holds the table of them. */
+ * retries, rescans and reloads. It names no driver: source_table.c holds the table of them. */
 #include "autoconf.h"
 
 #include "source.h"
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "disabled.h"
+#include "feed_pipeline.h"
 #include "log.h"
-#include "pipeline.h"
+#include "source_disabled.h"
 #include "source_names.h"
 #include "util.h"
 

@@ -14,7 +14,7 @@
 
 #include "config.h"
 #include "log.h"
-#include "sample.h"
+#include "source_classes.h"
 
 struct source;
 struct src_inst;

@@ -6,8 +6,8 @@
 #include <stddef.h>
 
 #include "config.h"
-#include "sample.h"
-#include "settings.h"
+#include "config_settings.h"
+#include "source_classes.h"
 
 /* ---- writing settings tables ---- */
 
@@ -24,7 +24,7 @@
 	{.key = "quantum_ns", .type = SET_INT64, .offset = CFG(field), .min = 1, .max = 1e9,   \
 	 .def_num = EST_QUANTUM_DEFAULT_NS, .unit = "ns", .help = "timing quantum of the symbols estimated"}
 
-/* How often the SP 800-90B estimators look at the instance's symbols (est_sp90b.c): a block
+/* How often the SP 800-90B estimators look at the instance's symbols (est_online.c): a block
  * at most every `estimate_interval` seconds of event time, the costlier estimators 12 and 60
  * times as seldom. */
 #define ESTIMATE_KEY(field, def)                                                           \
@@ -32,7 +32,7 @@
 	 .max = 3600, .def_num = (def), .unit = "seconds",                                    \
 	 .help = "event time between estimated blocks of 4096 symbols"}
 
-/* The first wait before a permanently failed instance is re-qualified (health.h). */
+/* The first wait before a permanently failed instance is re-qualified (est_health.h). */
 #define HEALTH_RETRY_KEY(field)                                                            \
 	{.key = "health_retry", .type = SET_FLOAT, .offset = CFG(field), .min = 60,            \
 	 .max = 604800, .def_num = 3600, .unit = "seconds",                                   \

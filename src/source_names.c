@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_policy.h"
 #include "log.h"
-#include "policy.h"
 #include "source_class.h"
 #include "util.h"
 

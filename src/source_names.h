@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "config.h"
-#include "sample.h"
+#include "source_classes.h"
 
 struct source_names;
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blktrace_parse.h"
+#include "block_blktrace_parse.h"
 
 #define SEED 0xb1c7a3u
 #define DEV ((7u << 20) | 3u)

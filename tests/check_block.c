@@ -14,9 +14,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "block.h"
 #include "block_disks.h"
 #include "block_tp.h"
-#include "source_block.h"
 #include "util.h"
 
 #define SEED 0x0b10c5u

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "policy.h"
+#include "config_policy.h"
 #include "testutil.h"
 #include "util.h"
 

@@ -1,4 +1,4 @@
-/* check_est_sp90b: unit tests for est_sp90b.c, the online SP 800-90B estimator. */
+/* check_est_sp90b: unit tests for est_online.c, the online SP 800-90B estimator. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "est.h"
-#include "sp80090b_assess.h"
+#include "est_90b_assess.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -14,7 +14,7 @@
 #define MS 1000000ULL
 #define SEC 1000000000ULL
 
-#define BLOCK 4096 /* as in est_sp90b.c */
+#define BLOCK 4096 /* as in est_online.c */
 
 /* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */
 #define SEED 0x5b90b5b9u
@@ -249,7 +249,7 @@ START_TEST(test_random_near_8_bits_and_capped)
 }
 END_TEST
 
-/* The schedule of est_sp90b.c: which estimators run on every estimated block (cheap), every
+/* The schedule of est_online.c: which estimators run on every estimated block (cheap), every
  * two minutes of event time (costly), every ten (full). */
 #define T(x) SP90B_TEST_BIT(SP90B_T_##x)
 static const unsigned lit_cheap = T(MCV) | T(MULTI_MCW) | T(LAG) | T(COLLISION) | T(MARKOV);

@@ -13,10 +13,10 @@
 
 #include "config.h"
 #include "feed.h"
+#include "feed_pipeline.h"
+#include "feed_pool.h"
+#include "feed_sink.h"
 #include "kernel.h"
-#include "pipeline.h"
-#include "pool.h"
-#include "sink.h"
 #include "testutil.h"
 #include "util.h"
 

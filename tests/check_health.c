@@ -1,7 +1,7 @@
 /* check_health: RCT/APT cutoffs against the reference table, and the credit state machine. */
 #include "autoconf.h"
 
-#include "health.h"
+#include "est_health.h"
 #include "testutil.h"
 #include "util.h"
 

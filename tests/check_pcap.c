@@ -17,12 +17,12 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "health.h"
+#include "est_health.h"
+#include "feed_pipeline.h"
+#include "feed_pool.h"
 #include "log.h"
-#include "pipeline.h"
-#include "pool.h"
+#include "net.h"
 #include "source.h"
-#include "source_pcap.h"
 #include "testutil.h"
 #include "util.h"
 

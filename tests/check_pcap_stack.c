@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "source_pcap.h"
+#include "net.h"
 #include "testutil.h"
 #include "util.h"
 

@@ -1,4 +1,4 @@
-/* check_pipeline: unit tests for pipeline.c with a real pool, estimator and policy. */
+/* check_pipeline: unit tests for feed_pipeline.c with a real pool, estimator and policy. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -8,12 +8,12 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_policy.h"
 #include "est.h"
-#include "health.h"
+#include "est_health.h"
+#include "feed_pipeline.h"
+#include "feed_pool.h"
 #include "kernel.h"
-#include "pipeline.h"
-#include "policy.h"
-#include "pool.h"
 #include "testutil.h"
 
 #define MS 1000000ULL
@@ -1104,7 +1104,7 @@ START_TEST(test_health_startup_holds_credit)
 }
 END_TEST
 
-/* health.c says "failed" and "failed-permanent"; pipeline.h documents "permanent". */
+/* est_health.c says "failed" and "failed-permanent"; feed_pipeline.h documents "permanent". */
 static bool health_failed(const struct inst_info *in)
 {
 	return strncmp(in->health, "failed", 6) == 0 || strcmp(in->health, "permanent") == 0;

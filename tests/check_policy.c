@@ -1,4 +1,4 @@
-/* check_policy: unit tests for policy.c — rule resolution, per-event credit, per-second cap. */
+/* check_policy: unit tests for config_policy.c — rule resolution, per-event credit, per-second cap. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "config_policy.h"
 #include "testutil.h"
 
 #define EPS 1e-9

@@ -1,4 +1,4 @@
-/* check_pool: unit tests for pool.c — batching, folding, credit bounds, wiping. */
+/* check_pool: unit tests for feed_pool.c — batching, folding, credit bounds, wiping. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool.h"
+#include "feed_pool.h"
 #include "testutil.h"
 
 /* Random inputs come from a fixed seed (ENTROPYD_TEST_SEED overrides it), printed on failure. */

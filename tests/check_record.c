@@ -2,8 +2,8 @@
 #include "autoconf.h"
 
 #include "config.h"
+#include "est_record.h"
 #include "log.h"
-#include "record.h"
 #include "testutil.h"
 #include "util.h"
 

@@ -1,4 +1,4 @@
-/* check_sandbox: the collector's system call filter (sandbox.c), installed for real in a
+/* check_sandbox: the collector's system call filter (priv_sandbox.c), installed for real in a
  * child process, which then makes the calls and reports each errno through a pipe. */
 #include "autoconf.h"
 
@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox.h"
+#include "priv_sandbox.h"
 #include "testutil.h"
 
 /* The ioctls tried, each on a pipe: the kernel answers ENOTTY (or 0) where the filter lets

@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "feed_pool.h"
+#include "feed_sink.h"
 #include "log.h"
-#include "pool.h"
-#include "sink.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -318,7 +318,7 @@ static int eperm_child(void)
 		return EP_CAPSET;
 	if (tu_have_sys_admin())
 		return EP_STILL_CAP;
-	/* The precondition, independently of sink.c: the kernel now says EPERM. */
+	/* The precondition, independently of feed_sink.c: the kernel now says EPERM. */
 	fill_random(req.buf, sizeof(req.buf));
 	fd = open(RANDOM_DEV, O_WRONLY | O_CLOEXEC);
 	rc = fd < 0 ? 0 : ioctl(fd, RNDADDENTROPY, &req);

@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "feed_pipeline.h"
+#include "feed_pool.h"
+#include "input.h"
 #include "log.h"
-#include "pipeline.h"
-#include "pool.h"
-#include "sources.h"
-#include "source_evdev.h"
+#include "source_table.h"
 #include "testutil.h"
 #include "util.h"
 

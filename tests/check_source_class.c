@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "class_network.h"
+#include "net_class.h"
 #include "source_class.h"
 #include "testutil.h"
 

@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "config.h"
+#include "feed_pipeline.h"
+#include "feed_pool.h"
 #include "log.h"
-#include "pipeline.h"
-#include "pool.h"
 #include "source.h"
 #include "testutil.h"
 #include "util.h"

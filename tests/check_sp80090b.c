@@ -1,7 +1,7 @@
 /* check_sp80090b: the literal estimators against NIST's reference output (tests/data/sp80090b). */
 #include "autoconf.h"
 
-#include "sp80090b_assess.h"
+#include "est_90b_assess.h"
 #include "testutil.h"
 #include "util.h"
 

@@ -1,10 +1,10 @@
 /* check_sp80090b_bits: the bitstring estimators against NIST's reference output (tests/data/sp80090b). */
 #include "autoconf.h"
 
-#include "sp80090b.h"
-#include "sp80090b_bits.h"
-#include "sp80090b_num.h" /* sp90b_bisect_approx() */
-#include "sp80090b_tuple.h" /* sp90b_bitstring(), tested in check_sp80090b_tuple */
+#include "est_90b.h"
+#include "est_90b_bits.h"
+#include "est_90b_num.h" /* sp90b_bisect_approx() */
+#include "est_90b_tuple.h" /* sp90b_bitstring(), tested in check_sp80090b_tuple */
 #include "testutil.h"
 #include "util.h"
 

@@ -1,8 +1,8 @@
 /* check_sp80090b_tuple: t-Tuple and LRS against NIST's reference output and a naive count. */
 #include "autoconf.h"
 
-#include "sp80090b.h"
-#include "sp80090b_tuple.h"
+#include "est_90b.h"
+#include "est_90b_tuple.h"
 #include "testutil.h"
 #include "util.h"
 

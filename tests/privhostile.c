@@ -38,7 +38,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
-#include "privsep.h"
+#include "priv.h"
 #include "util.h"
 
 static int sock = -1;

@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "pool.h"
+#include "feed_pool.h"
 #include "testutil.h"
 #include "util.h"
 

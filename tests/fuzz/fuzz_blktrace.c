@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "blktrace_parse.h"
+#include "block_blktrace_parse.h"
 #include "fuzz.h"
 
 struct seen {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "source_evdev.h"
+#include "input.h"
 
 #define REC sizeof(struct input_event)
 

@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "config.h"
+#include "feed_pipeline.h"
+#include "feed_pool.h"
 #include "fuzz.h"
 #include "log.h"
-#include "pipeline.h"
-#include "pool.h"
-#include "source_pcap_int.h"
+#include "net_int.h"
 #include "util.h"
 
 static const int dlts[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4,

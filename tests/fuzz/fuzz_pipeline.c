@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "config.h"
+#include "feed_pipeline.h"
+#include "feed_pool.h"
 #include "fuzz.h"
 #include "kernel.h"
 #include "log.h"
-#include "pipeline.h"
-#include "pool.h"
 
 #define MAX_OPS 4096
 #define BATCH 64

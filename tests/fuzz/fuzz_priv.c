@@ -1,4 +1,4 @@
-/* fuzz_priv: the privileged process's reading of the collector's messages (privsep.c), as a
+/* fuzz_priv: the privileged process's reading of the collector's messages (priv.c), as a
  * compromised collector could send them. The input is cut into messages (a length byte and
  * that many bytes after it, scaled to reach past the largest request), sent over a
  * SOCK_SEQPACKET pair, and the real loop (priv_serve) answers them until the end or a
@@ -15,7 +15,7 @@
 #include "config.h"
 #include "fuzz.h"
 #include "log.h"
-#include "privsep.h"
+#include "priv.h"
 
 #define MAX_MESSAGES 16
 

@@ -1,0 +1,18 @@
+/* block: block-device I/O completions as a timing source, through the block
+ * tracepoint (perf) or the blktrace API; one instance per disk. */
+#ifndef ENTROPYD_BLOCK_H
+#define ENTROPYD_BLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "block_backend.h"
+#include "block_disks.h"
+#include "config.h"
+#include "source.h"
+
+/* The "block" class driver. */
+extern const struct source_ops source_block_ops;
+
+#endif

@@ -1,0 +1,314 @@
+/* est_online: the online SP 800-90B estimator: min(kernel rule, non-IID min-entropy, cap). */
+#include "autoconf.h"
+
+#include "est.h"
+#include "est_90b_assess.h"
+#include "est_kernel.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Symbols. At full resolution a symbol is the low 8 bits of the quantised delta,
+ * (t - t_prev) / quantum; the first event has none. For events the kernel already credits
+ * at jiffy resolution (jiffy_ns > 0) it is the low 8 bits of the event's phase inside its
+ * jiffy, (t % jiffy) / quantum: what the kernel's own timestamp does not see, so nothing is
+ * counted twice. Every event has a phase, the first included. An event closer than a quantum
+ * to the one before has neither: it is merged into that one's timing event (est_merged()).
+ *
+ * Credit per event = min(kernel Δ/Δ²/Δ³ rule, H, cap). H is SP 800-90B's non-IID
+ * min-entropy per symbol (one symbol per event) over the instance's recent symbols, as NIST's
+ * ea_non_iid assesses it: min(H_original, 8 x H_bitstring), the literal view's estimators
+ * over the symbols and all ten over their bits (est_90b_assess.h); 0 until the first H
+ * exists. The kernel rule (est_kernel's, on the same timestamps) applies at full resolution
+ * only: in sub-jiffy mode it is what the kernel already counts.
+ *
+ * Schedule. Symbols are buffered (4 KB per instance) into non-overlapping blocks of
+ * BLOCK = 4096, the least MultiMCW runs on. The first H comes from the first 1024 symbols
+ * (every estimator that can run on so few), is refined at 2048, and then comes from full
+ * blocks. The estimators' cost is bounded by event time, not by the number of events: a
+ * full block is estimated if the class's estimate_interval (every_ns: 10 s for input and
+ * block, 60 s for network by default) of event time has passed since the last estimated
+ * one (the first always is), and of the estimated blocks
+ *  - every one runs the cheap estimators: MCV, MultiMCW and Lag on the symbols, MCV,
+ *    Collision and Markov on the bits;
+ *  - one at least COSTLY_TIMES intervals after the last such also MultiMMC, LZ78Y, t-Tuple
+ *    and LRS on the symbols, and Compression, t-Tuple and LRS on the bits;
+ *  - one at least FULL_TIMES intervals after the last such all of them, the four
+ *    predictors on the bits too;
+ * the estimates at 1024 and 2048 symbols, and the block after a block of a single value,
+ * run them all. A slow source (keys, a quiet disk: a block takes longer than those spans)
+ * thus has every block fully assessed; a busy one costs the same CPU a second of event time
+ * whatever its rate, and its cost per event falls as the rate grows (bench/feed_pipeline.c,
+ * bench/pcap.sh). Between estimates the last H stands and the health tests still see every
+ * symbol: what a change of the source could earn before the next estimate is bounded by the
+ * per-second cap (cap_bits_per_second) times those seconds, and a stuck or dominated source
+ * is stopped by the health tests at once.
+ * H is the minimum over every estimator's latest result, so an estimator that ran on an
+ * earlier block keeps its word until it runs again. At 1024 and 2048 symbols, and on a
+ * block that runs them all (a slow source's every block), H is exactly sp90b_assess() over
+ * its symbols at 8 bits. A source that turns predictable in a way only the costlier
+ * estimators see is caught when they next run, in a way the cheap ones see (stuck,
+ * periodic and short replayed timing) at the next estimate.
+ *
+ * A 4096-symbol block can show at most about 6.6 bits per symbol even from a perfect
+ * source (MCV's 99% bound on the commonest of 256 values), well above the class caps.
+ *
+ * Scratch (the renumbered block, its bits and the predictors' work area, a little over
+ * 1 MB with the tables of the bitstring predictors) is shared by all instances: the daemon
+ * is single-threaded and an estimate is done within one call.
+ */
+
+#define BLOCK 4096
+#define FIRST_ESTIMATE 1024
+#define SECOND_ESTIMATE 2048
+#define ESTIMATE_EVERY_NS (10 * NS_PER_SEC) /* unless est_params say otherwise */
+#define COSTLY_TIMES 12                      /* the costly estimators 12 times as seldom */
+#define FULL_TIMES 60                        /* all of them 60 times */
+
+#define T(x) SP90B_TEST_BIT(SP90B_T_##x)
+#define LIT_CHEAP (T(MCV) | T(MULTI_MCW) | T(LAG) | T(COLLISION) | T(MARKOV))
+#define BIT_CHEAP (T(MCV) | T(COLLISION) | T(MARKOV))
+#define LIT_COSTLY (LIT_CHEAP | T(MULTI_MMC) | T(LZ78Y) | T(TUPLE) | T(LRS) | T(COMPRESSION))
+#define BIT_COSTLY (BIT_CHEAP | T(COMPRESSION) | T(TUPLE) | T(LRS))
+/* Every view's estimators, by level (see the schedule above). */
+const unsigned est_sp90b_lit[EST_LEVELS] = {LIT_CHEAP, LIT_COSTLY, SP90B_ALL_TESTS};
+const unsigned est_sp90b_bit[EST_LEVELS] = {BIT_CHEAP, BIT_COSTLY, SP90B_ALL_TESTS};
+#undef T
+
+struct sp90b_est {
+	uint64_t quantum_ns, jiffy_ns;
+	uint64_t every_ns; /* event time between estimated blocks */
+	struct kernel_rule kernel; /* the kernel's rule, at full resolution only */
+	uint64_t last_t;   /* the event before (merged or not) */
+	bool started;      /* last_t is set (sub-jiffy mode) */
+	uint64_t symbols;  /* symbols produced so far */
+	uint64_t blocks;   /* full blocks */
+	uint64_t estimated; /* full blocks estimated */
+	uint64_t estimated_t; /* the event time of the last estimated block's end */
+	uint64_t costly_t, full_t;         /* ... and of the last estimate at each level */
+	uint64_t costly_runs, full_runs;
+	bool have_estimate;
+	bool full_due;     /* the next estimated block runs every estimator */
+	double h;          /* current min-entropy per symbol */
+	const char *min_by;
+	struct sp90b_view lit, bit; /* every estimator's latest result */
+	size_t fill;       /* symbols in buf */
+	uint8_t buf[BLOCK];
+};
+
+static struct {
+	unsigned users;
+	struct sp90b_scratch *work;
+} scratch;
+
+static void *sp90b_create(const struct est_params *p)
+{
+	struct sp90b_est *s = xcalloc(1, sizeof(*s));
+
+	s->quantum_ns = p->quantum_ns ? p->quantum_ns : 1;
+	s->jiffy_ns = p->jiffy_ns;
+	s->every_ns = p->estimate_every_ns ? p->estimate_every_ns : ESTIMATE_EVERY_NS;
+	if (!s->jiffy_ns)
+		kernel_rule_init(&s->kernel, p->quantum_ns);
+	if (scratch.users++ == 0)
+		scratch.work = sp90b_scratch_new();
+	return s;
+}
+
+static void sp90b_destroy(void *state)
+{
+	struct sp90b_est *s = state;
+
+	wipe(s, sizeof(*s));
+	free(s);
+	if (--scratch.users == 0) {
+		sp90b_scratch_free(scratch.work); /* wipes its buffers */
+		scratch.work = NULL;
+	}
+}
+
+/* The results of the estimators in `ran` (of one view) replace the earlier ones. */
+static void take(struct sp90b_view *keep, const struct sp90b_view *got, unsigned ran)
+{
+	for (unsigned t = 0; t < SP90B_N_TESTS; t++) {
+		if (!(ran & SP90B_TEST_BIT(t)))
+			continue;
+		keep->valid[t] = got->valid[t];
+		keep->h[t] = got->h[t];
+	}
+}
+
+/* The least valid result of a view, at most h_max; its estimator in *by. */
+static double least(const struct sp90b_view *v, double h_max, enum sp90b_test *by)
+{
+	double h = h_max;
+
+	*by = SP90B_N_TESTS;
+	for (unsigned t = 0; t < SP90B_N_TESTS; t++)
+		if (v->valid[t] && v->h[t] < h) {
+			h = v->h[t];
+			*by = t;
+		}
+	return h;
+}
+
+/* Estimate over buf[0..n) with the estimators of `level` (EST_LEVEL_*). */
+static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
+{
+	unsigned lit = est_sp90b_lit[level], bit = est_sp90b_bit[level];
+	struct sp90b_assessment a;
+	enum sp90b_test lit_by, bit_by;
+	double h_lit, h_bit;
+
+	if (level >= EST_LEVEL_ALL) {
+		s->full_due = false;
+		s->full_t = t_ns;
+		s->full_runs++;
+	}
+	if (level >= EST_LEVEL_COSTLY) {
+		s->costly_t = t_ns;
+		s->costly_runs++;
+	}
+	if (sp90b_assess(scratch.work, s->buf, n, 8, lit, bit, &a) < 0 || a.k < 2) {
+		/* One symbol value only: nothing to predict and nothing to credit, as in
+		 * ea_non_iid. The other estimators' results are kept, not wiped (a wiped one
+		 * would leave H to the cheap ones until it ran again), and the next estimated
+		 * block runs every estimator. */
+		s->h = 0;
+		s->min_by = "single symbol";
+		s->have_estimate = true;
+		s->full_due = true;
+		return;
+	}
+	take(&s->lit, &a.literal, lit);
+	if (a.n_bits) {
+		take(&s->bit, &a.bitstring, bit);
+	} else {
+		/* Two values: ea_non_iid has no bitstring view. The earlier bitstring results
+		 * still count (lower, never higher), and the next block runs everything. */
+		s->full_due = true;
+	}
+	if (a.k > 2) { /* Collision, Markov, Compression apply to the symbols only if binary */
+		s->lit.valid[SP90B_T_COLLISION] = s->lit.valid[SP90B_T_MARKOV] = false;
+		s->lit.valid[SP90B_T_COMPRESSION] = false;
+	}
+	h_lit = least(&s->lit, 8, &lit_by);
+	h_bit = 8 * least(&s->bit, 1, &bit_by);
+	if (h_bit < h_lit) {
+		s->h = h_bit;
+		s->min_by = bit_by < SP90B_N_TESTS ? sp90b_bit_name(bit_by) : "8 bits";
+	} else {
+		s->h = h_lit;
+		s->min_by = lit_by < SP90B_N_TESTS ? sp90b_test_name(lit_by) : "8 bits";
+	}
+	s->have_estimate = true;
+}
+
+/* Has `every` of event time passed since `since`? (A clock that stepped back counts as
+ * yes.) */
+static bool due(uint64_t t_ns, uint64_t since, uint64_t every)
+{
+	return t_ns < since || t_ns - since >= every;
+}
+
+/* A full block is estimated if it is the first, or every_ns after the last one. */
+static bool block_due(const struct sp90b_est *s, uint64_t t_ns)
+{
+	return s->estimated == 0 || due(t_ns, s->estimated_t, s->every_ns);
+}
+
+/* Which estimators an estimated block runs (see the schedule above). */
+static int level_due(const struct sp90b_est *s, uint64_t t_ns)
+{
+	if (s->full_due || due(t_ns, s->full_t, FULL_TIMES * s->every_ns))
+		return EST_LEVEL_ALL;
+	if (due(t_ns, s->costly_t, COSTLY_TIMES * s->every_ns))
+		return EST_LEVEL_COSTLY;
+	return EST_LEVEL_CHEAP;
+}
+
+static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
+{
+	s->buf[s->fill++] = symbol;
+	s->symbols++;
+	if (s->fill == BLOCK) {
+		if (block_due(s, t_ns)) {
+			estimate(s, BLOCK, level_due(s, t_ns), t_ns);
+			s->estimated++;
+			s->estimated_t = t_ns;
+		}
+		s->blocks++;
+		s->fill = 0;
+	} else if (s->blocks == 0 && (s->fill == FIRST_ESTIMATE || s->fill == SECOND_ESTIMATE)) {
+		estimate(s, s->fill, EST_LEVEL_ALL, t_ns);
+	}
+}
+
+static void sp90b_add(void *state, const uint64_t *t_ns, size_t n, struct est_out *out)
+{
+	struct sp90b_est *s = state;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t t = t_ns[i];
+		double bits = INFINITY;
+
+		if (s->jiffy_ns) {
+			/* The phase of an event within a quantum of the one before is that one's
+			 * phase again: merged, it earns nothing here (whatever the kernel's own
+			 * rule makes of it is the kernel's). */
+			if (s->started && est_merged(t, s->last_t, s->quantum_ns))
+				out[i] = (struct est_out){.merged = true};
+			else
+				out[i] = (struct est_out){
+					.have_symbol = true,
+					.symbol = (uint8_t)est_quanta(t % s->jiffy_ns, s->quantum_ns),
+				};
+			s->started = true;
+			s->last_t = t;
+		} else {
+			/* The kernel rule's bits; it has a symbol once there is a delta. */
+			kernel_rule_add(&s->kernel, t, &out[i]);
+			bits = out[i].bits;
+			/* Ours is the delta in quanta; a clock that steps back gives 0, not a huge
+			 * one. */
+			if (out[i].have_symbol)
+				out[i].symbol = (uint8_t)est_quanta(t > s->last_t ? t - s->last_t : 0,
+								    s->quantum_ns);
+			s->last_t = t;
+		}
+		if (out[i].have_symbol)
+			push(s, out[i].symbol, t);
+		out[i].bits = !s->have_estimate || out[i].merged ? 0 : bits < s->h ? bits : s->h;
+	}
+}
+
+static void sp90b_report(void *state, struct est_report *r)
+{
+	const struct sp90b_est *s = state;
+
+	memset(r, 0, sizeof(*r));
+	r->symbols = s->symbols;
+	r->blocks = s->blocks;
+	r->estimated = s->estimated;
+	r->costly_runs = s->costly_runs;
+	r->full_runs = s->full_runs;
+	r->have_estimate = s->have_estimate;
+	r->h = s->have_estimate ? s->h : 0;
+	r->min_by = s->have_estimate ? s->min_by : "none yet";
+	for (unsigned t = 0; t < SP90B_N_TESTS; t++) {
+		r->valid_lit[t] = s->lit.valid[t];
+		r->h_lit[t] = s->lit.h[t];
+		r->valid_bit[t] = s->bit.valid[t];
+		r->h_bit[t] = s->bit.h[t];
+	}
+}
+
+const struct est_ops est_sp90b_ops = {
+	.name = "sp800-90b",
+	.create = sp90b_create,
+	.add = sp90b_add,
+	.destroy = sp90b_destroy,
+	.report = sp90b_report,
+};

@@ -1,0 +1,268 @@
+/* priv_drop: once started, each process keeps only the capabilities it still needs.
+ *
+ * Started as root by hand, entropyd would otherwise keep every capability root has for as
+ * long as it runs. The privileged process (priv.c) still needs three: CAP_SYS_ADMIN to
+ * feed the kernel (RNDADDENTROPY) and to open the block tracepoint or blktrace for disks
+ * and CPUs that appear; CAP_NET_RAW to make packet sockets for interfaces that come up;
+ * CAP_KILL to pass signals on to the collector, which runs as another user (and to kill
+ * it when it breaks the protocol). The collector, which parses packets, trace records and
+ * control requests, needs none, and leaves uid 0 (privs_collector).
+ * The rest goes for good, bounding set included, so nothing either could exec gets them
+ * back: no CAP_DAC_OVERRIDE (files it reads on a reload
+ * must be readable by their owner, root), no CAP_CHOWN (the control socket's group is set
+ * at start-up, before this), no module loading, no ptrace. Under systemd the unit's
+ * CapabilityBoundingSet= says the same, and this changes nothing. */
+#include "autoconf.h"
+
+#include "priv_drop.h"
+
+#include <cap-ng.h>
+#include <errno.h>
+#include <glob.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "util.h"
+
+static const unsigned keep[] = {CAP_SYS_ADMIN, CAP_NET_RAW, CAP_KILL};
+
+static bool kept(unsigned cap)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+		if (keep[i] == cap)
+			return true;
+	return false;
+}
+
+/* Does the process hold any capability it should not? (Under systemd the unit's bounding
+ * set has seen to it already; the privileged process then calls no capset().) */
+static bool holds_others(void)
+{
+	for (unsigned cap = 0; cap < 64; cap++)
+		if (!kept(cap) && (capng_have_capability(CAPNG_EFFECTIVE, cap) ||
+				   capng_have_capability(CAPNG_PERMITTED, cap) ||
+				   capng_have_capability(CAPNG_INHERITABLE, cap) ||
+				   capng_have_capability(CAPNG_AMBIENT, cap)))
+			return true;
+	return false;
+}
+
+int privs_drop(void)
+{
+	bool have[ARRAY_SIZE(keep)];
+	capng_select_t what = CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT;
+
+	if (capng_get_caps_process() < 0) {
+		log_warn("cannot read the process's capabilities: keeping them");
+		return -1;
+	}
+	if (!holds_others())
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+		have[i] = capng_have_capability(CAPNG_PERMITTED, keep[i]);
+	/* Changing the bounding set takes CAP_SETPCAP, which a unit's bounding set leaves out
+	 * (it is already as small as it should be). */
+	if (capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP))
+		what |= CAPNG_SELECT_BOUNDS;
+	capng_clear(CAPNG_SELECT_ALL);
+	for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+		if (have[i])
+			capng_update(CAPNG_ADD,
+				     CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
+				     keep[i]);
+	if (capng_apply(what) < 0) {
+		log_warn("cannot drop capabilities: the daemon keeps those it was started with");
+		return -1;
+	}
+	{
+		static const char *const names[] = {"CAP_SYS_ADMIN", "CAP_NET_RAW", "CAP_KILL"};
+		char list[64] = "";
+		size_t n = 0, k = 0;
+
+		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+			n += have[i];
+		for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+			if (have[i])
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+					 !k++ ? "" : k == n ? " and " : ", ", names[i]);
+		log_info("capabilities: kept %s, dropped the rest", n ? list : "none");
+	}
+	return 0;
+}
+
+bool privs_lookup(const char *user, uid_t *uid, gid_t *gid)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+	int err = getpwnam_r(user, &pw, buf, sizeof(buf), &found);
+
+	if (!found) {
+		if (err)
+			log_warn("collector: cannot look up user %s: %s", user, strerror(err));
+		return false;
+	}
+	*uid = found->pw_uid;
+	*gid = found->pw_gid;
+	return *uid != 0;
+}
+
+int privs_collector(const char *user, bool *bounding, bool *as_root)
+{
+	uid_t uid = 0, r, e, s;
+	gid_t gid = 0;
+
+	*bounding = false;
+	*as_root = !privs_lookup(user, &uid, &gid);
+	if (capng_get_caps_process() < 0) {
+		log_err("cannot read the collector's capabilities");
+		return -1;
+	}
+	/* The bounding set first: emptying it takes CAP_SETPCAP, which leaving uid 0 takes
+	 * away. The other sets keep CAP_SETUID and CAP_SETGID for the steps after. */
+	if (capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP)) {
+		capng_clear(CAPNG_SELECT_BOUNDS);
+		if (capng_apply(CAPNG_SELECT_BOUNDS) < 0) {
+			log_err("cannot empty the collector's bounding set");
+			return -1;
+		}
+		*bounding = true;
+	}
+	if (!*as_root) {
+		/* Groups before the uid (setgroups and setresgid need CAP_SETGID); no
+		 * supplementary group at all: every device descriptor comes from the
+		 * privileged process. */
+		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0) {
+			log_errno(LOG_ERR, "collector: cannot become user %s (%u:%u)", user,
+				  (unsigned)uid, (unsigned)gid);
+			return -1;
+		}
+		/* The kernel emptied the permitted and effective sets with the uid; check that
+		 * root cannot be had back. */
+		if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid ||
+		    setuid(0) == 0 || getgroups(0, NULL) != 0) {
+			log_err("collector: the change of user to %s did not hold", user);
+			return -1;
+		}
+		/* A change of uid resets the dumpable flag to fs.suid_dumpable's value. */
+		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+			log_errno(LOG_ERR, "collector: cannot turn off core dumps");
+			return -1;
+		}
+	}
+	capng_clear(CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT);
+	if (capng_apply(CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT) < 0) {
+		log_err("cannot drop the collector's capabilities");
+		return -1;
+	}
+	return 0;
+}
+
+/* Can anyone but root write path, or replace it through one of its directories? */
+static bool writable_by_others(const char *path, char *why, size_t size)
+{
+	char *copy = xstrdup(path), *slash;
+	struct stat st;
+	bool bad = false;
+
+	if (lstat(path, &st) < 0) {
+		snprintf(why, size, "%s: %s", path, strerror(errno));
+		free(copy);
+		return true;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(why, size, "%s: not a regular file (a symbolic link?): give the file itself",
+			 path);
+		bad = true;
+	} else if (st.st_uid != 0) {
+		snprintf(why, size, "%s: owned by uid %u, not root: chown root %s", path,
+			 (unsigned)st.st_uid, path);
+		bad = true;
+	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, size, "%s: writable by %s (mode %04o): chmod go-w %s", path,
+			 (st.st_mode & S_IWOTH) ? "anyone" : "its group",
+			 (unsigned)(st.st_mode & 07777), path);
+		bad = true;
+	}
+	/* Every directory above it: root's, and not writable by others unless sticky (/tmp:
+	 * no one else can then rename or remove root's entry). */
+	while (!bad && (slash = strrchr(copy, '/'))) {
+		if (slash == copy)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(copy, &st) < 0)
+			break;
+		if (st.st_uid != 0) {
+			snprintf(why, size, "%s: its directory %s is owned by uid %u, not root: chown "
+				 "root %s", path, copy, (unsigned)st.st_uid, copy);
+			bad = true;
+		} else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+			snprintf(why, size, "%s: its directory %s is writable by others (mode %04o): "
+				 "chmod go-w %s", path, copy, (unsigned)(st.st_mode & 07777), copy);
+			bad = true;
+		}
+		if (slash == copy)
+			break;
+	}
+	free(copy);
+	return bad;
+}
+
+/* The @include lines of path, each file they name (beside path, globs expanded) checked in
+ * turn; depth bounds a loop of includes (libconfig's own limit is 10). */
+static bool includes_trusted(const char *path, unsigned depth, char *why, size_t size)
+{
+	FILE *f;
+	char line[4096], *dir, *slash;
+	bool ok = true;
+
+	if (depth > 10)
+		return true; /* libconfig refuses it itself */
+	f = fopen(path, "re");
+	if (!f)
+		return true; /* the parser says why */
+	dir = xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else
+		*slash = '\0';
+	while (ok && fgets(line, sizeof(line), f)) {
+		const char *p = line + strspn(line, " \t"), *end;
+		char *inc;
+		glob_t g;
+
+		if (strncmp(p, "@include", 8) != 0)
+			continue;
+		p += 8;
+		p += strspn(p, " \t");
+		if (*p++ != '"' || !(end = strchr(p, '"')))
+			continue;
+		inc = xasprintf("%s/%.*s", dir, (int)(end - p), p);
+		if (glob(inc, GLOB_NOSORT, NULL, &g) == 0) {
+			for (size_t i = 0; ok && i < g.gl_pathc; i++)
+				ok = !writable_by_others(g.gl_pathv[i], why, size) &&
+				     includes_trusted(g.gl_pathv[i], depth + 1, why, size);
+			globfree(&g);
+		}
+		free(inc);
+	}
+	fclose(f);
+	free(dir);
+	return ok;
+}
+
+bool privs_config_trusted(const char *path, char *why, size_t size)
+{
+	why[0] = '\0';
+	return !writable_by_others(path, why, size) && includes_trusted(path, 0, why, size);
+}

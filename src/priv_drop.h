@@ -1,0 +1,31 @@
+/* priv_drop: once started, each process keeps only the capabilities it still needs. */
+#ifndef ENTROPYD_PRIV_DROP_H
+#define ENTROPYD_PRIV_DROP_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Drop every capability but CAP_SYS_ADMIN and CAP_NET_RAW (of those the process has) from
+ * the effective, permitted, inheritable and ambient sets, and from the bounding set where
+ * the process may change it. 0, or -1 (said in the log) if the kernel refused. */
+int privs_drop(void);
+
+/* The ids of user; false if there is no such user (or it is root, which is no drop). */
+bool privs_lookup(const char *user, uid_t *uid, gid_t *gid);
+
+/* The collector's credentials, once everything that needs root is open: the bounding set
+ * emptied while CAP_SETPCAP still allows it (then *bounding is set), no supplementary
+ * groups, the real, effective and saved ids of user (setresgid, then setresuid), and every
+ * capability gone from the other four sets. Where user does not exist (or is root), the
+ * process stays uid 0 without capabilities and *as_root is set: said by the caller. 0, or -1
+ * (logged) if the kernel refused any step (the process must not go on). */
+int privs_collector(const char *user, bool *bounding, bool *as_root);
+
+/* Is the configuration file path, and every file it includes, one only root can change:
+ * a regular file root owns that neither its group nor others may write, in directories root
+ * owns that others may not write (or sticky ones, such as /tmp)? As sshd's StrictModes: a
+ * file others can write would let them raise the credit ceiling. False with the file and the
+ * fix (chmod or chown) in why. */
+bool privs_config_trusted(const char *path, char *why, size_t size);
+
+#endif

@@ -1,0 +1,325 @@
+/* priv_sandbox: the collector's system call filter (seccomp, libseccomp).
+ *
+ * The collector parses what the outside sends (packets, trace records, input frames, control
+ * requests) and holds no capability. The filter limits what a memory bug there could turn
+ * into: only the calls below, found with strace -f -c over the test suites (every source,
+ * the control socket, reloads, recording) and listed by what needs them. Anything else
+ * (execve, fork, ptrace, mount, bpf, perf_event_open, kernel modules...) kills the process:
+ * SCMP_ACT_KILL_PROCESS rather than an error, since the suite covers the collector's paths
+ * and a call outside them means something is wrong; the privileged process then sees the
+ * socketpair close, exits, and systemd restarts the service. socket() is allowed for the
+ * families the collector uses: AF_UNIX (the control socket, the privileged process, the
+ * service manager), AF_NETLINK (rtnetlink, uevents), AF_INET and AF_INET6 (interface ioctls
+ * of libpcap and the network source). Packet sockets come from the privileged process.
+ *
+ * ioctl() is allowed for the requests below only; any other fails with EPERM rather than
+ * killing (a library may probe one on a path the suite does not take). TIOCSTI, say, would
+ * push input into the terminal of whoever started entropyd by hand. libseccomp cannot give
+ * one call both an argument-matching allow and a different action for the rest, so that
+ * part is a filter of its own, whose default is EPERM and which allows the same calls as the
+ * other (and seccomp(), to load the other under it); the kernel applies the stricter
+ * verdict of the two, and the other kills on seccomp().
+ *
+ * The systemd unit filters too (SystemCallFilter=); this filter holds however entropyd is
+ * started. */
+#include "autoconf.h"
+
+#include "priv_sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/input.h>
+#include <linux/perf_event.h>
+#include <linux/sockios.h>
+#include <seccomp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "util.h"
+
+#ifdef HAVE_VALGRIND_VALGRIND_H
+#include <valgrind/valgrind.h>
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+static const char *const allowed[] = {
+	/* memory, the C library, the event loop, time, signals */
+	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "futex", "getrandom",
+	"clock_gettime", "clock_getres", "clock_nanosleep", "nanosleep", "gettimeofday", "time",
+	"epoll_create", "epoll_create1", "epoll_ctl", "epoll_wait", "epoll_pwait",
+	"epoll_pwait2", "poll", "ppoll", "select", "pselect6", "eventfd2", "timerfd_create",
+	"timerfd_settime", "pipe", "pipe2", "rt_sigaction", "rt_sigprocmask", "rt_sigreturn",
+	"sigaltstack", "restart_syscall", "exit", "exit_group", "getpid", "gettid", "getppid",
+	"getuid", "geteuid", "getgid", "getegid", "getgroups", "uname", "sysinfo",
+	"sched_yield", "getrlimit", "setrlimit", "rseq", "set_robust_list", "getrusage",
+	/* sched_getaffinity, prlimit64 and tgkill: on this process only (allow_calls) */
+	/* files: the configuration, sysfs and procfs, input nodes, relay files, recordings, the
+	 * runtime directory and the blktrace state file */
+	"read", "readv", "pread64", "write", "writev", "pwrite64", "lseek", "close", "dup",
+	"dup2", "dup3", "fcntl", "open", "openat", "stat", "fstat", "lstat",
+	"newfstatat", "statx", "statfs", "fstatfs", "access", "faccessat", "faccessat2",
+	"readlink", "readlinkat", "getdents64", "getcwd", "mkdir", "mkdirat", "unlink",
+	"unlinkat", "rename", "renameat", "renameat2", "chmod", "fchmod", "fchmodat", "chown",
+	"fchown", "fchownat", "lchown", "umask", "flock", "ftruncate", "fsync", "fdatasync",
+	"inotify_init1", "inotify_add_watch", "inotify_rm_watch",
+	/* sockets (socket() itself below) */
+	"socketpair", "bind", "listen", "accept", "accept4", "connect", "getsockname",
+	"getpeername", "getsockopt", "setsockopt", "sendto", "sendmsg", "sendmmsg", "recvfrom",
+	"recvmsg", "recvmmsg", "shutdown",
+};
+
+#ifdef HAVE_SANITIZERS
+/* A build for the test suite with ASan and UBSan: LeakSanitizer's check at exit runs in a
+ * clone of the process that stops its threads with ptrace, and reads /proc/self/task. Not
+ * in an ordinary build. */
+static const char *const sanitizers[] = {"prctl", "clone", "ptrace", "wait4", "getdents"};
+#endif
+
+static const int families[] = {AF_UNIX, AF_NETLINK, AF_INET, AF_INET6};
+
+static const unsigned long ioctls[] = {
+	FIONREAD, /* libevent: what a socket holds */
+	TCGETS,   /* isatty() (glibc 2.42 and later ask TCGETS2: refused, so isatty() says no) */
+	/* the block tracepoint's events (opened by the privileged process) */
+	PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_DISABLE, PERF_EVENT_IOC_SET_OUTPUT,
+	PERF_EVENT_IOC_SET_FILTER,
+	/* evdev: the clock; its getters are allowed by direction and type (below) */
+	EVIOCSCLOCKID,
+	/* interfaces, for libpcap and the network source (ethtool's commands that set anything
+	 * need CAP_NET_ADMIN, which the collector has not) */
+	SIOCGIFINDEX, SIOCGIFNAME, SIOCGIFFLAGS, SIOCGIFHWADDR, SIOCGIFMTU, SIOCETHTOOL,
+	SIOCGHWTSTAMP,
+};
+/* Every evdev request that only reads: _IOC_READ and type 'E' (in 32 bits, unsigned). */
+#define EVDEV_GET_MASK                                                                     \
+	(((uint32_t)_IOC_DIRMASK << _IOC_DIRSHIFT) | ((uint32_t)_IOC_TYPEMASK << _IOC_TYPESHIFT))
+#define EVDEV_GET ((uint32_t)_IOC(_IOC_READ, 'E', 0, 0))
+
+/* Allow the calls of allowed[] (and the sanitizers') in ctx, and those that take a pid for
+ * this process only: 0 (itself) or its own pid; a signal (tgkill, as raise() and abort()
+ * make it) only to itself. Another pid: refused as any call outside the list. */
+static int allow_calls(scmp_filter_ctx ctx)
+{
+	const scmp_datum_t self = (scmp_datum_t)getpid();
+	int rc = 0;
+
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, self));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
+				      SCMP_A0(SCMP_CMP_EQ, 0));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1,
+				      SCMP_A0(SCMP_CMP_EQ, self));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_getaffinity), 1,
+				      SCMP_A0(SCMP_CMP_EQ, 0));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_getaffinity), 1,
+				      SCMP_A0(SCMP_CMP_EQ, self));
+
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(allowed); i++) {
+		int nr = seccomp_syscall_resolve_name(allowed[i]);
+
+		if (nr == __NR_SCMP_ERROR)
+			continue; /* not a call of this architecture (open on arm64, say) */
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	}
+#ifdef HAVE_SANITIZERS
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(sanitizers); i++) {
+		int nr = seccomp_syscall_resolve_name(sanitizers[i]);
+
+		if (nr != __NR_SCMP_ERROR)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
+	}
+#endif
+	return rc;
+}
+
+/* The first filter: allowed[], socket() for families[], ioctl() whatever its request;
+ * anything else kills the process. */
+static int calls_filter(scmp_filter_ctx ctx)
+{
+	int rc = allow_calls(ctx);
+
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(families); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
+				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 0);
+	return rc;
+}
+
+/* The second: the same calls (socket() left to the first), ioctl() for ioctls[] and the
+ * evdev getters; anything else fails with EPERM. The request is an unsigned int to the
+ * kernel, whatever the caller's upper 32 bits. */
+static int ioctl_filter(scmp_filter_ctx ctx)
+{
+	int rc = allow_calls(ctx);
+
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 0);
+	/* Loaded first: the other filter is loaded under it. */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 0);
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(ioctls); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+					      (scmp_datum_t)(ioctls[i] & 0xffffffffUL)));
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, (scmp_datum_t)EVDEV_GET_MASK,
+					      (scmp_datum_t)EVDEV_GET));
+	return rc;
+}
+
+static int load(uint32_t def, int (*rules)(scmp_filter_ctx))
+{
+	scmp_filter_ctx ctx = seccomp_init(def);
+	int rc = ctx ? 0 : -ENOMEM;
+
+	/* A binary tree over the call numbers, not a list of a hundred comparisons: every call
+	 * the collector makes (a read of a ring, a packet batch) goes through the filter. */
+	if (rc == 0)
+		(void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+	/* NoNewPrivs is set already (priv.c); prctl() would not pass the first filter. */
+	if (rc == 0)
+		rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+	if (rc == 0)
+		rc = rules(ctx);
+	if (rc == 0)
+		rc = seccomp_load(ctx);
+	if (ctx)
+		seccomp_release(ctx);
+	return rc;
+}
+
+int sandbox_collector(void)
+{
+	int rc;
+
+	/* valgrind runs in the process, with calls of its own, and cannot run filters: the
+	 * memory check of the test suite (t_ctl) runs without one, and says so. */
+	if (RUNNING_ON_VALGRIND) {
+		log_notice("running under valgrind: the collector has no system call filter");
+		return 0;
+	}
+	rc = load(SCMP_ACT_ERRNO(EPERM), ioctl_filter);
+	if (rc == 0)
+		rc = load(SCMP_ACT_KILL_PROCESS, calls_filter);
+	if (rc < 0) {
+		log_err("cannot install the collector's system call filter: %s", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- Landlock, where the kernel has it: a second wall beside the user and the filter ---- */
+
+/* The UAPI's values, for headers older than the kernel (Debian 12's know ABI 1 and 2). */
+#define LL_FS_EXECUTE (1ULL << 0)
+#define LL_FS_WRITE_FILE (1ULL << 1)
+#define LL_FS_REMOVE_DIR (1ULL << 4)
+#define LL_FS_REMOVE_FILE (1ULL << 5)
+#define LL_FS_MAKE_CHAR (1ULL << 6)
+#define LL_FS_MAKE_DIR (1ULL << 7)
+#define LL_FS_MAKE_REG (1ULL << 8)
+#define LL_FS_MAKE_SOCK (1ULL << 9)
+#define LL_FS_MAKE_FIFO (1ULL << 10)
+#define LL_FS_MAKE_BLOCK (1ULL << 11)
+#define LL_FS_MAKE_SYM (1ULL << 12)
+#define LL_FS_REFER (1ULL << 13)    /* ABI 2 */
+#define LL_FS_TRUNCATE (1ULL << 14) /* ABI 3 */
+#define LL_NET_BIND_TCP (1ULL << 0) /* ABI 4 */
+#define LL_NET_CONNECT_TCP (1ULL << 1)
+#define LL_SCOPE_ABSTRACT_UNIX (1ULL << 0) /* ABI 6 */
+#define LL_SCOPE_SIGNAL (1ULL << 1)
+
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+struct ll_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+int sandbox_landlock(const char *writable_dir)
+{
+	struct ll_ruleset_attr attr = {0};
+	size_t size = sizeof(attr.handled_access_fs);
+	long abi;
+	uint64_t write = LL_FS_WRITE_FILE | LL_FS_REMOVE_FILE | LL_FS_MAKE_REG;
+	int rs, rc = 0;
+
+	/* valgrind knows no Landlock call (and says so on stderr); it runs no filter either. */
+	if (RUNNING_ON_VALGRIND)
+		return 0;
+	abi = syscall(__NR_landlock_create_ruleset, NULL, 0, 1 /* VERSION */);
+	if (abi < 1) {
+		log_info("collector: no Landlock in this kernel (%s)", strerror(errno));
+		return 0;
+	}
+	/* Nothing to write, make or remove anywhere, and nothing to execute; reading is the
+	 * user's and the filter's business (the configuration, sysfs, procfs). */
+	attr.handled_access_fs = LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_REMOVE_DIR |
+				 LL_FS_REMOVE_FILE | LL_FS_MAKE_CHAR | LL_FS_MAKE_DIR |
+				 LL_FS_MAKE_REG | LL_FS_MAKE_SOCK | LL_FS_MAKE_FIFO |
+				 LL_FS_MAKE_BLOCK | LL_FS_MAKE_SYM;
+	if (abi >= 2)
+		attr.handled_access_fs |= LL_FS_REFER;
+	if (abi >= 3) {
+		attr.handled_access_fs |= LL_FS_TRUNCATE;
+		write |= LL_FS_TRUNCATE;
+	}
+	/* No TCP at all (the collector has no use for it). */
+	if (abi >= 4) {
+		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
+		size = offsetof(struct ll_ruleset_attr, scoped);
+	}
+	/* No signal to a process outside its own domain (the privileged process, root's
+	 * processes, anyone's), no abstract unix socket outside it. */
+	if (abi >= 6) {
+		attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
+		size = sizeof(attr);
+	}
+	rs = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+	if (rs < 0) {
+		log_errno(LOG_ERR, "collector: cannot make a Landlock ruleset");
+		return -1;
+	}
+	if (writable_dir && writable_dir[0]) {
+		struct ll_path_beneath pb = {.allowed_access = write};
+
+		pb.parent_fd = open(writable_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (pb.parent_fd >= 0) {
+			rc = (int)syscall(__NR_landlock_add_rule, rs, 1 /* PATH_BENEATH */, &pb, 0);
+			close(pb.parent_fd);
+		} else {
+			log_errno(LOG_WARNING, "collector: record.dir %s: cannot allow writing there",
+				  writable_dir);
+		}
+	}
+	if (rc == 0)
+		rc = (int)syscall(__NR_landlock_restrict_self, rs, 0);
+	if (rc < 0)
+		log_errno(LOG_ERR, "collector: cannot apply the Landlock ruleset");
+	close(rs);
+	if (rc == 0)
+		log_info("collector: Landlock (ABI %ld): nothing written, made or removed%s%s, no "
+			 "execution%s%s",
+			 abi, writable_dir && writable_dir[0] ? " outside " : "",
+			 writable_dir && writable_dir[0] ? writable_dir : "",
+			 abi >= 4 ? ", no TCP" : "",
+			 abi >= 6 ? ", no signal or abstract socket outside itself" : "");
+	return rc < 0 ? -1 : 0;
+}
