@@ -369,7 +369,7 @@ cmp -s "$T/e.conf" "$T/e.conf.orig" || fail "the configuration changed"
 kill "$LISTENER" 2> /dev/null
 # Last, as it ends the collector: lowering a root process's limits (the privileged
 # process's; pid 1 in its own PID namespace is the collector itself) is a call outside its
-# filter (prlimit64 on another pid), which kills it; that process keeps its limits.
+# filter (prlimit64 on another pid), which kills it.
 inside "print (int)prlimit64($DAEMON_PID, 7, (void *)0, (void *)0)" > /dev/null || true
 timeout 5 tail --pid="$COLLECTOR" -f /dev/null || fail "the collector survived prlimit64 on the privileged process"
 wait "$DAEMON_PID" 2> /dev/null; DAEMON_PID=
