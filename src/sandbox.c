@@ -476,9 +476,19 @@ static int build_root(const struct sandbox_view *v, const char **what)
 	    mount("proc", NS_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
 		  NULL) < 0)
 		goto out;
-	*what = "change to the new root";
-	if (chdir(NS_ROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
-	    umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+	/* pivot_root fails where the root is the initramfs's rootfs (entropyd started by
+	 * hand in an initramfs): the whole file system stays in view, said in the log. */
+	*what = "change to the new root (pivot_root)";
+	if (chdir(NS_ROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
+		int e = errno;
+
+		if (chdir("/") < 0)
+			e = errno;
+		errno = e;
+		goto out;
+	}
+	*what = "leave the old root";
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
 		goto out;
 	*what = "make the new root read-only";
 	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
@@ -488,8 +498,12 @@ static int build_root(const struct sandbox_view *v, const char **what)
 out:
 	/* Before pivot_root the empty root hides what was on NS_ROOT: give it back. */
 	if (rc < 0 && strcmp(*what, "make the new root read-only") != 0 &&
-	    strcmp(*what, "change to the new root") != 0)
+	    strcmp(*what, "leave the old root") != 0) {
+		int e = errno;
+
 		umount2(NS_ROOT, MNT_DETACH);
+		errno = e;
+	}
 	for (i = 0; i < n; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -521,7 +535,8 @@ int sandbox_namespaces(const struct sandbox_view *v)
 		 * failure is fatal. */
 		int e = errno;
 
-		if (strcmp(what, "make the new root read-only") == 0) {
+		if (strcmp(what, "make the new root read-only") == 0 ||
+		    strcmp(what, "leave the old root") == 0) {
 			log_err("collector: %s: %s", what, strerror(e));
 			return -1;
 		}
