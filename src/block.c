@@ -349,7 +349,8 @@ static void say_stacked(const struct src_inst *si)
 
 	if (strcmp(d->below, BLOCK_UNKNOWN_DISK) == 0)
 		log_info("block/%s: its backing file is on overlayfs or btrfs (or the like), "
-			 "whose disk is not known, and other disks are traced: not traced "
+			 "or outside what the collector sees, so its disk is not known, and "
+			 "other disks are traced: not traced "
 			 "itself, since its I/O may be counted on one of them",
 			 si->name);
 	else if (d->below[0])

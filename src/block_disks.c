@@ -247,7 +247,8 @@ bool block_fs_hides_disk(unsigned long f_type)
 /* For a loop device, the disk its backing file is on (via /sys/dev/block/MAJ:MIN), or the
  * block device that is its backing file: 1, with its name in out. -1 if the file is on a
  * file system on disks whose device number is none of theirs (overlayfs on a disk, btrfs:
- * an anonymous 0:N), so that the disk is not known; 0 if on none (tmpfs) or not a loop. */
+ * an anonymous 0:N), or is not to be seen (outside the collector's root), so that the disk
+ * is not known; 0 if on none (tmpfs) or not a loop. */
 static int loop_backing_disk(const char *sysroot, const char *name, char *out, size_t size)
 {
 	char path[PATH_MAX], file[PATH_MAX];
@@ -256,8 +257,12 @@ static int loop_backing_disk(const char *sysroot, const char *name, char *out, s
 	dev_t dev;
 
 	snprintf(path, sizeof(path), "%s" SYS_BLOCK "/%s/loop/backing_file", sysroot, name);
-	if (!read_line(path, file, sizeof(file)) || stat(file, &sb) < 0)
+	if (!read_line(path, file, sizeof(file)))
 		return 0;
+	/* A file the collector cannot see (outside its own root, or deleted): its disk is not
+	 * known. */
+	if (stat(file, &sb) < 0)
+		return -1;
 	dev = S_ISBLK(sb.st_mode) ? sb.st_rdev : sb.st_dev;
 	snprintf(path, sizeof(path), "%s/sys/dev/block/%u:%u", sysroot, major(dev), minor(dev));
 	if (disk_of(path, out, size))

@@ -393,7 +393,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	/* The control socket gets its group while the collector may still change it. */
 	d->ctl = ctl_start(d->base, cfg, &ctl_ops, d);
 	record_dir_for_collector(cfg);
-	if (!d->ctl || priv_collector_lockdown(cfg->record.dir) < 0) {
+	if (!d->ctl || priv_collector_lockdown(cfg, d->opts->config_path) < 0) {
 		status = EXIT_STARTUP;
 		goto out;
 	}

@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/random.h>
 #include <net/if.h>
 #include <signal.h>
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -384,9 +386,52 @@ bool priv_collector_root(void)
 	return collector_root;
 }
 
-int priv_collector_lockdown(const char *record_dir)
+/* Add path (a copy in buf), or its directory (file: true), to v. */
+static void view_add(struct sandbox_view *v, char *buf, size_t size, const char *path,
+		     bool file, bool writable)
 {
+	char *slash;
+
+	if (!path || path[0] != '/' || v->n >= SANDBOX_MAX_PATHS)
+		return;
+	snprintf(buf, size, "%s", path);
+	if (file && (slash = strrchr(buf, '/')) != NULL)
+		*(slash == buf ? slash + 1 : slash) = '\0';
+	v->paths[v->n].path = buf;
+	v->paths[v->n].writable = writable;
+	v->paths[v->n].flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
+	v->n++;
+}
+
+int priv_collector_lockdown(const struct config *cfg, const char *config_path)
+{
+	const char *record_dir = cfg->record.dir;
 	bool bounding;
+	/* What the collector still reads after its start: the configuration (reloads, the
+	 * time zone), sysfs (disks, interfaces, input devices), /dev (input hotplug,
+	 * /dev/log, /dev/null), /run (the journal's and the service manager's sockets); the
+	 * directories of the control socket, the configuration, input.watch (and its parent,
+	 * watched for it to appear) and network.file; it writes only beneath record.dir
+	 * (Landlock says the same). */
+	struct sandbox_view view = {
+		.paths = {{"/etc", false, MS_NOSUID | MS_NODEV | MS_NOEXEC},
+			  {"/sys", false, MS_NOSUID | MS_NODEV | MS_NOEXEC},
+			  {"/dev", false, MS_NOSUID | MS_NOEXEC},
+			  {"/run", false, MS_NOSUID | MS_NODEV | MS_NOEXEC}},
+		.n = 4,
+	};
+	char conf_dir[PATH_MAX], ctl_dir[PATH_MAX], rec_dir[PATH_MAX], watch_dir[PATH_MAX];
+	char net_dir[PATH_MAX];
+
+	if (priv_active()) {
+		view_add(&view, conf_dir, sizeof(conf_dir), config_path, true, false);
+		view_add(&view, ctl_dir, sizeof(ctl_dir), cfg->control.socket, true, false);
+		view_add(&view, watch_dir, sizeof(watch_dir), cfg->input.watch, true, false);
+		view_add(&view, net_dir, sizeof(net_dir), cfg->network.file, true, false);
+		view_add(&view, rec_dir, sizeof(rec_dir), record_dir, false, true);
+		if (sandbox_namespaces(&view) < 0)
+			return -1;
+	}
 
 	/* Everything that needs root is open by now: the control socket, the configuration's
 	 * files, the privileged process's socketpair. */
@@ -409,7 +454,9 @@ int priv_collector_lockdown(const char *record_dir)
 			log_errno(LOG_ERR, "cannot tie the collector to the privileged process");
 			return -1;
 		}
-		if (getppid() != priv_pid)
+		/* In its own PID namespace the parent is process 0: the socketpair says. */
+		if ((getppid() != priv_pid && getppid() != 0) ||
+		    recv(priv_fd, conf_dir, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
 			lost("is gone");
 	}
 	if (sandbox_landlock(record_dir) < 0 || sandbox_collector() < 0)
@@ -427,7 +474,8 @@ int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int read
 {
 	int sv[2];
 	sigset_t set, old;
-	pid_t pid;
+	pid_t pid, parent;
+	int pidns;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		log_errno(LOG_ERR, "cannot make the privileged process's socket");
@@ -440,7 +488,10 @@ int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int read
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, &old);
+	parent = getpid();
+	pidns = sandbox_pidns_begin();
 	pid = fork();
+	sandbox_pidns_end(pidns, pid == 0);
 	if (pid < 0) {
 		log_errno(LOG_ERR, "cannot start the collector");
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -454,7 +505,7 @@ int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int read
 		if (rnd_fd >= 0)
 			close(rnd_fd);
 		priv_fd = sv[1];
-		priv_pid = getppid();
+		priv_pid = parent;
 		return 0;
 	}
 	close(sv[1]);

@@ -28,15 +28,21 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/input.h>
 #include <linux/perf_event.h>
 #include <linux/sockios.h>
+#include <sched.h>
 #include <seccomp.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -322,4 +328,228 @@ int sandbox_landlock(const char *writable_dir)
 			 abi >= 4 ? ", no TCP" : "",
 			 abi >= 6 ? ", no signal or abstract socket outside itself" : "");
 	return rc < 0 ? -1 : 0;
+}
+
+/* ---- Namespaces: the collector sees no other process and almost no file ---- */
+
+/* Why the collector has no PID namespace of its own (0: it has one), from the fork. */
+static int pidns_errno = ENOSYS;
+static bool pidns_tried;
+
+int sandbox_pidns_begin(void)
+{
+	int fd;
+
+	pidns_tried = true;
+	if (RUNNING_ON_VALGRIND) {
+		pidns_errno = ENOTSUP;
+		return -1;
+	}
+	fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pidns_errno = errno;
+		return -1;
+	}
+	if (unshare(CLONE_NEWPID) < 0) {
+		pidns_errno = errno;
+		close(fd);
+		return -1;
+	}
+	pidns_errno = 0;
+	return fd;
+}
+
+void sandbox_pidns_end(int fd, bool child)
+{
+	if (fd < 0)
+		return;
+	/* The privileged process's next children are born in its own namespace again. */
+	if (!child && setns(fd, CLONE_NEWPID) < 0)
+		log_errno(LOG_WARNING, "cannot return to the PID namespace for later children");
+	close(fd);
+}
+
+/* A recursive read-only (and flags) change of the mount at path and every mount beneath. */
+static int seal(const char *path, unsigned long flags)
+{
+#ifdef SYS_mount_setattr
+	struct {
+		uint64_t set, clr, propagation, userns_fd;
+	} attr = {0};
+
+	attr.set = 0x1; /* MOUNT_ATTR_RDONLY */
+	if (flags & MS_NOSUID)
+		attr.set |= 0x2;
+	if (flags & MS_NODEV)
+		attr.set |= 0x4;
+	if (flags & MS_NOEXEC)
+		attr.set |= 0x8;
+	if (syscall(SYS_mount_setattr, AT_FDCWD, path, 0x8000 /* AT_RECURSIVE */, &attr,
+		    sizeof(attr)) == 0)
+		return 0;
+#endif
+	/* Older kernels: the top mount only. */
+	return mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | flags, NULL);
+}
+
+/* mkdir -p below the new root, for a mount point. */
+static int make_point(const char *root, const char *path, bool dir)
+{
+	char buf[PATH_MAX];
+	char *p;
+	int n = snprintf(buf, sizeof(buf), "%s%s", root, path);
+
+	if (n < 0 || (size_t)n >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = buf + strlen(root) + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (dir) {
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -1;
+	} else {
+		int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
+	return 0;
+}
+
+#define NS_ROOT "/tmp"
+
+static int build_root(const struct sandbox_view *v, const char **what)
+{
+	int fds[SANDBOX_MAX_PATHS];
+	bool dirs[SANDBOX_MAX_PATHS];
+	size_t i, n = v->n;
+	char target[PATH_MAX], src[64];
+	int rc = -1;
+
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	*what = "make its mounts private";
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	/* Every path the collector keeps, held before the empty root may hide it. */
+	for (i = 0; i < n; i++) {
+		struct stat st;
+
+		fds[i] = open(v->paths[i].path, O_PATH | O_CLOEXEC);
+		if (fds[i] >= 0 && fstat(fds[i], &st) == 0)
+			dirs[i] = S_ISDIR(st.st_mode);
+		else if (fds[i] >= 0)
+			dirs[i] = true;
+	}
+	*what = "mount an empty root (tmpfs on " NS_ROOT ")";
+	if (mount("entropyd", NS_ROOT, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  "mode=0755,size=64k") < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		unsigned long fl = v->paths[i].flags;
+
+		if (fds[i] < 0)
+			continue; /* not on this system (/dev/log, /run/systemd, ...) */
+		*what = v->paths[i].path;
+		if (make_point(NS_ROOT, v->paths[i].path, dirs[i]) < 0)
+			goto out;
+		snprintf(target, sizeof(target), NS_ROOT "%s", v->paths[i].path);
+		snprintf(src, sizeof(src), "/proc/self/fd/%d", fds[i]);
+		if (mount(src, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+			goto out;
+		if (!v->paths[i].writable && seal(target, fl) < 0)
+			goto out;
+		if (v->paths[i].writable &&
+		    mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | fl, NULL) < 0)
+			goto out;
+	}
+	*what = "mount /proc of its PID namespace";
+	if (make_point(NS_ROOT, "/proc", true) < 0 ||
+	    mount("proc", NS_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+		  NULL) < 0)
+		goto out;
+	/* pivot_root fails where the root is the initramfs's rootfs (entropyd started by
+	 * hand in an initramfs): the whole file system stays in view, said in the log. */
+	*what = "change to the new root (pivot_root)";
+	if (chdir(NS_ROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
+		int e = errno;
+
+		if (chdir("/") < 0)
+			e = errno;
+		errno = e;
+		goto out;
+	}
+	*what = "leave the old root";
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+		goto out;
+	*what = "make the new root read-only";
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL) < 0)
+		goto out;
+	rc = 0;
+out:
+	/* Before pivot_root the empty root hides what was on NS_ROOT: give it back. */
+	if (rc < 0 && strcmp(*what, "make the new root read-only") != 0 &&
+	    strcmp(*what, "leave the old root") != 0) {
+		int e = errno;
+
+		umount2(NS_ROOT, MNT_DETACH);
+		errno = e;
+	}
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return rc;
+}
+
+int sandbox_namespaces(const struct sandbox_view *v)
+{
+	const char *what = "";
+	char pid_note[160] = "";
+
+	if (pidns_tried && pidns_errno)
+		snprintf(pid_note, sizeof(pid_note), "; no PID namespace of its own (%s): it sees "
+			 "every process in /proc",
+			 pidns_errno == ENOTSUP ? "running under valgrind" : strerror(pidns_errno));
+	if (RUNNING_ON_VALGRIND) {
+		log_notice("running under valgrind: the collector keeps the mount namespace%s",
+			   pid_note);
+		return 0;
+	}
+	if (unshare(CLONE_NEWNS) < 0) {
+		log_warn("collector: cannot make a mount namespace of its own (%s): it sees the "
+			 "whole file system%s",
+			 strerror(errno), pid_note);
+		return 0;
+	}
+	if (build_root(v, &what) < 0) {
+		/* Nothing is changed where the collector looks until pivot_root; after it a
+		 * failure is fatal. */
+		int e = errno;
+
+		if (strcmp(what, "make the new root read-only") == 0 ||
+		    strcmp(what, "leave the old root") == 0) {
+			log_err("collector: %s: %s", what, strerror(e));
+			return -1;
+		}
+		log_warn("collector: cannot build its own root (%s: %s): it sees the whole file "
+			 "system%s",
+			 what, strerror(e), pid_note);
+		return 0;
+	}
+	if (pid_note[0])
+		log_warn("collector: its own mount namespace, root an empty read-only directory%s",
+			 pid_note);
+	else
+		log_info("collector: its own PID and mount namespaces: it sees only itself in "
+			 "/proc, and a read-only root with only the paths it reads and writes");
+	return 0;
 }

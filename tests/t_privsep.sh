@@ -305,7 +305,8 @@ cp "$T/e.conf" "$T/e.conf.orig"
 inside() { # inside EXPR...: run each gdb expression in the collector; the last result printed
 	local a=()
 	for e in "$@"; do a+=(-ex "$e"); done
-	gdb -q -p "$COLLECTOR" -batch "${a[@]}" 2> /dev/null | sed -n 's/^\$[0-9]* = //p' | tail -1
+	# sysroot /: the collector's own root has no libraries for gdb to read symbols from
+	gdb -q -iex 'set sysroot /' -p "$COLLECTOR" -batch "${a[@]}" 2> /dev/null | sed -n 's/^\$[0-9]* = //p' | tail -1
 }
 attempt() { # attempt WHAT EXPR...: the last expression must give -1
 	local r
@@ -314,6 +315,28 @@ attempt() { # attempt WHAT EXPR...: the last expression must give -1
 	[ "$r" = -1 ] || fail "from inside the collector, $1 gave $r, not -1"
 	ATTEMPTS="${ATTEMPTS:+$ATTEMPTS, }$1"
 }
+# What the collector sees, from outside: its own mount and PID namespaces, a root with only
+# the bound paths, none writable but record.dir, and a /proc with itself alone.
+if grep -q "collector: its own PID and mount namespaces" "$T/log"; then
+	for ns in mnt pid; do
+		[ "$(readlink "/proc/$COLLECTOR/ns/$ns")" != "$(readlink "/proc/$DAEMON_PID/ns/$ns")" ] ||
+			fail "the collector shares the privileged process's $ns namespace"
+	done
+	top=$(ls -A "/proc/$COLLECTOR/root" | tr '\n' ' ')
+	want="dev etc proc run sys ${T#/}"
+	want=$(echo "$want" | tr ' ' '\n' | cut -d/ -f1 | sort -u | tr '\n' ' ')
+	[ "$top" = "$want" ] || fail "the collector's root holds '$top', not '$want'"
+	touch "/proc/$COLLECTOR/root/x" 2> /dev/null && fail "the collector's root is writable"
+	touch "/proc/$COLLECTOR/root/etc/entropyd-hostile" 2> /dev/null && fail "its /etc is writable"
+	touch "/proc/$COLLECTOR/root$T/x" 2> /dev/null && fail "its view of $T is writable"
+	procs=$(ls "/proc/$COLLECTOR/root/proc" | grep -E '^[0-9]+$' | tr '\n' ' ')
+	[ "$procs" = "1 " ] || fail "the collector's /proc lists processes '$procs', not itself (1) alone"
+	grep -q " /proc proc ro," "/proc/$COLLECTOR/mounts" || fail "the collector's /proc is not read-only"
+	pass "the collector: its own mount and PID namespaces, root ${top% }, read-only; /proc shows process 1 (itself) only"
+else
+	[ "$(id -u)" -eq 0 ] && fail "running as root, yet the collector has no namespaces: $(grep "collector: cannot" "$T/log")"
+	echo "SKIP: the collector has no namespaces of its own here"
+fi
 # The positive control: gdb's calls do run in the collector, as its user.
 r=$(inside 'print (int)getuid()')
 [ "$r" = "$(id -u entropyd 2> /dev/null || echo 0)" ] || fail "gdb's call in the collector gave uid '$r'"
@@ -330,6 +353,12 @@ attempt "reading it" "print (int)open(\"$T/secret\", 0)"
 attempt "writing the configuration" "print (int)open(\"$T/e.conf\", 1)"
 attempt "writing core_pattern" 'print (int)open("/proc/sys/kernel/core_pattern", 1)'
 attempt "reading /proc/1/environ" 'print (int)open("/proc/1/environ", 0)'
+if grep -q "collector: its own PID and mount namespaces" "$T/log"; then
+	# Any user may read another's status; the collector's PID namespace has no such process.
+	attempt "reading the privileged process's status" "print (int)open(\"/proc/$DAEMON_PID/status\", 0)"
+	attempt "reading the test's status" "print (int)open(\"/proc/$$/status\", 0)"
+	attempt "opening /usr (outside its root)" 'print (int)open("/usr", 0)'
+fi
 attempt "opening the privileged process's memory" "print (int)open(\"/proc/$DAEMON_PID/mem\", 2)"
 attempt "opening $L read-write" "print (int)open(\"$L\", 2)"
 attempt "connecting to a root-only unix socket" \
@@ -339,12 +368,11 @@ attempt "connecting to a root-only unix socket" \
 cmp -s "$T/e.conf" "$T/e.conf.orig" || fail "the configuration changed"
 [ "$(stat -c %a "$T/secret")" = 0 ] || fail "the root file's mode changed"
 kill "$LISTENER" 2> /dev/null
-# Last, as it ends the collector: lowering a root process's limits (pid 1's) is a call
-# outside its filter (prlimit64 on another pid), which kills it; pid 1 keeps its limits.
-before=$(grep 'Max open files' /proc/1/limits)
-inside 'print (int)prlimit64(1, 7, (void *)0, (void *)0)' > /dev/null || true
-timeout 5 tail --pid="$COLLECTOR" -f /dev/null || fail "the collector survived prlimit64 on pid 1"
+# Last, as it ends the collector: lowering a root process's limits (the privileged
+# process's; pid 1 in its own PID namespace is the collector itself) is a call outside its
+# filter (prlimit64 on another pid), which kills it.
+inside "print (int)prlimit64($DAEMON_PID, 7, (void *)0, (void *)0)" > /dev/null || true
+timeout 5 tail --pid="$COLLECTOR" -f /dev/null || fail "the collector survived prlimit64 on the privileged process"
 wait "$DAEMON_PID" 2> /dev/null; DAEMON_PID=
 grep -q "the collector was killed by signal 31" "$T/log" || fail "the collector was not killed by its filter (SIGSYS)"
-[ "$(grep 'Max open files' /proc/1/limits)" = "$before" ] || fail "pid 1's limits changed"
-pass "from inside the collector, each failed: $ATTEMPTS; prlimit64 on pid 1 killed it (SIGSYS)"
+pass "from inside the collector, each failed: $ATTEMPTS; prlimit64 on the privileged process killed it (SIGSYS)"
