@@ -6,15 +6,6 @@
 
 #include "config.h"
 
-/* Exit statuses, documented in entropyd(8). */
-enum {
-	EXIT_OK = 0,
-	EXIT_CONFIG = 1,  /* the configuration is invalid */
-	EXIT_USAGE = 2,   /* bad command line */
-	EXIT_STARTUP = 3, /* could not start: sink, permissions, event loop */
-	EXIT_LOST = 4,    /* the other process (privileged or collector) went */
-};
-
 struct daemon_opts {
 	const char *config_path;
 	bool foreground;

@@ -45,7 +45,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "log.h"
 #include "priv_drop.h"
 #include "priv_sandbox.h"

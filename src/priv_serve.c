@@ -35,7 +35,6 @@
 
 #include "block_disks.h"
 #include "config_policy.h"
-#include "daemon.h"
 #include "kernel.h"
 #include "log.h"
 #include "priv_drop.h"

@@ -7,6 +7,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* entropyd's exit statuses (entropyd(8), EXIT STATUS), shared by both of its processes. */
+enum {
+	EXIT_OK = 0,
+	EXIT_CONFIG = 1,  /* the configuration is invalid */
+	EXIT_USAGE = 2,   /* bad command line */
+	EXIT_STARTUP = 3, /* could not start: sink, permissions, event loop */
+	EXIT_LOST = 4,    /* the other process (privileged or collector) went */
+};
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define NS_PER_SEC 1000000000ULL
 
