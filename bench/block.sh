@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/block: does the block source slow the disk it watches? A fixed O_DIRECT workload
-# (tests/dio: random 4 KiB reads and writes from a fixed seed) on a loop device backed by a
+# (tests/helpers/dio: random 4 KiB reads and writes from a fixed seed) on a loop device backed by a
 # file in /dev/shm with direct I/O, timed without entropyd and with entropyd tracing the
 # device (tracepoint backend), in alternating rounds (ABBA, against drift) in one run; the
 # ratio of the medians and of the fastest rounds (other load on a shared machine only ever
@@ -15,9 +15,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 : "${top_builddir:=$top}"
 rounds=${1:-8}
 ios=${2:-20000}
-dio=$top_builddir/tests/dio
+dio=$top_builddir/tests/helpers/dio
 [ "$(id -u)" -eq 0 ] || { echo "bench/block: needs root" >&2; exit 77; }
-[ -x "$dio" ] || make -C "$top_builddir" tests/dio > /dev/null
+[ -x "$dio" ] || make -C "$top_builddir" tests/helpers/dio > /dev/null
 d=$(mktemp -d)
 img=$(mktemp "${BENCH_DIR:-/dev/shm}/entropyd-bench-block.XXXXXX")
 loop=

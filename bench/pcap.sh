@@ -1,7 +1,7 @@
 #!/bin/bash
 # bench/pcap.sh: CPU per captured packet, entropyd beside tcpdump, on the same traffic in the
 # same run. Two private network namespaces joined by a veth pair (made here, removed on
-# exit; no traffic leaves them); tests/udpgen sends in one, entropyd --dry-run and
+# exit; no traffic leaves them); tests/helpers/udpgen sends in one, entropyd --dry-run and
 # "tcpdump -s SNAPLEN -w /dev/null" capture side by side in the other, with the same filter
 # and direction. CPU is each process's own run time (/proc/PID/schedstat, nanoseconds) over
 # the traffic, divided by the packets it counted. With two CPUs or more, the capturing
@@ -34,7 +34,7 @@ secs=${1:-4}
 here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$(cd "$here/.." && pwd)}"
 ENTROPYD=${ENTROPYD:-$top_builddir/src/entropyd}
-UDPGEN=${UDPGEN:-$top_builddir/tests/udpgen}
+UDPGEN=${UDPGEN:-$top_builddir/tests/helpers/udpgen}
 PIPELINE=${PIPELINE:-$top_builddir/bench/pipeline} # "make bench" builds it
 PCAPFLOOR=${PCAPFLOOR:-$top_builddir/bench/pcapfloor}
 case ${FLOOR:-0} in 0 | no | "") FLOOR=0 ;; *) FLOOR=1 ;; esac

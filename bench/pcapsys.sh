@@ -6,7 +6,7 @@
 # into the ring, in softirq context, charged to whatever runs then).
 #
 # Two private network namespaces joined by a veth pair (made here, removed on exit; no
-# traffic leaves them); tests/udpgen sends in one from SOURCES source addresses in turn, and
+# traffic leaves them); tests/helpers/udpgen sends in one from SOURCES source addresses in turn, and
 # the capturer (none, entropyd --dry-run in its default configuration but for the interface,
 # or tcpdump) runs in the other, both with the filter "udp dst port 9999" and direction in.
 # Each round runs the three one after the other at each rate (1,000 and 20,000 packets a
@@ -38,7 +38,7 @@ secs=${1:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$(cd "$here/.." && pwd)}"
 ENTROPYD=${ENTROPYD:-$top_builddir/src/entropyd}
-UDPGEN=${UDPGEN:-$top_builddir/tests/udpgen}
+UDPGEN=${UDPGEN:-$top_builddir/tests/helpers/udpgen}
 SNAPLEN=64
 FILTER="udp dst port 9999"
 NSRC=${SOURCES:-32}

@@ -25,7 +25,7 @@ SAMPLE=${SAMPLE:-10}
 PLATEAU_KB=${PLATEAU_KB:-256}
 : "${START_WAIT:=120}" # start_daemon: under valgrind, on a busy machine
 # The tests' helpers: a private daemon, namespaces, loop devices, the generators.
-. "$(dirname "$0")/../tests/lib.sh"
+. "$(dirname "$0")/../tests/integration/lib.sh"
 # lib.sh's, with the log's end only: a reload logs a line every RELOAD seconds
 fail() { echo "FAIL: $*" >&2; [ -f "$T/log" ] && tail -20 "$T/log" | sed 's/^/  log: /' >&2; exit 1; }
 

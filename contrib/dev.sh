@@ -33,7 +33,7 @@ BUILD_DEPS="build-essential autoconf automake pkg-config libevent-dev libconfig-
 DEB_DEPS="debhelper dpkg-dev check"
 # What "make check" needs (tests/distro/run.sh installs these in its tree too): Check for the
 # unit tests, and the tools of the shell suites: procps (pgrep, sysctl) and e2fsprogs (the
-# stacked disks' file systems, tests/t_block.sh) too, which a minimal Debian lacks.
+# stacked disks' file systems, tests/integration/t_block.sh) too, which a minimal Debian lacks.
 TEST_DEPS="check strace util-linux procps e2fsprogs mandoc jq"
 # gdb: the hostile-collector test makes system calls inside the real collector (t_privsep).
 TEST_DEPS="$TEST_DEPS gdb"
@@ -43,18 +43,18 @@ TEST_DEPS="$TEST_DEPS gdb"
 # functions, suppresses nothing (a fresh Debian 12's fuzz_config failed on libconfig 1.5's
 # known leak so).
 TEST_DEPS="$TEST_DEPS clang llvm"
-# The packet source: network namespaces (tests/t_pcap.sh), and tcpdump to compare its cost
+# The packet source: network namespaces (tests/integration/t_pcap.sh), and tcpdump to compare its cost
 # with (bench/pcap.sh).
 TEST_DEPS="$TEST_DEPS iproute2 tcpdump"
-# The block source's stacked disks (tests/t_block.sh): a device-mapper device on a loop device.
+# The block source's stacked disks (tests/integration/t_block.sh): a device-mapper device on a loop device.
 TEST_DEPS="$TEST_DEPS dmsetup"
-# The control-socket test (tests/t_ctl.sh): python3 for an independent Varlink client,
+# The control-socket test (tests/integration/t_ctl.sh): python3 for an independent Varlink client,
 # prometheus_client's parser for the metrics, valgrind for the daemon's memory (and its
 # valgrind.h for the collector, which configure looks for).
 TEST_DEPS="$TEST_DEPS python3 python3-prometheus-client valgrind"
-# The alert rules (contrib/metrics, tests/t_metrics_rules.sh): promtool.
+# The alert rules (contrib/metrics, tests/integration/t_metrics_rules.sh): promtool.
 TEST_DEPS="$TEST_DEPS prometheus"
-# The systemd unit and contrib/ (tests/t_unit.sh, tests/t_contrib.sh): systemd-analyze, and
+# The systemd unit and contrib/ (tests/integration/t_unit.sh, tests/integration/t_contrib.sh): systemd-analyze, and
 # man, which its verify runs for each Documentation= page.
 TEST_DEPS="$TEST_DEPS systemd man-db bash-completion shellcheck"
 # The host's stages only. The guest tests (tests/guest/): qemu's software emulation, a static
@@ -154,7 +154,7 @@ show_results() {
 		set -- $(echo "$line" | grep -oE '[0-9]+' | tail -3)
 		checks=$((checks + ${1:-0})); failures=$((failures + ${2:-0})); errors=$((errors + ${3:-0}))
 	done
-	for log in tests/t_*.log; do
+	for log in tests/integration/t_*.log; do
 		[ -f "$log" ] && grep -E '^(PASS|FAIL|SKIP):' "$log" | sed "s|^|${log%.log}: |"
 	done
 	for suite in test-suite.log test-suite-guest.log; do
@@ -178,7 +178,7 @@ show_results() {
 # minutes: it runs after the rest, alone, so that the host's block tracepoint suites (which
 # count every completion a starved reader loses to a full perf ring) never run beside it.
 host_tests() {
-	make -s --no-print-directory print-tests | tr ' ' '\n' | grep -vx 'tests/t_guest.sh' | tr '\n' ' '
+	make -s --no-print-directory print-tests | tr ' ' '\n' | grep -vx 'tests/guest/t_guest.sh' | tr '\n' ' '
 }
 
 # fuzz SECONDS: make fuzz, and a line that counts the harnesses that ran clean, found
@@ -219,7 +219,7 @@ check)
 	make -j"$(nproc)" --no-print-directory check TESTS="$(host_tests)" > make-check.out 2>&1 || rc=$?
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out || true
 	[ "$rc" -eq 0 ] || { tail -40 make-check.out; tail -80 test-suite.log 2>/dev/null || true; }
-	echo "SKIP: tests/t_guest.sh: the qemu guests run in the host's stage, not here"
+	echo "SKIP: tests/guest/t_guest.sh: the qemu guests run in the host's stage, not here"
 	echo "SKIP: make check-system: its containers run in the host's stage, not here"
 	res=0
 	show_results || res=$?
@@ -241,7 +241,7 @@ test)
 	rc=0
 	make -j"$(nproc)" --no-print-directory check TESTS="$(host_tests)" > make-check.out 2>&1 || rc=$?
 	guest=0
-	ENTROPYD_GUEST_ALSO='bullseye trixie' make --no-print-directory check TESTS=tests/t_guest.sh TEST_SUITE_LOG=test-suite-guest.log \
+	ENTROPYD_GUEST_ALSO='bullseye trixie' make --no-print-directory check TESTS=tests/guest/t_guest.sh TEST_SUITE_LOG=test-suite-guest.log \
 		>> make-check.out 2>&1 || guest=$?
 	[ "$rc" -ne 0 ] || rc=$guest
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out || true
@@ -297,7 +297,7 @@ test)
 		cd "$top/build"
 		dst=0
 		make --no-print-directory check-distro SUITE="$suite" > make-check-distro.out 2>&1 || dst=$?
-		grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):|^tests/check_|Checks: |^fuzz: |^distro:|^===' \
+		grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):|^tests/unit/check_|Checks: |^fuzz: |^distro:|^===' \
 			make-check-distro.out | sed "s/^/$suite: /" || true
 		[ "$dst" -eq 0 ] || tail -60 make-check-distro.out
 		[ "$rc" -ne 0 ] || rc=$dst

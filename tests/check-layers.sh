@@ -1,6 +1,6 @@
 #!/bin/sh
 # check-layers.sh [SRCDIR]: the layers of src/, checked over its #include lines (make
-# check-layers; make check runs it as tests/t_layers.sh). A file may include headers of its
+# check-layers; make check runs it as tests/integration/t_layers.sh). A file may include headers of its
 # own layer and of the layers below it, never above; the drivers never include another
 # class's files; entropyctl includes only the protocol and the utilities; the privileged
 # steps (priv_ops) only the utilities and the wire format. Each broken rule is printed as

@@ -18,7 +18,7 @@ case $N$LOAD$JOBS in *[!0-9]*) echo "repeat.sh: N, LOAD and JOBS are numbers" >&
 if [ $# -gt 0 ]; then
 	tests="$*"
 else
-	tests=$(make -s --no-print-directory print-tests | tr ' ' '\n' | grep -vx 'tests/t_guest.sh' |
+	tests=$(make -s --no-print-directory print-tests | tr ' ' '\n' | grep -vx 'tests/guest/t_guest.sh' |
 		paste -sd' ')
 fi
 

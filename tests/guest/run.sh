@@ -17,7 +17,7 @@
 # ENTROPYD_GUEST_KEEP=1 (keep the work directory: console log, initramfs).
 #
 # Exit status: 0 all passed, 1 a test failed or the run broke, 77 a prerequisite is missing
-# (the reason is printed; tests/t_guest.sh decides whether that is a skip or a failure).
+# (the reason is printed; tests/guest/t_guest.sh decides whether that is a skip or a failure).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # t_block_nouevent: the block source where the kernel's uevents cannot be had (a unit whose
 # RestrictAddressFamilies= leaves AF_NETLINK out, a seccomp policy). The daemon runs under
-# tests/nonetlink, whose seccomp filter makes socket(AF_NETLINK) fail with EAFNOSUPPORT, so it
+# tests/helpers/nonetlink, whose seccomp filter makes socket(AF_NETLINK) fail with EAFNOSUPPORT, so it
 # follows disks and CPUs by rescanning /sys/block every 30 s. On t_block's loop devices
 # (direct I/O on files in /dev/shm, the tracepoint): it says so once and runs on; a disk named
 # in the config and there at the start is traced with exact counts; one attached after the
@@ -13,7 +13,7 @@
 # two take over each other's loop device numbers, and t_block takes a CPU offline.
 . "$(dirname "$0")/lib.sh"
 
-NONETLINK=$top_builddir/tests/nonetlink
+NONETLINK=$top_builddir/tests/helpers/nonetlink
 cannot() { # cannot REASON...: skip, or fail where the test must run
 	[ "${CI:-}" = true ] && { echo "FAIL: $* (CI=true: this test must run)" >&2; exit 1; }
 	skip "$*"
@@ -22,9 +22,9 @@ cannot() { # cannot REASON...: skip, or fail where the test must run
 for tool in losetup unshare; do
 	command -v "$tool" > /dev/null || skip "no $tool"
 done
-[ -x "$NONETLINK" ] || cannot "needs tests/nonetlink, built when configure finds libseccomp" \
+[ -x "$NONETLINK" ] || cannot "needs tests/helpers/nonetlink, built when configure finds libseccomp" \
 	"(Debian package libseccomp-dev; contrib/dev.sh test installs it)"
-out=$("$NONETLINK" true 2>&1) || cannot "tests/nonetlink does not work here: $out"
+out=$("$NONETLINK" true 2>&1) || cannot "tests/helpers/nonetlink does not work here: $out"
 
 RESCAN_S=30    # the daemon's period without uevents
 RESCAN_WAIT=40 # how long a change may take to be seen, with room for a slow machine

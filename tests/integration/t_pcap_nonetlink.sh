@@ -1,7 +1,7 @@
 #!/bin/bash
 # t_pcap_nonetlink: the network source where rtnetlink cannot be used (a unit whose
 # RestrictAddressFamilies= leaves AF_NETLINK out, a seccomp policy). The daemon runs under
-# tests/nonetlink, whose seccomp filter makes socket(AF_NETLINK) fail with EAFNOSUPPORT, so
+# tests/helpers/nonetlink, whose seccomp filter makes socket(AF_NETLINK) fail with EAFNOSUPPORT, so
 # it follows interfaces by its fallback: /proc/net/dev, ioctls and sysfs, rescanned every
 # 10 s. In t_pcap.sh's namespaces: it says so and runs on; auto captures the veth with exact
 # counts, and not lo; an interface that appears is captured within a rescan, one removed is
@@ -10,14 +10,14 @@
 # fails: this test must run there).
 . "$(dirname "$0")/lib.sh"
 
-NONETLINK=$top_builddir/tests/nonetlink
+NONETLINK=$top_builddir/tests/helpers/nonetlink
 cannot() { # cannot REASON...: skip, or fail where the test must run
 	[ "${CI:-}" = true ] && { echo "FAIL: $* (CI=true: this test must run)" >&2; exit 1; }
 	skip "$*"
 }
-[ -x "$NONETLINK" ] || cannot "needs tests/nonetlink, built when configure finds libseccomp" \
+[ -x "$NONETLINK" ] || cannot "needs tests/helpers/nonetlink, built when configure finds libseccomp" \
 	"(Debian package libseccomp-dev; contrib/dev.sh test installs it)"
-out=$("$NONETLINK" true 2>&1) || cannot "tests/nonetlink does not work here: $out"
+out=$("$NONETLINK" true 2>&1) || cannot "tests/helpers/nonetlink does not work here: $out"
 netns_pair
 make_link
 daemon_in_ns "$NONETLINK"

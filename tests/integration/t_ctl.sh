@@ -4,7 +4,7 @@
 # kind of bad client, an independent Varlink client, stale sockets, and a run under valgrind.
 . "$(dirname "$0")/lib.sh"
 
-CTLRAW=$top_builddir/tests/ctlraw
+CTLRAW=$top_builddir/tests/helpers/ctlraw
 policy='policy = { input = { mode = "trusted"; cap_bits_per_event = 2.0; cap_bits_per_second = 1000000.0; }; block = { mode = "disabled"; }; network = { mode = "disabled"; }; };'
 control="control = { socket = \"$CTL_SOCKET\"; timeout = 1.0; max_hold = 3.0; };"
 ctl() { "$ENTROPYCTL" -s "$CTL_SOCKET" "$@"; }
@@ -148,7 +148,7 @@ pass "--json parses and matches the text and the log"
 
 # ---- metrics ----
 ctl metrics > "$T/metrics" || fail "metrics failed"
-awk -f "$top_srcdir/tests/prom_check.awk" "$T/metrics" || fail "metrics fail the strict checker"
+awk -f "$top_srcdir/tests/helpers/prom_check.awk" "$T/metrics" || fail "metrics fail the strict checker"
 [ -z "$(tail -c1 "$T/metrics")" ] || fail "metrics do not end in a newline"
 grep -qx 'entropyd_source_events_total{class="input",name="event0"} 3000' "$T/metrics" || fail "per-source events"
 grep -qx 'entropyd_events_total 3000' "$T/metrics" || fail "total events"
@@ -179,7 +179,7 @@ pass "metrics pass the strict checker$(echo "${parsed:-}")"
 
 # ---- an independent Varlink client ----
 if command -v python3 > /dev/null; then
-	out=$(python3 "$top_srcdir/tests/varlink_client.py" "$CTL_SOCKET") || fail "varlink_client.py: $out"
+	out=$(python3 "$top_srcdir/tests/helpers/varlink_client.py" "$CTL_SOCKET") || fail "varlink_client.py: $out"
 	# the instance, and a row for each class policy disables
 	[ "$out" = "events=3000 instances=3" ] || fail "varlink_client.py: $out"
 	pass "a Python Varlink client: GetInfo, GetInterfaceDescription, GetStatus, typed as described"

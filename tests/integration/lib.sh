@@ -2,11 +2,11 @@
 # own config and directories, and removes everything it made.
 set -u
 
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_srcdir:=$top_builddir}"
 : "${ENTROPYD:=$top_builddir/src/entropyd}"
-EVGEN=$top_builddir/tests/evgen
-NOTIFY_SINK=$top_builddir/tests/notify_sink
+EVGEN=$top_builddir/tests/helpers/evgen
+NOTIFY_SINK=$top_builddir/tests/helpers/notify_sink
 : "${ENTROPYCTL:=$top_builddir/src/entropyctl}"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-test.XXXXXX")
@@ -147,9 +147,9 @@ start_fifo_daemon() {
 	open_fifo "$T/input/event0"
 }
 
-# ---- the packet source (t_pcap*.sh): two network namespaces made here, $NA where tests/udpgen
+# ---- the packet source (t_pcap*.sh): two network namespaces made here, $NA where tests/helpers/udpgen
 # sends and $NB where the daemon captures, joined by veth pairs; no traffic leaves them ----
-UDPGEN=$top_builddir/tests/udpgen
+UDPGEN=$top_builddir/tests/helpers/udpgen
 SOURCES=10.77.0.11,10.77.0.12,10.77.0.13,10.77.0.14 # udpgen's source addresses on $VA
 
 # netns_pair: the namespaces (removed by name at exit) and the names of the first veth pair,
@@ -315,8 +315,8 @@ total() {
 
 # ---- the block source (t_block*.sh): loop devices with direct I/O on files in /dev/shm, the
 # daemon in a private mount namespace, per-disk counts checked against the kernel's own ----
-DIO=$top_builddir/tests/dio
-BLKT=$top_builddir/tests/blkt
+DIO=$top_builddir/tests/helpers/dio
+BLKT=$top_builddir/tests/helpers/blkt
 LOOPS=() # loop devices the test attached: detached by loops_cleanup
 IMGS=()  # their backing files: removed by loops_cleanup
 

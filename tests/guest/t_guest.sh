@@ -12,7 +12,7 @@
 # -- the default -- or trixie); every guest test runs on it. ENTROPYD_GUEST_ALSO: more
 # releases, on whose kernels only the short test of the kernel's semantics runs (CI: the
 # older and the newer release beside the default).
-: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_srcdir:=$top_builddir}"
 export top_builddir top_srcdir
 

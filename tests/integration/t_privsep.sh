@@ -16,7 +16,7 @@ trap 'cleanup; loops_cleanup; netns_cleanup' EXIT
 for tool in strace losetup setpriv; do
 	command -v "$tool" > /dev/null || skip "needs $tool"
 done
-HOSTILE=$top_builddir/tests/privhostile
+HOSTILE=$top_builddir/tests/helpers/privhostile
 # LeakSanitizer cannot run in a process under ptrace: in a sanitizer build the runs of
 # privhostile under strace are checked by ASan and UBSan but not for leaks.
 traced_env=

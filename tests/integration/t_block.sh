@@ -382,7 +382,7 @@ esac
 [ "$(traced "$L")" = 0 ] || fail "trace left on $N after exit"
 [ ! -e "$T/run/blktrace.state" ] || fail "state file left after a clean exit"
 
-# hold_trace DEV: another tracer (tests/blkt hold) holds a trace on DEV until let_go.
+# hold_trace DEV: another tracer (tests/helpers/blkt hold) holds a trace on DEV until let_go.
 hold_trace() {
 	"$BLKT" hold "$1" < "$T/hold.in" > "$T/hold.out" 2>&1 &
 	HOLD_PID=$!

@@ -1,6 +1,6 @@
 #!/bin/bash
 # t_pcap: the network source for real. Two network namespaces made here and joined by a veth
-# pair (no traffic leaves them); tests/udpgen sends in one, entropyd --dry-run captures in the
+# pair (no traffic leaves them); tests/helpers/udpgen sends in one, entropyd --dry-run captures in the
 # other. Exact packet counts from the SIGUSR1 summaries; nanosecond timestamps; an interface
 # that goes down, is removed and comes back; lo; per-interface filter, direction and snaplen,
 # and a reload changing one interface's, or only its filter (in place, nothing lost); no
@@ -383,7 +383,7 @@ grep -qE "^entropyd_source_sample_ratio\{class=\"network\",name=\"$VB\"\} 0\.[0-
 	grep -q "^# HELP entropyd_source_sample_ratio " "$T/metrics" &&
 	grep -q "entropyd_source_credit_reason{class=\"network\",name=\"$VB\",reason=\"sampled\"} 1" "$T/metrics" ||
 	fail "the metrics lack the sampling: $(grep -E "sample|arrival|reason" "$T/metrics")"
-awk -f "$top_srcdir/tests/prom_check.awk" "$T/metrics" || fail "metrics with sampling fail the strict checker"
+awk -f "$top_srcdir/tests/helpers/prom_check.awk" "$T/metrics" || fail "metrics with sampling fail the strict checker"
 # After the flood: sampling stops, the health tests never failed for good, and random gaps
 # under the cap are credited again after the start-up.
 sleep 2.5
