@@ -302,7 +302,9 @@ robustness() {
 	# a client that never reads: dropped, and meanwhile others are served
 	"$CTLRAW" "$CTL_SOCKET" noread 1000000 > "$T/noread" &
 	local noread=$!
-	sleep 0.3
+	# served while the daemon holds the non-reader (one descriptor more than before the bad
+	# clients), not before it connected
+	wait_for 10 nfds_ge $((fds + 1)) || fail "the non-reader never connected: $(cat "$T/noread")"
 	ctl status > /dev/null || fail "status while a client does not read its replies"
 	wait "$noread" || fail "a client that never reads was not dropped: $(cat "$T/noread")"
 	# still alive, still answering, no descriptor left behind
