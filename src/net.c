@@ -13,6 +13,9 @@
 #include "autoconf.h"
 
 #include "net.h"
+#include "net_flow.h"
+#include "net_sample.h"
+#include "net_stack.h"
 
 #include <errno.h>
 #include <fnmatch.h>

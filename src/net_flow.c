@@ -4,7 +4,7 @@
  * address: the counter only compares them. */
 #include "autoconf.h"
 
-#include "net.h"
+#include "net_flow.h"
 
 #include <linux/net_tstamp.h>
 #include <math.h>

@@ -12,6 +12,9 @@
 
 #include "config.h"
 #include "net.h"
+#include "net_flow.h"
+#include "net_sample.h"
+#include "net_stack.h"
 #include "source.h"
 
 struct instance;

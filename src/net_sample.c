@@ -3,7 +3,7 @@
  * rate. No libpcap or socket calls here: net.c sets what this decides. */
 #include "autoconf.h"
 
-#include "net.h"
+#include "net_sample.h"
 
 #include <linux/filter.h>
 #include <math.h>

@@ -26,7 +26,7 @@
  * could take that port's arrivals as its own). */
 #include "autoconf.h"
 
-#include "net.h"
+#include "net_stack.h"
 
 #include <net/if_arp.h>
 #include <pcap/pcap.h>

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "net.h"
+#include "net_flow.h"
+#include "net_sample.h"
+#include "net_stack.h"
 #include "testutil.h"
 #include "util.h"
 
