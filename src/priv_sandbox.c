@@ -32,6 +32,7 @@
 #include <linux/input.h>
 #include <linux/perf_event.h>
 #include <linux/sockios.h>
+#include <mntent.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdbool.h>
@@ -393,6 +394,18 @@ static int seal(const char *path, unsigned long flags)
 }
 
 /* mkdir -p below the new root, for a mount point. */
+/* A directory of the new root, 0755 whatever the umask; one there already is left as it is
+ * (it may be a read-only bind). */
+static int make_dir(const char *path)
+{
+	if (mkdir(path, 0755) == 0)
+		return chmod(path, 0755);
+	return errno == EEXIST ? 0 : -1;
+}
+
+/* The mount point of path under root, with the directories above it: 0755 whatever the
+ * umask (the unit's UMask=0077 would make them root's alone, and the collector, another
+ * user, could not reach the configuration through them). */
 static int make_point(const char *root, const char *path, bool dir)
 {
 	char buf[PATH_MAX];
@@ -407,12 +420,12 @@ static int make_point(const char *root, const char *path, bool dir)
 		if (*p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		if (make_dir(buf) < 0)
 			return -1;
 		*p = '/';
 	}
 	if (dir) {
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		if (make_dir(buf) < 0)
 			return -1;
 	} else {
 		int fd = open(buf, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -425,6 +438,23 @@ static int make_point(const char *root, const char *path, bool dir)
 }
 
 #define NS_ROOT "/tmp"
+
+/* Is path the root of the initramfs's rootfs (a ramfs or tmpfs that no pivot_root leaves)? */
+static bool is_rootfs(const char *path)
+{
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	struct mntent *m;
+	bool yes = false;
+
+	if (!f)
+		return false;
+	while ((m = getmntent(f)))
+		if (strcmp(m->mnt_dir, path) == 0)
+			yes = !strcmp(m->mnt_fsname, "rootfs") || !strcmp(m->mnt_type, "rootfs") ||
+			      !strcmp(m->mnt_type, "ramfs");
+	endmntent(f);
+	return yes;
+}
 
 static int build_root(const struct sandbox_view *v, const char **what)
 {
@@ -476,25 +506,41 @@ static int build_root(const struct sandbox_view *v, const char **what)
 	    mount("proc", NS_ROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
 		  NULL) < 0)
 		goto out;
-	/* pivot_root fails where the root is the initramfs's rootfs (entropyd started by
-	 * hand in an initramfs): the whole file system stays in view, said in the log. */
 	*what = "change to the new root (pivot_root)";
-	if (chdir(NS_ROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0) {
-		int e = errno;
-
-		if (chdir("/") < 0)
-			e = errno;
-		errno = e;
+	if (chdir(NS_ROOT) < 0)
 		goto out;
+	if (syscall(SYS_pivot_root, ".", ".") == 0) {
+		*what = "leave the old root";
+		if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+			goto out;
+	} else if (errno == EINVAL && is_rootfs("/")) {
+		/* The initramfs's rootfs is the bottom of every mount tree and cannot be pivoted
+		 * away from (entropyd started by its hooks): move the new root over it and
+		 * chroot into it, as switch_root does. With no capability left (no
+		 * CAP_SYS_CHROOT, no CAP_SYS_ADMIN) and chroot and mount refused by its filter,
+		 * the collector cannot get back to the old root under it. */
+		*what = "move the new root over the initramfs's (MS_MOVE)";
+		if (mount(".", "/", NULL, MS_MOVE, NULL) < 0)
+			goto back;
+		*what = "leave the old root";
+		if (chroot(".") < 0 || chdir("/") < 0)
+			goto out;
+	} else {
+		goto back;
 	}
-	*what = "leave the old root";
-	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
-		goto out;
 	*what = "make the new root read-only";
 	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
 		  NULL) < 0)
 		goto out;
 	rc = 0;
+	goto out;
+back: {
+	int e = errno;
+
+	if (chdir("/") < 0)
+		e = errno;
+	errno = e;
+}
 out:
 	/* Before pivot_root the empty root hides what was on NS_ROOT: give it back. */
 	if (rc < 0 && strcmp(*what, "make the new root read-only") != 0 &&
@@ -549,7 +595,7 @@ int sandbox_namespaces(const struct sandbox_view *v)
 		log_warn("collector: its own mount namespace, root an empty read-only directory%s",
 			 pid_note);
 	else
-		log_info("collector: its own PID and mount namespaces: it sees only itself in "
-			 "/proc, and a read-only root with only the paths it reads and writes");
+		log_notice("collector: its own PID and mount namespaces: it sees only itself in "
+			   "/proc, and a read-only root with only the paths it reads and writes");
 	return 0;
 }

@@ -39,3 +39,17 @@ wait_summary "input/event0: .*policy mix-only, health ok, .* 5000 events, 0 skip
 exec 9>&-
 stop_daemon
 pass "reload: bad config rejected with file:line, good config applied with its notice, state kept"
+
+# Under the unit's UMask=0077: the collector, another user in a root of its own, still reads
+# the configuration on reload (the directories of that root are 0755 whatever the umask).
+write_config "$T/e.conf" "$base" "policy = { input = { mode = \"trusted\"; }; $others };"
+umask 077
+start_fifo_daemon -v --dry-run -f "$T/e.conf"
+umask 022
+kill -HUP "$DAEMON_PID"
+wait_for 5 grep -qE "configuration reloaded|reload rejected" "$T/log" || fail "no answer to SIGHUP under umask 077"
+grep -q "configuration reloaded" "$T/log" ||
+	fail "under umask 077 the reload was rejected: $(grep -A2 'reload' "$T/log" | head -5)"
+exec 9>&-
+stop_daemon
+pass "under umask 077 (the unit's), a reload reads the configuration"
