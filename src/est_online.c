@@ -40,7 +40,7 @@
  * the estimates at 1024 and 2048 symbols, and the block after a block of a single value,
  * run them all. A slow source (keys, a quiet disk: a block takes longer than those spans)
  * thus has every block fully assessed; a busy one costs the same CPU a second of event time
- * whatever its rate, and its cost per event falls as the rate grows (bench/feed_pipeline.c,
+ * whatever its rate, and its cost per event falls as the rate grows (bench/pipeline.c,
  * bench/pcap.sh). Between estimates the last H stands and the health tests still see every
  * symbol: what a change of the source could earn before the next estimate is bounded by the
  * per-second cap (cap_bits_per_second) times those seconds, and a stuck or dominated source
