@@ -119,6 +119,10 @@ install -D -m 755 "$ENTROPYCTL" "$root$bin/entropyctl"
 install -D -m 644 "$top_srcdir/conf/entropyd.conf" "$root$conf"
 install -m 644 "$top_builddir/systemd/entropyd.service" "$root/lib/systemd/system/entropyd.service"
 install -D -m 644 "$top_srcdir/systemd/sysusers.d/entropyd.conf" "$root/usr/lib/sysusers.d/entropyd.conf"
+# The collector's user, made before the initramfs is, as the package's postinst does
+# (dh_installsysusers): the hook copies it into the initramfs.
+systemd-sysusers --root="$root" "$root/usr/lib/sysusers.d/entropyd.conf" ||
+	fail "systemd-sysusers cannot make the user entropyd in the tree"
 install -D -m 644 "$top_srcdir/systemd/tmpfiles.d/entropyd.conf" "$root/usr/lib/tmpfiles.d/entropyd.conf"
 it=$top_srcdir/contrib/initramfs-tools
 install -D -m 755 "$it/hooks/entropyd" "$root/usr/share/initramfs-tools/hooks/entropyd"

@@ -58,6 +58,23 @@ else
 	fail "entropyd.service is $state (pid $main, collector '${collector}'); other entropyd processes:${others:- none}"
 fi
 
+# The collector in a box of its own, in the initramfs (started by its hooks, where the root
+# is the rootfs, which no pivot_root leaves) and under the unit: its own PID and mount
+# namespaces, not the privileged process's.
+if grep -q 'collector: its own PID and mount namespaces' "$log"; then
+	pass "in the initramfs, the collector had its own PID and mount namespaces"
+else
+	fail "in the initramfs, the collector's namespaces: $(grep -E 'collector: .*(namespace|root|user)' "$log" | head -4)"
+fi
+ns_of() { readlink "/proc/$1/ns/$2" 2> /dev/null; }
+if [ -n "$collector" ] && [ -n "$(ns_of "$main" mnt)" ] &&
+   [ "$(ns_of "$main" mnt)" != "$(ns_of "$collector" mnt)" ] &&
+   [ "$(ns_of "$main" pid)" != "$(ns_of "$collector" pid)" ]; then
+	pass "under the unit, the collector has its own mount and PID namespaces ($(ns_of "$collector" mnt), $(ns_of "$collector" pid))"
+else
+	fail "under the unit, the collector's namespaces: mnt $(ns_of "$collector" mnt) (main $(ns_of "$main" mnt)), pid $(ns_of "$collector" pid) (main $(ns_of "$main" pid))"
+fi
+
 # Nothing left behind: every perf event open belongs to the service's collector, and no
 # blktrace is set up on the disk.
 stray=
