@@ -206,7 +206,7 @@ pass "auto skips lo; mix-only mixes 2000 events for 0 bits; disabled is never op
 
 # ---- one arrival counted once: devices stacked on the veth, a bridge over it ----
 # (This kernel has no 8021q or ipvlan; a VLAN's IFLA_LINK is handled as a macvlan's is, and
-# check_pcap_stack covers the rule itself.)
+# check_net_stack covers the rule itself.)
 MV=edpm$$ BR=edpr$$
 make_macvlan "$MV"
 for ifs in '"*"' '"auto"'; do

@@ -1,4 +1,4 @@
-/* check_blktrace_parse: the blktrace record parser on synthetic byte streams: good records,
+/* check_block_blktrace_parse: the blktrace record parser on synthetic byte streams: good records,
  * notify records, payloads (some that look like records), other actions, garbage, other
  * versions, and every way a stream can be cut (every byte offset, random splits from a
  * fixed, printed seed). */

@@ -1,4 +1,4 @@
-/* check_policy: unit tests for config_policy.c — rule resolution, per-event credit, per-second cap. */
+/* check_config_policy: unit tests for config_policy.c — rule resolution, per-event credit, per-second cap. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* check_sp80090b: the literal estimators against NIST's reference output (tests/data/sp80090b). */
+/* check_est_90b: the literal estimators against NIST's reference output (tests/data/sp80090b). */
 #include "autoconf.h"
 
 #include "est_90b_assess.h"

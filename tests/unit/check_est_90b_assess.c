@@ -1,4 +1,4 @@
-/* check_sp80090b_assess: the whole non-IID assessment against NIST's (tests/data/sp80090b). */
+/* check_est_90b_assess: the whole non-IID assessment against NIST's (tests/data/sp80090b). */
 #include "autoconf.h"
 
 #include "est_90b_assess.h"
@@ -42,7 +42,7 @@ static struct expected parse_res(const char *path)
 	return x;
 }
 
-/* NIST's machine's log2 was now and then 1 ULP off (see check_sp80090b_bits): agree to a few
+/* NIST's machine's log2 was now and then 1 ULP off (see check_est_90b_bits): agree to a few
  * ULPs. */
 static bool close_to(double a, double b)
 {

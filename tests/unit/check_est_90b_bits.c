@@ -1,10 +1,10 @@
-/* check_sp80090b_bits: the bitstring estimators against NIST's reference output (tests/data/sp80090b). */
+/* check_est_90b_bits: the bitstring estimators against NIST's reference output (tests/data/sp80090b). */
 #include "autoconf.h"
 
 #include "est_90b.h"
 #include "est_90b_bits.h"
 #include "est_90b_num.h" /* sp90b_bisect_approx() */
-#include "est_90b_tuple.h" /* sp90b_bitstring(), tested in check_sp80090b_tuple */
+#include "est_90b_tuple.h" /* sp90b_bitstring(), tested in check_est_90b_tuple */
 #include "testutil.h"
 #include "util.h"
 
@@ -38,7 +38,7 @@ struct values {
 };
 
 /* The estimators this test checks, as NIST names them (" Prediction" dropped). The
- * predictors and MCV only in the bitstring view: their literal lines are check_sp80090b's. */
+ * predictors and MCV only in the bitstring view: their literal lines are check_est_90b's. */
 static const char *const bit_names[] = {"Collision", "Markov", "Compression"};
 static const char *const sym_names[] = {"Most Common Value", "MultiMCW", "Lag", "MultiMMC",
 					"LZ78Y"};

@@ -1,4 +1,4 @@
-/* check_sp80090b_tuple: t-Tuple and LRS against NIST's reference output and a naive count. */
+/* check_est_90b_tuple: t-Tuple and LRS against NIST's reference output and a naive count. */
 #include "autoconf.h"
 
 #include "est_90b.h"

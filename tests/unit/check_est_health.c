@@ -1,4 +1,4 @@
-/* check_health: RCT/APT cutoffs against the reference table, and the credit state machine. */
+/* check_est_health: RCT/APT cutoffs against the reference table, and the credit state machine. */
 #include "autoconf.h"
 
 #include "est_health.h"

@@ -1,4 +1,4 @@
-/* check_est_sp90b: unit tests for est_online.c, the online SP 800-90B estimator. */
+/* check_est_online: unit tests for est_online.c, the online SP 800-90B estimator. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>

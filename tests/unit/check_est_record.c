@@ -1,4 +1,4 @@
-/* check_record: symbol recording — file names and modes, exact bytes, bound, refusals, errors. */
+/* check_est_record: symbol recording — file names and modes, exact bytes, bound, refusals, errors. */
 #include "autoconf.h"
 
 #include "config.h"

@@ -1,4 +1,4 @@
-/* check_pipeline: unit tests for feed_pipeline.c with a real pool, estimator and policy. */
+/* check_feed_pipeline: unit tests for feed_pipeline.c with a real pool, estimator and policy. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* check_pool: unit tests for feed_pool.c — batching, folding, credit bounds, wiping. */
+/* check_feed_pool: unit tests for feed_pool.c — batching, folding, credit bounds, wiping. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* check_sink: the dry-run sink and the kernel sink against the real /dev/random (as root),
+/* check_feed_sink: the dry-run sink and the kernel sink against the real /dev/random (as root),
  * a device that is not a random device, and a process without CAP_SYS_ADMIN. */
 #include "autoconf.h"
 

@@ -1,4 +1,4 @@
-/* check_evdev: the input source against the real pipeline, fed through FIFOs and files of
+/* check_input: the input source against the real pipeline, fed through FIFOs and files of
  * struct input_event records in a private watch directory (the host has no input devices). */
 #include "autoconf.h"
 

@@ -1,4 +1,4 @@
-/* check_pcap: the packet source's pure parts (source addresses, the dominant-flow counter
+/* check_net: the packet source's pure parts (source addresses, the dominant-flow counter
  * and weight, the event cap), and its offline mode against the real pipeline, on savefiles
  * written here with chosen timestamps (pcap_open_dead + pcap_dump). */
 #include "autoconf.h"

@@ -1,4 +1,4 @@
-/* check_pcap_stack: the network source's rule that counts each packet arrival once (which of
+/* check_net_stack: the network source's rule that counts each packet arrival once (which of
  * the wanted interfaces are captured, given masters and lower devices), and the choice of a
  * timestamp type among those a card offers. */
 #include "autoconf.h"

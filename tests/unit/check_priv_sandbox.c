@@ -1,4 +1,4 @@
-/* check_sandbox: the collector's system call filter (priv_sandbox.c), installed for real in a
+/* check_priv_sandbox: the collector's system call filter (priv_sandbox.c), installed for real in a
  * child process, which then makes the calls and reports each errno through a pipe. */
 #include "autoconf.h"
 

@@ -1,8 +1,8 @@
-/* check_source_core: the source core's contract, with a scripted driver whose scan finds the
+/* check_source: the source core's contract, with a scripted driver whose scan finds the
  * names a test gives and whose open answers what the test says: instances found and
  * forgotten, the policy gate, retries and their backoff on a real event loop, and the
- * reconciliation on reload. The real drivers are tested on the core in check_evdev,
- * check_pcap, check_source and the shell suites. */
+ * reconciliation on reload. The real drivers are tested on the core in check_input,
+ * check_net, check_source_table and the shell suites. */
 #include "autoconf.h"
 
 #include <check.h>

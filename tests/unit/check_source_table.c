@@ -1,4 +1,4 @@
-/* check_source: the driver table and starting, reloading and stopping every class, with a
+/* check_source_table: the driver table and starting, reloading and stopping every class, with a
  * real event loop, the real pipeline and the input driver on a private watch directory. */
 #include "autoconf.h"
 
@@ -57,7 +57,7 @@ static struct config *new_config(void)
 	ck_assert_ptr_nonnull(c);
 	free(c->input.watch);
 	c->input.watch = xstrdup(tmpdir);
-	/* The network driver captures live: off here (check_pcap and t_pcap.sh test it on
+	/* The network driver captures live: off here (check_net and t_pcap.sh test it on
 	 * savefiles and in namespaces of their own). */
 	c->policy[CLASS_NETWORK].rule.mode = MODE_DISABLED;
 	/* The block driver traces the host's disks: off here too (check_block and t_block.sh
