@@ -93,7 +93,7 @@ struct cpu {
 	int wfd;          /* the waking instance, or -1 */
 	int *fd;          /* the instance of each source (tp->src), or -1 */
 	uint64_t enabled; /* the owner's enabled time when last looked at, */
-	uint64_t seen;    /* and when that was (CLOCK_MONOTONIC) */
+	uint64_t seen;    /* and when that was at the latest (CLOCK_MONOTONIC, read after it) */
 	bool hotplugged;  /* a uevent said it went offline or online: its events may be dead */
 };
 
@@ -930,15 +930,20 @@ unsigned block_tp_rescan_cpus(struct block_tp *tp)
 	 * by 500 ppm; going offline and back takes milliseconds). That slack grows with the
 	 * time since the last look, so after a long quiet spell a quick offline and online is
 	 * not seen that way: the CPU's uevent is what tells, and its events are opened again
-	 * whatever the times say. */
+	 * whatever the times say. The wall time between two looks is taken at its shortest:
+	 * from after the last read of the enabled time to before this one. A process kept off
+	 * the CPU between a read and its clock (a busy machine: milliseconds) would otherwise
+	 * look like a CPU that went offline, and its ring be closed and opened again, losing
+	 * what came in between. */
 	for (size_t j = 0; j < tp->ncpus;) {
 		struct cpu *c = tp->cpus[j];
-		uint64_t en = enabled_time(c->dfd), now = mono_ns(), wall = now - c->seen;
+		uint64_t before = mono_ns(), en = enabled_time(c->dfd), after = mono_ns();
+		uint64_t wall = before > c->seen ? before - c->seen : 0;
 
 		if (!c->hotplugged && en >= c->enabled &&
 		    en - c->enabled + OFFLINE_NS + wall / 1000 >= wall) {
 			c->enabled = en;
-			c->seen = now;
+			c->seen = after;
 			j++;
 			continue;
 		}
