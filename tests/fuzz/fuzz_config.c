@@ -63,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	FUZZ_ASSERT(errs.n == 0);
+	config_errors_free(&errs); /* the notices of keys that do not apply, if any */
 	(void)config_net_capture(cfg, "eth0");
 	text = print(cfg, &len);
 	fd = file_of(text, len, path, sizeof(path));
@@ -76,6 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (len != len2 || memcmp(text, text2, len) != 0)
 		fprintf(stderr, "printed configuration prints differently:\n%s\n----\n%s\n", text, text2);
 	FUZZ_ASSERT(len == len2 && memcmp(text, text2, len) == 0);
+	config_errors_free(&errs);
 	free(text);
 	free(text2);
 	config_free(again);
