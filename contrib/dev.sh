@@ -35,8 +35,6 @@ DEB_DEPS="debhelper dpkg-dev check"
 # unit tests, and the tools of the shell suites: procps (pgrep, sysctl) and e2fsprogs (the
 # stacked disks' file systems, tests/integration/t_block.sh) too, which a minimal Debian lacks.
 TEST_DEPS="check strace util-linux procps e2fsprogs mandoc jq"
-# gdb: the hostile-collector test makes system calls inside the real collector (t_privsep).
-TEST_DEPS="$TEST_DEPS gdb"
 # The fuzz harnesses (make fuzz): clang's libFuzzer, ASan and UBSan; libFuzzer's runtime
 # (libclang-rt-N-dev, for clang's N) is added by fuzz_runtime. llvm for llvm-symbolizer:
 # without it a sanitizer's report has no function names, and tests/lsan.supp, which names

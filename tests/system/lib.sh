@@ -52,6 +52,7 @@ cleanup() {
 	if [ -n "$MERGED" ] && mountpoint -q "$MERGED"; then
 		umount "$MERGED" 2>/dev/null || umount -l "$MERGED"
 	fi
+	[ -n "${LOOP:-}" ] && losetup -d "$LOOP"
 	[ -n "$W" ] && rm -rf "$W"
 }
 trap cleanup EXIT

@@ -1,0 +1,60 @@
+# intrusions.sh: what an exploit of the collector's parsers would try, made inside the real
+# collector by tests/helpers/intrude; each attempt must fail. Sourced (POSIX sh: it runs in
+# bash on the host, in dash under the unit and in busybox sh in an initramfs) by
+# t_privsep.sh (started by hand), t_system.sh (under the unit) and the initramfs guest test.
+#
+#   INTRUDE=path/to/intrude
+#   intrusions PID UID CONF SECRET SOCKET [BLOCK]
+#       the list: the calls run as UID (the positive control); creating a file in /etc;
+#       chmod of SECRET (a root file the collector must not read) and reading it; writing
+#       CONF; writing core_pattern; reading /proc/1/environ; connecting to SOCKET (a
+#       root-only unix socket); opening BLOCK read-write
+#   attempt PID WHAT ARGS...   one more: intrude PID ARGS must give an error
+#   attempt_last PID TARGET    prlimit64 on TARGET (a root process): must kill the collector
+# Each prints "ok: WHAT: RESULT" or "BAD: WHAT: RESULT"; INTRUSIONS_BAD counts the BADs.
+INTRUSIONS_BAD=0
+
+attempt() {
+	_pid=$1
+	_what=$2
+	shift 2
+	_r=$("$INTRUDE" "$_pid" "$@" 2>&1)
+	case $_r in
+	-[0-9]*) echo "ok: $_what: $_r" ;;
+	*)
+		echo "BAD: $_what: $_r"
+		INTRUSIONS_BAD=$((INTRUSIONS_BAD + 1))
+		;;
+	esac
+}
+
+intrusions() {
+	_r=$("$INTRUDE" "$1" uid 2>&1)
+	if [ "$_r" = "$2" ]; then
+		echo "ok: the calls run in the collector, as uid $_r"
+	else
+		echo "BAD: a call in the collector gave uid $_r, not $2"
+		INTRUSIONS_BAD=$((INTRUSIONS_BAD + 1))
+	fi
+	attempt "$1" "creating /etc/entropyd-intruder" open /etc/entropyd-intruder new
+	attempt "$1" "chmod of $4" chmod "$4" 0644
+	attempt "$1" "reading $4" open "$4" r
+	attempt "$1" "writing the configuration $3" open "$3" w
+	attempt "$1" "writing core_pattern" open /proc/sys/kernel/core_pattern w
+	attempt "$1" "reading /proc/1/environ" open /proc/1/environ r
+	attempt "$1" "connecting to the root-only socket $5" connect "$5"
+	if [ -n "${6:-}" ]; then
+		attempt "$1" "opening $6 read-write" open "$6" rw
+	fi
+}
+
+attempt_last() {
+	_r=$("$INTRUDE" "$1" prlimit "$2" 2>&1)
+	case $_r in
+	"killed by signal "*"(SIGSYS)") echo "ok: prlimit64 on a root process ($2): $_r" ;;
+	*)
+		echo "BAD: prlimit64 on a root process ($2): $_r"
+		INTRUSIONS_BAD=$((INTRUSIONS_BAD + 1))
+		;;
+	esac
+}
