@@ -134,11 +134,17 @@ systemctl --root="$root" -q enable entropyd.service || fail "cannot enable the u
 # The test's own parts: the disk reader for the initramfs (a hook and a script of the test's,
 # beside the shipped ones), and the check on the root.
 static_helper "$here/blk_io.c" "$root/usr/local/bin/blk_io"
+# The attempts of a compromised collector (as t_privsep and t_system make them), in the
+# initramfs and under the unit.
+static_helper "$top_srcdir/tests/helpers/intrude.c" "$root/usr/local/bin/intrude"
+install -D -m 644 "$top_srcdir/tests/helpers/intrusions.sh" "$root/usr/local/lib/entropyd-test/intrusions.sh"
 cat > "$root/etc/initramfs-tools/hooks/zz-entropyd-test" <<'EOF'
 #!/bin/sh
 [ "$1" = prereqs ] && exit 0
 . /usr/share/initramfs-tools/hook-functions
 copy_exec /usr/local/bin/blk_io /bin/blk_io
+copy_exec /usr/local/bin/intrude /bin/intrude
+copy_file script /usr/local/lib/entropyd-test/intrusions.sh /lib/entropyd-test/intrusions.sh
 EOF
 cat > "$root/etc/initramfs-tools/scripts/init-premount/zz-entropyd-test" <<'EOF'
 #!/bin/sh
@@ -151,6 +157,22 @@ i=0
 while [ ! -b /dev/vda ] && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 echo "entropyd-test: reading the disk" > /dev/kmsg
 /bin/blk_io read /dev/vda 3000 4096 > /dev/null 2>&1 || echo "entropyd-test: blk_io failed" > /dev/kmsg
+# A compromised collector's attempts, inside the initramfs's collector once its sandbox is
+# in place (its log says so before "started:"); initramfs_check reports them. A root file
+# it must not read, and udev's control socket (root's alone).
+log=/run/initramfs/entropyd.log
+i=0
+while ! grep -q '^started: ' "$log" 2> /dev/null && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+main=$(cat /run/initramfs/entropyd.pid)
+collector=$(tr -d ' ' < "/proc/$main/task/$main/children")
+: > /run/initramfs/entropyd-test-secret && chmod 0000 /run/initramfs/entropyd-test-secret
+INTRUDE=/bin/intrude
+. /lib/entropyd-test/intrusions.sh
+uid=$(sed -n 's/^entropyd:[^:]*:\([0-9]*\):.*/\1/p' /etc/passwd)
+intrusions "$collector" "${uid:-0}" /etc/entropyd.conf /run/initramfs/entropyd-test-secret \
+	/run/udev/control /dev/vda > /run/initramfs/intrusions.txt 2>&1
+[ -e /etc/entropyd-intruder ] && echo "BAD: a file was made in /etc" >> /run/initramfs/intrusions.txt
+echo "entropyd-test: the attempts from inside the collector made ($INTRUSIONS_BAD not refused)" > /dev/kmsg
 exit 0
 EOF
 chmod 755 "$root/etc/initramfs-tools/hooks/zz-entropyd-test" \

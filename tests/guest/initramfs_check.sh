@@ -93,6 +93,41 @@ if [ -z "$stray" ] && [ "$busy" = free ]; then
 else
 	fail "left behind: perf events of pids:${stray:- none}; blktrace on vda: $busy"
 fi
+# A compromised collector's attempts (tests/helpers/intrusions.sh): those made in the
+# initramfs (by the test's init-premount script), then the same under the unit, ended by
+# prlimit64 on the main process, which kills the collector (Restart= brings it back).
+sed 's/^/  initramfs: /' /run/initramfs/intrusions.txt 2> /dev/null
+if grep -q '^ok: the calls run in the collector' /run/initramfs/intrusions.txt 2> /dev/null &&
+	! grep -q '^BAD' /run/initramfs/intrusions.txt; then
+	pass "in the initramfs, from inside the collector, each attempt failed ($(grep -c '^ok' /run/initramfs/intrusions.txt) lines)"
+else
+	fail "in the initramfs, from inside the collector: $(grep -v '^ok' /run/initramfs/intrusions.txt 2>&1 | head -4)"
+fi
+INTRUDE=/usr/local/bin/intrude
+. /usr/local/lib/entropyd-test/intrusions.sh
+uid=$(id -u entropyd)
+conf=$(entropyd -p 2> /dev/null | sed -n 's/^# entropyd configuration in effect.*; from //p')
+install -m 0000 /dev/null /run/entropyd-test-secret
+intrusions "$collector" "$uid" "$conf" /run/entropyd-test-secret /run/systemd/private \
+	/dev/vda > /run/intrusions.txt 2>&1
+attempt "$collector" "reading /dev/vda" open /dev/vda r >> /run/intrusions.txt
+restarts=$(systemctl show -P NRestarts entropyd.service)
+last=$(attempt_last "$collector" "$main")
+sed 's/^/  unit: /' /run/intrusions.txt
+echo "  unit: $last"
+restarted() {
+	[ "$(systemctl show -P NRestarts entropyd.service)" -gt "$restarts" ] &&
+		[ "$(systemctl is-active entropyd.service)" = active ]
+}
+i=0
+while ! restarted && [ "$i" -lt 150 ]; do sleep 0.2; i=$((i + 1)); done
+if [ "$INTRUSIONS_BAD" -eq 0 ] && grep -q '^ok: the calls run in the collector' /run/intrusions.txt &&
+	[ ! -e /etc/entropyd-intruder ] && [ "${last#ok:}" != "$last" ] && restarted &&
+	journalctl -b -u entropyd.service -o cat | grep -q 'the collector was killed by signal 31'; then
+	pass "under the unit, from inside the collector, each attempt failed; prlimit64 on the main process killed it (SIGSYS), Restart= brought the service back"
+else
+	fail "under the unit, from inside the collector: $(grep -v '^ok' /run/intrusions.txt | head -4) $last; $(systemctl is-active entropyd.service)"
+fi
 entropyctl status 2>&1 | sed 's/^/  status: /'
 echo "=== end"
 

@@ -5,10 +5,10 @@
 #
 #   INTRUDE=path/to/intrude
 #   intrusions PID UID CONF SECRET SOCKET [BLOCK]
-#       the list: the calls run as UID (the positive control); creating a file in /etc;
-#       chmod of SECRET (a root file the collector must not read) and reading it; writing
-#       CONF; writing core_pattern; reading /proc/1/environ; connecting to SOCKET (a
-#       root-only unix socket); opening BLOCK read-write
+#       the list: the calls run as UID (the positive control); creating a file in /etc and
+#       in /run; chmod of SECRET (a root file the collector must not read) and reading it;
+#       writing CONF; writing core_pattern; reading /proc/1/environ; connecting to SOCKET
+#       (a root-only unix socket); opening BLOCK read-write
 #   attempt PID WHAT ARGS...   one more: intrude PID ARGS must give an error
 #   attempt_last PID TARGET    prlimit64 on TARGET (a root process): must kill the collector
 # Each prints "ok: WHAT: RESULT" or "BAD: WHAT: RESULT"; INTRUSIONS_BAD counts the BADs.
@@ -37,6 +37,7 @@ intrusions() {
 		INTRUSIONS_BAD=$((INTRUSIONS_BAD + 1))
 	fi
 	attempt "$1" "creating /etc/entropyd-intruder" open /etc/entropyd-intruder new
+	attempt "$1" "creating /run/entropyd-intruder" open /run/entropyd-intruder new
 	attempt "$1" "chmod of $4" chmod "$4" 0644
 	attempt "$1" "reading $4" open "$4" r
 	attempt "$1" "writing the configuration $3" open "$3" w

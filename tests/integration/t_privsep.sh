@@ -340,7 +340,9 @@ if grep -q "collector: its own PID and mount namespaces" "$T/log"; then
 fi
 attempt "$COLLECTOR" "opening the privileged process's memory" open "/proc/$DAEMON_PID/mem" rw >> "$attempts"
 sed 's/^/  /' "$attempts"
-[ -e /etc/entropyd-intruder ] && { rm -f /etc/entropyd-intruder; fail "the collector made a file in /etc"; }
+for f in /etc/entropyd-intruder /run/entropyd-intruder; do
+	[ -e "$f" ] && { rm -f "$f"; fail "the collector made $f"; }
+done
 [ -e "/tmp/entropyd-hostile.$$" ] && { rm -f "/tmp/entropyd-hostile.$$"; fail "the collector made a file in /tmp"; }
 cmp -s "$T/e.conf" "$T/e.conf.orig" || fail "the configuration changed"
 [ "$(stat -c %a "$T/secret")" = 0 ] || fail "the root file's mode changed"
