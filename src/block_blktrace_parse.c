@@ -6,10 +6,9 @@
 
 #include <string.h>
 
-#if defined(__has_include)
-#if __has_include(<linux/blktrace_api.h>)
 #include <linux/blktrace_api.h>
 #include <stddef.h>
+
 /* Our copy of the layout must be the kernel's. */
 _Static_assert(sizeof(struct blk_io_trace) == BLKT_REC_SIZE, "blk_io_trace size");
 _Static_assert(offsetof(struct blk_io_trace, time) == 8, "blk_io_trace.time");
@@ -21,8 +20,6 @@ _Static_assert(BLK_IO_TRACE_VERSION == BLKT_VERSION, "version");
 _Static_assert(BLK_TA_COMPLETE == BLKT_TA_COMPLETE_FULL, "BLK_TA_COMPLETE");
 _Static_assert(BLK_TC_NOTIFY == BLKT_TC_NOTIFY, "BLK_TC_NOTIFY");
 _Static_assert(__BLK_TA_CGROUP == BLKT_TA_CGROUP, "__BLK_TA_CGROUP");
-#endif
-#endif
 
 /* Field offsets in the 48-byte header. */
 enum {

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/blktrace_api.h>
 #include <linux/fs.h>
 #include <linux/perf_event.h>
 #include <linux/random.h>
@@ -225,13 +226,8 @@ struct blkt_setup {
 	uint32_t pid;
 };
 
-#if defined(__has_include)
-#if __has_include(<linux/blktrace_api.h>)
-#include <linux/blktrace_api.h>
 _Static_assert(sizeof(struct blkt_setup) == sizeof(struct blk_user_trace_setup),
 	       "blk_user_trace_setup");
-#endif
-#endif
 
 #define DEFAULT_RUNDIR "/run/entropyd"
 #define SUBBUF_SIZE (32 * 1024) /* relay sub-buffer: ~680 completion records */
