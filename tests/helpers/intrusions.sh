@@ -10,7 +10,9 @@
 #       writing CONF; writing core_pattern; reading /proc/1/environ; connecting to SOCKET
 #       (a root-only unix socket); opening BLOCK read-write
 #   attempt PID WHAT ARGS...   one more: intrude PID ARGS must give an error
-#   attempt_last PID TARGET    prlimit64 on TARGET (a root process): must kill the collector
+#   attempt_last PID TARGET [tgkill]
+#                              prlimit64 (or a signal) on TARGET, a root process: must kill
+#                              the collector (SIGSYS)
 # Each prints "ok: WHAT: RESULT" or "BAD: WHAT: RESULT"; INTRUSIONS_BAD counts the BADs.
 INTRUSIONS_BAD=0
 
@@ -50,11 +52,13 @@ intrusions() {
 }
 
 attempt_last() {
-	_r=$("$INTRUDE" "$1" prlimit "$2" 2>&1)
+	_call=${3:-prlimit}
+	_r=$("$INTRUDE" "$1" "$_call" "$2" 2>&1)
+	case $_call in prlimit) _call=prlimit64 ;; esac
 	case $_r in
-	"killed by signal "*"(SIGSYS)") echo "ok: prlimit64 on a root process ($2): $_r" ;;
+	"killed by signal "*"(SIGSYS)") echo "ok: $_call on a root process ($2): $_r" ;;
 	*)
-		echo "BAD: prlimit64 on a root process ($2): $_r"
+		echo "BAD: $_call on a root process ($2): $_r"
 		INTRUSIONS_BAD=$((INTRUSIONS_BAD + 1))
 		;;
 	esac

@@ -359,4 +359,13 @@ echo "  $last"
 timeout 5 tail --pid="$COLLECTOR" -f /dev/null || fail "the collector is still there after prlimit64"
 wait "$DAEMON_PID" 2> /dev/null; DAEMON_PID=
 grep -q "the collector was killed by signal 31" "$T/log" || fail "the collector was not killed by its filter (SIGSYS)"
-pass "from inside the collector, each failed: $(sed -n 's/^ok: \([^:]*\):.*/\1/p' "$attempts" | paste -sd, | sed 's/,/, /g'); prlimit64 on the privileged process killed it (SIGSYS)"
+# And, in a collector started again, a signal to the privileged process.
+start_daemon -v -f "$T/e.conf"
+COLLECTOR=$(pgrep -P "$DAEMON_PID")
+last=$(attempt_last "$COLLECTOR" "$DAEMON_PID" tgkill)
+echo "  $last"
+case $last in ok:*) ;; *) fail "the collector survived a signal to the privileged process: $last" ;; esac
+timeout 5 tail --pid="$COLLECTOR" -f /dev/null || fail "the collector is still there after tgkill"
+wait "$DAEMON_PID" 2> /dev/null; DAEMON_PID=
+grep -q "the collector was killed by signal 31" "$T/log" || fail "the collector was not killed by its filter (SIGSYS) on tgkill"
+pass "from inside the collector, each failed: $(sed -n 's/^ok: \([^:]*\):.*/\1/p' "$attempts" | paste -sd, | sed 's/,/, /g'); prlimit64 on the privileged process killed it (SIGSYS), and so did a signal to it"
