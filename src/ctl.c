@@ -400,19 +400,27 @@ static void send_msg(struct client *c, json_t *msg)
 	free(buf);
 }
 
-static json_t *do_reload(struct client *c)
+static json_t *string_list(char *const *msgs, size_t n)
+{
+	json_t *list = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(list, jstr(msgs[i]));
+	return list;
+}
+
+/* The reply's parameters (the notices) in *params, or the error. */
+static json_t *do_reload(struct client *c, json_t **params)
 {
 	struct config_errors errs = {0};
 	json_t *err = NULL;
 
 	log_notice("control: reload requested by uid %u (pid %d)", (unsigned)c->uid, (int)c->pid);
-	if (c->ctl->ops->reload(c->ctl->ops_arg, &errs) < 0) {
-		json_t *list = json_array();
-
-		for (size_t i = 0; i < errs.n; i++)
-			json_array_append_new(list, jstr(errs.msg[i]));
-		err = ctl_error_new(CTL_E_CONFIG_INVALID, json_pack("{s:o}", "errors", list));
-	}
+	if (c->ctl->ops->reload(c->ctl->ops_arg, &errs) < 0)
+		err = ctl_error_new(CTL_E_CONFIG_INVALID,
+				    json_pack("{s:o}", "errors", string_list(errs.msg, errs.n)));
+	else
+		*params = json_pack("{s:o}", "notices", string_list(errs.note, errs.n_note));
 	config_errors_free(&errs);
 	return err;
 }
@@ -459,9 +467,7 @@ static void handle(struct client *c, const char *msg, size_t len)
 					 : public_view(c->ctl, &c->ctl->public_sources, get_sources);
 			break;
 		case CTL_RELOAD:
-			err = do_reload(c);
-			if (!err)
-				params = json_object();
+			err = do_reload(c, &params);
 			break;
 		case CTL_METHOD_COUNT:
 			break;

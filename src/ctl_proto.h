@@ -29,8 +29,10 @@
  *      is retried; Health.state "-" while the instance is not open; Credit.reasons, every
  *      reason that holds (Credit.reason and detail are its first; new reasons not-open,
  *      waiting, refused, ended). Kernel.seed: how this boot's CRNG got seeded (CPU RNG
- *      and its trust, hardware RNG, bootloader) and what entropyd added, with a verdict. */
-#define CTL_PROTO_VERSION 4
+ *      and its trust, hardware RNG, bootloader) and what entropyd added, with a verdict.
+ *   5  Reload returns notices: what was said about the file that loaded (keys that do not
+ *      apply to their mode, ignored). */
+#define CTL_PROTO_VERSION 5
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 

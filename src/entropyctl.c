@@ -631,10 +631,21 @@ static int cmd_reload(struct conn *c, bool json)
 	if (rc != XC_OK)
 		return rc;
 	if (!r.error) {
-		if (json)
-			printf("{\"reloaded\": true}\n");
-		else
+		/* A daemon before protocol 5 sends no notices. */
+		const json_t *notes = json_object_get(r.params, "notices");
+
+		if (json) {
+			json_t *out = json_pack("{s:b, s:o}", "reloaded", 1, "notices",
+						notes ? json_deep_copy(notes) : json_array());
+
+			print_json(out);
+			json_decref(out);
+		} else {
+			json_array_foreach(notes, i, e)
+				fprintf(stderr, "%s\n",
+					json_string_value(e) ? json_string_value(e) : "?");
 			printf("configuration reloaded\n");
+		}
 	} else if (strcmp(r.error, CTL_E_CONFIG_INVALID) == 0) {
 		errs = json_object_get(r.params, "errors");
 		if (json) {

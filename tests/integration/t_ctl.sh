@@ -34,7 +34,7 @@ write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "$control"
 mkfifo "$T/input/event0"
 
 # ---- the command line, and no daemon ----
-"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 4\)$' || fail "--version"
+"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 5\)$' || fail "--version"
 "$ENTROPYCTL" --help > "$T/help" || fail "--help"
 for w in status sources watch reload metrics --interval --socket --json --color --timeout --version --help \
 	'Exit status' '^  1  reload refused' '^  3  entropyd is not running' '^  4  permission denied' \
@@ -120,7 +120,7 @@ pass "status after 3000 replayed events: exact counts, $shown bits credited as l
 ctl --json status > "$T/status.json" || fail "--json status failed"
 jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
-	.daemon.protocol == 4 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
+	.daemon.protocol == 5 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
 	(.sources | length) == 3 and .sources[0].class == "input" and .sources[0].name == "event0" and
 	# the classes policy disables follow, as such
 	([.sources[1:][] | [.class, .name, .state, .policy.mode, .credit.reason, .events]] ==
@@ -203,9 +203,21 @@ write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "control = { s
 expect 0 "^configuration reloaded$" ctl reload
 grep -q "control.socket changed to $T/other: takes effect at restart" "$T/log" || fail "socket change not logged"
 [ -S "$CTL_SOCKET" ] && [ ! -e "$T/other" ] || fail "the socket moved at reload"
+# A file that loads with a notice (a scale left beside mode disabled): the notice is
+# printed before "configuration reloaded", and is in --json's notices.
+noted=${policy/'network = { mode = "disabled"; }'/'network = { mode = "disabled"; scale = 0.1; }'}
+write_config "$T/e.conf" 'feed = { mode = "always"; };' "$noted" "$control"
+want="$T/e.conf:3: notice: policy.network.scale: scale applies only to mode \"reduced\" (the mode here is \"disabled\"); ignored"
+expect 0 "^configuration reloaded$" ctl reload
+[ "$(cat "$T/out")" = "$want"$'\n'"configuration reloaded" ] || fail "reload with a notice printed: $(cat "$T/out")"
+ctl --json reload | jq -e --arg w "$want" '.reloaded == true and .notices == [$w]' > /dev/null ||
+	fail "--json reload with a notice: $(ctl --json reload 2>&1)"
 cp "$T/good.conf" "$T/e.conf"
 expect 0 "^configuration reloaded$" ctl reload
-pass "reload as root: applied; a bad config refused with its errors (exit 1); the socket stays"
+[ "$(cat "$T/out")" = "configuration reloaded" ] || fail "reload with no notice printed: $(cat "$T/out")"
+ctl --json reload | jq -e '.reloaded == true and .notices == []' > /dev/null ||
+	fail "--json reload with no notice: $(ctl --json reload 2>&1)"
+pass "reload as root: applied, its notices printed; a bad config refused with its errors (exit 1); the socket stays"
 
 if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
 	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$ENTROPYCTL" -s "$CTL_SOCKET" "$@"; }
