@@ -154,8 +154,7 @@ static long call(long nr, unsigned long a0, unsigned long a1, unsigned long a2,
 			printf("exited with status %d\n", WEXITSTATUS(status));
 			exit(0);
 		}
-		/* a seccomp kill is seen first as the exit event (PTRACE_O_TRACEEXIT is off)
-		 * or as the signal itself; anything but the step's trap is passed on */
+		/* the step's trap ends it; a signal that came meanwhile is passed on */
 		if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP)
 			break;
 		if (ptrace(PTRACE_SINGLESTEP, target, NULL, (void *)(long)WSTOPSIG(status)) < 0)
