@@ -13,8 +13,16 @@
 #   attempt_last PID TARGET [tgkill]
 #                              prlimit64 (or a signal) on TARGET, a root process: must kill
 #                              the collector (SIGSYS)
+#   intrude_unknown            true (and prints why) where intrude cannot run: it knows
+#                              x86-64 only, and exits 77 elsewhere; the caller skips the list
 # Each prints "ok: WHAT: RESULT" or "BAD: WHAT: RESULT"; INTRUSIONS_BAD counts the BADs.
 INTRUSIONS_BAD=0
+
+intrude_unknown() {
+	_r=$("$INTRUDE" 2>&1)
+	[ $? -eq 77 ] || return 1
+	echo "$_r (this machine is $(uname -m))"
+}
 
 attempt() {
 	_pid=$1

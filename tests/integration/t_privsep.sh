@@ -290,6 +290,11 @@ pass "collector killed: the privileged process exits 4; privileged process kille
 # under the unit (t_system) and in the initramfs guest (tests/guest/initramfs.sh).
 INTRUDE=$top_builddir/tests/helpers/intrude
 . "$top_srcdir/tests/helpers/intrusions.sh"
+# The list is this test's last part: where intrude cannot run, the rest has passed.
+if why=$(intrude_unknown); then
+	echo "SKIP: a compromised collector's attempts from inside: $why"
+	exit 0
+fi
 mkdir -p "$T/input"
 [ -p "$T/input/event0" ] || mkfifo "$T/input/event0"
 start_daemon -v -f "$T/e.conf"
