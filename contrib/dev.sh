@@ -234,6 +234,11 @@ test)
 	# shellcheck disable=SC2086
 	install_deps $TEST_DEPS $HOST_DEPS
 	fuzz_runtime
+	# The commits this submission adds keep HACKING.md's rules (contrib/check-commits.sh).
+	commits=0
+	stage_start "commit messages: contrib/check-commits.sh"
+	contrib/check-commits.sh || commits=$?
+	stage_end "commit messages"
 	stage_start "plain build: make check, make check-system"
 	build build
 	rc=0
@@ -301,6 +306,7 @@ test)
 		[ "$rc" -ne 0 ] || rc=$dst
 		stage_end "Debian $suite tree"
 	fi
+	[ "$rc" -ne 0 ] || rc=$commits
 	exit "$rc"
 	;;
 deb)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # t_contrib: what contrib/ ships works — the example policies are valid (paranoid does not
 # capture packets at all), bash completion completes both programs, the initramfs scripts
-# parse, and the metrics timer and service pass systemd-analyze verify.
+# parse, the metrics timer and service pass systemd-analyze verify, and check-commits.sh (the
+# commit-msg hook and CI's check of a submission's commits) refuses what breaks the rules.
 . "$(dirname "$0")/lib.sh"
 
 C=$top_srcdir/contrib
@@ -88,3 +89,31 @@ if command -v systemd-analyze > /dev/null; then
 	[ -z "$out" ] || fail "systemd-analyze verify (metrics): $out"
 	pass "metrics timer and service verify clean"
 fi
+
+# ---- the commit-msg hook and CI's check of a submission's commits ----
+CC=$C/check-commits.sh
+msg() { printf '%b' "$1" > "$T/msg"; "$CC" --msg "$T/msg" 2>&1; }
+out=$(msg 'priv, tests/guest: hand over a locked filter\n\nWhy.\n') ||
+	fail "check-commits refuses a subject that keeps the rules: $out"
+out=$(msg 'entropyd(8): say what the collector can send\n') ||
+	fail "check-commits refuses a man page as prefix: $out"
+for bad in 'Frobnicate the pool\n' 'privsep: an old prefix\n' 'net: x\nno blank line\n' \
+	"net: $(printf '%070d' 0)\n"; do
+	if out=$(msg "$bad"); then
+		fail "check-commits accepts \"$bad\""
+	fi
+	[ -n "$out" ] || fail "check-commits refuses \"$bad\" without saying why"
+done
+if command -v git > /dev/null; then
+	G=$T/git
+	git init -q "$G" && cd "$G" || fail "git init"
+	git -c user.name=t -c user.email=t@localhost commit -q --allow-empty -m 'tests: the base'
+	git -c user.name=t -c user.email=t@localhost commit -q --allow-empty -m 'net: keeps the rules'
+	out=$("$CC" HEAD~1..HEAD) || fail "check-commits refuses a range that keeps the rules: $out"
+	git -c user.name=t -c user.email=t@localhost commit -q --allow-empty -m 'Breaks the rules'
+	out=$("$CC" HEAD~2..HEAD) && fail "check-commits accepts a range with a bad subject: $out"
+	echo "$out" | grep -q 'Breaks the rules: subject has no' ||
+		fail "check-commits does not name the bad commit: $out"
+	cd "$T" || fail "cd $T"
+fi
+pass "check-commits keeps subjects to 72 characters and the prefix vocabulary"
