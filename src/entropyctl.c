@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ctl_proto.h"
+#include "entropyctl_check.h"
 #include "entropyctl_client.h"
 #include "entropyctl_watch.h"
 #include "util.h"
@@ -41,6 +42,9 @@ static void usage(FILE *out)
 		"            node_exporter's textfile collector or a scrape\n"
 		"  watch     a table refreshed every --interval seconds, with events and\n"
 		"            credited bits per second; q quits\n"
+		"  check     one line and a monitoring plugin's exit status: 0 OK, 1 WARNING,\n"
+		"            2 CRITICAL (not running, or what credit needs is missing),\n"
+		"            3 UNKNOWN (no answer, no permission, a usage error)\n"
 		"\n"
 		"Options:\n"
 		"  -s, --socket PATH    the control socket (default %s)\n"
@@ -49,10 +53,13 @@ static void usage(FILE *out)
 		"                       set and not empty), always or never (default auto)\n"
 		"  -t, --timeout SECS   give up on a daemon that does not answer (default 10)\n"
 		"  -i, --interval SECS  watch: seconds between frames, 0.1 to 3600 (default 1)\n"
+		"  -w, --warning SECS   check: while credit counts, a CRNG not ready this long\n"
+		"                       after entropyd started is a warning (default %.0f)\n"
+		"  -c, --critical SECS  check: and critical from this long (default %.0f)\n"
 		"  -V, --version        print the version and exit\n"
 		"  -h, --help           print this help and exit\n"
 		"\n"
-		"Exit status:\n"
+		"Exit status (check has its own, above):\n"
 		"  0  success\n"
 		"  1  reload refused: the configuration is invalid (the errors are printed)\n"
 		"  2  usage error\n"
@@ -63,7 +70,7 @@ static void usage(FILE *out)
 		"\n"
 		"The socket speaks Varlink (interface io.entropyd), so generic Varlink clients\n"
 		"can use it too. See entropyctl(8), entropyd(8) and entropyd.conf(5).\n",
-		CTL_DEFAULT_SOCKET);
+		CTL_DEFAULT_SOCKET, CHECK_WARNING_S, CHECK_CRITICAL_S);
 }
 
 /* ---- status and sources, as text ---- */
@@ -679,6 +686,15 @@ static bool no_color(void)
 
 enum { OPT_COLOR = 256, OPT_INTERVAL };
 
+/* Seconds from 0.1 to 3600 in *out, or false. */
+static bool seconds_arg(const char *arg, double max, double *out)
+{
+	char *end;
+
+	*out = strtod(arg, &end);
+	return !*end && end != arg && *out >= 0.1 && *out <= max;
+}
+
 static const struct option long_opts[] = {
 	{"socket", required_argument, NULL, 's'},
 	{"json", no_argument, NULL, 'j'},
@@ -686,6 +702,8 @@ static const struct option long_opts[] = {
 	{"colour", required_argument, NULL, OPT_COLOR},
 	{"timeout", required_argument, NULL, 't'},
 	{"interval", required_argument, NULL, 'i'},
+	{"warning", required_argument, NULL, 'w'},
+	{"critical", required_argument, NULL, 'c'},
 	{"version", no_argument, NULL, 'V'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -695,13 +713,17 @@ int main(int argc, char **argv)
 {
 	const char *path = CTL_DEFAULT_SOCKET, *cmd = "status", *when = "auto";
 	double timeout = 10, every = 1;
+	struct check_limits lim = {CHECK_WARNING_S, CHECK_CRITICAL_S};
 	bool json = false;
 	struct conn c;
-	char *end;
-	int opt, rc;
+	int opt, rc, usage_rc = XC_USAGE;
 
 	ctl_json_seed_client(); /* reads no randomness: see ctl_proto.h */
-	while ((opt = getopt_long(argc, argv, "s:jt:i:Vh", long_opts, NULL)) != -1) {
+	/* A monitoring plugin's usage error is UNKNOWN: 2 would read as CRITICAL. */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "check"))
+			usage_rc = CHECK_UNKNOWN;
+	while ((opt = getopt_long(argc, argv, "s:jt:i:w:c:Vh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			path = optarg;
@@ -713,21 +735,28 @@ int main(int argc, char **argv)
 			when = optarg;
 			if (strcmp(when, "auto") && strcmp(when, "always") && strcmp(when, "never")) {
 				errx_msg("--color: %s: use auto, always or never", when);
-				return XC_USAGE;
+				return usage_rc;
 			}
 			break;
 		case 't':
-			timeout = strtod(optarg, &end);
-			if (*end || !(timeout >= 0.1 && timeout <= 3600)) {
+			if (!seconds_arg(optarg, 3600, &timeout)) {
 				errx_msg("--timeout: %s: give seconds from 0.1 to 3600", optarg);
-				return XC_USAGE;
+				return usage_rc;
 			}
 			break;
 		case 'i':
-			every = strtod(optarg, &end);
-			if (*end || !(every >= 0.1 && every <= 3600)) {
+			if (!seconds_arg(optarg, 3600, &every)) {
 				errx_msg("--interval: %s: give seconds from 0.1 to 3600", optarg);
-				return XC_USAGE;
+				return usage_rc;
+			}
+			break;
+		case 'w':
+		case 'c':
+			if (!seconds_arg(optarg, 86400, opt == 'w' ? &lim.warning_s
+								  : &lim.critical_s)) {
+				errx_msg("--%s: %s: give seconds from 0.1 to 86400",
+					 opt == 'w' ? "warning" : "critical", optarg);
+				return usage_rc;
 			}
 			break;
 		case 'V':
@@ -740,19 +769,29 @@ int main(int argc, char **argv)
 		default:
 			/* getopt said what was wrong; the whole help would bury it. */
 			fputs("Try \"entropyctl --help\" for more information.\n", stderr);
-			return XC_USAGE;
+			return usage_rc;
 		}
 	}
 	if (optind < argc)
 		cmd = argv[optind++];
 	if (optind < argc) {
 		errx_msg("%s: unexpected argument after the command", argv[optind]);
-		return XC_USAGE;
+		return usage_rc;
 	}
 	if (strcmp(cmd, "status") && strcmp(cmd, "sources") && strcmp(cmd, "reload") &&
-	    strcmp(cmd, "metrics") && strcmp(cmd, "watch")) {
-		errx_msg("%s: unknown command (status, sources, watch, reload or metrics)", cmd);
-		return XC_USAGE;
+	    strcmp(cmd, "metrics") && strcmp(cmd, "watch") && strcmp(cmd, "check")) {
+		errx_msg("%s: unknown command (status, sources, watch, reload, metrics or check)",
+			 cmd);
+		return usage_rc;
+	}
+	if (json && !strcmp(cmd, "check")) {
+		errx_msg("--json: check answers with its exit status and one line (status --json "
+			 "has every detail)");
+		return usage_rc;
+	}
+	if (lim.warning_s > lim.critical_s) {
+		errx_msg("--warning %g is above --critical %g", lim.warning_s, lim.critical_s);
+		return usage_rc;
 	}
 	if (json && !strcmp(cmd, "watch")) {
 		errx_msg("--json: watch is for people (status --json, repeated, is for scripts)");
@@ -769,6 +808,12 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(cmd, "watch"))
 		return cmd_watch(path, timeout, every);
+	if (!strcmp(cmd, "check")) {
+		rc = cmd_check(path, timeout, &lim);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return CHECK_UNKNOWN;
+		return rc;
+	}
 	rc = conn_open(&c, path, timeout);
 	if (rc != XC_OK)
 		return rc;

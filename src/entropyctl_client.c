@@ -20,10 +20,27 @@
 #include "ctl_proto.h"
 #include "util.h"
 
+static char *errx_buf;
+static size_t errx_size;
+
+void errx_into(char *buf, size_t size)
+{
+	errx_buf = size ? buf : NULL;
+	errx_size = size;
+	if (errx_buf)
+		errx_buf[0] = '\0';
+}
+
 void errx_msg(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (errx_buf) {
+		va_start(ap, fmt);
+		vsnprintf(errx_buf, errx_size, fmt, ap);
+		va_end(ap);
+		return;
+	}
 	fputs("entropyctl: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -75,6 +92,7 @@ int conn_open(struct conn *c, const char *path, double timeout_s)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
 	memset(c, 0, sizeof(*c));
+	c->fd = -1;
 	c->path = path;
 	c->timeout_ms = (int)(timeout_s * 1000);
 	if (!strlcopy(sa.sun_path, path, sizeof(sa.sun_path))) {
@@ -87,11 +105,10 @@ int conn_open(struct conn *c, const char *path, double timeout_s)
 		return XC_PROTOCOL;
 	}
 	if (connect(c->fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int err = errno;
-
+		c->err = errno;
 		close(c->fd);
 		c->fd = -1;
-		return connect_failed(path, err);
+		return connect_failed(path, c->err);
 	}
 	return XC_OK;
 }

@@ -28,12 +28,16 @@ struct conn {
 	const char *path;
 	int fd;
 	int timeout_ms;
+	int err;   /* why connect(2) failed; 0 if it did not */
 	char *buf; /* received bytes not yet consumed */
 	size_t len, cap;
 };
 
 /* "entropyctl: " and the message, on stderr. */
 void errx_msg(const char *fmt, ...) PRINTF_LIKE(1, 2);
+/* From now on the messages of errx_msg go into buf (the last one, without "entropyctl: "),
+ * not to stderr; NULL: to stderr again. */
+void errx_into(char *buf, size_t size);
 
 /* Connect to path within timeout_s; XC_OK or the exit status, said once on stderr. */
 int conn_open(struct conn *c, const char *path, double timeout_s);
