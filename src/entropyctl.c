@@ -41,7 +41,8 @@ static void usage(FILE *out)
 		"  metrics   the counters in the Prometheus text exposition format, for\n"
 		"            node_exporter's textfile collector or a scrape\n"
 		"  watch     a table refreshed every --interval seconds, with events and\n"
-		"            credited bits per second; q quits\n"
+		"            credited bits per second, cut to the terminal's width; waits\n"
+		"            while entropyd is not running; q quits\n"
 		"  check     one line and a monitoring plugin's exit status: 0 OK, 1 WARNING,\n"
 		"            2 CRITICAL (not running, or what credit needs is missing),\n"
 		"            3 UNKNOWN (no answer, no permission, a usage error)\n"
@@ -126,7 +127,7 @@ static void print_overview(const json_t *st)
 	double after = f_(k, "ready_after_s");
 
 	printf("entropyd %s (pid %lld), up ", s_(d, "version"), i_(d, "pid"));
-	print_duration(i_(d, "uptime_s"));
+	print_duration(stdout, i_(d, "uptime_s"));
 	printf("; sink %s, feed mode %s, phase %s\n", s_(d, "sink"), s_(d, "feed_mode"),
 	       s_(d, "feed_phase"));
 	if (json_is_string(json_object_get(d, "config")))

@@ -6,11 +6,9 @@
 
 #include "entropyctl_check.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "ctl_proto.h"
 #include "entropyctl_client.h"
@@ -158,29 +156,12 @@ enum check_state check_judge(const json_t *st, const json_t *sources,
 	return worst;
 }
 
-static char reason[512];
-
-/* Why there is no answer: not running is critical; anything else (no permission, a path
- * that is not the socket, no reply) leaves the state unknown. */
-static enum check_state unreachable(const struct conn *c, int rc)
-{
-	struct stat st;
-
-	if (rc != XC_NOT_RUNNING)
-		return CHECK_UNKNOWN;
-	if (c->err == ENOENT)
-		return CHECK_CRITICAL;
-	if (c->err == ECONNREFUSED && stat(c->path, &st) == 0 && S_ISSOCK(st.st_mode))
-		return CHECK_CRITICAL;
-	return rc == XC_NOT_RUNNING && c->err == 0 ? CHECK_CRITICAL : CHECK_UNKNOWN;
-}
-
 int cmd_check(const char *path, double timeout, const struct check_limits *lim)
 {
 	struct conn c;
 	json_t *st = NULL, *src = NULL;
 	enum check_state state;
-	char line[1024];
+	char line[1024], reason[512];
 	int rc;
 
 	/* What would go to stderr is the line's reason. */
@@ -192,7 +173,9 @@ int cmd_check(const char *path, double timeout, const struct check_limits *lim)
 		rc = fetch(&c, CTL_INTERFACE ".GetSources", &src);
 	errx_into(NULL, 0);
 	if (rc != XC_OK) {
-		state = unreachable(&c, rc);
+		/* Not running is critical; anything else (no permission, a path that is
+		 * not the socket, no reply) leaves the state unknown. */
+		state = conn_absent(&c, rc) ? CHECK_CRITICAL : CHECK_UNKNOWN;
 		snprintf(line, sizeof(line), "%s", reason);
 	} else {
 		state = check_judge(st, json_object_get(src, "sources"), lim, line, sizeof(line));

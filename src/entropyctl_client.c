@@ -113,6 +113,18 @@ int conn_open(struct conn *c, const char *path, double timeout_s)
 	return XC_OK;
 }
 
+bool conn_absent(const struct conn *c, int rc)
+{
+	struct stat st;
+
+	if (rc != XC_NOT_RUNNING)
+		return false;
+	if (c->err == ECONNREFUSED)
+		return stat(c->path, &st) == 0 && S_ISSOCK(st.st_mode);
+	/* No socket, or one that closed on us as the daemon went. */
+	return c->err == ENOENT || c->err == 0;
+}
+
 void conn_close(struct conn *c)
 {
 	if (c->fd >= 0)
@@ -265,16 +277,16 @@ int fetch(struct conn *c, const char *method, json_t **out)
 
 /* ---- fields shared by the commands ---- */
 
-void print_duration(long long s)
+void print_duration(FILE *f, long long s)
 {
 	if (s >= 86400)
-		printf("%lldd %02lldh %02lldm", s / 86400, s / 3600 % 24, s / 60 % 60);
+		fprintf(f, "%lldd %02lldh %02lldm", s / 86400, s / 3600 % 24, s / 60 % 60);
 	else if (s >= 3600)
-		printf("%lldh %02lldm %02llds", s / 3600, s / 60 % 60, s % 60);
+		fprintf(f, "%lldh %02lldm %02llds", s / 3600, s / 60 % 60, s % 60);
 	else if (s >= 60)
-		printf("%lldm %02llds", s / 60, s % 60);
+		fprintf(f, "%lldm %02llds", s / 60, s % 60);
 	else
-		printf("%llds", s);
+		fprintf(f, "%llds", s);
 }
 
 void health_text(const json_t *src, char *buf, size_t size)

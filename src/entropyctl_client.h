@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ctl_proto.h"
@@ -42,6 +43,10 @@ void errx_into(char *buf, size_t size);
 /* Connect to path within timeout_s; XC_OK or the exit status, said once on stderr. */
 int conn_open(struct conn *c, const char *path, double timeout_s);
 void conn_close(struct conn *c);
+/* After conn_open or a call returned rc: is the daemon simply not there (no socket, a socket
+ * nothing answers on, or one that closed as the daemon went), rather than unreachable for
+ * another reason (a path that is not a socket, no permission)? */
+bool conn_absent(const struct conn *c, int rc);
 /* Send one call and read its reply into *r. XC_OK (r may hold an error reply) or an exit
  * status, said once. */
 int varlink_call(struct conn *c, const char *method, json_t *params, struct ctl_reply *r);
@@ -86,7 +91,7 @@ static inline bool b_(const json_t *o, const char *key)
 }
 
 /* "1d 02h 03m", "4m 05s": an uptime. */
-void print_duration(long long s);
+void print_duration(FILE *f, long long s);
 /* An instance's health, "ok", or the state with its last failure: at most size bytes. */
 void health_text(const json_t *src, char *buf, size_t size);
 /* Why an instance's credit does not grow, short; "-" while it does. */

@@ -1,5 +1,6 @@
 /* entropyctl_watch: `entropyctl watch`, a table of every instance refreshed with its rates,
- * on a terminal or as frames one after another on a pipe. */
+ * on a terminal (cut to its width) or as frames one after another on a pipe; while no
+ * daemon answers, it says so and waits for one. */
 #include "autoconf.h"
 
 #include "entropyctl_watch.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,10 +77,43 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The terminal's width in columns; 0 (no limit) if it is not a terminal or does not say. */
+static size_t watch_width(bool tty)
+{
+	struct winsize ws;
+
+	if (!tty || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0)
+		return 0;
+	return ws.ws_col;
+}
+
+/* A frame made in a buffer, shown: on a terminal after home and clear, each line cut to its
+ * width (every byte of it is printable ASCII: s_() made it so), so that none wraps; else as
+ * it is, a blank line after it. */
+static void watch_show(char *text, size_t len, bool tty)
+{
+	size_t width = watch_width(tty);
+
+	if (tty)
+		fputs("\033[H\033[2J", stdout); /* home, clear: any ANSI terminal, over ssh too */
+	for (size_t at = 0; at < len;) {
+		char *nl = memchr(text + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+
+		fwrite(text + at, 1, width && n > width ? width : n, stdout);
+		putchar('\n');
+		at += n + 1;
+	}
+	if (!tty)
+		printf("\n"); /* frames one after another: a blank line between them */
+	fflush(stdout);
+}
+
 /* One frame: the overview's first lines, then one row per instance with its rates. prev
  * holds *n_prev instances of the frame before, taken dt seconds ago (0: the first). */
-static void watch_frame(const json_t *st, const json_t *sources, struct watch_prev **prev,
-			size_t *n_prev, double dt, bool moved, double every, bool tty)
+static void watch_frame(FILE *o, const json_t *st, const json_t *sources,
+			struct watch_prev **prev, size_t *n_prev, double dt, bool moved,
+			double every)
 {
 	enum { W_CLASS, W_NAME, W_STATE, W_EVENTS, W_EVS, W_CRED, W_BITS, W_WHY, W_HEALTH, WN };
 	static const char *const head[WN] = {"CLASS", "NAME",  "STATE",   "EVENTS", "EV/S",
@@ -93,15 +128,13 @@ static void watch_frame(const json_t *st, const json_t *sources, struct watch_pr
 	char clock[16];
 
 	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
-	if (tty)
-		fputs("\033[H\033[2J", stdout); /* home, clear: any ANSI terminal, over ssh too */
-	printf("entropyd %s (pid %lld), up ", s_(d, "version"), i_(d, "pid"));
-	print_duration(i_(d, "uptime_s"));
-	printf("; phase %s; CRNG %s; %s every %g s, q quits\n", s_(d, "feed_phase"),
-	       b_(k, "crng_ready") ? "ready" : "not ready", clock, every);
-	printf("totals: %lld %s, %.1f bits credited, %lld %s fed to the kernel\n",
-	       i_(t, "events"), N(i_(t, "events"), "event"), f_(t, "credited_bits"),
-	       i_(t, "fed_credit_bits"), N(i_(t, "fed_credit_bits"), "bit"));
+	fprintf(o, "entropyd %s (pid %lld), up ", s_(d, "version"), i_(d, "pid"));
+	print_duration(o, i_(d, "uptime_s"));
+	fprintf(o, "; phase %s; CRNG %s; %s every %g s, q quits\n", s_(d, "feed_phase"),
+		b_(k, "crng_ready") ? "ready" : "not ready", clock, every);
+	fprintf(o, "totals: %lld %s, %.1f bits credited, %lld %s fed to the kernel\n",
+		i_(t, "events"), N(i_(t, "events"), "event"), f_(t, "credited_bits"),
+		i_(t, "fed_credit_bits"), N(i_(t, "fed_credit_bits"), "bit"));
 	for (int c = 0; c < WN; c++)
 		w[c] = strlen(head[c]);
 	for (size_t i = 0; i < n; i++) {
@@ -144,19 +177,16 @@ static void watch_frame(const json_t *st, const json_t *sources, struct watch_pr
 			if (strlen(cell[i][c]) > w[c])
 				w[c] = strlen(cell[i][c]);
 	}
-	printf("\n");
+	fprintf(o, "\n");
 	for (int c = 0; c < WN; c++)
-		printf(right[c] ? "%*s%s" : "%-*s%s", c == WN - 1 ? 0 : (int)w[c], head[c],
-		       c == WN - 1 ? "\n" : "  ");
+		fprintf(o, right[c] ? "%*s%s" : "%-*s%s", c == WN - 1 ? 0 : (int)w[c], head[c],
+			c == WN - 1 ? "\n" : "  ");
 	for (size_t i = 0; i < n; i++)
 		for (int c = 0; c < WN; c++)
-			printf(right[c] ? "%*s%s" : "%-*s%s", c == WN - 1 ? 0 : (int)w[c],
-			       cell[i][c], c == WN - 1 ? "\n" : "  ");
+			fprintf(o, right[c] ? "%*s%s" : "%-*s%s", c == WN - 1 ? 0 : (int)w[c],
+				cell[i][c], c == WN - 1 ? "\n" : "  ");
 	if (!n)
-		printf("(no source instance)\n");
-	if (!tty)
-		printf("\n"); /* frames one after another: a blank line between them */
-	fflush(stdout);
+		fprintf(o, "(no source instance)\n");
 	free(cell);
 	free(*prev);
 	*prev = next;
@@ -190,12 +220,24 @@ static bool watch_wait(double seconds, bool *stdin_open)
 	}
 }
 
+/* The frame while no daemon answers: why, and that it waits. */
+static void watch_absent(FILE *o, const char *why, double every)
+{
+	time_t now = time(NULL);
+	char clock[16];
+
+	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
+	fprintf(o, "%s\nentropyd not running, waiting; %s every %g s, q quits\n", why, clock,
+		every);
+}
+
 int cmd_watch(const char *path, double timeout, double every)
 {
 	struct watch_prev *prev = NULL;
 	size_t n_prev = 0;
 	double last = 0, last_uptime = -1, last_events = -1;
-	bool tty = isatty(STDOUT_FILENO), stdin_open = true;
+	bool tty = isatty(STDOUT_FILENO), stdin_open = true, absent = false;
+	char why[512];
 	int rc = XC_OK;
 
 	watch_raw_mode();
@@ -204,27 +246,66 @@ int cmd_watch(const char *path, double timeout, double every)
 		json_t *st = NULL, *src = NULL;
 		double now, up, ev;
 		bool moved;
+		char *text = NULL;
+		size_t len = 0;
+		FILE *o;
 
 		/* A connection a frame: a daemon restarted in between is found again, and a
-		 * user other than root is not held past control.max_hold. */
+		 * user other than root is not held past control.max_hold. Why it fails goes
+		 * into the frame, not across it. */
+		errx_into(why, sizeof(why));
 		rc = conn_open(&c, path, timeout);
 		if (rc == XC_OK)
 			rc = fetch(&c, CTL_INTERFACE ".GetStatus", &st);
 		if (rc == XC_OK)
 			rc = fetch(&c, CTL_INTERFACE ".GetSources", &src);
+		errx_into(NULL, 0);
 		conn_close(&c);
-		if (rc != XC_OK) {
+		if (rc != XC_OK && !conn_absent(&c, rc)) {
+			/* No permission, not a socket, no sense: waiting would not help. */
 			json_decref(st);
+			errx_msg("%s", why);
 			break;
 		}
+		o = open_memstream(&text, &len);
+		if (!o) {
+			json_decref(st);
+			json_decref(src);
+			errx_msg("cannot make a frame: %s", strerror(errno));
+			rc = XC_PROTOCOL;
+			break;
+		}
+		if (rc != XC_OK) {
+			/* Gone, or not there yet: said once without a terminal, every frame on
+			 * one; the rates start afresh with the daemon that comes back. */
+			watch_absent(o, why, every);
+			fclose(o);
+			if (tty || !absent)
+				watch_show(text, len, tty);
+			absent = true;
+			free(text);
+			free(prev);
+			prev = NULL;
+			n_prev = 0;
+			last = 0;
+			last_uptime = last_events = -1;
+			rc = XC_OK;
+			if (watch_wait(every, &stdin_open))
+				break;
+			continue;
+		}
+		absent = false;
 		now = mono_s();
 		up = (double)i_(json_object_get(st, "daemon"), "uptime_s");
 		ev = f_(json_object_get(st, "totals"), "events");
 		/* Users other than root get a snapshot that changes every 10 s: rates over the
 		 * time between two that differ. */
 		moved = up != last_uptime || ev != last_events;
-		watch_frame(st, json_object_get(src, "sources"), &prev, &n_prev,
-			    last > 0 ? now - last : 0, moved, every, tty);
+		watch_frame(o, st, json_object_get(src, "sources"), &prev, &n_prev,
+			    last > 0 ? now - last : 0, moved, every);
+		fclose(o);
+		watch_show(text, len, tty);
+		free(text);
 		if (moved) {
 			last = now;
 			last_uptime = up;

@@ -2,7 +2,9 @@
 #ifndef ENTROPYD_ENTROPYCTL_WATCH_H
 #define ENTROPYD_ENTROPYCTL_WATCH_H
 
-/* entropyctl watch: frames every `every` seconds until q, a signal, or the daemon goes. */
+/* entropyctl watch: frames every `every` seconds until q or a signal; while the daemon is
+ * not running, a frame that says so. Ends early only where waiting cannot help (no
+ * permission, a path that is not a socket). */
 int cmd_watch(const char *path, double timeout, double every);
 
 #endif

@@ -1,9 +1,11 @@
 #!/bin/bash
 # t_watch: entropyctl watch in a pseudo-terminal (python3's pty) against a private daemon fed
 # through a FIFO: the table refreshes (an instance's event counter and its rate change from
-# one frame to a later one), q quits with status 0 and the terminal's mode is as it was
-# before; a SIGTERM puts it back too. Without a terminal: no escape sequences, frames apart,
-# q on stdin quits.
+# one frame to a later one), no line is wider than the terminal (80 columns, then 40 when it
+# is resized), q quits with status 0 and the terminal's mode is as it was before; a SIGTERM
+# puts it back too. Without a terminal: no escape sequences, frames apart, q on stdin quits;
+# when the daemon stops, one line says it is not running and watch waits, and when it is
+# back, the frames go on.
 . "$(dirname "$0")/lib.sh"
 
 command -v python3 > /dev/null || skip "needs python3 (its pty module)"
@@ -12,7 +14,7 @@ write_config "$T/e.conf" 'feed = { mode = "always"; };' \
 start_fifo_daemon -v --dry-run -f "$T/e.conf"
 
 cat > "$T/watchpty.py" <<'EOF'
-import os, pty, re, select, signal, subprocess, sys, termios, time
+import fcntl, os, pty, re, select, signal, struct, subprocess, sys, termios, time
 
 ctl, sock, fifo, evgen, mode = sys.argv[1:6]
 
@@ -21,6 +23,11 @@ def fail(msg):
     sys.exit(1)
 
 master, slave = pty.openpty()
+
+def columns(n):
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, n, 0, 0))
+
+columns(80)
 before = termios.tcgetattr(slave)
 p = subprocess.Popen([ctl, "-s", sock, "watch", "--interval", "0.2"], stdin=slave,
                      stdout=slave, stderr=slave, start_new_session=True)
@@ -41,7 +48,7 @@ def read_for(seconds, until=None):
     return False
 
 def frames():
-    return [f for f in out.split(b"\x1b[H\x1b[2J") if b"HEALTH" in f and f.endswith(b"\n")]
+    return [f for f in out.split(b"\x1b[H\x1b[2J") if b"\nCLASS " in f and f.endswith(b"\n")]
 
 ROW = re.compile(rb"^input +event0 +open +(\d+) +(\S+) +\S+ +\S+ ", re.M)
 
@@ -71,6 +78,21 @@ def moved(o):
 if not read_for(20, moved):
     fail("the table did not refresh to %d events with a rate: %r" % (first + 500, frames()[-1][-600:]))
 n = len(frames())
+
+def widest(fs):
+    return max(len(l) for f in fs for l in f.split(b"\r\n"))
+
+if widest(frames()) > 80:
+    fail("a line wider than the terminal's 80 columns: %r" % frames()[-1])
+# Narrower: the next frames are cut to the new width (the header, longer, exactly to it).
+last = events(frames()[-1])[0]
+columns(40)
+seen = len(frames())
+if not read_for(20, lambda o: len(frames()) >= seen + 2):
+    fail("no frame after the resize")
+if widest(frames()[seen + 1:]) != 40:
+    fail("after a resize to 40 columns, the widest line is %d: %r" %
+         (widest(frames()[seen + 1:]), frames()[-1]))
 if mode == "quit":
     os.write(master, b"q")
     try:
@@ -90,7 +112,7 @@ else:
 after = termios.tcgetattr(slave)
 if after != before:
     fail("the terminal's mode was not restored: %r, was %r" % (after, before))
-print("frames %d, events %d -> %d" % (n, first, events(frames()[-1])[0]))
+print("frames %d, events %d -> %d" % (n, first, last))
 EOF
 
 out=$(python3 "$T/watchpty.py" "$ENTROPYCTL" "$CTL_SOCKET" "$T/input/event0" "$EVGEN" quit) ||
@@ -117,4 +139,25 @@ pass "without a terminal: plain frames, no escape sequences, q on stdin quits"
 
 "$ENTROPYCTL" -s "$CTL_SOCKET" watch -i 0 > "$T/out" 2>&1 && fail "--interval 0 accepted"
 grep -q "interval" "$T/out" || fail "--interval 0: $(cat "$T/out")"
+
+# ---- the daemon stops, and comes back ----
+"$ENTROPYCTL" -s "$CTL_SOCKET" watch -i 0.2 < /dev/null > "$T/restart" 2>&1 &
+W=$!
+wait_for 10 grep -qE '^input +event0 +open ' "$T/restart" || fail "no frame: $(cat "$T/restart")"
+exec 9>&-
+stop_daemon
+wait_for 10 grep -qx "entropyd not running, waiting; [0-9:]* every 0.2 s, q quits" "$T/restart" ||
+	fail "watch did not say the daemon is not running: $(tail -5 "$T/restart")"
+grep -qx "entropyd is not running: no control socket at $CTL_SOCKET" "$T/restart" ||
+	fail "watch did not say why: $(tail -5 "$T/restart")"
+kill -0 "$W" 2> /dev/null || fail "watch ended when the daemon stopped: $(tail -5 "$T/restart")"
+rm -f "$T/input/event0"
+start_fifo_daemon -v --dry-run -f "$T/e.conf"
+back() { sed -n '/not running, waiting/,$p' "$T/restart" | grep -qE '^input +event0 +open '; }
+wait_for 10 back || fail "no frame once the daemon was back: $(tail -8 "$T/restart")"
+kill "$W"
+wait "$W" 2> /dev/null
+[ "$(grep -c "not running, waiting" "$T/restart")" -eq 1 ] ||
+	fail "without a terminal, not running was said more than once: $(grep -c "not running" "$T/restart")"
+pass "the daemon stopped: watch said it is not running and waited; back: the frames go on"
 stop_daemon
