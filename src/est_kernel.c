@@ -9,7 +9,7 @@ static void *kernel_create(const struct est_params *p)
 {
 	struct kernel_rule *k = xmalloc(sizeof(*k));
 
-	kernel_rule_init(k, p->quantum_ns);
+	kernel_rule_init(k, p);
 	return k;
 }
 

@@ -10,14 +10,17 @@
 
 struct kernel_rule {
 	uint64_t quantum_ns;
+	uint64_t merge_ns; /* est_merge_ns() */
 	int64_t last_time, last_delta, last_delta2;
 	uint64_t last_ns; /* the event before, unquantised: merges those closer than a quantum */
 	unsigned seen; /* events so far, up to 3: the differences need history */
+	uint32_t merged; /* events merged in a row (est_merge_run()) */
 };
 
-static inline void kernel_rule_init(struct kernel_rule *k, uint64_t quantum_ns)
+static inline void kernel_rule_init(struct kernel_rule *k, const struct est_params *p)
 {
-	*k = (struct kernel_rule){.quantum_ns = quantum_ns ? quantum_ns : 1};
+	*k = (struct kernel_rule){.quantum_ns = p->quantum_ns ? p->quantum_ns : 1,
+				  .merge_ns = est_merge_ns(p)};
 }
 
 static inline int kernel_rule_fls(uint64_t v)
@@ -33,14 +36,14 @@ static inline uint64_t kernel_rule_abs(int64_t v)
 /* The event at t_ns: out->bits, and its symbol (the low 8 bits of Δ) once there is a Δ; or
  * merged (est_merged()). A merged event moves the differences on as any other does, so the
  * next one's Δ, Δ² and Δ³, and its bits, are what they were before merging existed; under
- * this rule it would have earned nothing itself (|Δ| <= 1 quantum). */
+ * this rule it would have earned little itself (|Δ| below the batch gap). */
 static inline void kernel_rule_add(struct kernel_rule *k, uint64_t t_ns, struct est_out *out)
 {
 	int64_t t = (int64_t)est_quanta(t_ns, k->quantum_ns);
 	int64_t delta = t - k->last_time;
 	int64_t delta2 = delta - k->last_delta;
 	int64_t delta3 = delta2 - k->last_delta2;
-	bool merged = k->seen > 0 && est_merged(t_ns, k->last_ns, k->quantum_ns);
+	bool merged = k->seen > 0 && est_merge_run(t_ns, k->last_ns, k->merge_ns, &k->merged);
 	uint64_t m;
 
 	*out = (struct est_out){0};

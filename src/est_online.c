@@ -15,7 +15,8 @@
  * at jiffy resolution (jiffy_ns > 0) it is the low 8 bits of the event's phase inside its
  * jiffy, (t % jiffy) / quantum: what the kernel's own timestamp does not see, so nothing is
  * counted twice. Every event has a phase, the first included. An event closer than a quantum
- * to the one before has neither: it is merged into that one's timing event (est_merged()).
+ * or the batch gap to the one before has neither: it is merged into that one's timing event
+ * (est_merged()).
  *
  * Credit per event = min(kernel Δ/Δ²/Δ³ rule, H, cap). H is SP 800-90B's non-IID
  * min-entropy per symbol (one symbol per event) over the instance's recent symbols, as NIST's
@@ -79,9 +80,11 @@ const unsigned est_sp90b_bit[EST_LEVELS] = {BIT_CHEAP, BIT_COSTLY, SP90B_ALL_TES
 
 struct sp90b_est {
 	uint64_t quantum_ns, jiffy_ns;
+	uint64_t merge_ns; /* est_merge_ns() */
 	uint64_t every_ns; /* event time between estimated blocks */
 	struct kernel_rule kernel; /* the kernel's rule, at full resolution only */
 	uint64_t last_t;   /* the event before (merged or not) */
+	uint32_t merged;   /* events merged in a row, sub-jiffy mode (est_merge_run()) */
 	bool started;      /* last_t is set (sub-jiffy mode) */
 	uint64_t symbols;  /* symbols produced so far */
 	uint64_t blocks;   /* full blocks */
@@ -109,9 +112,10 @@ static void *sp90b_create(const struct est_params *p)
 
 	s->quantum_ns = p->quantum_ns ? p->quantum_ns : 1;
 	s->jiffy_ns = p->jiffy_ns;
+	s->merge_ns = est_merge_ns(p);
 	s->every_ns = p->estimate_every_ns ? p->estimate_every_ns : ESTIMATE_EVERY_NS;
 	if (!s->jiffy_ns)
-		kernel_rule_init(&s->kernel, p->quantum_ns);
+		kernel_rule_init(&s->kernel, p);
 	if (scratch.users++ == 0)
 		scratch.work = sp90b_scratch_new();
 	return s;
@@ -255,10 +259,10 @@ static void sp90b_add(void *state, const uint64_t *t_ns, size_t n, struct est_ou
 		double bits = INFINITY;
 
 		if (s->jiffy_ns) {
-			/* The phase of an event within a quantum of the one before is that one's
-			 * phase again: merged, it earns nothing here (whatever the kernel's own
+			/* An event within a quantum (or a batch) of the one before shares its
+			 * timing: merged, it earns nothing here (whatever the kernel's own
 			 * rule makes of it is the kernel's). */
-			if (s->started && est_merged(t, s->last_t, s->quantum_ns))
+			if (s->started && est_merge_run(t, s->last_t, s->merge_ns, &s->merged))
 				out[i] = (struct est_out){.merged = true};
 			else
 				out[i] = (struct est_out){

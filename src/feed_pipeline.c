@@ -184,6 +184,7 @@ static struct est_params est_params_for(const struct instance *inst)
 			(uint64_t)(class_estimate_interval(P.cfg, inst->cls) * NS_PER_SEC),
 		.cap_bits = inst->rule.cap_bits_per_event,
 		.jiffy_ns = (inst->flags & INST_KERNEL_CREDITS) ? P.jiffy_ns : 0,
+		.batch_ns = source_classes[inst->cls]->batch_ns,
 	};
 }
 

@@ -87,6 +87,9 @@ struct source_class {
 	/* The offsets in struct config of the estimator's parameters, long quantum_ns and
 	 * double estimate_interval, and of the health tests' double health_retry. */
 	size_t quantum_ns, estimate_interval, health_retry;
+	/* Events closer than this to the one before are one batch (est.h: est_merged()): the
+	 * handling of one interrupt, measured, not the device's timing. 0: the quantum alone. */
+	unsigned long batch_ns;
 	/* What the status calls the instances' backend. */
 	const char *(*backend)(const struct config *cfg);
 };

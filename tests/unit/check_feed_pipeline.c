@@ -14,7 +14,9 @@
 #include "feed_pipeline.h"
 #include "feed_pool.h"
 #include "kernel.h"
+#include "source_class.h"
 #include "testutil.h"
+#include "util.h"
 
 #define MS 1000000ULL
 #define SEC 1000000000ULL
@@ -1899,6 +1901,160 @@ START_TEST(test_boot_allowance_bad_streams_earn_nothing)
 }
 END_TEST
 
+/* ---- recordings of real sources (tests/data/health/README) ---- */
+
+/* A recording: the gaps between one instance's events, in ns, 32-bit little-endian. */
+static uint32_t *load_gaps(const char *name, size_t *n)
+{
+	char path[512];
+	size_t len;
+	unsigned char *raw;
+	uint32_t *g;
+
+	snprintf(path, sizeof(path), "%s/tests/data/health/%s", SRCDIR, name);
+	raw = (unsigned char *)tu_read_file(path, &len);
+	ck_assert_msg(len >= 4 && len % 4 == 0, "%s: %zu bytes, not 32-bit gaps", path, len);
+	*n = len / 4;
+	g = malloc(*n * sizeof(*g));
+	ck_assert_ptr_nonnull(g);
+	for (size_t i = 0; i < *n; i++)
+		g[i] = raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 | (uint32_t)raw[4 * i + 2] << 16 |
+		       (uint32_t)raw[4 * i + 3] << 24;
+	free(raw);
+	return g;
+}
+
+/* What a recording replayed through an instance of class cls makes: the instance's own
+ * counters and health, the symbols its estimator saw (from a reference estimator with the
+ * instance's params) and their SP 800-90B assessment; and, beside it, the health tests as
+ * they were before batches were merged (symbols at the quantum alone, claiming the cap). */
+struct replay {
+	struct inst_info in;
+	uint64_t symbols;
+	double h_offline; /* ea_non_iid's minimum over those symbols, bits per symbol */
+	struct health before;
+};
+
+static void replay(const char *file, enum src_class cls, struct replay *r)
+{
+	const double cap = cfg->policy[cls].rule.cap_bits_per_event;
+	struct est_params p = {.quantum_ns = QUANTUM, .cap_bits = cap,
+			       .batch_ns = source_classes[cls]->batch_ns};
+	struct est_params p0 = {.quantum_ns = QUANTUM, .cap_bits = cap};
+	struct health_cfg hc;
+	struct sp90b_assessment a;
+	struct est ref, ref0;
+	struct instance *inst;
+	uint8_t *sym;
+	uint32_t *gaps;
+	uint64_t t = 10 * SEC;
+	size_t n;
+
+	gaps = load_gaps(file, &n);
+	sym = malloc(n + 1);
+	ck_assert_ptr_nonnull(sym);
+	est_init(&ref, est_find("sp800-90b"), &p);
+	est_init(&ref0, est_find("sp800-90b"), &p0);
+	health_cfg_default(&hc, cap);
+	health_init(&r->before, &hc);
+	r->symbols = 0;
+	inst = pipeline_attach(cls, file, NULL, 0);
+	for (size_t i = 0; i <= n; i++) {
+		struct est_out o;
+
+		t += i ? gaps[i - 1] : 0;
+		pipeline_sample(inst, t);
+		est_add(&ref, t, &o);
+		if (o.have_symbol)
+			sym[r->symbols++] = o.symbol;
+		est_add(&ref0, t, &o);
+		if (o.have_symbol) {
+			health_time(&r->before, t);
+			health_feed(&r->before, o.symbol);
+		}
+	}
+	r->in = info_of(pipeline_count() - 1);
+	ck_assert_int_eq(sp90b_assess(NULL, sym, r->symbols, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
+				      &a), 0);
+	r->h_offline = a.h_assessed;
+	est_fini(&ref);
+	est_fini(&ref0);
+	free(sym);
+	free(gaps);
+}
+
+/* A virtio disk under parallel direct and buffered I/O: its interrupt drains the ring one
+ * completion every 1 to 6 us. At the quantum alone those gaps were runs of up to 65 equal
+ * symbols, and the recording fails the repetition count test at the permanent cutoff. As
+ * batches (block's batch_ns) it passes, and is credited no more than ea_non_iid's
+ * assessment of what its estimator saw. */
+START_TEST(test_recording_busy_virtio_disk)
+{
+	struct replay r;
+
+	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1; /* the class's default */
+	replay("block-virtio-busy.u32", CLASS_BLOCK, &r);
+	ck_assert_msg(r.before.state == HEALTH_PERMANENT &&
+			      r.before.last_test == HEALTH_TEST_RCT,
+		      "the recording no longer trips at the quantum alone: %s, %s",
+		      health_state_name(r.before.state), health_test_name(r.before.last_test));
+	ck_assert_msg(strcmp(r.in.health, "ok") == 0 && r.in.health_failures == 0,
+		      "health %s after %llu failures (last %s)", r.in.health,
+		      (unsigned long long)r.in.health_failures, r.in.health_last);
+	ck_assert_uint_eq(r.in.c.events, 60000);
+	ck_assert_uint_eq(r.in.c.events, r.in.c.merged + r.symbols + 1);
+	ck_assert_msg(r.in.c.merged > r.in.c.events / 2, "only %llu of %llu events merged",
+		      (unsigned long long)r.in.c.merged, (unsigned long long)r.in.c.events);
+	ck_assert_msg(r.in.c.credited_bits > 0, "nothing credited");
+	ck_assert_msg(r.in.c.credited_bits <= r.h_offline * (double)r.symbols,
+		      "credited %g bits for %llu symbols, assessed at %g bits each",
+		      r.in.c.credited_bits, (unsigned long long)r.symbols, r.h_offline);
+}
+END_TEST
+
+/* Broken block sources still fail permanently, within the permanent RCT cutoff's symbols:
+ * a fixed period above the batch gap gives one symbol an event; below it (a stuck clock
+ * included) a batch ends after EST_BATCH_MAX events, one symbol a batch. */
+START_TEST(test_block_fixed_periods_fail)
+{
+	const uint64_t gaps[] = {0, 1, 5 * QUANTUM, 50 * QUANTUM, 250 * QUANTUM};
+	const uint64_t batch = source_classes[CLASS_BLOCK]->batch_ns;
+	unsigned cutoff;
+
+	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1;
+	cutoff = health_rct_cutoff(1, HEALTH_ALPHA_PERMANENT);
+	ck_assert_uint_gt(batch, 5 * QUANTUM);
+	ck_assert_uint_lt(batch, 50 * QUANTUM);
+	tu_rng_seed(SEED);
+	for (size_t k = 0; k < ARRAY_SIZE(gaps); k++) {
+		const uint64_t per_symbol = gaps[k] < batch ? EST_BATCH_MAX + 1 : 1;
+		char name[16];
+		struct stream s;
+		struct instance *inst;
+		struct inst_info in;
+		uint64_t i;
+
+		snprintf(name, sizeof(name), "p%zu", k);
+		inst = pipeline_attach(CLASS_BLOCK, name, NULL, 0);
+		stream_init(&s, 1);
+		stream_run(&s, inst, PRE_BLOCK);
+		ck_assert_str_eq(info_of(k).health, "ok");
+		for (i = 0; i < (cutoff + 1) * per_symbol; i++) {
+			s.t += gaps[k];
+			pipeline_sample(inst, s.t);
+			if (strcmp(info_of(k).health, "failed-permanent") == 0)
+				break;
+		}
+		in = info_of(k);
+		ck_assert_msg(strcmp(in.health, "failed-permanent") == 0,
+			      "a period of %llu ns: health %s after %llu events" SEEDFMT,
+			      (unsigned long long)gaps[k], in.health, (unsigned long long)i, SEEDARG);
+		ck_assert_str_eq(in.health_last, "repetition-count");
+		est_fini(&s.est);
+	}
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
 	Suite *s = suite_create("pipeline");
@@ -1935,6 +2091,8 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(health, test_burst_is_one_timing_event);
 	tcase_add_test(health, test_sampled_credits_nothing);
 	tcase_add_test(health, test_flood_start_forgiven);
+	tcase_add_test(health, test_recording_busy_virtio_disk);
+	tcase_add_test(health, test_block_fixed_periods_fail);
 	suite_add_tcase(s, health);
 
 	reasons = tcase_create("reasons");
