@@ -407,7 +407,7 @@ static const struct {
 	{"entropyd_source_up", "gauge", NULL, PROM_UP,
 	 "1 if the instance is open (read now), 0 if it could not be opened or waits (its state)."},
 	{"entropyd_source_health_failed", "gauge", NULL, PROM_HEALTH_FAILED,
-	 "1 while the instance's health tests have failed and it earns no credit, 0 otherwise."},
+	 "1 while the instance's health tests have failed (its timing became periodic, or its source is broken) and it earns no credit, 0 otherwise."},
 	{"entropyd_source_events_total", "counter", "events", PROM_INT, "Events received."},
 	{"entropyd_source_skipped_events_total", "counter", "skipped", PROM_INT,
 	 "Events counted but not estimated: over sources.network.max_events_per_second, dropped by the kernel's capture buffer, without a usable timestamp, or arriving as policy disables the instance."},

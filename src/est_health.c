@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 void health_cfg_default(struct health_cfg *cfg, double h_claimed)
@@ -211,6 +212,7 @@ static void retry_start(struct health *h)
 
 static void fail(struct health *h, enum health_test t, bool permanent)
 {
+	h->last_count = t == HEALTH_TEST_RCT ? h->rct_run : h->apt_count;
 	if (t == HEALTH_TEST_RCT)
 		permanent ? h->count.rct_permanent++ : h->count.rct_intermittent++;
 	else
@@ -299,6 +301,18 @@ const char *health_state_name(enum health_state s)
 	case HEALTH_PERMANENT: return "failed-permanent";
 	}
 	return "unknown";
+}
+
+void health_cause(const struct health *h, char *buf, size_t size)
+{
+	if (h->last_test == HEALTH_TEST_RCT)
+		snprintf(buf, size, "its timing became periodic: one interval %u times in a row",
+			 h->last_count);
+	else if (h->last_test == HEALTH_TEST_APT)
+		snprintf(buf, size, "its timing became periodic: one interval in %u of %u",
+			 h->last_count, h->cfg.apt_window);
+	else if (size)
+		buf[0] = 0;
 }
 
 const char *health_test_name(enum health_test t)

@@ -3,6 +3,7 @@
 #define ENTROPYD_EST_HEALTH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -88,6 +89,7 @@ struct health {
 	enum health_test last_test; /* the most recent failure (HEALTH_TEST_NONE: none yet) */
 	bool last_permanent;
 	uint64_t last_symbol;       /* count.symbols at that failure */
+	unsigned last_count;        /* what tripped it: the run's length, or the window's count */
 
 	uint8_t rct_sym, apt_ref;
 	unsigned rct_run;   /* length of the current run of rct_sym (0: no symbol yet) */
@@ -146,6 +148,14 @@ enum health_state health_feed(struct health *h, uint8_t symbol);
 bool health_allows_credit(const struct health *h);
 
 const char *health_state_name(enum health_state s);
+/*
+ * What the latest failure says of the source's timing, in words, for the log and the
+ * status: a symbol is an interval between events, so either test failing means one interval
+ * kept coming back, beyond what chance gives a source of the claimed min-entropy: "its
+ * timing became periodic: one interval N times in a row" (RCT) or "... in N of 512" (APT).
+ * Never the interval itself. "" if it never failed.
+ */
+void health_cause(const struct health *h, char *buf, size_t size);
 const char *health_test_name(enum health_test t);
 
 /* RCT cutoff C = 1 + ceil(-log2(alpha) / H). */

@@ -472,6 +472,7 @@ static void health_check(struct instance *inst, uint8_t symbol, uint64_t t_ns)
 	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
 	struct health *h = &inst->health;
 	enum health_state now;
+	char cause[96];
 
 	health_time(h, t_ns);
 	now = health_feed(h, symbol);
@@ -479,32 +480,35 @@ static void health_check(struct instance *inst, uint8_t symbol, uint64_t t_ns)
 		health_claim(inst, false);
 	if (now == inst->health_was)
 		return;
+	health_cause(h, cause, sizeof(cause));
+	/* A failure says what the tests saw, in words. A permanent one is a warning while
+	 * credit still counts (the kernel's CRNG is not ready); after that it is information:
+	 * the machine's randomness no longer waits for this source. */
 	if (now == HEALTH_PERMANENT)
-		log_limited(&rl, LOG_WARNING,
-			    "%s/%s: health test failed (%s, permanent): no credit until it is "
-			    "re-qualified, %.0f s of its events from now",
-			    class_name(inst->cls), inst->name, health_test_name(h->last_test),
+		log_limited(&rl, P.kernel_ignores ? LOG_NOTICE : LOG_WARNING,
+			    "%s/%s: %s (%s test, permanent): no credit until it is re-qualified, "
+			    "%.0f s of its events from now",
+			    class_name(inst->cls), inst->name, cause, health_test_name(h->last_test),
 			    (double)health_retry_left(h) / NS_PER_SEC);
 	else if (now == HEALTH_FAILED && h->last_permanent)
-		log_limited(&rl, LOG_WARNING,
-			    "%s/%s: health test failed (%s, permanent): no credit until it passes "
-			    "again",
-			    class_name(inst->cls), inst->name, health_test_name(h->last_test));
+		log_limited(&rl, P.kernel_ignores ? LOG_NOTICE : LOG_WARNING,
+			    "%s/%s: %s (%s test, permanent): no credit until it passes again",
+			    class_name(inst->cls), inst->name, cause, health_test_name(h->last_test));
 	else if (now == HEALTH_FAILED)
 		/* The intermittent cutoff is passed by a good source now and then (its false
 		 * alarms are set at 2^-30 a symbol): the test doing its job, not a fault. */
 		log_limited(&rl, LOG_NOTICE,
-			    "%s/%s: health test %s tripped (intermittent): credit paused for this "
-			    "instance until it passes again; data is still mixed. Only a permanent "
-			    "failure suggests a faulty source",
-			    class_name(inst->cls), inst->name, health_test_name(h->last_test));
+			    "%s/%s: %s (%s test): no credit while it is; its events are still mixed "
+			    "in",
+			    class_name(inst->cls), inst->name, cause, health_test_name(h->last_test));
 	else if (inst->health_was == HEALTH_PERMANENT)
 		log_limited(&rl, LOG_NOTICE,
 			    "%s/%s: re-qualifying after a permanent health failure: no credit until "
 			    "%d symbols pass the start-up tests",
 			    class_name(inst->cls), inst->name, HEALTH_STARTUP_SYMBOLS);
 	else if (inst->health_was != HEALTH_STARTUP || h->retry.requalified)
-		log_limited(&rl, LOG_NOTICE, "%s/%s: health tests pass again: credit resumes",
+		log_limited(&rl, LOG_NOTICE,
+			    "%s/%s: its timing varies again (the health tests pass): credit resumes",
 			    class_name(inst->cls), inst->name);
 	inst->health_was = now;
 }
@@ -780,6 +784,7 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 	char *b = out->reason_text;
 	size_t n = sizeof(out->reason_text);
 	struct est_report r;
+	char cause[96];
 
 	switch (out->reason) {
 	case PIPELINE_CREDITS:
@@ -799,14 +804,14 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 			 (unsigned)h->clean_needed);
 		break;
 	case PIPELINE_HEALTH:
+		health_cause(h, cause, sizeof(cause));
 		if (h->state == HEALTH_PERMANENT)
-			snprintf(b, n, "health test failed (%s, permanent): no credit until it is "
-				 "re-qualified, in %.0f s of its events' time",
-				 health_test_name(h->last_test),
+			snprintf(b, n, "%s (%s, permanent): no credit until it is re-qualified, in "
+				 "%.0f s of its events' time", cause, health_test_name(h->last_test),
 				 (double)health_retry_left(h) / NS_PER_SEC);
 		else
-			snprintf(b, n, "health test failed (%s): no credit until %u clean symbols "
-				 "(%u so far)", health_test_name(h->last_test),
+			snprintf(b, n, "%s (%s): no credit while it is, until %u symbols pass "
+				 "(%u so far)", cause, health_test_name(h->last_test),
 				 (unsigned)h->clean_needed, (unsigned)h->clean);
 		break;
 	case PIPELINE_NO_ESTIMATE:

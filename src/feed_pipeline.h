@@ -70,7 +70,7 @@ struct inst_info {
 				 * re-qualified, as of its latest event; NAN otherwise */
 	struct inst_counters c;
 	enum pipeline_reason reason;
-	char reason_text[160]; /* the reason in a sentence, with its figures; "" if none */
+	char reason_text[224]; /* the reason in a sentence, with its figures; "" if none */
 	double weight;         /* the weight in force: the policy's times the source's */
 	/* Where the source samples its events (pipeline_set_sampling()): "off", "on" or
 	 * "refused"; NULL where it never does. */

@@ -194,10 +194,14 @@ START_TEST(test_stuck)
 {
 	const uint8_t stuck = 0x42;
 	struct health h;
+	char why[96], want[96];
 	unsigned i;
+
 
 	rng_state = SEED;
 	init_h(&h, 2);
+	health_cause(&h, why, sizeof(why));
+	ck_assert_str_eq(why, ""); /* never failed */
 	reach_ok(&h, stuck);
 	for (i = 1; i < h.rct_cutoff; i++)
 		ck_assert_int_eq(health_feed(&h, stuck), HEALTH_OK);
@@ -212,6 +216,11 @@ START_TEST(test_stuck)
 	ck_assert_uint_eq(h.count.rct_intermittent, 1); /* one run, counted once per level */
 	ck_assert_uint_eq(h.count.rct_permanent, 1);
 	ck_assert(!health_allows_credit(&h));
+	/* Said in words, with the run's length and never the symbol. */
+	health_cause(&h, why, sizeof(why));
+	snprintf(want, sizeof(want), "its timing became periodic: one interval %u times in a row",
+		 h.rct_cutoff_permanent);
+	ck_assert_str_eq(why, want);
 }
 END_TEST
 
@@ -222,6 +231,7 @@ START_TEST(test_periodic)
 	static const unsigned periods[] = {2, 3, 5};
 	const unsigned period = periods[_i];
 	struct health h;
+	char why[96], want[96];
 	unsigned i, failed_at = 0;
 
 	init_h(&h, 4);
@@ -239,6 +249,11 @@ START_TEST(test_periodic)
 	ck_assert_int_eq(h.last_test, HEALTH_TEST_APT);
 	ck_assert_uint_eq(h.count.rct_intermittent, 0);
 	ck_assert_uint_gt(h.count.apt_intermittent, 1);
+	ck_assert(h.last_count == h.apt_cutoff || h.last_count == h.apt_cutoff_permanent);
+	health_cause(&h, why, sizeof(why));
+	snprintf(want, sizeof(want), "its timing became periodic: one interval in %u of %u",
+		 h.last_count, HEALTH_APT_WINDOW);
+	ck_assert_str_eq(why, want);
 }
 END_TEST
 

@@ -2055,6 +2055,63 @@ START_TEST(test_block_fixed_periods_fail)
 }
 END_TEST
 
+/* Events of instance `name` at a fixed period of 50 us, after random ones, until it fails
+ * permanently; what the log said meanwhile. */
+static char *periodic_until_permanent(const char *name)
+{
+	struct stream s;
+	struct instance *inst = pipeline_attach(CLASS_BLOCK, name, NULL, 0);
+	size_t idx = pipeline_count() - 1;
+
+	stream_init(&s, cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event);
+	stream_run(&s, inst, PRE_BLOCK);
+	tu_capture_begin();
+	for (int i = 0; i < 1000 && strcmp(info_of(idx).health, "failed-permanent"); i++) {
+		s.t += 50 * QUANTUM;
+		pipeline_sample(inst, s.t);
+	}
+	est_fini(&s.est);
+	return tu_capture_end();
+}
+
+/* A failure is said in words an administrator can act on: the log and the status's reason
+ * say the timing became periodic, how, and what it costs, never the interval. A permanent
+ * failure is a warning while the kernel counts credit and a notice once it no longer
+ * does. */
+START_TEST(test_health_failure_said_in_words)
+{
+	struct inst_info in;
+	char *log;
+
+	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1;
+	tu_rng_seed(SEED);
+	log = periodic_until_permanent("sda");
+	ck_assert_msg(strstr(log, "entropyd: notice: block/sda: its timing became periodic: one "
+				  "interval 31 times in a row (repetition-count test): no credit "
+				  "while it is; its events are still mixed in\n") &&
+			      strstr(log, "entropyd: warning: block/sda: its timing became periodic: "
+					  "one interval 61 times in a row (repetition-count test, "
+					  "permanent): no credit until it is re-qualified, 3600 s of "
+					  "its events from now\n"),
+		      "the log said: %s" SEEDFMT, log, SEEDARG);
+	ck_assert_ptr_null(strstr(log, "50"));
+	free(log);
+	in = info_of(0);
+	ck_assert_int_eq(in.reason, PIPELINE_HEALTH);
+	ck_assert_str_eq(in.reason_text, "its timing became periodic: one interval 61 times in a "
+					 "row (repetition-count, permanent): no credit until it is "
+					 "re-qualified, in 3600 s of its events' time");
+
+	pipeline_kernel_counts(false); /* the CRNG is ready */
+	log = periodic_until_permanent("sdb");
+	ck_assert_msg(strstr(log, "entropyd: notice: block/sdb: its timing became periodic: one "
+				  "interval 61 times in a row (repetition-count test, permanent)") &&
+			      !strstr(log, "warning"),
+		      "the log said: %s" SEEDFMT, log, SEEDARG);
+	free(log);
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
 	Suite *s = suite_create("pipeline");
@@ -2093,6 +2150,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(health, test_flood_start_forgiven);
 	tcase_add_test(health, test_recording_busy_virtio_disk);
 	tcase_add_test(health, test_block_fixed_periods_fail);
+	tcase_add_test(health, test_health_failure_said_in_words);
 	suite_add_tcase(s, health);
 
 	reasons = tcase_create("reasons");
