@@ -1935,7 +1935,8 @@ struct replay {
 	struct health before;
 };
 
-static void replay(const char *file, enum src_class cls, struct replay *r)
+static void replay(const char *file, enum src_class cls, struct instance *inst,
+		   struct replay *r)
 {
 	const double cap = cfg->policy[cls].rule.cap_bits_per_event;
 	struct est_params p = {.quantum_ns = QUANTUM, .cap_bits = cap,
@@ -1944,7 +1945,6 @@ static void replay(const char *file, enum src_class cls, struct replay *r)
 	struct health_cfg hc;
 	struct sp90b_assessment a;
 	struct est ref, ref0;
-	struct instance *inst;
 	uint8_t *sym;
 	uint32_t *gaps;
 	uint64_t t = 10 * SEC;
@@ -1958,7 +1958,6 @@ static void replay(const char *file, enum src_class cls, struct replay *r)
 	health_cfg_default(&hc, cap);
 	health_init(&r->before, &hc);
 	r->symbols = 0;
-	inst = pipeline_attach(cls, file, NULL, 0);
 	for (size_t i = 0; i <= n; i++) {
 		struct est_out o;
 
@@ -1993,7 +1992,8 @@ START_TEST(test_recording_busy_virtio_disk)
 	struct replay r;
 
 	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1; /* the class's default */
-	replay("block-virtio-busy.u32", CLASS_BLOCK, &r);
+	replay("block-virtio-busy.u32", CLASS_BLOCK, pipeline_attach(CLASS_BLOCK, "vda", NULL, 0),
+	       &r);
 	ck_assert_msg(r.before.state == HEALTH_PERMANENT &&
 			      r.before.last_test == HEALTH_TEST_RCT,
 		      "the recording no longer trips at the quantum alone: %s, %s",
@@ -2009,6 +2009,46 @@ START_TEST(test_recording_busy_virtio_disk)
 	ck_assert_msg(r.in.c.credited_bits <= r.h_offline * (double)r.symbols,
 		      "credited %g bits for %llu symbols, assessed at %g bits each",
 		      r.in.c.credited_bits, (unsigned long long)r.symbols, r.h_offline);
+}
+END_TEST
+
+/* A flood's first packets, before the source samples them: they come at the pace of the
+ * sender's loop, one every 4.75 us, as runs of up to 234 equal symbols. That is the timing
+ * itself, not ours (no gap is zero, none is merged): the tests fail it, permanently, and
+ * say it became periodic. When the source then samples the flood, the permanent failure is
+ * taken back (the flood's start, not the interface, failed): no credit until it ends and
+ * the tests start up again. */
+START_TEST(test_recording_packet_flood_start)
+{
+	struct instance *inst;
+	struct replay r;
+	char *log;
+
+	cfg->policy[CLASS_NETWORK].rule.cap_bits_per_event = 0.5; /* the class's default */
+	inst = pipeline_attach(CLASS_NETWORK, "veth0", "veth", 0);
+	pipeline_set_sampling(inst, "off", 1, NAN); /* the source's word at the window before */
+	tu_capture_begin();
+	replay("packet-flood-start.u32", CLASS_NETWORK, inst, &r);
+	free(tu_capture_end());
+	ck_assert_uint_eq(r.in.c.merged, 0);
+	ck_assert_uint_eq(r.in.c.events, 10700);
+	ck_assert_str_eq(r.in.health, "failed-permanent");
+	ck_assert_str_eq(r.in.health_last, "repetition-count");
+	ck_assert_msg(strncmp(r.in.reason_text, "its timing became periodic: one interval ", 41) == 0,
+		      "the status says: %s", r.in.reason_text);
+	ck_assert_msg(r.h_offline < 1, "ea_non_iid gives the flood's start %g bits a symbol",
+		      r.h_offline);
+	ck_assert_msg(r.in.c.credited_bits <= r.h_offline * (double)r.symbols,
+		      "credited %g bits for %llu symbols, assessed at %g bits each",
+		      r.in.c.credited_bits, (unsigned long long)r.symbols, r.h_offline);
+
+	tu_capture_begin();
+	pipeline_set_sampling(inst, "on", 0.5, 20000);
+	log = tu_capture_end();
+	ck_assert_msg(strstr(log, "network/veth0: its health tests failed on the start of a flood, "
+				  "not for good"), "the log said: %s", log);
+	free(log);
+	ck_assert_str_eq(info_of(0).health, "failed");
 }
 END_TEST
 
@@ -2149,6 +2189,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(health, test_sampled_credits_nothing);
 	tcase_add_test(health, test_flood_start_forgiven);
 	tcase_add_test(health, test_recording_busy_virtio_disk);
+	tcase_add_test(health, test_recording_packet_flood_start);
 	tcase_add_test(health, test_block_fixed_periods_fail);
 	tcase_add_test(health, test_health_failure_said_in_words);
 	suite_add_tcase(s, health);
