@@ -262,9 +262,14 @@ static void print_state(const json_t *s)
 {
 	const char *detail = json_string_value(json_object_get(s, "detail"));
 	double retry = f_(s, "retry_in_s");
+	const char *state = s_(s, "state");
+	size_t n = strlen(state);
 
-	printf("  state       %s", s_(s, "state"));
-	if (detail && strcmp(detail, s_(s, "state")))
+	printf("  state       %s", state);
+	/* "open (one source 95% of packets)" says the state once. */
+	if (detail && !strncmp(detail, state, n) && detail[n] == ' ')
+		printf("%s", s_(s, "detail") + n);
+	else if (detail && strcmp(detail, state))
 		printf(": %s", s_(s, "detail"));
 	if (!isnan(retry))
 		printf("; tried again in %.0f s", retry);

@@ -82,7 +82,7 @@ grep -qE '^input +event7 +disabled +0 +- +0.0 +disabled +-$' "$T/status" ||
 grep -qE '^block +\* +disabled +0 +- +0.0 +disabled +-$' "$T/status" ||
 	fail "the disabled class is not in status: $(cat "$T/status")"
 ctl sources > "$T/sources" || fail "sources"
-grep -A3 '^input/event7$' "$T/sources" | grep -q "state       disabled: disabled by policy" ||
+grep -A3 '^input/event7$' "$T/sources" | grep -q "state       disabled by policy$" ||
 	fail "sources: event7: $(cat "$T/sources")"
 grep -A3 '^block/\*$' "$T/sources" | grep -q "why not     disabled: policy: disabled" ||
 	fail "sources: block: $(cat "$T/sources")"
