@@ -216,9 +216,10 @@ static bool health_failed(const char *h)
 	return !strncmp(h, "failed", 6);
 }
 
-/* Every reason that holds, the one that matters most first: not open before anything the
- * pipeline says of its events; then the pipeline's, then the policy's, the health tests',
- * the sampling's and the kernel's if they hold too. */
+/* Every reason that holds, the one that decides first: not open before anything said of its
+ * events; then what earns it nothing by rule (the policy, the kernel's sampling, a flow
+ * weighed to zero); then the kernel that no longer counts credit, which decides for all the
+ * rest; then the health tests', the pipeline's own and a flow weighed down. */
 static json_t *reasons(const struct inst_info *in, const struct src_view *v, bool counts)
 {
 	json_t *list = json_array();
@@ -230,22 +231,31 @@ static json_t *reasons(const struct inst_info *in, const struct src_view *v, boo
 			 v->retry ? "; tried again " : "", v->retry ? v->retry : "");
 		add_reason(list, v->state, buf);
 	}
-	if (in->reason != PIPELINE_CREDITS && (open || in->reason != PIPELINE_IDLE))
+	if (in->reason == PIPELINE_DISABLED)
 		add_reason(list, pipeline_reason_name(in->reason), in->reason_text);
 	if (in->rule.mode == MODE_MIX_ONLY)
 		add_reason(list, "mix-only", "policy: mix-only (mixed in, credited zero)");
-	if (health_failed(in->health)) {
-		snprintf(buf, sizeof(buf), "health test failed (%s): no credit until it passes again",
-			 in->health_last);
-		add_reason(list, "health", buf);
-	} else if (open && !strcmp(in->health, "startup")) {
-		add_reason(list, "startup", "health tests' start-up: no credit before it passes");
-	}
 	if (in->sampling && in->sample_ratio < 1)
 		add_reason(list, "sampled", "sampled: the kernel keeps a share of the packets; "
 			   "mixed, not credited");
+	if (in->flow_zero)
+		add_reason(list, "flow", in->flow_text);
 	if (!counts)
 		add_reason(list, "kernel", "the kernel no longer counts credit (its CRNG is ready)");
+	/* The pipeline's sentence where it has one: it has the figures. */
+	if (health_failed(in->health)) {
+		snprintf(buf, sizeof(buf), "health test failed (%s): no credit until it passes again",
+			 in->health_last);
+		add_reason(list, "health", in->reason == PIPELINE_HEALTH ? in->reason_text : buf);
+	} else if (open && !strcmp(in->health, "startup")) {
+		add_reason(list, "startup", in->reason == PIPELINE_STARTUP
+						    ? in->reason_text
+						    : "health tests' start-up: no credit before it passes");
+	}
+	if (in->reason != PIPELINE_CREDITS && (open || in->reason != PIPELINE_IDLE))
+		add_reason(list, pipeline_reason_name(in->reason), in->reason_text);
+	if (in->flow_text[0])
+		add_reason(list, "flow", in->flow_text);
 	return list;
 }
 

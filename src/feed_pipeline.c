@@ -768,6 +768,15 @@ size_t pipeline_count(void)
 	return P.n;
 }
 
+size_t pipeline_failing(void)
+{
+	size_t n = 0;
+
+	for (const struct instance *i = P.head; i; i = i->next)
+		n += i->health.state == HEALTH_FAILED || i->health.state == HEALTH_PERMANENT;
+	return n;
+}
+
 static double policy_weight(const struct policy_rule *r)
 {
 	switch (r->mode) {
@@ -829,8 +838,7 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 		snprintf(b, n, "pool full between feeds: events folded in earn nothing");
 		break;
 	case PIPELINE_FLOW:
-		snprintf(b, n, "one source %.0f%% of packets: weight %.2f (%.3g in force)",
-			 i->share * 100, i->weight, out->weight);
+		snprintf(b, n, "%s", out->flow_text);
 		break;
 	case PIPELINE_RATE_CAP:
 		snprintf(b, n, "per-second cap of %g bits/s reached", i->rule.cap_bits_per_second);
@@ -891,6 +899,12 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 	out->c = i->c;
 	out->c.held_bits = held_bits(i);
 	out->weight = policy_weight(&i->rule) * i->weight;
+	out->flow_zero = i->weight == 0;
+	out->flow_text[0] = '\0';
+	if (i->weight < 1)
+		snprintf(out->flow_text, sizeof(out->flow_text),
+			 "one source %.0f%% of packets: weight %.2f (%.3g in force)", i->share * 100,
+			 i->weight, out->weight);
 	out->sampling = i->sampling;
 	out->sample_ratio = i->sample_ratio;
 	out->arrival_rate = i->arrival_rate;

@@ -72,6 +72,9 @@ struct inst_info {
 	enum pipeline_reason reason;
 	char reason_text[224]; /* the reason in a sentence, with its figures; "" if none */
 	double weight;         /* the weight in force: the policy's times the source's */
+	bool flow_zero;        /* the source's own weight is 0 (the dominant-flow rule) */
+	char flow_text[96];    /* that rule in a sentence while it weighs (its own weight
+				* below 1); "" otherwise */
 	/* Where the source samples its events (pipeline_set_sampling()): "off", "on" or
 	 * "refused"; NULL where it never does. */
 	const char *sampling;
@@ -131,6 +134,8 @@ void pipeline_detach(struct instance *inst);
 
 /* Reading state for status and tests. */
 size_t pipeline_count(void);
+/* Live instances whose health tests have failed (for now or for good): no credit. */
+size_t pipeline_failing(void);
 /* The i-th live instance (0 <= i < pipeline_count()), filled into *out. */
 bool pipeline_info(size_t i, struct inst_info *out);
 /* The kernel's tick rate used for the no-double-counting rule, and where it was read. */

@@ -72,19 +72,25 @@ grep -q "another process answers on it" "$T/log2" || fail "second daemon: $(cat 
 pass "socket 0660 in a new 0755 directory; a second daemon refuses to take it over"
 
 # ---- before the first event: no estimate is not an estimate of zero ----
+# Where the kernel no longer counts credit, that decides, and comes first; idle follows.
+first=$(ctl --json status | jq -r 'if .kernel.credit_counts then "idle" else "kernel" end')
 ctl status > "$T/status0" || fail "status failed"
 grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +WHY NOT +HEALTH$' "$T/status0" || fail "status header: $(cat "$T/status0")"
-grep -qE '^input +event0 +trusted +0 +- +0\.0 +idle +startup$' "$T/status0" || fail "no estimate yet is not \"-\": $(cat "$T/status0")"
-ctl --json sources | jq -e '.sources[0].estimate_bits == null and .sources[0].credit.reason == "idle" and
-	(.sources[0].credit.detail | test("no event")) and .sources[0].credit.weight == 1 and
-	.sources[0].policy.scale == null' > /dev/null || fail "--json before the first event: $(ctl --json sources)"
+grep -qE "^input +event0 +trusted +0 +- +0\\.0 +$first +startup\$" "$T/status0" || fail "no estimate yet is not \"-\": $(cat "$T/status0")"
+ctl --json sources | jq -e --arg first "$first" '.sources[0].estimate_bits == null and
+	.sources[0].credit.reason == $first and .sources[0].credit.reasons[0].reason == $first and
+	(.sources[0].credit.reasons | map(select(.reason == "idle")) | .[0].detail | test("no event")) and
+	.sources[0].credit.weight == 1 and .sources[0].policy.scale == null' > /dev/null ||
+	fail "--json before the first event: $(ctl --json sources)"
 ctl metrics > "$T/metrics0" || fail "metrics failed"
 grep -qx 'entropyd_source_estimate_bits_per_event{class="input",name="event0"} NaN' "$T/metrics0" ||
 	fail "no estimate is not NaN in the metrics: $(grep estimate_bits_per_event "$T/metrics0")"
-grep -qx 'entropyd_source_credit_reason{class="input",name="event0",reason="idle"} 1' "$T/metrics0" ||
+grep -qx "entropyd_source_credit_reason{class=\"input\",name=\"event0\",reason=\"$first\"} 1" "$T/metrics0" ||
 	fail "the reason metric: $(grep credit_reason "$T/metrics0")"
-ctl sources | grep -qE '^  why not +idle: no event' || fail "sources does not say why: $(ctl sources)"
-pass "before the first event: estimate \"-\", null and NaN; the reason idle everywhere"
+ctl sources > "$T/sources0"
+grep -qE "^  why not +$first: " "$T/sources0" && grep -qE '^  (why not)? +idle: no event' "$T/sources0" ||
+	fail "sources does not say why: $(cat "$T/sources0")"
+pass "before the first event: estimate \"-\", null and NaN; the reason $first first, idle with it"
 
 # ---- status after a known replay ----
 "$EVGEN" -n 3000 -p random -r 3 >&9 2>/dev/null || fail "evgen"
@@ -347,6 +353,29 @@ rc=0; "$ENTROPYD" --foreground --dry-run -f "$T/e.conf" > "$T/log" 2>&1 || rc=$?
 [ "$(cat "$CTL_SOCKET")" = keep ] || fail "the daemon touched a file that is not its socket"
 rm -f "$CTL_SOCKET"
 pass "stale socket replaced, a live one or a plain file never touched, clean stop removes it"
+
+# ---- the reason that decides, first: in the mix phase, where the kernel no longer counts
+# credit, "kernel" before the pool-full that follows from it ----
+write_config "$T/e.conf" 'feed = { mode = "auto"; };' "$policy" "$control"
+start_daemon -v --dry-run -f "$T/e.conf"
+wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "FIFO not attached"
+open_fifo "$T/input/event0"
+if ctl --json status | jq -e '.kernel.credit_counts' > /dev/null; then
+	echo "SKIP: the kernel counts credit here (CRNG not ready, or the old semantics): no mix phase to order"
+else
+	"$EVGEN" -n 3000 -p random -r 3 >&9 2>/dev/null || fail "evgen"
+	reasons() { ctl --json sources | jq -c '[.sources[0].credit.reasons[].reason]'; }
+	pool_full() { reasons | grep -q '"pool-full"'; }
+	wait_for 10 pool_full || fail "the mix phase never filled the pool: $(reasons)"
+	r=$(reasons)
+	jq -en --argjson r "$r" '$r[0] == "kernel" and ($r | index("pool-full")) > 0' > /dev/null ||
+		fail "the kernel is not the first reason: $r"
+	ctl status | grep -qE '^input +event0 +trusted +[0-9]+ +[0-9.]+ +[0-9.]+ +kernel +' ||
+		fail "WHY NOT is not kernel: $(ctl status)"
+	pass "where the kernel no longer counts credit: reasons $r, kernel first"
+fi
+exec 9>&-
+stop_daemon
 
 # ---- the same under valgrind: no invalid access, no leak ----
 if [ -n "${ENTROPYD_SANITIZERS:-}" ]; then

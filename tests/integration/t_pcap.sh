@@ -70,8 +70,16 @@ wait_summary "network/$VB: kind veth, state open \(one source 100% of packets\),
 	fail "dominant source not shown in the state"
 [ "$(credited "$VB")" = "0.0" ] || fail "a single source earned $(credited "$VB") bits"
 gt "$(estimated "$VB")" 0 || fail "nothing estimated"
+# Weighed to zero by the rule, whatever else holds (the kernel that no longer counts, a pool
+# full between feeds): flow first, with its figures; the state said once.
+j=$("$ENTROPYCTL" -s "$CTL_SOCKET" --json sources | jq -c --arg n "$VB" '.sources[] | select(.name == $n)')
+echo "$j" | jq -e '.credit.reason == "flow" and .credit.weight == 0 and
+	(.credit.reasons[0].detail | test("^one source 100% of packets: weight 0\\.00 \\(0 in force\\)$"))' > /dev/null ||
+	fail "a flow weighed to zero is not the first reason: $j"
+"$ENTROPYCTL" -s "$CTL_SOCKET" sources | grep -qx "  state       open (one source 100% of packets)" ||
+	fail "sources: $("$ENTROPYCTL" -s "$CTL_SOCKET" sources | grep state)"
 stop_daemon
-pass "one source: state shows 100%, credit 0"
+pass "one source: state shows 100%, credit 0, the reason flow first"
 
 # ---- the event cap: a burst of 1000 within a second, 100 allowed ----
 conf "interfaces = [ \"$VB\" ]; filter = \"udp dst port 9999\"; max_events_per_second = 100;"
