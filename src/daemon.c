@@ -53,15 +53,22 @@ static void status_now(struct daemon *d)
 {
 	struct inst_counters t;
 	unsigned long long credited;
-	/* Open ones, as the log's "started:" line counts them: not those that wait. */
-	size_t open = sources_open(d->srcs, NULL, 0);
+	/* Open ones, as the log's "started:" line counts them: not those that wait; of every
+	 * row of status (open or waiting to be); and those whose health tests failed, which
+	 * earn nothing. */
+	size_t open = sources_open(d->srcs, NULL, 0), all = pipeline_count();
+	size_t failing = pipeline_failing();
+	char fails[64] = "";
 
 	d->status_ns = mono_ns();
 	pipeline_totals(&t);
 	credited = (unsigned long long)llround(t.credited_bits);
-	notify_status("%s: %zu %s open, %llu %s, %llu %s credited, %llu %s fed; CRNG %s%s",
-		      feed_phase_name(d->feed.phase), open,
-		      plural(open, "source", "sources"), (unsigned long long)t.events,
+	if (failing)
+		snprintf(fails, sizeof(fails), ", %zu failing %s health tests", failing,
+			 failing == 1 ? "its" : "their");
+	notify_status("%s: %zu of %zu %s open%s, %llu %s, %llu %s credited, %llu %s fed; CRNG %s%s",
+		      feed_phase_name(d->feed.phase), open, all,
+		      plural(all, "source", "sources"), fails, (unsigned long long)t.events,
 		      plural(t.events, "event", "events"), credited, plural(credited, "bit", "bits"),
 		      (unsigned long long)d->sink.credited, plural(d->sink.credited, "bit", "bits"),
 		      d->feed.ks.crng_ready ? "ready" : "not ready",
