@@ -395,7 +395,10 @@ void config_errors_free(struct config_errors *errs)
  * libconfig reads an integer literal without an L suffix with atoi(), so 5000000000
  * silently becomes 705032704 and would pass any range check (upstream issues #69, #153).
  * We find such literals in the file text ourselves and remember what libconfig made of
- * them, so that the range check can report what was written. */
+ * them, so that the range check can report what was written. What it made of them depends
+ * on the width of long: atoi() is (int)strtol() and a hex literal is (int)strtoul(), which
+ * truncate where long has 64 bits and saturate where it has 32 (armhf, i386), so the same
+ * calls are made here. */
 
 struct wrapped_int {
 	unsigned line;
@@ -450,12 +453,14 @@ static const char *scan_number(struct int_scan *sc, const char *p, unsigned line
 
 		/* libconfig takes hex as a 32-bit pattern: 0xFFFFFFFF is -1 */
 		if (!*end && (errno == ERANGE || u > INT_MAX))
-			add_wrapped(sc, line, (int)u, start, (size_t)(p - start));
+			add_wrapped(sc, line, (int)strtoul(text, NULL, 16), start,
+				    (size_t)(p - start));
 	} else {
 		long long v = strtoll(text, &end, 10);
 
 		if (!*end && (errno == ERANGE || v < INT_MIN || v > INT_MAX))
-			add_wrapped(sc, line, (int)v, start, (size_t)(p - start));
+			add_wrapped(sc, line, (int)strtol(text, NULL, 10), start,
+				    (size_t)(p - start));
 	}
 	free(text);
 	return p;

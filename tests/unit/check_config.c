@@ -394,8 +394,9 @@ static const struct bad_file bad_files[] = {
 	  /* the bounds of scale are exclusive */
 	  {6, "policy.network.scale", "1.0 is out of range", "a number > 0 and < 1"}}},
 	{"wrapped-int.conf",
-	 {{4, "sources.input.quantum_ns", "5000000000 is out of range",
-	   "an integer from 1 to 1000000000 ns"}}},
+	 {{5, "sources.input.quantum_ns", "5000000000 is out of range",
+	   "an integer from 1 to 1000000000 ns"},
+	  {8, "feed.batch_bits", "0x100000000 is out of range", "an integer from 8 to 4096 bits"}}},
 	{"unknown-key.conf",
 	 {{3, "feed.batch_size", "unknown key",
 	   "mode, device, reseed, batch_bits, batch_interval, mix_interval, low_watermark"}}},
