@@ -256,7 +256,7 @@ static const char *tracefs_dir(bool may_mount, char *err, size_t errlen)
 
 		snprintf(err, errlen, "tracefs is not mounted and mounting it at " TRACEFS
 				      " failed: %s (%s)%s",
-			 strerrorname_np(e) ? strerrorname_np(e) : "?", strerror(e),
+			 errno_name(e) ? errno_name(e) : "?", strerror(e),
 			 e == EPERM ? ": needs CAP_SYS_ADMIN outside a container; mount it on the "
 				      "host or set policy.block.mode = \"disabled\""
 				    : "");
@@ -783,7 +783,7 @@ static struct cpu *cpu_open(struct block_tp *tp, unsigned cpu, bool *smaller, ch
 	if (c->dfd < 0) {
 		e = errno;
 		snprintf(err, errlen, "perf_event_open failed on CPU %u: %s (%s)%s", cpu,
-			 strerrorname_np(e) ? strerrorname_np(e) : "?", strerror(e),
+			 errno_name(e) ? errno_name(e) : "?", strerror(e),
 			 e == EACCES || e == EPERM ? ": needs CAP_PERFMON or CAP_SYS_ADMIN, or a "
 						     "lower kernel.perf_event_paranoid; or set "
 						     "policy.block.mode = \"disabled\""

@@ -3,6 +3,7 @@
 
 #include "util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -212,4 +213,31 @@ uint64_t siphash24(const uint8_t key[16], const void *data, size_t len)
 	SIPROUND;
 	SIPROUND;
 	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* The errors the system calls we make can give (those a message names), plus the common
+ * ones of the others. */
+#define ERRNO_NAMES(X)                                                                         \
+	X(EPERM) X(ENOENT) X(ESRCH) X(EINTR) X(EIO) X(ENXIO) X(E2BIG) X(ENOEXEC) X(EBADF)      \
+	X(ECHILD) X(EAGAIN) X(ENOMEM) X(EACCES) X(EFAULT) X(EBUSY) X(EEXIST) X(EXDEV)          \
+	X(ENODEV) X(ENOTDIR) X(EISDIR) X(EINVAL) X(ENFILE) X(EMFILE) X(ENOTTY) X(EFBIG)        \
+	X(ENOSPC) X(ESPIPE) X(EROFS) X(EMLINK) X(EPIPE) X(ERANGE) X(EDEADLK) X(ENAMETOOLONG)   \
+	X(ENOSYS) X(ENOTEMPTY) X(ELOOP) X(ENODATA) X(ETIME) X(EOVERFLOW) X(EBADFD)             \
+	X(ENOTSOCK) X(EDESTADDRREQ) X(EMSGSIZE) X(EPROTOTYPE) X(ENOPROTOOPT)                   \
+	X(EPROTONOSUPPORT) X(EOPNOTSUPP) X(EAFNOSUPPORT) X(EADDRINUSE) X(EADDRNOTAVAIL)        \
+	X(ENETDOWN) X(ENETUNREACH) X(ECONNABORTED) X(ECONNRESET) X(ENOBUFS) X(EISCONN)         \
+	X(ENOTCONN) X(ETIMEDOUT) X(ECONNREFUSED) X(EHOSTUNREACH) X(EALREADY) X(EINPROGRESS)    \
+	X(ESTALE) X(EDQUOT) X(ECANCELED) X(EOWNERDEAD) X(ENOTRECOVERABLE) X(ENOMEDIUM)
+
+const char *errno_name(int e)
+{
+	switch (e) {
+#define ERRNO_CASE(name)                                                                       \
+	case name:                                                                             \
+		return #name;
+		ERRNO_NAMES(ERRNO_CASE)
+#undef ERRNO_CASE
+	default:
+		return NULL;
+	}
 }

@@ -50,6 +50,10 @@ bool printable(char *dst, size_t size, const char *src);
 /* The same, allocated. */
 char *printable_dup(const char *src);
 
+/* The symbolic name of an errno value ("EPERM"), or NULL for one it does not know: ours,
+ * not glibc's strerrorname_np(), which musl and glibc before 2.32 lack. */
+const char *errno_name(int e);
+
 /* One message of len bytes on sock, with descriptor fd attached (SCM_RIGHTS) if fd >= 0;
  * no SIGPIPE. sendmsg(2)'s result. */
 ssize_t send_with_fd(int sock, void *buf, size_t len, int fd);

@@ -1,6 +1,9 @@
 /* check_util: unit tests for util.c — allocation wrappers, xasprintf, strlcopy, printable, wipe,
  * mono_ns. */
+#include "autoconf.h"
+
 #include <check.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,6 +45,29 @@ START_TEST(test_siphash24_vectors)
 			      (unsigned long long)v[i].want);
 	key[0] ^= 1; /* the key counts */
 	ck_assert(siphash24(key, msg, 15) != 0xa129ca6149be45e5ULL);
+}
+END_TEST
+
+/* errno_name() is ours (musl has no strerrorname_np()); where glibc has one, each name we
+ * give is glibc's, and the errors our messages name are all known. */
+START_TEST(test_errno_name)
+{
+	static const int named[] = {EPERM, EACCES, ENOENT, EBUSY, ENXIO, ENOSYS, EOVERFLOW,
+				    EINVAL, ENOMEM, ENOTTY, EAGAIN, EADDRINUSE, ETIMEDOUT};
+	int e;
+
+	ck_assert_str_eq(errno_name(EPERM), "EPERM");
+	ck_assert_str_eq(errno_name(EOVERFLOW), "EOVERFLOW");
+	ck_assert_ptr_null(errno_name(0));
+	ck_assert_ptr_null(errno_name(-1));
+	ck_assert_ptr_null(errno_name(100000));
+	for (e = 0; e < (int)(sizeof(named) / sizeof(named[0])); e++)
+		ck_assert_msg(errno_name(named[e]) != NULL, "errno %d has no name", named[e]);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
+	for (e = 1; e < 4096; e++)
+		if (errno_name(e))
+			ck_assert_str_eq(errno_name(e), strerrorname_np(e));
+#endif
 }
 END_TEST
 
@@ -328,6 +354,7 @@ static Suite *util_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_siphash24_vectors);
+	tcase_add_test(tc, test_errno_name);
 	tcase_add_test(tc, test_xasprintf_formats);
 	tcase_add_test(tc, test_xasprintf_long);
 	tcase_add_test(tc, test_plural);
