@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <linux/input.h>
 #include <linux/perf_event.h>
+#include <limits.h>
 #include <linux/sockios.h>
 #include <signal.h>
 #include <stdint.h>
@@ -20,6 +21,11 @@
 #include "priv_sandbox.h"
 #include "testutil.h"
 
+/* A bit above the 32 of an ioctl's request (the kernel takes an unsigned int, the call an
+ * unsigned long): 1 << 32 where long has 64 bits; where it has 32 there is none, and the
+ * cases with it are the plain ones again. */
+#define UPPER_BIT ((unsigned long)UINT_MAX + 1)
+
 /* The ioctls tried, each on a pipe: the kernel answers ENOTTY (or 0) where the filter lets
  * one through, the filter EPERM where it does not. */
 static const struct {
@@ -28,8 +34,8 @@ static const struct {
 	int want; /* the errno, 0 for success */
 } tries[] = {
 	{"FIONREAD", FIONREAD, 0},
-	{"FIONREAD with upper bits set", (1ul << 32) | FIONREAD, 0},
-	{"EVIOCGID with upper bits set", (1ul << 32) | EVIOCGID, ENOTTY},
+	{"FIONREAD with upper bits set", UPPER_BIT | FIONREAD, 0},
+	{"EVIOCGID with upper bits set", UPPER_BIT | EVIOCGID, ENOTTY},
 	{"TCGETS (isatty)", TCGETS, ENOTTY},
 	{"EVIOCGID (an evdev getter)", EVIOCGID, ENOTTY},
 	{"EVIOCGNAME(255)", EVIOCGNAME(255), ENOTTY},
@@ -37,7 +43,7 @@ static const struct {
 	{"PERF_EVENT_IOC_ENABLE", PERF_EVENT_IOC_ENABLE, ENOTTY},
 	{"PERF_EVENT_IOC_SET_FILTER", PERF_EVENT_IOC_SET_FILTER, ENOTTY},
 	{"TIOCSTI (push terminal input)", TIOCSTI, EPERM},
-	{"TIOCSTI with upper bits set", (1ul << 32) | TIOCSTI, EPERM},
+	{"TIOCSTI with upper bits set", UPPER_BIT | TIOCSTI, EPERM},
 	{"EVIOCGRAB (an evdev setter)", EVIOCGRAB, EPERM},
 	{"PERF_EVENT_IOC_SET_BPF", PERF_EVENT_IOC_SET_BPF, EPERM},
 	{"SIOCSIFFLAGS", SIOCSIFFLAGS, EPERM},
