@@ -31,6 +31,7 @@
 #include <limits.h>
 #include <linux/input.h>
 #include <linux/perf_event.h>
+#include <linux/seccomp.h>
 #include <linux/sockios.h>
 #include <mntent.h>
 #include <sched.h>
@@ -45,6 +46,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -208,6 +210,16 @@ static int load(uint32_t def, int (*rules)(scmp_filter_ctx))
 	return rc;
 }
 
+/* SECCOMP_RET_KILL_PROCESS came with Linux 4.14, and with it SECCOMP_GET_ACTION_AVAIL, the
+ * question itself (an older kernel answers EINVAL). Without it libseccomp refuses the
+ * filter with ENOMEM, which would say nothing of the cause. */
+static bool kill_process_available(void)
+{
+	uint32_t action = SECCOMP_RET_KILL_PROCESS;
+
+	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+}
+
 int sandbox_collector(void)
 {
 	int rc;
@@ -217,6 +229,14 @@ int sandbox_collector(void)
 	if (RUNNING_ON_VALGRIND) {
 		log_notice("running under valgrind: the collector has no system call filter");
 		return 0;
+	}
+	if (!kill_process_available()) {
+		struct utsname u;
+
+		log_err("cannot install the collector's system call filter: this kernel (Linux %s) "
+			"has no SECCOMP_RET_KILL_PROCESS; entropyd needs Linux 4.14 or later",
+			uname(&u) == 0 ? u.release : "?");
+		return -1;
 	}
 	rc = load(SCMP_ACT_ERRNO(EPERM), ioctl_filter);
 	if (rc == 0)

@@ -8,16 +8,21 @@
 #include <sys/resource.h>
 #include <linux/input.h>
 #include <linux/perf_event.h>
+#include <linux/seccomp.h>
 #include <limits.h>
 #include <linux/sockios.h>
+#include <seccomp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "priv_sandbox.h"
 #include "testutil.h"
 
@@ -50,21 +55,28 @@ static const struct {
 };
 #define NTRIES (sizeof(tries) / sizeof(tries[0]))
 
-/* A child that installs the filter and then runs what; its exit status. */
-static int in_sandbox(void (*what)(int out), int out)
+/* A child with no_new_privs (so that it may load filters) that installs the collector's
+ * filter if told to and then runs what; its exit status. */
+static int in_child(void (*what)(int out), int out, bool filtered)
 {
 	pid_t pid = fork();
 	int st;
 
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || sandbox_collector() < 0)
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    (filtered && sandbox_collector() < 0))
 			_exit(100);
 		what(out);
 		_exit(0);
 	}
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	return st;
+}
+
+static int in_sandbox(void (*what)(int out), int out)
+{
+	return in_child(what, out, true);
 }
 
 static void try_ioctls(int out)
@@ -181,6 +193,44 @@ START_TEST(test_no_filter_after)
 }
 END_TEST
 
+/* A kernel before 4.14 (no SECCOMP_RET_KILL_PROCESS), made by a filter of our own: the
+ * question that finds it out (SECCOMP_GET_ACTION_AVAIL) answers EINVAL, as there. */
+static void old_kernel(int out)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+
+	if (!ctx ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EINVAL), SCMP_SYS(seccomp), 1,
+			     SCMP_A0(SCMP_CMP_EQ, SECCOMP_GET_ACTION_AVAIL)) < 0 ||
+	    seccomp_load(ctx) < 0)
+		_exit(105);
+	seccomp_release(ctx);
+	if (dup2(out, STDERR_FILENO) < 0)
+		_exit(106);
+	log_open(true, 0);
+	_exit(sandbox_collector() == -1 ? 0 : 107);
+}
+
+START_TEST(test_below_floor_says_why)
+{
+	char msg[512] = "";
+	int p[2], st;
+	ssize_t n;
+
+	ck_assert_int_eq(pipe(p), 0);
+	st = in_child(old_kernel, p[1], false);
+	close(p[1]);
+	n = read(p[0], msg, sizeof(msg) - 1);
+	close(p[0]);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x: %s", st, msg);
+	ck_assert_int_gt(n, 0);
+	ck_assert_msg(strstr(msg, "has no SECCOMP_RET_KILL_PROCESS") &&
+			      strstr(msg, "needs Linux 4.14 or later"),
+		      "the message does not name the kernel's lack: %s", msg);
+	ck_assert_msg(!strstr(msg, "Cannot allocate memory"), "%s", msg);
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
 	Suite *s = suite_create("sandbox");
@@ -191,6 +241,7 @@ static Suite *sandbox_suite(void)
 	tcase_add_test(tc, test_no_filter_after);
 	tcase_add_test(tc, test_pid_calls_on_itself);
 	tcase_add_test(tc, test_pid_calls_on_others_kill);
+	tcase_add_test(tc, test_below_floor_says_why);
 	suite_add_tcase(s, tc);
 	return s;
 }
