@@ -38,7 +38,7 @@ struct client {
 	struct event *deadline; /* a complete request must arrive before it fires */
 	struct event *hold;     /* closes the connection at control.max_hold (not root's) */
 	uid_t uid;
-	pid_t pid;
+	char who[48]; /* "uid U, pid P", or "uid U" where the pid is not known: see admit() */
 	bool suspended; /* reading paused until the replies drain */
 	bool eof;       /* the client sent all it will send */
 	bool closing;   /* nothing more is read: close once the replies are out */
@@ -425,7 +425,7 @@ static json_t *do_reload(struct client *c, json_t **params)
 	struct config_errors errs = {0};
 	json_t *err = NULL;
 
-	log_notice("control: reload requested by uid %u (pid %d)", (unsigned)c->uid, (int)c->pid);
+	log_notice("control: reload requested by %s", c->who);
 	if (c->ctl->ops->reload(c->ctl->ops_arg, &errs) < 0)
 		err = ctl_error_new(CTL_E_CONFIG_INVALID,
 				    json_pack("{s:o}", "errors", string_list(errs.msg, errs.n)));
@@ -451,8 +451,8 @@ static void handle(struct client *c, const char *msg, size_t len)
 	}
 	if (ctl_methods[call.method].root_only && c->uid != 0) {
 		log_limited(&c->ctl->rl_refused, LOG_NOTICE,
-			    "control: %s refused to uid %u (pid %d): only root may",
-			    ctl_methods[call.method].name, (unsigned)c->uid, (int)c->pid);
+			    "control: %s refused to %s: only root may",
+			    ctl_methods[call.method].name, c->who);
 		err = ctl_error_new(CTL_E_PERMISSION_DENIED, NULL);
 	} else {
 		switch (call.method) {
@@ -523,8 +523,8 @@ static void process_input(struct client *c)
 			return;
 		case CTL_FRAME_TOO_LARGE:
 			log_limited(&c->ctl->rl_too_large, LOG_INFO,
-				    "control: dropped a client (uid %u, pid %d): request over %d bytes",
-				    (unsigned)c->uid, (int)c->pid, CTL_MAX_REQUEST);
+				    "control: dropped a client (%s): request over %d bytes", c->who,
+				    CTL_MAX_REQUEST);
 			send_msg(c, ctl_error_new(CTL_E_REQUEST_TOO_LARGE,
 						  json_pack("{s:i}", "limit", CTL_MAX_REQUEST)));
 			c->closing = true;
@@ -589,8 +589,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	if (what & BEV_EVENT_TIMEOUT)
 		log_limited(&c->ctl->rl_no_read, LOG_INFO,
-			    "control: dropped a client (uid %u, pid %d) that did not read its replies",
-			    (unsigned)c->uid, (int)c->pid);
+			    "control: dropped a client (%s) that did not read its replies", c->who);
 	else
 		log_debug("control: client (uid %u) went away", (unsigned)c->uid);
 	client_free(c);
@@ -601,8 +600,7 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 	struct client *c = arg;
 
 	log_limited(&c->ctl->rl_no_request, LOG_INFO,
-		    "control: dropped a client (uid %u, pid %d): no complete request in %.1f s",
-		    (unsigned)c->uid, (int)c->pid,
+		    "control: dropped a client (%s): no complete request in %.1f s", c->who,
 		    (double)c->ctl->timeout.tv_sec + (double)c->ctl->timeout.tv_usec / 1e6);
 	client_free(c);
 }
@@ -614,20 +612,18 @@ static void hold_cb(evutil_socket_t fd, short what, void *arg)
 	struct client *c = arg;
 
 	log_limited(&c->ctl->rl_held, LOG_INFO,
-		    "control: closed a connection (uid %u, pid %d) open for %.0f s "
-		    "(control.max_hold)",
-		    (unsigned)c->uid, (int)c->pid,
+		    "control: closed a connection (%s) open for %.0f s (control.max_hold)", c->who,
 		    (double)c->ctl->max_hold.tv_sec + (double)c->ctl->max_hold.tv_usec / 1e6);
 	client_free(c);
 }
 
-static void client_new(struct ctl *ctl, int fd, uid_t uid, pid_t pid)
+static void client_new(struct ctl *ctl, int fd, uid_t uid, const char *who)
 {
 	struct client *c = xcalloc(1, sizeof(*c));
 
 	c->ctl = ctl;
 	c->uid = uid;
-	c->pid = pid;
+	strlcopy(c->who, who, sizeof(c->who));
 	c->bev = bufferevent_socket_new(ctl->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->deadline = evtimer_new(ctl->base, deadline_cb, c);
 	if (uid != 0)
@@ -659,11 +655,11 @@ static void client_new(struct ctl *ctl, int fd, uid_t uid, pid_t pid)
 		ctl->n_root++;
 	else
 		ctl->n_clients++;
-	log_debug("control: client connected (uid %u, pid %d)", (unsigned)c->uid, (int)c->pid);
+	log_debug("control: client connected (%s)", c->who);
 }
 
 /* One more than we serve: say why, without waiting for it, and close. */
-static void refuse(struct ctl *ctl, int fd, uid_t uid, pid_t pid, int limit, const char *whose)
+static void refuse(struct ctl *ctl, int fd, const char *who, int limit, const char *whose)
 {
 	json_t *msg = ctl_error_new(CTL_E_TOO_MANY_CLIENTS, json_pack("{s:i}", "limit", limit));
 	size_t len;
@@ -675,8 +671,8 @@ static void refuse(struct ctl *ctl, int fd, uid_t uid, pid_t pid, int limit, con
 	free(buf);
 	close(fd);
 	log_limited(&ctl->rl_refused, LOG_WARNING,
-		    "control: refused a connection (uid %u, pid %d): %d %s are connected already",
-		    (unsigned)uid, (int)pid, limit, whose);
+		    "control: refused a connection (%s): %d %s are connected already", who,
+		    limit, whose);
 }
 
 static size_t count_user(const struct ctl *ctl, uid_t uid)
@@ -688,29 +684,34 @@ static size_t count_user(const struct ctl *ctl, uid_t uid)
 	return n;
 }
 
-/* Who is asking decides which limit applies, so the peer is known before any refusal. */
+/* Who is asking decides which limit applies, so the peer is known before any refusal. The
+ * collector has a PID namespace of its own, in which every client's pid reads 0 (the kernel's
+ * answer for a process outside it): the log then names the uid alone, never a false pid. */
 static void admit(struct ctl *ctl, int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	uid_t uid = (uid_t)-1; /* unknown: never root */
-	pid_t pid = 0;
+	char who[48] = "uid unknown";
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
 		uid = cred.uid;
-		pid = cred.pid;
+		if (cred.pid > 0)
+			snprintf(who, sizeof(who), "uid %u, pid %d", (unsigned)uid, (int)cred.pid);
+		else
+			snprintf(who, sizeof(who), "uid %u", (unsigned)uid);
 	}
 	if (uid == 0) {
 		if (ctl->n_root >= CTL_MAX_ROOT_CLIENTS)
-			refuse(ctl, fd, uid, pid, CTL_MAX_ROOT_CLIENTS, "of root's clients");
+			refuse(ctl, fd, who, CTL_MAX_ROOT_CLIENTS, "of root's clients");
 		else
-			client_new(ctl, fd, uid, pid);
+			client_new(ctl, fd, uid, who);
 	} else if (ctl->n_clients >= CTL_MAX_CLIENTS) {
-		refuse(ctl, fd, uid, pid, CTL_MAX_CLIENTS, "clients");
+		refuse(ctl, fd, who, CTL_MAX_CLIENTS, "clients");
 	} else if (count_user(ctl, uid) >= CTL_MAX_CLIENTS_PER_USER) {
-		refuse(ctl, fd, uid, pid, CTL_MAX_CLIENTS_PER_USER, "clients of this user");
+		refuse(ctl, fd, who, CTL_MAX_CLIENTS_PER_USER, "clients of this user");
 	} else {
-		client_new(ctl, fd, uid, pid);
+		client_new(ctl, fd, uid, who);
 	}
 }
 
