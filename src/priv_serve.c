@@ -33,6 +33,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef HAVE_VALGRIND_VALGRIND_H
+#include <valgrind/valgrind.h>
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 #include "block_disks.h"
 #include "config_policy.h"
 #include "kernel.h"
@@ -766,6 +773,8 @@ static bool answer(struct priv *p, union priv_req *req, size_t n)
 	ok = send_with_fd(p->sock, &rep, sizeof(rep), fd) == (ssize_t)sizeof(rep);
 	if (fd >= 0)
 		close(fd);
+	if (!ok && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return closes(p, "the collector does not read its replies (its queue is full)");
 	if (!ok)
 		return closes(p, "the reply could not be sent: %s", strerror(errno));
 	return true;
@@ -853,6 +862,79 @@ static void teardown(struct priv *p)
 	priv_local_blktrace_release();
 }
 
+/* How long the collector has to end after SIGTERM or SIGINT passed on to it: then it is
+ * killed, whatever it does (stops reading, ignores the signal, hangs in its exit), so that a
+ * stop never waits on it. Longer where the memory checkers make every exit slow. */
+#define STOP_GRACE_NS (2 * NS_PER_SEC)
+#define STOP_GRACE_SLOW_NS (30 * NS_PER_SEC)
+
+static uint64_t stop_grace_ns(void)
+{
+#ifdef HAVE_SANITIZERS
+	return STOP_GRACE_SLOW_NS;
+#else
+	return RUNNING_ON_VALGRIND ? STOP_GRACE_SLOW_NS : STOP_GRACE_NS;
+#endif
+}
+
+/* Pass the signals that came on to the collector; a stop starts its deadline. */
+static void pass_signals(int sfd, pid_t child, uint64_t *deadline)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		kill(child, (int)si.ssi_signo);
+		if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) && !*deadline)
+			*deadline = mono_ns() + stop_grace_ns();
+	}
+}
+
+/* poll()'s timeout until deadline (0: none). */
+static int until(uint64_t deadline)
+{
+	uint64_t now = mono_ns();
+
+	if (!deadline)
+		return -1;
+	return deadline <= now ? 0 : (int)((deadline - now + 999999) / 1000000);
+}
+
+/* Wait for the collector to end, passing signals on meanwhile; past the deadline of a stop
+ * it is killed. Its wait status. */
+static int reap(pid_t child, int sfd, uint64_t deadline)
+{
+	int ws = 0, pidfd = -1;
+
+#ifdef SYS_pidfd_open
+	/* valgrind knows no pidfd_open (and says so): there, a plain wait. */
+	if (!RUNNING_ON_VALGRIND)
+		pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+#endif
+	while (pidfd >= 0) {
+		struct pollfd pfd[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+		int n = poll(pfd, sfd >= 0 ? 2 : 1, until(deadline));
+
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n == 0) {
+			log_err("privileged process: the collector did not end within %.0f s of the "
+				"signal to stop: killed",
+				(double)stop_grace_ns() / NS_PER_SEC);
+			kill(child, SIGKILL);
+			deadline = 0;
+		}
+		if (n > 0 && (pfd[0].revents & POLLIN))
+			break;
+		if (n > 0 && sfd >= 0 && (pfd[1].revents & POLLIN))
+			pass_signals(sfd, child, &deadline);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
+		;
+	return ws;
+}
+
 static int signals_fd(sigset_t *set)
 {
 	sigemptyset(set);
@@ -869,6 +951,7 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	struct pollfd pfd[2];
 	sigset_t set;
 	int sfd = -1, status = EXIT_OK, ws;
+	uint64_t stop_deadline = 0; /* set by SIGTERM or SIGINT: see STOP_GRACE_NS */
 	bool broken = false;
 	char *ctl_path = xstrdup(cfg->control.socket); /* as at start: see remove_socket */
 
@@ -891,22 +974,30 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	}
 	if (child > 0)
 		sfd = signals_fd(&set);
+	/* Replies never wait on the collector: one that does not read them (an honest one has
+	 * one request at a time in flight) fills its queue, and is a failed collector. */
+	if (fcntl(sock, F_SETFL, fcntl(sock, F_GETFL) | O_NONBLOCK) < 0)
+		log_errno(LOG_WARNING, "privileged process: cannot make its socket non-blocking");
 	pfd[0] = (struct pollfd){.fd = sock, .events = POLLIN};
 	pfd[1] = (struct pollfd){.fd = sfd, .events = POLLIN};
 	for (;;) {
-		if (poll(pfd, sfd >= 0 ? 2 : 1, -1) < 0) {
+		int n = poll(pfd, sfd >= 0 ? 2 : 1, until(stop_deadline));
+
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			closes(p, "poll: %s", strerror(errno));
 			broken = true;
 			break;
 		}
-		if (sfd >= 0 && (pfd[1].revents & POLLIN)) {
-			struct signalfd_siginfo si;
-
-			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				kill(child, (int)si.ssi_signo);
+		if (n == 0) {
+			closes(p, "the collector did not end within %.0f s of the signal to stop",
+			       (double)stop_grace_ns() / NS_PER_SEC);
+			broken = true;
+			break;
 		}
+		if (sfd >= 0 && (pfd[1].revents & POLLIN))
+			pass_signals(sfd, child, &stop_deadline);
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			p->why[0] = '\0';
 			if (!serve_one(p)) {
@@ -930,8 +1021,7 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	if (child > 0) {
 		if (broken)
 			kill(child, SIGKILL);
-		while (waitpid(child, &ws, 0) < 0 && errno == EINTR)
-			;
+		ws = reap(child, sfd, broken ? 0 : stop_deadline); /* broken: killed already */
 		if (WIFEXITED(ws))
 			status = WEXITSTATUS(ws);
 		else {

@@ -6,6 +6,10 @@
  *   intrude PID connect PATH           a unix stream socket connected to PATH
  *   intrude PID prlimit TARGET         prlimit64(TARGET, RLIMIT_NOFILE, NULL, NULL)
  *   intrude PID tgkill TARGET          tgkill(TARGET, TARGET, 0), a signal that only probes
+ *   intrude PID stall N                up to N requests (PRIV_RESEED) on its socket to the
+ *                                      privileged process, sent without waiting, then the
+ *                                      process is held stopped, reading no reply, until it
+ *                                      dies: prints "sent K" at once, then how it died
  *
  * The call is made by the process itself (ptrace: its registers set to the call, one step
  * over a syscall instruction of its own, its registers put back), so its user, namespaces,
@@ -33,6 +37,8 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "../../src/priv_wire.h"
 
 #if defined(__x86_64__)
 
@@ -173,10 +179,94 @@ static void report(long rc)
 		printf("%ld\n", rc);
 }
 
+/* The target's end of its socketpair with the privileged process: its one unix
+ * SOCK_SEQPACKET socket (type 0005 in /proc/PID/net/unix). */
+static long seqpacket_fd(void)
+{
+	char path[64], line[256], link[64];
+	unsigned long ino, want[256];
+	unsigned type;
+	size_t n = 0;
+	FILE *f;
+	long fd, found = -1;
+
+	for (fd = 0; fd < 256; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%ld", (int)target, fd);
+		want[fd] = 0;
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len > 0) {
+			link[len] = '\0';
+			sscanf(link, "socket:[%lu]", &want[fd]);
+			n++;
+		}
+	}
+	snprintf(path, sizeof(path), "/proc/%d/net/unix", (int)target);
+	if (!n || !(f = fopen(path, "re")))
+		die(path);
+	while (found < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %*s %*s %*s %x %*s %lu", &type, &ino) == 2 && type == 5)
+			for (fd = 0; fd < 256 && found < 0; fd++)
+				if (want[fd] == ino)
+					found = fd;
+	fclose(f);
+	if (found < 0) {
+		errno = ENOENT;
+		die("no SOCK_SEQPACKET socket in the process");
+	}
+	return found;
+}
+
+/* stall: requests sent without reading a reply, then the target held in its stop (never
+ * restarted: it reads nothing more, and a signal to it stays pending) until it dies. */
+static void stall(long n)
+{
+	struct {
+		struct msghdr mh;
+		struct iovec iov;
+		struct priv_hdr h;
+	} m;
+	unsigned long at;
+	long fd = seqpacket_fd(), sent = 0, rc = 0;
+	int status;
+
+	memset(&m, 0, sizeof(m));
+	attach();
+	at = put(&m, sizeof(m)); /* the same size, the same place: once to learn where */
+	m.h = (struct priv_hdr){.version = PRIV_VERSION, .type = PRIV_RESEED, .size = sizeof(m.h)};
+	m.iov.iov_base = (void *)(at + offsetof(__typeof__(m), h));
+	m.iov.iov_len = sizeof(m.h);
+	m.mh.msg_iov = (struct iovec *)(at + offsetof(__typeof__(m), iov));
+	m.mh.msg_iovlen = 1;
+	put(&m, sizeof(m));
+	while (sent < n && (rc = call(SYS_sendmsg, (unsigned long)fd, at,
+				     MSG_DONTWAIT | MSG_NOSIGNAL, 0)) == (long)sizeof(m.h))
+		sent++;
+	printf("sent %ld", sent);
+	if (sent < n)
+		printf(" (then %ld %s)", rc, strerrorname_np((int)-rc) ?: "?");
+	printf("\n");
+	fflush(stdout);
+	for (;;) {
+		if (waitpid(target, &status, __WALL) < 0)
+			die("waitpid");
+		if (WIFSIGNALED(status)) {
+			printf("killed by signal %d (SIG%s)\n", WTERMSIG(status),
+			       sigabbrev_np(WTERMSIG(status)) ?: "?");
+			exit(0);
+		}
+		if (WIFEXITED(status)) {
+			printf("exited with status %d\n", WEXITSTATUS(status));
+			exit(0);
+		}
+	}
+}
+
 static int usage(void)
 {
 	fputs("usage: intrude PID uid | open PATH r|w|rw|new | chmod PATH MODE | connect PATH | "
-	      "prlimit TARGET | tgkill TARGET\n",
+	      "prlimit TARGET | tgkill TARGET | stall N\n",
 	      stderr);
 	return 2;
 }
@@ -236,6 +326,9 @@ int main(int argc, char **argv)
 	} else if (!strcmp(verb, "prlimit") && argc == 4) {
 		attach();
 		rc = call(SYS_prlimit64, (unsigned long)atol(argv[3]), RLIMIT_NOFILE, 0, 0);
+	} else if (!strcmp(verb, "stall") && argc == 4 && atol(argv[3]) > 0) {
+		stall(atol(argv[3]));
+		return 0;
 	} else if (!strcmp(verb, "tgkill") && argc == 4) {
 		long t = atol(argv[3]);
 		attach();

@@ -15,6 +15,12 @@
 #                              the collector (SIGSYS)
 #   intrude_unknown            true (and prints why) where intrude cannot run: it knows
 #                              x86-64 only, and exits 77 elsewhere; the caller skips the list
+#   attempt_stall PID MAIN N [TERM]
+#                              N requests to the privileged process from inside the
+#                              collector PID, whose replies it never reads (it is held
+#                              stopped); with TERM, then SIGTERM to MAIN, the daemon's main
+#                              process. Either way MAIN must end within 30 s (each tenth
+#                              of a second looked at), the collector killed
 # Each prints "ok: WHAT: RESULT" or "BAD: WHAT: RESULT"; INTRUSIONS_BAD counts the BADs.
 INTRUSIONS_BAD=0
 
@@ -70,4 +76,35 @@ attempt_last() {
 		INTRUSIONS_BAD=$((INTRUSIONS_BAD + 1))
 		;;
 	esac
+}
+
+# Has process $1 ended (gone, or a zombie its parent has not waited for)?
+ended() {
+	[ ! -e "/proc/$1" ] || grep -q '^[0-9]* (.*) [ZX] ' "/proc/$1/stat" 2> /dev/null
+}
+
+attempt_stall() {
+	_out=${TMPDIR:-/tmp}/entropyd-stall.$$
+	: > "$_out"
+	"$INTRUDE" "$1" stall "$3" > "$_out" 2>&1 &
+	_stall=$!
+	_i=0
+	while ! grep -q '^sent\|^killed' "$_out" && [ "$_i" -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	_what="a collector that sends $3 request(s) and reads no reply"
+	if [ -n "${4:-}" ]; then
+		kill -TERM "$2"
+		_what="$_what, then SIGTERM"
+	fi
+	_i=0
+	while ! ended "$2" && [ "$_i" -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
+	ended "$2" || kill "$_stall" 2> /dev/null
+	wait "$_stall" 2> /dev/null
+	_r=$(tr '\n' ' ' < "$_out" | sed 's/ $//; s/ killed/, then killed/')
+	rm -f "$_out"
+	if ended "$2" && case $_r in *"killed by signal 9 (SIGKILL)"*) true ;; *) false ;; esac; then
+		echo "ok: $_what: the daemon ended within $((_i / 10)).$((_i % 10)) s; the collector: $_r"
+	else
+		echo "BAD: $_what: the daemon $(ended "$2" && echo ended || echo "still runs after 30 s"); the collector: $_r"
+		INTRUSIONS_BAD=$((INTRUSIONS_BAD + 1))
+	fi
 }

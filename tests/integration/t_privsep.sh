@@ -374,3 +374,34 @@ timeout 5 tail --pid="$COLLECTOR" -f /dev/null || fail "the collector is still t
 wait "$DAEMON_PID" 2> /dev/null; DAEMON_PID=
 grep -q "the collector was killed by signal 31" "$T/log" || fail "the collector was not killed by its filter (SIGSYS) on tgkill"
 pass "from inside the collector, each failed: $(sed -n 's/^ok: \([^:]*\):.*/\1/p' "$attempts" | paste -sd, | sed 's/,/, /g'); prlimit64 on the privileged process killed it (SIGSYS), and so did a signal to it"
+
+# ---- a collector that stops reading: the privileged process never waits on it ----
+# From inside the collector: one request, its reply never read, the collector held stopped
+# (deaf to signals, as one that ignores SIGTERM); SIGTERM to the daemon, as systemctl stop
+# sends it, ends it all the same: the collector killed once its grace is up, the teardown
+# run (the privileged process's last line, the control socket removed).
+start_daemon -v -f "$T/e.conf"
+COLLECTOR=$(pgrep -P "$DAEMON_PID")
+r=$(attempt_stall "$COLLECTOR" "$DAEMON_PID" 1 TERM)
+echo "  $r"
+case $r in ok:*) ;; *) fail "$r" ;; esac
+rc=0; wait "$DAEMON_PID" || rc=$?; DAEMON_PID=
+[ "$rc" -eq 4 ] || fail "the daemon exited $rc after SIGTERM with a stalled collector, want 4"
+grep -q "privileged process: the collector did not end within 2 s of the signal to stop" "$T/log" ||
+	fail "the stalled collector's end not said: $(grep 'privileged process' "$T/log")"
+grep -q "privileged process: .* bits asked, .* credited" "$T/log" || fail "the privileged process's teardown did not run"
+[ -e "$CTL_SOCKET" ] && fail "the control socket outlived the daemon"
+# Many requests, no reply read: the replies' queue fills, and the privileged process, which
+# sends without waiting, ends the collector at once as a failed one (no signal needed).
+start_daemon -v -f "$T/e.conf"
+COLLECTOR=$(pgrep -P "$DAEMON_PID")
+r2=$(attempt_stall "$COLLECTOR" "$DAEMON_PID" 5000)
+echo "  $r2"
+case $r2 in ok:*) ;; *) fail "$r2" ;; esac
+rc=0; wait "$DAEMON_PID" || rc=$?; DAEMON_PID=
+[ "$rc" -eq 4 ] || fail "the daemon exited $rc with a collector that reads no reply, want 4"
+grep -q "privileged process: the collector does not read its replies (its queue is full): closing the connection" "$T/log" ||
+	fail "the collector that reads no reply not said: $(grep 'privileged process' "$T/log")"
+grep -q "privileged process: .* bits asked, .* credited" "$T/log" || fail "the privileged process's teardown did not run"
+within() { echo "$1" | sed 's/.*ended within \([0-9.]* s\).*/\1/'; }
+pass "a collector that stops reading: SIGTERM ends the daemon in $(within "$r") (its grace is 2 s); one that never reads is ended at once ($(within "$r2"))"
