@@ -30,6 +30,7 @@ static const struct setting root_tab[] = {
 	GROUP("sources", "what each source class watches"),
 	GROUP("control", "the control socket"),
 	GROUP("record", "recording of estimator symbols for offline assessment"),
+	GROUP("collector", "the unprivileged process that reads every source"),
 	{0},
 };
 
@@ -117,6 +118,14 @@ static const struct setting record_tab[] = {
 	{0},
 };
 
+/* Read at start only: the collector has left root by the time of any reload. */
+static const struct setting collector_tab[] = {
+	{.key = "user", .type = SET_STRING, .offset = CFG(collector.user), .flags = SF_NONEMPTY,
+	 .def_str = COLLECTOR_USER,
+	 .help = "the unprivileged system user the collector runs as; never root"},
+	{0},
+};
+
 /* The groups below the root, besides the classes' own, whose keys all go straight into
  * struct config. */
 static const struct {
@@ -126,6 +135,7 @@ static const struct {
 	{"feed", feed_tab},
 	{"control", control_tab},
 	{"record", record_tab},
+	{"collector", collector_tab},
 };
 
 /* ---- names ---- */
@@ -683,6 +693,18 @@ static void check_record_dir(struct settings_ctx *ctx, const config_setting_t *g
 			     "\"%s\" is not an absolute path", cfg->record.dir);
 }
 
+/* Whether the user exists is the start's business (privs_collector_user): it depends on the
+ * system, not on the file. Root, by name, is wrong anywhere. */
+static void check_collector_user(struct settings_ctx *ctx, const config_setting_t *grp,
+				 const struct config *cfg)
+{
+	const config_setting_t *cs = grp ? config_setting_get_member(grp, "user") : NULL;
+
+	if (cs && strcmp(cfg->collector.user, "root") == 0)
+		settings_err(ctx, cs, "collector.user", "an unprivileged system user (not uid 0)",
+			     "the collector never runs as root");
+}
+
 static void parse_root(struct settings_ctx *ctx, const config_setting_t *root,
 		       struct config *cfg)
 {
@@ -717,6 +739,7 @@ static void parse_root(struct settings_ctx *ctx, const config_setting_t *root,
 	for (c = 0; c < CLASS_COUNT; c++)
 		parse_sources(ctx, sources, source_classes[c], cfg);
 	check_record_dir(ctx, group_at(root, "record"), cfg);
+	check_collector_user(ctx, group_at(root, "collector"), cfg);
 }
 
 /* libconfig says only "syntax error"; say where to look. */
@@ -939,7 +962,8 @@ void config_print(const struct config *cfg, FILE *out)
 	}
 	fputs("};\n\n", out);
 	print_group(out, "control", control_tab, cfg, ~0u, 0, true, NULL, NULL, 0);
-	print_group(out, "record", record_tab, cfg, ~0u, 0, false, NULL, NULL, 0);
+	print_group(out, "record", record_tab, cfg, ~0u, 0, true, NULL, NULL, 0);
+	print_group(out, "collector", collector_tab, cfg, ~0u, 0, false, NULL, NULL, 0);
 }
 
 void config_print_keys(FILE *out)

@@ -138,6 +138,10 @@ struct config {
 		char *dir;      /* per-instance symbol files; "" = off (the default) */
 		long max_bytes; /* bound of each file */
 	} record;
+
+	struct {
+		char *user; /* the collector's system user; its existence is checked at start */
+	} collector;
 };
 
 /* Every problem found in one file, each "FILE:LINE: KEY: what is wrong; what is allowed";

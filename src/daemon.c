@@ -66,15 +66,12 @@ static void status_now(struct daemon *d)
 	if (failing)
 		snprintf(fails, sizeof(fails), ", %zu failing %s health tests", failing,
 			 failing == 1 ? "its" : "their");
-	notify_status("%s: %zu of %zu %s open%s, %llu %s, %llu %s credited, %llu %s fed; CRNG %s%s",
+	notify_status("%s: %zu of %zu %s open%s, %llu %s, %llu %s credited, %llu %s fed; CRNG %s",
 		      feed_phase_name(d->feed.phase), open, all,
 		      plural(all, "source", "sources"), fails, (unsigned long long)t.events,
 		      plural(t.events, "event", "events"), credited, plural(credited, "bit", "bits"),
 		      (unsigned long long)d->sink.credited, plural(d->sink.credited, "bit", "bits"),
-		      d->feed.ks.crng_ready ? "ready" : "not ready",
-		      priv_collector_root() ? "; WARNING: the collector runs as root (no user "
-					      COLLECTOR_USER ")"
-					    : "");
+		      d->feed.ks.crng_ready ? "ready" : "not ready");
 }
 
 static void update_status(void *arg)
@@ -173,6 +170,9 @@ static int reload(void *arg, struct config_errors *errs)
 		if (strcmp(next->feed.device, d->cfg->feed.device) != 0)
 			log_warn("feed.device changed to %s: takes effect at restart",
 				 next->feed.device);
+		if (strcmp(next->collector.user, d->cfg->collector.user) != 0)
+			log_warn("collector.user changed to %s: takes effect at restart",
+				 next->collector.user);
 		ctl_reconfigure(d->ctl, next);
 		pipeline_reconfigure(next);
 		feed_reconfigure(&d->feed, next);
@@ -330,7 +330,7 @@ static void record_dir_for_collector(const struct config *cfg)
 	uid_t uid;
 	gid_t gid;
 
-	if (!cfg->record.dir || !cfg->record.dir[0] || !privs_lookup(COLLECTOR_USER, &uid, &gid))
+	if (!cfg->record.dir || !cfg->record.dir[0] || !privs_lookup(cfg->collector.user, &uid, &gid))
 		return;
 	if (mkdir(cfg->record.dir, 0700) < 0) {
 		struct stat st;
@@ -341,12 +341,12 @@ static void record_dir_for_collector(const struct config *cfg)
 			 !(st.st_mode & S_IWOTH))
 			log_warn("record.dir %s: the collector writes there as user %s: give it the "
 				 "directory (chown %s %s)",
-				 cfg->record.dir, COLLECTOR_USER, COLLECTOR_USER, cfg->record.dir);
+				 cfg->record.dir, cfg->collector.user, cfg->collector.user, cfg->record.dir);
 		return;
 	}
 	if (chown(cfg->record.dir, uid, gid) < 0)
 		log_errno(LOG_WARNING, "record.dir %s: cannot give it to user %s", cfg->record.dir,
-			  COLLECTOR_USER);
+			  cfg->collector.user);
 }
 
 int daemon_run(const struct daemon_opts *opts, struct config *cfg)

@@ -271,7 +271,10 @@ int main(int argc, char **argv)
 	const char *assess_file = NULL, *bits_arg = NULL, *class_arg = NULL, *record_arg = NULL;
 	const char *instance_arg = NULL;
 	char *record_dir = NULL, *first_err = NULL;
+	char why[512];
 	struct config *cfg;
+	uid_t uid;
+	gid_t gid;
 	int c, rc;
 
 	while ((c = getopt_long(argc, argv, "f:npFdvVh", long_opts, NULL)) != -1) {
@@ -375,6 +378,18 @@ int main(int argc, char **argv)
 	if (record_dir) {
 		free(cfg->record.dir);
 		cfg->record.dir = xstrdup(record_dir);
+	}
+	/* The collector never runs as root: without its user there is no start, and -n says so. */
+	if (!print && !privs_collector_user(cfg->collector.user, &uid, &gid, why, sizeof(why))) {
+		if (check) {
+			fprintf(stderr, "%s: collector.user: %s\n", opts.config_path, why);
+		} else {
+			notify_status("not started: collector.user: %s", why);
+			fprintf(stderr, "entropyd: not started: collector.user: %s\n", why);
+		}
+		config_free(cfg);
+		free(record_dir);
+		return check ? EXIT_CONFIG : EXIT_STARTUP;
 	}
 	if (check || print) {
 		if (print) {

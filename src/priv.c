@@ -2,9 +2,9 @@
  *
  * After start-up entropyd is two processes. The parent, the service's main process, stays
  * root with CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL and does nothing but answer the messages
- * below and pass signals on; the child, the collector, runs as the system user
- * COLLECTOR_USER with no capability and does everything else: it
- * reads events, estimates, tests, applies the policy, batches, serves the control socket.
+ * below and pass signals on; the child, the collector, runs as the system user of
+ * collector.user with no capability and does everything else: it reads events, estimates, tests, applies the policy, batches, serves the control socket.
+ * It is never uid 0: without its user (collector.user) entropyd does not start.
  * Everything the outside controls (packets, trace records, input frames, control requests)
  * is parsed in the collector; the privileged process reads only fixed-size, versioned
  * messages of a few types (priv.h), each checked field by field (priv_serve.c); it
@@ -57,7 +57,6 @@ static pid_t priv_pid;
 static bool capturing;
 static unsigned capture_ifindex; /* the interface of the capture being opened */
 static bool refused; /* the last reply was EACCES: see priv_refused() */
-static bool collector_root; /* no system user to run as: see priv_collector_root() */
 static struct event *watch_ev;
 
 bool priv_refused(void)
@@ -380,11 +379,6 @@ void priv_close(void)
 	priv_fd = -1;
 }
 
-bool priv_collector_root(void)
-{
-	return collector_root;
-}
-
 /* Add path (a copy in buf), or its directory (file: true), to v. */
 static void view_add(struct sandbox_view *v, char *buf, size_t size, const char *path,
 		     bool file, bool writable)
@@ -434,14 +428,8 @@ int priv_collector_lockdown(const struct config *cfg, const char *config_path)
 
 	/* Everything that needs root is open by now: the control socket, the configuration's
 	 * files, the privileged process's socketpair. */
-	if (privs_collector(COLLECTOR_USER, &bounding, &collector_root) < 0)
+	if (privs_collector(cfg->collector.user, &bounding) < 0)
 		return -1;
-	if (collector_root)
-		log_warn("collector: no system user %s: the collector stays uid 0 (without "
-			 "capabilities), which still owns /etc, root's files and processes; "
-			 "create the user (systemd-sysusers, or: useradd --system --user-group "
-			 "--no-create-home %s)",
-			 COLLECTOR_USER, COLLECTOR_USER);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		log_errno(LOG_ERR, "cannot set no_new_privs on the collector");
 		return -1;
@@ -462,7 +450,7 @@ int priv_collector_lockdown(const struct config *cfg, const char *config_path)
 		return -1;
 	log_info("collector: user %s, no supplementary groups, every capability dropped%s, no "
 		 "new privileges, system call filter",
-		 collector_root ? "root" : COLLECTOR_USER,
+		 cfg->collector.user,
 		 bounding ? " (bounding set included)"
 			  : " (the bounding set stays as given: shrinking it needs CAP_SETPCAP)");
 	return 0;

@@ -57,16 +57,14 @@ int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int read
 
 /* The collector, once everything that needs root's other powers is done: the bounding set
  * emptied (where CAP_SETPCAP allows), no supplementary groups, the uid and gid of the system
- * user COLLECTOR_USER (uid 0 only where there is no such user, said loudly), no capability
- * in any other set, no new privileges, death with the privileged process (set after the
- * change of uid, which clears it); before all that, where it can, a mount namespace whose
- * root is empty and read-only but for the paths it still needs (sandbox_namespaces()),
- * beside the PID namespace priv_start() gave it; Landlock where the kernel has it (nothing written but
- * beneath record_dir, NULL for nowhere; no signal outside itself), then the system call
- * filter. 0, or -1 (logged). */
+ * user cfg->collector.user (never uid 0: a user that is missing or root's is an error), no
+ * capability in any other set, no new privileges, death with the privileged process (set
+ * after the change of uid, which clears it); before all that, where it can, a mount
+ * namespace whose root is empty and read-only but for the paths it still needs
+ * (sandbox_namespaces()), beside the PID namespace priv_start() gave it; Landlock where the
+ * kernel has it (nothing written but beneath record_dir, NULL for nowhere; no signal outside
+ * itself), then the system call filter. 0, or -1 (logged). */
 int priv_collector_lockdown(const struct config *cfg, const char *config_path);
-/* Did the collector stay uid 0 for want of its system user? */
-bool priv_collector_root(void);
 
 /* Exit (status EXIT_LOST) as soon as the privileged process goes. */
 void priv_watch(struct event_base *base);

@@ -6,7 +6,8 @@
  * and CPUs that appear; CAP_NET_RAW to make packet sockets for interfaces that come up;
  * CAP_KILL to pass signals on to the collector, which runs as another user (and to kill
  * it when it breaks the protocol). The collector, which parses packets, trace records and
- * control requests, needs none, and leaves uid 0 (privs_collector).
+ * control requests, needs none, and leaves uid 0 (privs_collector), always: uid 0
+ * without capabilities still owns root's files, processes and sockets.
  * The rest goes for good, bounding set included, so nothing either could exec gets them
  * back: no CAP_DAC_OVERRIDE (files it reads on a reload
  * must be readable by their owner, root), no CAP_CHOWN (the control socket's group is set
@@ -114,13 +115,49 @@ bool privs_lookup(const char *user, uid_t *uid, gid_t *gid)
 	return *uid != 0;
 }
 
-int privs_collector(const char *user, bool *bounding, bool *as_root)
+bool privs_collector_user(const char *user, uid_t *uid, gid_t *gid, char *why, size_t size)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+	int err = getpwnam_r(user, &pw, buf, sizeof(buf), &found);
+
+	if (!found && err) {
+		snprintf(why, size, "cannot look up user %s: %s", user, strerror(err));
+		return false;
+	}
+	if (!found) {
+		snprintf(why, size, "no user %s on this system, and the collector never runs as root: "
+			 "create it (%sadduser --system --group --no-create-home --home "
+			 "/nonexistent %s), or name another unprivileged user in collector.user",
+			 user, strcmp(user, COLLECTOR_USER) == 0
+				       ? "systemd-sysusers, which reads entropyd's sysusers.d file; or "
+				       : "",
+			 user);
+		return false;
+	}
+	if (found->pw_uid == 0 || found->pw_gid == 0) {
+		snprintf(why, size, "user %s is %s 0, root's, and the collector never runs as root: "
+			 "name an unprivileged system user in collector.user", user,
+			 found->pw_uid == 0 ? "uid" : "in group");
+		return false;
+	}
+	*uid = found->pw_uid;
+	*gid = found->pw_gid;
+	return true;
+}
+
+int privs_collector(const char *user, bool *bounding)
 {
 	uid_t uid = 0, r, e, s;
 	gid_t gid = 0;
+	char why[512];
 
 	*bounding = false;
-	*as_root = !privs_lookup(user, &uid, &gid);
+	/* Checked at start already; the user may have gone since. */
+	if (!privs_collector_user(user, &uid, &gid, why, sizeof(why))) {
+		log_err("collector: %s", why);
+		return -1;
+	}
 	if (capng_get_caps_process() < 0) {
 		log_err("cannot read the collector's capabilities");
 		return -1;
@@ -135,28 +172,25 @@ int privs_collector(const char *user, bool *bounding, bool *as_root)
 		}
 		*bounding = true;
 	}
-	if (!*as_root) {
-		/* Groups before the uid (setgroups and setresgid need CAP_SETGID); no
-		 * supplementary group at all: every device descriptor comes from the
-		 * privileged process. */
-		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-		    setresuid(uid, uid, uid) < 0) {
-			log_errno(LOG_ERR, "collector: cannot become user %s (%u:%u)", user,
-				  (unsigned)uid, (unsigned)gid);
-			return -1;
-		}
-		/* The kernel emptied the permitted and effective sets with the uid; check that
-		 * root cannot be had back. */
-		if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid ||
-		    setuid(0) == 0 || getgroups(0, NULL) != 0) {
-			log_err("collector: the change of user to %s did not hold", user);
-			return -1;
-		}
-		/* A change of uid resets the dumpable flag to fs.suid_dumpable's value. */
-		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-			log_errno(LOG_ERR, "collector: cannot turn off core dumps");
-			return -1;
-		}
+	/* Groups before the uid (setgroups and setresgid need CAP_SETGID); no supplementary
+	 * group at all: every device descriptor comes from the privileged process. */
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+	    setresuid(uid, uid, uid) < 0) {
+		log_errno(LOG_ERR, "collector: cannot become user %s (%u:%u)", user, (unsigned)uid,
+			  (unsigned)gid);
+		return -1;
+	}
+	/* The kernel emptied the permitted and effective sets with the uid; check that root
+	 * cannot be had back. */
+	if (getresuid(&r, &e, &s) < 0 || r != uid || e != uid || s != uid || setuid(0) == 0 ||
+	    getgroups(0, NULL) != 0) {
+		log_err("collector: the change of user to %s did not hold", user);
+		return -1;
+	}
+	/* A change of uid resets the dumpable flag to fs.suid_dumpable's value. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		log_errno(LOG_ERR, "collector: cannot turn off core dumps");
+		return -1;
 	}
 	capng_clear(CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT);
 	if (capng_apply(CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT) < 0) {

@@ -21,6 +21,9 @@
 #                              stopped); with TERM, then SIGTERM to MAIN, the daemon's main
 #                              process. Either way MAIN must end within 30 s (each tenth
 #                              of a second looked at), the collector killed
+#   attempt_no_user ENTROPYD CONF USER
+#                              a start where /etc/passwd has no USER (the collector's user):
+#                              refused, exit 3, with how to create it
 # Each prints "ok: WHAT: RESULT" or "BAD: WHAT: RESULT"; INTRUSIONS_BAD counts the BADs.
 INTRUSIONS_BAD=0
 
@@ -107,4 +110,23 @@ attempt_stall() {
 		echo "BAD: $_what: the daemon $(ended "$2" && echo ended || echo "still runs after 30 s"); the collector: $_r"
 		INTRUSIONS_BAD=$((INTRUSIONS_BAD + 1))
 	fi
+}
+
+attempt_no_user() {
+	_dir=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-nouser.XXXXXX")
+	grep -v "^$3:" /etc/passwd > "$_dir/passwd"
+	chmod 644 "$_dir/passwd"
+	# A mount namespace of its own, where /etc/passwd has no such user.
+	_r=$(timeout 30 unshare -m sh -c 'mount --bind "$1" /etc/passwd && exec "$2" --foreground -f "$3"' sh \
+		"$_dir/passwd" "$1" "$2" 2>&1)
+	_rc=$?
+	rm -rf "$_dir"
+	case $_rc:$_r in
+	"3:"*"not started: collector.user: no user $3 on this system"*"adduser --system"*)
+		echo "ok: a start without the user $3: refused (exit 3): ${_r#*not started: }" ;;
+	*)
+		echo "BAD: a start without the user $3: exit $_rc: $_r"
+		INTRUSIONS_BAD=$((INTRUSIONS_BAD + 1))
+		;;
+	esac
 }

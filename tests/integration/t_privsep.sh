@@ -13,6 +13,7 @@
 netns_pair
 trap 'cleanup; loops_cleanup; netns_cleanup' EXIT
 [ "$(id -u)" -eq 0 ] || skip "needs root (capabilities, RNDADDENTROPY, perf events, loop devices, packet sockets)"
+id -u entropyd > /dev/null 2>&1 || skip "needs the user entropyd, without which entropyd does not start (contrib/dev.sh and the package make it)"
 for tool in strace losetup setpriv; do
 	command -v "$tool" > /dev/null || skip "needs $tool"
 done
@@ -179,21 +180,16 @@ fi
 [ -z "$(pgrep -P "$COLLECTOR")" ] || fail "the collector has children"
 # The collector's user: the system user entropyd (dev.sh and the package make it), its own
 # group, no supplementary group; all four ids of each.
-if uid=$(id -u entropyd 2> /dev/null); then
-	gid=$(id -g entropyd)
-	[ "$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "/proc/$COLLECTOR/status")" = "$uid $uid $uid $uid" ] ||
-		fail "the collector's uids: $(grep Uid: "/proc/$COLLECTOR/status"), want $uid"
-	[ "$(awk '$1 == "Gid:" { print $2, $3, $4, $5 }' "/proc/$COLLECTOR/status")" = "$gid $gid $gid $gid" ] ||
-		fail "the collector's gids: $(grep Gid: "/proc/$COLLECTOR/status"), want $gid"
-	[ -z "$(awk '$1 == "Groups:" { print $2 }' "/proc/$COLLECTOR/status")" ] ||
-		fail "the collector has supplementary groups: $(grep Groups: "/proc/$COLLECTOR/status")"
-	grep -q "collector: user entropyd, no supplementary groups" "$T/log" || fail "the collector's user is not logged"
-	who="user entropyd ($uid:$gid), no supplementary group"
-else
-	grep -q "collector: no system user entropyd: the collector stays uid 0" "$T/log" ||
-		fail "no user entropyd, and the collector does not say it stays uid 0"
-	who="uid 0 (no user entropyd here: said in the log)"
-fi
+uid=$(id -u entropyd)
+gid=$(id -g entropyd)
+[ "$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "/proc/$COLLECTOR/status")" = "$uid $uid $uid $uid" ] ||
+	fail "the collector's uids: $(grep Uid: "/proc/$COLLECTOR/status"), want $uid"
+[ "$(awk '$1 == "Gid:" { print $2, $3, $4, $5 }' "/proc/$COLLECTOR/status")" = "$gid $gid $gid $gid" ] ||
+	fail "the collector's gids: $(grep Gid: "/proc/$COLLECTOR/status"), want $gid"
+[ -z "$(awk '$1 == "Groups:" { print $2 }' "/proc/$COLLECTOR/status")" ] ||
+	fail "the collector has supplementary groups: $(grep Groups: "/proc/$COLLECTOR/status")"
+grep -q "collector: user entropyd, no supplementary groups" "$T/log" || fail "the collector's user is not logged"
+who="user entropyd ($uid:$gid), no supplementary group"
 # What it holds: no launcher's descriptor, nothing but the log, /dev/null, sockets, pipes,
 # perf events, inotify and epoll, the input FIFO, and /dev/random write-only (the feed's
 # watch of the kernel's poll answers; writing it mixes without credit, as any user may).
@@ -331,7 +327,7 @@ fi
 # The list (the first line is the positive control: the calls run in the collector, as its
 # user), then what only a start by hand has to try: the test's files and processes.
 attempts=$T/intrusions
-intrusions "$COLLECTOR" "$(id -u entropyd 2> /dev/null || echo 0)" "$T/e.conf" "$T/secret" \
+intrusions "$COLLECTOR" "$uid" "$T/e.conf" "$T/secret" \
 	"$T/root.sock" "$L" > "$attempts"
 if grep -q "collector: Landlock" "$T/log"; then
 	# Any user may write /tmp; Landlock keeps the collector from making anything there.
@@ -405,3 +401,12 @@ grep -q "privileged process: the collector does not read its replies (its queue 
 grep -q "privileged process: .* bits asked, .* credited" "$T/log" || fail "the privileged process's teardown did not run"
 within() { echo "$1" | sed 's/.*ended within \([0-9.]* s\).*/\1/'; }
 pass "a collector that stops reading: SIGTERM ends the daemon in $(within "$r") (its grace is 2 s); one that never reads is ended at once ($(within "$r2"))"
+
+# ---- never uid 0 ----
+# Where /etc/passwd has no entropyd (a mount namespace of the test's), the start is refused,
+# with how to create the user.
+r=$(attempt_no_user "${REAL_ENTROPYD:-$ENTROPYD}" "$T/e.conf" entropyd)
+echo "  $r"
+case $r in ok:*) ;; *) fail "$r" ;; esac
+pass "a start without the user entropyd: refused, saying how to create it"
+

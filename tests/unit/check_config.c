@@ -234,6 +234,7 @@ static void assert_defaults(const struct config *cfg)
 	ck_assert_double_eq(cfg->feed.batch_interval, 1.0);
 	ck_assert_double_eq(cfg->feed.mix_interval, 60.0);
 	ck_assert_int_eq(cfg->feed.low_watermark, 0); /* the kernel's */
+	ck_assert_str_eq(cfg->collector.user, COLLECTOR_USER);
 
 	ck_assert_int_eq(in->rule.mode, MODE_TRUSTED);
 	ck_assert_double_eq(in->rule.cap_bits_per_event, 2.0);
@@ -402,6 +403,8 @@ static const struct bad_file bad_files[] = {
 	   "mode, device, reseed, batch_bits, batch_interval, mix_interval, low_watermark"}}},
 	/* The scanner that catches wrapped integers must stop at the end of the text. */
 	{"ends-in-word.conf", {{3, "stray", "unknown key", "feed, policy, sources, control"}}},
+	{"collector-root.conf",
+	 {{3, "collector.user", "the collector never runs as root", "an unprivileged system user"}}},
 	{"unknown-mode.conf",
 	 {{3, "policy.block.mode", "unknown value \"partly-trusted\"",
 	   "\"trusted\", \"reduced\", \"mix-only\", \"disabled\""}}},
@@ -849,6 +852,7 @@ START_TEST(test_print_keys)
 		"sources.network.instances[].filter", "sources.network.instances[].snaplen",
 		"feed.boot_allowance", "control.socket",
 		"control.group", "control.timeout", "control.max_hold", "record.dir", "record.max_bytes",
+		"collector.user",
 	};
 	static const char *const rule[] = {"mode", "scale", "cap_bits_per_event",
 					   "cap_bits_per_second"};
