@@ -24,6 +24,7 @@
 #include "kernel_seed.h"
 #include "log.h"
 #include "priv.h"
+#include "priv_sandbox.h"
 #include "source.h"
 #include "source_class.h"
 #include "source_disabled.h"
@@ -152,6 +153,23 @@ static json_t *seed_record(const struct ctl *ctl, const struct ctl_status *st)
 		"verdict", kseed_verdict_name(v), "summary", text);
 }
 
+/* The collector's walls (priv_sandbox.h); this process is the collector. */
+static json_t *walls_record(void)
+{
+	const struct sandbox_walls *w = sandbox_walls();
+	json_t *missing = json_array();
+
+	for (size_t i = 0; i < w->n_missing; i++)
+		json_array_append_new(missing, json_string(w->missing[i]));
+	return json_pack("{s:s, s:I, s:I, s:b, s:b, s:b, s:b, s:s, s:o, s:b, s:o}", "user",
+			 w->user, "uid", (json_int_t)w->uid, "gid", (json_int_t)w->gid,
+			 "bounding_set_empty", w->bounding, "no_new_privs", w->no_new_privs,
+			 "pid_namespace", !w->pidns_errno, "mount_namespace", !w->mntns_errno,
+			 "read_only", w->mntns_errno ? "none" : w->ro_errno ? "top-mounts" : "recursive",
+			 "landlock_abi", w->landlock_abi > 0 ? json_integer(w->landlock_abi) : json_null(),
+			 "seccomp", w->seccomp, "missing", missing);
+}
+
 static json_t *get_status(struct ctl *ctl)
 {
 	struct ctl_status st;
@@ -168,9 +186,10 @@ static json_t *get_status(struct ctl *ctl)
 	/* A tenth of a second is all anyone needs of it. */
 	ready = st.ready_after_s >= 0 ? ctl_real(round(st.ready_after_s * 10) / 10) : json_null();
 	return json_pack(
-		"{s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:o},"
+		"{s:o, s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:o},"
 		" s:{s:s, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:I, s:o, s:o},"
 		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I}}",
+		"collector", walls_record(),
 		"daemon", "version", PACKAGE_VERSION, "protocol", CTL_PROTO_VERSION, "pid",
 		(json_int_t)priv_main_pid(), "uptime_s", (json_int_t)(st.uptime_ns / NS_PER_SEC),
 		"feed_mode", jstr(st.feed_mode), "feed_phase", jstr(st.feed_phase), "sink",

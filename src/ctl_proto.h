@@ -31,8 +31,10 @@
  *      waiting, refused, ended). Kernel.seed: how this boot's CRNG got seeded (CPU RNG
  *      and its trust, hardware RNG, bootloader) and what entropyd added, with a verdict.
  *   5  Reload returns notices: what was said about the file that loaded (keys that do not
- *      apply to their mode, ignored). */
-#define CTL_PROTO_VERSION 5
+ *      apply to their mode, ignored).
+ *   6  GetStatus returns collector: the walls around the collector (its user, namespaces,
+ *      read-only view, Landlock ABI, system call filter) and those missing, with why. */
+#define CTL_PROTO_VERSION 6
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 

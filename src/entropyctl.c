@@ -119,6 +119,29 @@ static void print_seed(const json_t *seed)
 	printf("verdict: %s\n", s_(seed, "summary"));
 }
 
+/* The walls around the collector, and each one this host allows that is missing. */
+static void print_walls(const json_t *w)
+{
+	const json_t *m = json_object_get(w, "missing"), *x;
+	bool pid = b_(w, "pid_namespace"), mnt = b_(w, "mount_namespace");
+	size_t i;
+
+	if (!json_is_object(w))
+		return; /* a daemon before protocol 6 */
+	printf("collector: user %s (%lld:%lld), %s%s%s%s, read-only view %s, ", s_(w, "user"),
+	       i_(w, "uid"), i_(w, "gid"), pid || mnt ? "its own " : "no namespaces",
+	       pid ? "PID" : "", pid && mnt ? " and mount" : mnt ? "mount" : "",
+	       pid && mnt ? " namespaces" : pid || mnt ? " namespace" : "", s_(w, "read_only"));
+	if (json_is_integer(json_object_get(w, "landlock_abi")))
+		printf("Landlock ABI %lld, ", i_(w, "landlock_abi"));
+	else
+		printf("no Landlock, ");
+	printf("%s\n", b_(w, "seccomp") ? "system call filter" : "no system call filter");
+	json_array_foreach(m, i, x)
+		printf("collector: %sWARNING%s: %s\n", paint("not ready"), unpaint(),
+		       json_string_value(x));
+}
+
 static void print_overview(const json_t *st)
 {
 	const json_t *d = json_object_get(st, "daemon"), *k = json_object_get(st, "kernel"),
@@ -143,6 +166,7 @@ static void print_overview(const json_t *st)
 	if (json_is_string(json_object_get(k, "semantics_reason")))
 		printf("kernel semantics %s: %s\n", s_(k, "semantics"), s_(k, "semantics_reason"));
 	print_seed(json_object_get(k, "seed"));
+	print_walls(json_object_get(st, "collector"));
 	printf("totals: %lld %s, %lld %s mixed, %.1f bits estimated, %.1f bits credited\n",
 	       i_(t, "events"), N(i_(t, "events"), "event"), i_(t, "mixed_bytes"),
 	       N(i_(t, "mixed_bytes"), "byte"), f_(t, "estimated_bits"), f_(t, "credited_bits"));

@@ -446,6 +446,8 @@ int priv_collector_lockdown(const struct config *cfg, const char *config_path)
 		    recv(priv_fd, conf_dir, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
 			lost("is gone");
 	}
+	sandbox_walls_user(cfg->collector.user, (unsigned)getuid(), (unsigned)getgid(), bounding,
+			   true);
 	if (sandbox_landlock(record_dir) < 0 || sandbox_collector() < 0)
 		return -1;
 	log_info("collector: user %s, no supplementary groups, every capability dropped%s, no "
@@ -453,6 +455,7 @@ int priv_collector_lockdown(const struct config *cfg, const char *config_path)
 		 cfg->collector.user,
 		 bounding ? " (bounding set included)"
 			  : " (the bounding set stays as given: shrinking it needs CAP_SETPCAP)");
+	sandbox_walls_log();
 	return 0;
 }
 

@@ -63,7 +63,8 @@ int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int read
  * namespace whose root is empty and read-only but for the paths it still needs
  * (sandbox_namespaces()), beside the PID namespace priv_start() gave it; Landlock where the
  * kernel has it (nothing written but beneath record_dir, NULL for nowhere; no signal outside
- * itself), then the system call filter. 0, or -1 (logged). */
+ * itself), then the system call filter. The walls up are logged (sandbox_walls_log()). 0, or
+ * -1 (logged). */
 int priv_collector_lockdown(const struct config *cfg, const char *config_path);
 
 /* Exit (status EXIT_LOST) as soon as the privileged process goes. */

@@ -36,6 +36,7 @@
 #include <mntent.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -58,6 +59,59 @@
 #ifndef RUNNING_ON_VALGRIND
 #define RUNNING_ON_VALGRIND 0
 #endif
+
+/* ---- the walls, as they stand ---- */
+
+static struct sandbox_walls walls = {.pidns_errno = ENOSYS, .mntns_errno = ENOSYS,
+				     .ro_errno = ENOSYS, .landlock_errno = ENOSYS};
+
+const struct sandbox_walls *sandbox_walls(void)
+{
+	return &walls;
+}
+
+static void missing(const char *fmt, ...) PRINTF_LIKE(1, 2);
+static void missing(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (walls.n_missing >= SANDBOX_MAX_MISSING)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(walls.missing[walls.n_missing++], sizeof(walls.missing[0]), fmt, ap);
+	va_end(ap);
+}
+
+void sandbox_walls_user(const char *user, unsigned uid, unsigned gid, bool bounding,
+			bool no_new_privs)
+{
+	strlcopy(walls.user, user, sizeof(walls.user));
+	walls.uid = uid;
+	walls.gid = gid;
+	walls.bounding = bounding;
+	walls.no_new_privs = no_new_privs;
+}
+
+void sandbox_walls_log(void)
+{
+	char landlock[32] = "no Landlock";
+
+	if (walls.landlock_abi > 0)
+		snprintf(landlock, sizeof(landlock), "Landlock ABI %d", walls.landlock_abi);
+	log_msg(walls.n_missing ? LOG_WARNING : LOG_NOTICE,
+		"collector: walls: user %s (%u:%u), %s PID namespace, %s, %s, %s, %s%s%s", walls.user,
+		walls.uid, walls.gid, walls.pidns_errno ? "no" : "its own",
+		walls.mntns_errno ? "no mount namespace (it sees the whole file system)"
+				  : "its own mount namespace",
+		walls.mntns_errno ? "no read-only view"
+		: walls.ro_errno  ? "a read-only view (top mounts only)"
+				  : "a read-only view (recursive)",
+		landlock, walls.seccomp ? "system call filter" : "no system call filter",
+		walls.n_missing ? "; fewer than this host allows: " : "",
+		walls.n_missing ? walls.missing[0] : "");
+	for (size_t i = 1; i < walls.n_missing; i++)
+		log_warn("collector: walls: also %s", walls.missing[i]);
+}
 
 static const char *const allowed[] = {
 	/* memory, the C library, the event loop, time, signals */
@@ -228,6 +282,7 @@ int sandbox_collector(void)
 	 * memory check of the test suite (t_ctl) runs without one, and says so. */
 	if (RUNNING_ON_VALGRIND) {
 		log_notice("running under valgrind: the collector has no system call filter");
+		missing("no system call filter (running under valgrind)");
 		return 0;
 	}
 	if (!kill_process_available()) {
@@ -245,6 +300,7 @@ int sandbox_collector(void)
 		log_err("cannot install the collector's system call filter: %s", strerror(-rc));
 		return -1;
 	}
+	walls.seccomp = true;
 	return 0;
 }
 
@@ -289,11 +345,22 @@ int sandbox_landlock(const char *writable_dir)
 	int rs, rc = 0;
 
 	/* valgrind knows no Landlock call (and says so on stderr); it runs no filter either. */
-	if (RUNNING_ON_VALGRIND)
+	if (RUNNING_ON_VALGRIND) {
+		walls.landlock_errno = ENOTSUP;
+		missing("no Landlock (running under valgrind)");
 		return 0;
+	}
 	abi = syscall(__NR_landlock_create_ruleset, NULL, 0, 1 /* VERSION */);
 	if (abi < 1) {
-		log_info("collector: no Landlock in this kernel (%s)", strerror(errno));
+		walls.landlock_errno = errno;
+		/* Built in but left out of the kernel's lsm= list: this host could have it. */
+		if (errno == EOPNOTSUPP) {
+			log_warn("collector: no Landlock: the kernel has it but did not enable it "
+				 "(add landlock to lsm= on its command line)");
+			missing("no Landlock (the kernel's lsm= list leaves it out)");
+		} else {
+			log_notice("collector: no Landlock in this kernel (%s)", strerror(errno));
+		}
 		return 0;
 	}
 	/* Nothing to write, make or remove anywhere, and nothing to execute; reading is the
@@ -341,6 +408,8 @@ int sandbox_landlock(const char *writable_dir)
 	if (rc < 0)
 		log_errno(LOG_ERR, "collector: cannot apply the Landlock ruleset");
 	close(rs);
+	if (rc == 0)
+		walls.landlock_abi = (int)abi;
 	if (rc == 0)
 		log_info("collector: Landlock (ABI %ld): nothing written, made or removed%s%s, no "
 			 "execution%s%s",
@@ -408,8 +477,10 @@ static int seal(const char *path, unsigned long flags)
 	if (syscall(SYS_mount_setattr, AT_FDCWD, path, 0x8000 /* AT_RECURSIVE */, &attr,
 		    sizeof(attr)) == 0)
 		return 0;
+	if (!walls.ro_errno)
+		walls.ro_errno = errno;
 #endif
-	/* Older kernels: the top mount only. */
+	/* Older kernels: the top mount only (said by sandbox_namespaces()). */
 	return mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | flags, NULL);
 }
 
@@ -581,6 +652,12 @@ int sandbox_namespaces(const struct sandbox_view *v)
 	const char *what = "";
 	char pid_note[160] = "";
 
+	walls.pidns_errno = pidns_tried ? pidns_errno : ENOSYS;
+	if (walls.pidns_errno)
+		missing("no PID namespace of its own (%s): it sees every process",
+			walls.pidns_errno == ENOTSUP ? "running under valgrind"
+						     : strerror(walls.pidns_errno));
+	walls.ro_errno = 0;
 	if (pidns_tried && pidns_errno)
 		snprintf(pid_note, sizeof(pid_note), "; no PID namespace of its own (%s): it sees "
 			 "every process in /proc",
@@ -588,12 +665,17 @@ int sandbox_namespaces(const struct sandbox_view *v)
 	if (RUNNING_ON_VALGRIND) {
 		log_notice("running under valgrind: the collector keeps the mount namespace%s",
 			   pid_note);
+		walls.mntns_errno = ENOTSUP;
+		missing("no mount namespace of its own (running under valgrind)");
 		return 0;
 	}
 	if (unshare(CLONE_NEWNS) < 0) {
+		walls.mntns_errno = errno;
 		log_warn("collector: cannot make a mount namespace of its own (%s): it sees the "
 			 "whole file system%s",
 			 strerror(errno), pid_note);
+		missing("no mount namespace of its own (%s): it sees the whole file system",
+			strerror(walls.mntns_errno));
 		return 0;
 	}
 	if (build_root(v, &what) < 0) {
@@ -609,7 +691,18 @@ int sandbox_namespaces(const struct sandbox_view *v)
 		log_warn("collector: cannot build its own root (%s: %s): it sees the whole file "
 			 "system%s",
 			 what, strerror(e), pid_note);
+		walls.mntns_errno = e;
+		missing("no root of its own (%s: %s): it sees the whole file system", what,
+			strerror(e));
 		return 0;
+	}
+	walls.mntns_errno = 0;
+	if (walls.ro_errno) {
+		log_warn("collector: mount_setattr: %s (Linux before 5.12): of each path it keeps, "
+			 "only the top mount is read-only; mounts beneath keep their own modes",
+			 strerror(walls.ro_errno));
+		missing("a read-only view of the top mounts only (mount_setattr: %s)",
+			strerror(walls.ro_errno));
 	}
 	if (pid_note[0])
 		log_warn("collector: its own mount namespace, root an empty read-only directory%s",

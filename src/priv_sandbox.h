@@ -27,6 +27,36 @@ int sandbox_pidns_begin(void);
  * again. fd from sandbox_pidns_begin(). */
 void sandbox_pidns_end(int fd, bool child);
 
+/* The walls around the collector as they stand once it is locked down (in the collector;
+ * shown by "entropyctl status" and logged at start). Each errno is 0 where the wall is up,
+ * else why it is not. */
+#define SANDBOX_MAX_MISSING 6
+struct sandbox_walls {
+	char user[64];      /* the collector's user (never root) */
+	unsigned uid, gid;
+	bool bounding;      /* its bounding set emptied too */
+	bool no_new_privs;
+	int pidns_errno;    /* a PID namespace of its own */
+	int mntns_errno;    /* a mount namespace of its own, root an empty read-only tmpfs */
+	int ro_errno;       /* every mount beneath each path it keeps read-only (mount_setattr
+			     * with AT_RECURSIVE; ENOSYS below Linux 5.12: the top mount only) */
+	int landlock_abi;   /* 0: no Landlock */
+	int landlock_errno; /* why not */
+	bool seccomp;       /* its system call filter */
+	/* A wall down that this host could have had up, with the reason: also a warning. */
+	char missing[SANDBOX_MAX_MISSING][160];
+	size_t n_missing;
+};
+
+/* The collector's walls, as far as they are built. */
+const struct sandbox_walls *sandbox_walls(void);
+/* Its user, once it has become it (priv.c). */
+void sandbox_walls_user(const char *user, unsigned uid, unsigned gid, bool bounding,
+			bool no_new_privs);
+/* Log the walls up in one line, at the end of the lockdown (notice; warning if one is
+ * missing that this host allows). */
+void sandbox_walls_log(void);
+
 #define SANDBOX_MAX_PATHS 16
 
 /* What the collector keeps of the file system: each path bound (recursively) at the same

@@ -320,6 +320,24 @@ if grep -q "collector: its own PID and mount namespaces" "$T/log"; then
 	[ "$procs" = "1 " ] || fail "the collector's /proc lists processes '$procs', not itself (1) alone"
 	grep -q " /proc proc ro," "/proc/$COLLECTOR/mounts" || fail "the collector's /proc is not read-only"
 	pass "the collector: its own mount and PID namespaces, root ${top% }, read-only; /proc shows process 1 (itself) only"
+	# The walls, as the log gives them at start and status shows them (JSON and text).
+	abi=$(sed -n 's/.*collector: Landlock (ABI \([0-9]*\)).*/\1/p' "$T/log")
+	landlock="no Landlock"
+	[ -z "$abi" ] || landlock="Landlock ABI $abi"
+	walls="user entropyd ($uid:$gid), its own PID namespace, its own mount namespace, a read-only view (recursive), $landlock, system call filter"
+	grep -q "notice: collector: walls: $walls$" "$T/log" || fail "the walls not logged: $(grep 'walls:' "$T/log")"
+	if command -v jq > /dev/null; then
+		"$ENTROPYCTL" --socket "$CTL_SOCKET" --json status |
+			jq -e --argjson u "$uid" --argjson g "$gid" --argjson a "${abi:-null}" '.collector ==
+			{user: "entropyd", uid: $u, gid: $g, bounding_set_empty: true, no_new_privs: true,
+			 pid_namespace: true, mount_namespace: true, read_only: "recursive",
+			 landlock_abi: $a, seccomp: true, missing: []}' > /dev/null ||
+			fail "status's collector: $("$ENTROPYCTL" --socket "$CTL_SOCKET" --json status | jq -c .collector)"
+	fi
+	line="collector: user entropyd ($uid:$gid), its own PID and mount namespaces, read-only view recursive, $landlock, system call filter"
+	"$ENTROPYCTL" --socket "$CTL_SOCKET" status | grep -qxF "$line" ||
+		fail "status's walls: $("$ENTROPYCTL" --socket "$CTL_SOCKET" status | grep '^collector')"
+	pass "the walls, logged and in status: $walls"
 else
 	[ "$(id -u)" -eq 0 ] && fail "running as root, yet the collector has no namespaces: $(grep "collector: cannot" "$T/log")"
 	echo "SKIP: the collector has no namespaces of its own here"
@@ -410,3 +428,66 @@ echo "  $r"
 case $r in ok:*) ;; *) fail "$r" ;; esac
 pass "a start without the user entropyd: refused, saying how to create it"
 
+# ---- fewer walls: a host as a container is, and an older kernel ----
+# tests/helpers/nowalls: a seccomp filter under the daemon that answers Landlock with ENOSYS
+# and refuses mount and PID namespaces (EPERM), as a container or RestrictNamespaces= does.
+# The walls missing are warnings in the log and rows of status; the list of attempts runs
+# again, to show what still holds there: the user and the system call filter.
+NOWALLS=$top_builddir/tests/helpers/nowalls
+if [ ! -x "$NOWALLS" ]; then
+	echo "SKIP: fewer walls: tests/helpers/nowalls was not built (no libseccomp)"
+	exit 0
+fi
+cat > "$T/w.conf" <<EOF
+feed = { mode = "always"; };
+sources = { input = { watch = "$T/input"; };
+            block = { backend = "tracepoint"; devices = [ "$N" ]; }; };
+policy = { network = { mode = "disabled"; }; };
+control = { socket = "$CTL_SOCKET"; };
+EOF
+ENTROPYD=${REAL_ENTROPYD:-$ENTROPYD}
+WRAP="$NOWALLS -l -n" start_daemon -v -f "$T/w.conf"
+COLLECTOR=$(pgrep -P "$DAEMON_PID")
+grep -q "warning: collector: cannot make a mount namespace of its own (Operation not permitted)" "$T/log" ||
+	fail "no warning of the mount namespace refused: $(grep collector "$T/log")"
+grep -q "warning: collector: walls: user entropyd ($uid:$gid), no PID namespace, no mount namespace (it sees the whole file system), no read-only view, no Landlock, system call filter; fewer than this host allows: no PID namespace of its own (Operation not permitted)" "$T/log" ||
+	fail "the walls not logged as fewer: $(grep 'walls' "$T/log")"
+if command -v jq > /dev/null; then
+	"$ENTROPYCTL" --socket "$CTL_SOCKET" --json status |
+		jq -e '.collector | .pid_namespace == false and .mount_namespace == false and
+			.read_only == "none" and .landlock_abi == null and .seccomp == true and
+			(.missing | length) == 2' > /dev/null ||
+		fail "status's collector, fewer walls: $("$ENTROPYCTL" --socket "$CTL_SOCKET" --json status | jq -c .collector)"
+fi
+"$ENTROPYCTL" --socket "$CTL_SOCKET" status | grep -q "^collector: WARNING: no mount namespace of its own (Operation not permitted)" ||
+	fail "status shows no missing wall: $("$ENTROPYCTL" --socket "$CTL_SOCKET" status | grep '^collector')"
+# Without its PID namespace the collector sees a client's real pid: the log names it.
+"$ENTROPYCTL" --socket "$CTL_SOCKET" reload > /dev/null &
+rpid=$!
+wait "$rpid" || fail "reload, fewer walls"
+grep -q "control: reload requested by uid 0, pid $rpid$" "$T/log" ||
+	fail "the reload's real pid not logged: $(grep 'reload requested' "$T/log")"
+python3 -c 'import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o600); s.listen()
+time.sleep(120)' "$T/root2.sock" &
+LISTENER=$!
+wait_for 5 test -S "$T/root2.sock" || fail "no root-only socket to try"
+INTRUSIONS_BAD=0
+intrusions "$COLLECTOR" "$uid" "$T/w.conf" "$T/secret" "$T/root2.sock" "$L" > "$T/intrusions-fewer" 2>&1
+attempt "$COLLECTOR" "opening the privileged process's memory" open "/proc/$DAEMON_PID/mem" rw >> "$T/intrusions-fewer"
+sed 's/^/  fewer walls: /' "$T/intrusions-fewer"
+for f in /etc/entropyd-intruder /run/entropyd-intruder; do
+	[ -e "$f" ] && { rm -f "$f"; fail "fewer walls: the collector made $f"; }
+done
+[ "$(stat -c %a "$T/secret")" = 0 ] || fail "fewer walls: the root file's mode changed"
+[ "$INTRUSIONS_BAD" -eq 0 ] || fail "fewer walls, from inside the collector: $(grep '^BAD' "$T/intrusions-fewer" | tr '\n' ' ')"
+kill "$LISTENER" 2> /dev/null
+stop_daemon
+# Below Linux 5.12 (no mount_setattr) a read-only bind covers its top mount only: said.
+WRAP="$NOWALLS -s" start_daemon -v -f "$T/w.conf"
+grep -q "warning: collector: mount_setattr: Function not implemented (Linux before 5.12): of each path it keeps, only the top mount is read-only" "$T/log" ||
+	fail "no warning of the read-only view's top mounts only: $(grep collector "$T/log")"
+"$ENTROPYCTL" --socket "$CTL_SOCKET" status | grep -q "^collector: .*, read-only view top-mounts, " ||
+	fail "status: $("$ENTROPYCTL" --socket "$CTL_SOCKET" status | grep '^collector')"
+stop_daemon
+pass "fewer walls (no Landlock, no namespaces; no mount_setattr): each a warning and a status row; what still holds from inside the collector: $(sed -n 's/^ok: \([^:]*\):.*/\1/p' "$T/intrusions-fewer" | paste -sd, | sed 's/,/, /g')"
