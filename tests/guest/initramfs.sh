@@ -169,7 +169,7 @@ collector=$(tr -d ' ' < "/proc/$main/task/$main/children")
 INTRUDE=/bin/intrude
 . /lib/entropyd-test/intrusions.sh
 uid=$(sed -n 's/^entropyd:[^:]*:\([0-9]*\):.*/\1/p' /etc/passwd)
-intrusions "$collector" "${uid:-0}" /etc/entropyd.conf /run/initramfs/entropyd-test-secret \
+intrusions "$collector" "$uid" /etc/entropyd.conf /run/initramfs/entropyd-test-secret \
 	/run/udev/control /dev/vda > /run/initramfs/intrusions.txt 2>&1
 [ -e /etc/entropyd-intruder ] && echo "BAD: a file was made in /etc" >> /run/initramfs/intrusions.txt
 echo "entropyd-test: the attempts from inside the collector made ($INTRUSIONS_BAD not refused)" > /dev/kmsg

@@ -116,7 +116,9 @@ attempt_no_user() {
 	_dir=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-nouser.XXXXXX")
 	grep -v "^$3:" /etc/passwd > "$_dir/passwd"
 	chmod 644 "$_dir/passwd"
-	# A mount namespace of its own, where /etc/passwd has no such user.
+	# A mount namespace of its own, where /etc/passwd has no such user (the inner shell
+	# expands its arguments).
+	# shellcheck disable=SC2016
 	_r=$(timeout 30 unshare -m sh -c 'mount --bind "$1" /etc/passwd && exec "$2" --foreground -f "$3"' sh \
 		"$_dir/passwd" "$1" "$2" 2>&1)
 	_rc=$?

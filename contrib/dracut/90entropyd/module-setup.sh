@@ -47,14 +47,25 @@ install() {
 		mkdir -p "$initdir/boot"
 		grep '^CONFIG_HZ=' "/boot/config-$kernel" > "$initdir/boot/config-$kernel"
 	fi
-	if grep -q '^entropyd:' /etc/group; then
-		grep '^entropyd:' /etc/group | cut -d: -f1-3 | sed 's/$/:/' >> "$initdir/etc/group"
-	fi
-	# The collector's user: it leaves uid 0 in the initramfs too.
-	if grep -q '^entropyd:' /etc/passwd; then
-		grep '^entropyd:' /etc/passwd | cut -d: -f1,3,4 |
+	# The control socket's group, and the collector's user (collector.user, entropyd by
+	# default) with its group: entropyd never runs its collector as root, and does not start
+	# without that user.
+	local cuser cgid g
+	cuser=$("$entropyd" -p 2> /dev/null | sed -n 's/^  user = "\([^"]*\)";.*/\1/p')
+	: "${cuser:=entropyd}"
+	cgid=$(grep "^$cuser:" /etc/passwd | cut -d: -f4)
+	mkdir -p "$initdir/etc"
+	awk -F: -v g="$cgid" '$1 == "entropyd" || $3 == g { print $1 }' /etc/group |
+		while IFS= read -r g; do
+			grep -qs "^$g:" "$initdir/etc/group" ||
+				grep "^$g:" /etc/group | cut -d: -f1-3 | sed 's/$/:/' >> "$initdir/etc/group"
+		done
+	if grep -q "^$cuser:" /etc/passwd; then
+		grep "^$cuser:" /etc/passwd | cut -d: -f1,3,4 |
 			awk -F: '{ print $1 ":x:" $2 ":" $3 "::/nonexistent:/usr/sbin/nologin" }' \
 				>> "$initdir/etc/passwd"
+	else
+		dwarn "entropyd: no user $cuser (collector.user): entropyd will not start in the initramfs"
 	fi
 
 	if dracut_module_included "systemd"; then
