@@ -130,6 +130,20 @@ static unsigned long put(const void *data, size_t len)
 	return at;
 }
 
+/* If the target died (status from waitpid), say how and exit. */
+static void gone(int status)
+{
+	if (WIFSIGNALED(status)) {
+		printf("killed by signal %d (SIG%s)\n", WTERMSIG(status),
+		       sigabbrev_np(WTERMSIG(status)) ?: "?");
+		exit(0);
+	}
+	if (WIFEXITED(status)) {
+		printf("exited with status %d\n", WEXITSTATUS(status));
+		exit(0);
+	}
+}
+
 /* One system call in the target; its result, or exit if the call killed it. */
 static long call(long nr, unsigned long a0, unsigned long a1, unsigned long a2,
 		 unsigned long a3)
@@ -151,15 +165,7 @@ static long call(long nr, unsigned long a0, unsigned long a1, unsigned long a2,
 	for (;;) {
 		if (waitpid(target, &status, __WALL) < 0)
 			die("waitpid");
-		if (WIFSIGNALED(status)) {
-			printf("killed by signal %d (SIG%s)\n", WTERMSIG(status),
-			       sigabbrev_np(WTERMSIG(status)) ?: "?");
-			exit(0);
-		}
-		if (WIFEXITED(status)) {
-			printf("exited with status %d\n", WEXITSTATUS(status));
-			exit(0);
-		}
+		gone(status);
 		/* the step's trap ends it; a signal that came meanwhile is passed on */
 		if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP)
 			break;
@@ -251,15 +257,7 @@ static void stall(long n)
 	for (;;) {
 		if (waitpid(target, &status, __WALL) < 0)
 			die("waitpid");
-		if (WIFSIGNALED(status)) {
-			printf("killed by signal %d (SIG%s)\n", WTERMSIG(status),
-			       sigabbrev_np(WTERMSIG(status)) ?: "?");
-			exit(0);
-		}
-		if (WIFEXITED(status)) {
-			printf("exited with status %d\n", WEXITSTATUS(status));
-			exit(0);
-		}
+		gone(status);
 	}
 }
 

@@ -394,29 +394,26 @@ pass "from inside the collector, each failed: $(sed -n 's/^ok: \([^:]*\):.*/\1/p
 # (deaf to signals, as one that ignores SIGTERM); SIGTERM to the daemon, as systemctl stop
 # sends it, ends it all the same: the collector killed once its grace is up, the teardown
 # run (the privileged process's last line, the control socket removed).
-start_daemon -v -f "$T/e.conf"
-COLLECTOR=$(pgrep -P "$DAEMON_PID")
-r=$(attempt_stall "$COLLECTOR" "$DAEMON_PID" 1 TERM)
-echo "  $r"
-case $r in ok:*) ;; *) fail "$r" ;; esac
-rc=0; wait "$DAEMON_PID" || rc=$?; DAEMON_PID=
-[ "$rc" -eq 4 ] || fail "the daemon exited $rc after SIGTERM with a stalled collector, want 4"
-grep -q "privileged process: the collector did not end within 2 s of the signal to stop" "$T/log" ||
-	fail "the stalled collector's end not said: $(grep 'privileged process' "$T/log")"
-grep -q "privileged process: .* bits asked, .* credited" "$T/log" || fail "the privileged process's teardown did not run"
-[ -e "$CTL_SOCKET" ] && fail "the control socket outlived the daemon"
+stalled() { # stalled N [TERM] SAID: attempt_stall on a daemon started afresh, whose log must
+	local r rc=0 # say SAID; the attempt's line in STALLED
+	start_daemon -v -f "$T/e.conf"
+	r=$(attempt_stall "$(pgrep -P "$DAEMON_PID")" "$DAEMON_PID" "$1" ${3:+"$2"})
+	echo "  $r"
+	case $r in ok:*) ;; *) fail "$r" ;; esac
+	wait "$DAEMON_PID" || rc=$?
+	DAEMON_PID=
+	[ "$rc" -eq 4 ] || fail "$r: the daemon exited $rc, want 4"
+	grep -q "privileged process: ${3:-$2}" "$T/log" || fail "$r: not said: $(grep 'privileged process' "$T/log")"
+	grep -q "privileged process: .* bits asked, .* credited" "$T/log" || fail "$r: the privileged process's teardown did not run"
+	[ -e "$CTL_SOCKET" ] && fail "$r: the control socket outlived the daemon"
+	STALLED=$r
+}
+stalled 1 TERM "the collector did not end within 2 s of the signal to stop"
+r=$STALLED
 # Many requests, no reply read: the replies' queue fills, and the privileged process, which
 # sends without waiting, ends the collector at once as a failed one (no signal needed).
-start_daemon -v -f "$T/e.conf"
-COLLECTOR=$(pgrep -P "$DAEMON_PID")
-r2=$(attempt_stall "$COLLECTOR" "$DAEMON_PID" 5000)
-echo "  $r2"
-case $r2 in ok:*) ;; *) fail "$r2" ;; esac
-rc=0; wait "$DAEMON_PID" || rc=$?; DAEMON_PID=
-[ "$rc" -eq 4 ] || fail "the daemon exited $rc with a collector that reads no reply, want 4"
-grep -q "privileged process: the collector does not read its replies (its queue is full): closing the connection" "$T/log" ||
-	fail "the collector that reads no reply not said: $(grep 'privileged process' "$T/log")"
-grep -q "privileged process: .* bits asked, .* credited" "$T/log" || fail "the privileged process's teardown did not run"
+stalled 5000 "the collector does not read its replies (its queue is full): closing the connection"
+r2=$STALLED
 within() { echo "$1" | sed 's/.*ended within \([0-9.]* s\).*/\1/'; }
 pass "a collector that stops reading: SIGTERM ends the daemon in $(within "$r") (its grace is 2 s); one that never reads is ended at once ($(within "$r2"))"
 
