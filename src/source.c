@@ -223,6 +223,15 @@ bool source_allowed(struct src_inst *si)
 	return false;
 }
 
+/* What failed before no longer holds: nor does the state that said it (source_set_error),
+ * which would otherwise still show as the detail of an instance open or waiting now. */
+static void forget_error(struct src_inst *si)
+{
+	if (si->error[0] && !strcmp(si->state, si->error))
+		si->state[0] = '\0';
+	si->error[0] = '\0';
+}
+
 void source_close(struct src_inst *si, enum src_status status)
 {
 	si->src->ops->close(si);
@@ -233,7 +242,7 @@ void source_close(struct src_inst *si, enum src_status status)
 	/* Closed by the driver's rules (down, stacked): a later open starts the backoff anew,
 	 * and what failed before no longer holds. */
 	si->retry_s = 0;
-	si->error[0] = '\0';
+	forget_error(si);
 }
 
 enum src_status source_open(struct src_inst *si)
@@ -250,7 +259,7 @@ enum src_status source_open(struct src_inst *si)
 	si->retry_at = 0;
 	if (si->status == SRC_OPEN) {
 		si->retry_s = 0;
-		si->error[0] = '\0';
+		forget_error(si);
 	}
 	else if (si->status == SRC_RETRY)
 		back_off(si);
