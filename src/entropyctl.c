@@ -427,6 +427,7 @@ enum {
 	PROM_SAMPLING, /* from Source.sampling's key; only instances that sample have it */
 	PROM_UP,
 	PROM_HEALTH_FAILED,
+	PROM_STATE,
 };
 static const struct {
 	const char *name, *type, *key;
@@ -435,6 +436,8 @@ static const struct {
 } per_source[] = {
 	{"entropyd_source_up", "gauge", NULL, PROM_UP,
 	 "1 if the instance is open (read now), 0 if it could not be opened or waits (its state)."},
+	{"entropyd_source_state", "gauge", NULL, PROM_STATE,
+	 "The instance's state (label state: open, sampled, waiting for a condition of its own such as a link set down, not-open after an error, ended); always 1."},
 	{"entropyd_source_health_failed", "gauge", NULL, PROM_HEALTH_FAILED,
 	 "1 while the instance's health tests have failed (its timing became periodic, or its source is broken) and it earns no credit, 0 otherwise."},
 	{"entropyd_source_events_total", "counter", "events", PROM_INT, "Events received."},
@@ -586,6 +589,7 @@ static void print_metrics(const json_t *st, const json_t *sources)
 				v = (double)i_(h, "failures");
 				break;
 			case PROM_REASON:
+			case PROM_STATE:
 				v = 1;
 				break;
 			case PROM_SAMPLING:
@@ -604,6 +608,8 @@ static void print_metrics(const json_t *st, const json_t *sources)
 			if (per_source[j].how == PROM_REASON)
 				prom_label("reason", strcmp(why_not(s), "-") ? why_not(s) : "none",
 					   false);
+			else if (per_source[j].how == PROM_STATE)
+				prom_label("state", s_(s, "state"), false);
 			printf("}");
 			prom_value(v);
 		}

@@ -160,7 +160,7 @@ grep -qx 'entropyd_source_events_total{class="input",name="event0"} 3000' "$T/me
 grep -qx 'entropyd_events_total 3000' "$T/metrics" || fail "total events"
 grep -qx "entropyd_source_credited_bits_total{class=\"input\",name=\"event0\"} $(jq -r '.sources[0].credited_bits' "$T/status.json" | awk '{ printf "%.15g", $1 }')" "$T/metrics" ||
 	fail "per-source credited bits differ from --json"
-grep '^entropyd_source_' "$T/metrics" | grep -v '^entropyd_source_credit_reason{' |
+grep '^entropyd_source_' "$T/metrics" | grep -vE '^entropyd_source_(credit_reason|state)\{' |
 	grep -vE '^entropyd_source_[a-z_]+\{class="input",name="event0"\} ' &&
 	fail "a per-source sample without exactly the labels {class,name}"
 reason=$(jq -r '.sources[0].credit.reason // "none"' "$T/status.json")
@@ -171,6 +171,10 @@ reason=$(jq -r '.sources[0].credit.reason // "none"' "$T/status.json")
 	grep -qx "entropyd_source_credit_reason{class=\"input\",name=\"event0\",reason=\"$reason\"} 1" "$T/metrics" ||
 	fail "the reason metric is not {class,name,reason=\"$reason\"} 1: $(grep credit_reason "$T/metrics")"
 grep -qx 'entropyd_source_credit_weight{class="input",name="event0"} 1' "$T/metrics" || fail "the weight in force"
+# the state as a label, of the instance only (what policy disables has its reason alone)
+[ "$(grep -c '^entropyd_source_state{' "$T/metrics")" -eq 1 ] &&
+	grep -qx 'entropyd_source_state{class="input",name="event0",state="open"} 1' "$T/metrics" ||
+	fail "the state metric is not {class,name,state=\"open\"} 1: $(grep source_state "$T/metrics")"
 for py in python3 /usr/bin/python3; do
 	if "$py" -c 'import prometheus_client' 2> /dev/null; then
 		"$py" -c 'import sys

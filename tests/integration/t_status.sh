@@ -3,7 +3,8 @@
 # backend the kernel refuses (no debugfs in the daemon's mount namespace: ENOENT) and a named
 # interface that does not exist show state not-open, the error and what to do, when they are
 # tried again, and entropyd_source_up 0; the interface, made later (a veth in the test's
-# network namespace), shows open and up 1. As root, in namespaces and on a loop device this
+# network namespace), shows open and up 1; set down, up 0 with state waiting (what the alert
+# rules tell from a dead source). As root, in namespaces and on a loop device this
 # test made.
 . "$(dirname "$0")/lib.sh"
 
@@ -73,10 +74,24 @@ ip -n "$NB" link set "$IF" up
 up_now() { [ "$(metric network "$IF")" = 1 ]; }
 wait_for 10 up_now || fail "network/$IF not up once it exists: $(src network "$IF")"
 src network "$IF" | jq -e '.state == "open" and .up == true and .retry_in_s == null and
-	.retry == null and .credit.reason != "not-open" and .health.state == "startup"' > /dev/null ||
+	.retry == null and .credit.reason != "not-open" and .health.state == "startup" and
+	(.detail | test("ENODEV") | not)' > /dev/null ||
 	fail "network/$IF once open: $(src network "$IF")"
 [ "$(metric block "$DEV")" = 0 ] || fail "block/$DEV changed"
 pass "the interface made later: open, up 1"
+
+# ---- a link set down: up 0, but state waiting (its own condition), not not-open ----
+state_metric() { ctl metrics | grep -F "entropyd_source_state{class=\"$1\",name=\"$2\"," | sed -n 's/.*state="\([a-z-]*\)"} 1$/\1/p'; }
+[ "$(state_metric network "$IF")" = open ] || fail "entropyd_source_state of network/$IF: $(ctl metrics | grep source_state)"
+[ "$(state_metric block "$DEV")" = not-open ] || fail "entropyd_source_state of block/$DEV: $(ctl metrics | grep source_state)"
+ip -n "$NB" link set "$IF" down
+down_now() { [ "$(metric network "$IF")" = 0 ] && [ "$(state_metric network "$IF")" = waiting ]; }
+wait_for 10 down_now || fail "network/$IF set down: $(ctl metrics | grep -F "name=\"$IF\"")"
+src network "$IF" | jq -e '.state == "waiting" and .detail == "down"' > /dev/null ||
+	fail "network/$IF set down: $(src network "$IF")"
+ip -n "$NB" link set "$IF" up
+wait_for 10 up_now || fail "network/$IF not open again once up: $(src network "$IF")"
+pass "a link set down: up 0, state waiting (not-open is for errors), open again once up"
 
 # ---- does this machine need entropyd? the verdict, as this host's kernel gives it ----
 ctl --json status | jq -e '.kernel.seed | (.verdict | IN("old-kernel", "ready-before", "credited",
