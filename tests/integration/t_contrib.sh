@@ -82,7 +82,7 @@ pass "initramfs-tools hook and dracut module parse"
 # ---- metrics timer and service ----
 if command -v systemd-analyze > /dev/null; then
 	mkdir -p "$T/man/man8"
-	cp "$top_builddir/man/entropyctl.8" "$T/man/man8/"
+	cp "$top_builddir/man/entropyctl.8" "$top_builddir/man/entropyd.8" "$T/man/man8/"
 	cp "$C"/metrics/entropyd-metrics.* "$T/"
 	out=$(cd "$T" && MANPATH=$T/man systemd-analyze verify ./entropyd-metrics.service \
 		./entropyd-metrics.timer 2>&1) || fail "systemd-analyze verify (metrics): $out"
