@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2034 # sourced: the tests use what is set here
 # tests/system/lib.sh: what the system tests share, sourced by each: the checks that they can
-# run here, the cached Debian tree (debootstrap, with systemd and the libraries entropyd
-# links), an overlay of it in $ROOT for the test to install into, and boot, which boots it
+# run here, the cached Debian tree (debootstrap, with systemd, the libraries entropyd links,
+# and Debian's prometheus and prometheus-node-exporter), an overlay of it in $ROOT for the test to install into, and boot, which boots it
 # with systemd-nspawn (the container's init is then $LEADER, and "inside" runs a command
 # there). Environment:
 #   ENTROPYD_TEST_CACHE   where the tree is cached (default /var/cache/entropyd-test)
@@ -106,8 +106,10 @@ MIRROR=${ENTROPYD_TEST_MIRROR:-$(find_mirror "$CODENAME")} ||
 # ---- the cached tree: systemd, plus the libraries the built programs link ----
 PROGRAMS="$top_builddir/src/entropyd"
 [ -x "$top_builddir/src/entropyctl" ] && PROGRAMS="$PROGRAMS $top_builddir/src/entropyctl"
+# Debian's Prometheus server and node_exporter, for t_metrics (disabled in the other tests'
+# containers: see below).
 PACKAGES=$({
-	echo systemd systemd-sysv
+	echo systemd systemd-sysv prometheus prometheus-node-exporter
 	for p in $PROGRAMS; do lib_packages "$p"; done
 } | tr ' ' '\n' | grep . | sort -u | tr '\n' ' ')
 case "$PACKAGES" in *'?'*) fail "no Debian package holds: $(echo "$PACKAGES" | tr ' ' '\n' | grep '^?')" ;; esac
@@ -149,6 +151,13 @@ if ! mount -t overlay overlay -o "lowerdir=$TREE,upperdir=$W/upper,workdir=$W/wo
 	MERGED=
 fi
 ROOT=$W/root
+# Prometheus and node_exporter run only where a test enables them ("monitoring enable"): they
+# would otherwise load every container and write into /var while t_deb compares it.
+monitoring() {
+	systemctl --root="$ROOT" "$1" prometheus.service prometheus-node-exporter.service \
+		> /dev/null 2>&1 || fail "systemctl $1 prometheus prometheus-node-exporter"
+}
+monitoring disable
 
 # boot: boot $ROOT with systemd-nspawn, and wait until its systemd has finished booting.
 boot() {
