@@ -42,6 +42,7 @@ struct daemon {
 	uint64_t reloads, reload_failures;
 	uint64_t status_ns; /* when STATUS= was last sent */
 	char *config_path;  /* the configuration file, absolute where it can be made so */
+	char *device;       /* feed.device as opened at start: a reload does not change it */
 };
 
 /* STATUS= is readable by every user (systemctl status): counts that change with each key
@@ -131,8 +132,24 @@ static void log_summary(struct daemon *d, int prio)
 		plural(d->sink.errors, "error", "errors"));
 }
 
+/* What a reload says at notice level or above, after the file's own notices: a name that
+ * matches nothing, a change that takes effect at restart. */
+static void keep_notice(int prio, const char *msg, void *arg)
+{
+	struct config_errors *errs = arg;
+
+	if (prio > LOG_NOTICE)
+		return;
+	errs->note = xreallocarray(errs->note, errs->n_note + 1, sizeof(*errs->note));
+	errs->note[errs->n_note++] = xasprintf("%s: %s", prio <= LOG_ERR ? "error"
+							 : prio == LOG_WARNING ? "warning"
+									       : "notice",
+					       msg);
+}
+
 /* Re-read the configuration (SIGHUP, or the control socket's ops). On any error the running
- * one stays, errs lists every error (the caller frees it) and -1 is returned. */
+ * one stays, errs lists every error (the caller frees it) and -1 is returned; otherwise
+ * errs->note lists every notice and warning of the file and of applying it. */
 static int reload(void *arg, struct config_errors *errs)
 {
 	struct daemon *d = arg;
@@ -160,6 +177,7 @@ static int reload(void *arg, struct config_errors *errs)
 	} else {
 		for (size_t i = 0; i < errs->n_note; i++)
 			log_notice("%s", errs->note[i]);
+		log_tee(keep_notice, errs);
 		if (d->opts->record_dir) {
 			free(next->record.dir);
 			next->record.dir = xstrdup(d->opts->record_dir);
@@ -167,7 +185,7 @@ static int reload(void *arg, struct config_errors *errs)
 		/* Before any new open: the privileged process checks them against its own. */
 		if (priv_reload() < 0)
 			log_errno(LOG_WARNING, "the privileged process kept its configuration");
-		if (strcmp(next->feed.device, d->cfg->feed.device) != 0)
+		if (strcmp(next->feed.device, d->device) != 0)
 			log_warn("feed.device changed to %s: takes effect at restart",
 				 next->feed.device);
 		if (strcmp(next->collector.user, d->cfg->collector.user) != 0)
@@ -180,6 +198,7 @@ static int reload(void *arg, struct config_errors *errs)
 		config_free(d->cfg);
 		d->cfg = next;
 		d->reloads++;
+		log_tee(NULL, NULL);
 		log_notice("configuration reloaded from %s", d->opts->config_path);
 	}
 	notify_ready();
@@ -357,6 +376,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	d->opts = opts;
 	d->cfg = cfg;
 	d->sink.fd = -1; /* teardown closes it; never fd 0 */
+	d->device = xstrdup(cfg->feed.device);
 	d->config_path = realpath(opts->config_path, NULL);
 	if (!d->config_path)
 		d->config_path = xstrdup(opts->config_path);
@@ -432,6 +452,7 @@ out:
 done:
 	teardown(d);
 	free(d->config_path);
+	free(d->device);
 	wipe(d, sizeof(*d));
 	free(d);
 	return status;

@@ -663,8 +663,21 @@ static int cmd_sources(struct conn *c, bool json)
 	return XC_OK;
 }
 
+/* Is stderr the journal (systemd's JOURNAL_STREAM names it, as for ExecReload=)? The daemon
+ * has logged every error and notice there already: once is enough. */
+static bool stderr_to_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) == 0 &&
+	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 static int cmd_reload(struct conn *c, bool json)
 {
+	bool again = stderr_to_journal();
 	static const char method[] = CTL_INTERFACE ".Reload";
 	struct ctl_reply r;
 	const json_t *errs, *e;
@@ -685,8 +698,9 @@ static int cmd_reload(struct conn *c, bool json)
 			json_decref(out);
 		} else {
 			json_array_foreach(notes, i, e)
-				fprintf(stderr, "%s\n",
-					json_string_value(e) ? json_string_value(e) : "?");
+				if (!again)
+					fprintf(stderr, "%s\n",
+						json_string_value(e) ? json_string_value(e) : "?");
 			printf("configuration reloaded\n");
 		}
 	} else if (strcmp(r.error, CTL_E_CONFIG_INVALID) == 0) {
@@ -697,13 +711,14 @@ static int cmd_reload(struct conn *c, bool json)
 
 			print_json(out);
 			json_decref(out);
-		} else {
+		} else if (!again) {
 			json_array_foreach(errs, i, e)
 				fprintf(stderr, "%s\n",
 					json_string_value(e) ? json_string_value(e) : "?");
 		}
-		errx_msg("reload refused: the configuration has %zu %s; the running one stays",
-			 json_array_size(errs), N(json_array_size(errs), "error"));
+		errx_msg("reload refused: the configuration has %zu %s%s; the running one stays",
+			 json_array_size(errs), N(json_array_size(errs), "error"),
+			 again && !json ? " (each in the daemon's log above)" : "");
 		rc = XC_REFUSED;
 	} else {
 		rc = reply_failed(method, &r);

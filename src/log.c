@@ -15,6 +15,14 @@
 static bool use_stderr = true;
 static bool stderr_is_journal;
 static int max_prio = LOG_NOTICE;
+static void (*tee_fn)(int prio, const char *msg, void *arg);
+static void *tee_arg;
+
+void log_tee(void (*fn)(int prio, const char *msg, void *arg), void *arg)
+{
+	tee_fn = fn;
+	tee_arg = arg;
+}
 
 void log_open(bool to_stderr, int verbosity)
 {
@@ -48,6 +56,8 @@ static void log_v(int prio, const char *fmt, va_list ap, int err)
 	 * libpcap's words about them): no byte of them may reach a terminal or the journal
 	 * as a control sequence. */
 	printable(buf, sizeof(buf), raw);
+	if (tee_fn)
+		tee_fn(prio, buf, tee_arg);
 	if (!use_stderr) {
 		syslog(prio, "%s", buf);
 	} else if (stderr_is_journal) {

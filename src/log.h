@@ -23,6 +23,10 @@ void log_errno(int prio, const char *fmt, ...) PRINTF_LIKE(2, 3);
 #define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
+/* Until called again with NULL, every message logged is also handed to fn, made printable,
+ * without the prefix: a reload collects what it said for the one who asked for it. */
+void log_tee(void (*fn)(int prio, const char *msg, void *arg), void *arg);
+
 /* A rate limit for one kind of warning: at most `burst` messages per `interval_s` seconds;
  * when the window reopens, one line says how many were suppressed. Zero-initialise, then set
  * interval_s and burst (LOG_RATELIMIT_INIT does both). */

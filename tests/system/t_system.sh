@@ -152,6 +152,10 @@ inside systemctl reload entropyd.service > /dev/null 2>&1 || rc=$?
 wait_for 10 test "$(reloaded_lines 'reload rejected')" -gt "$before" ||
 	fail "an invalid configuration was not rejected on reload"
 [ "$(prop ActiveState)" = active ] || fail "entropyd.service is $(prop ActiveState) after a bad reload"
+# The daemon logs each error, and entropyctl (ExecReload=, its stderr the same journal) only
+# its one line: each error once.
+n=$(inside journalctl -b -u entropyd.service --no-pager -o cat | grep -c 'feed.mode: unknown value "sometimes"')
+[ "$n" -eq 1 ] || fail "the journal has the reload's error $n times, not once"
 status_always || fail "the running configuration changed on a bad reload: $(prop StatusText)"
 inside cp /root/entropyd.conf.orig "$CONF"
 inside systemctl reload entropyd.service || fail "reload of the original configuration failed"
