@@ -838,21 +838,42 @@ static int clear_stale(const struct sockaddr_un *sa, const char *path)
 	return 0;
 }
 
+/* Who can use the socket when it could not be given to control.group: say exactly that,
+ * from the group it has (under systemd, the unit's Group=). */
+static void say_who(const struct ctl *ctl, const char *why)
+{
+	struct stat st;
+	struct group *gr;
+
+	if (fstatat(AT_FDCWD, ctl->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_gid != 0) {
+		gr = getgrgid(st.st_gid);
+		if (gr)
+			log_warn("control.group %s %s: the socket %s keeps group %s: root and the "
+				 "members of %s can use it", ctl->group, why, ctl->path, gr->gr_name,
+				 gr->gr_name);
+		else
+			log_warn("control.group %s %s: the socket %s keeps group %u: root and the "
+				 "members of group %u can use it", ctl->group, why, ctl->path,
+				 (unsigned)st.st_gid, (unsigned)st.st_gid);
+	} else {
+		log_warn("control.group %s %s: only root can use %s", ctl->group, why, ctl->path);
+	}
+}
+
 static void set_group(const struct ctl *ctl)
 {
 	struct group gr, *found = NULL;
-	char buf[4096];
+	char buf[4096], why[320];
 	int err = getgrnam_r(ctl->group, &gr, buf, sizeof(buf), &found);
 	struct stat st;
 
 	if (!found) {
 		if (err)
-			log_warn("control.group %s: cannot look it up (%s): only root can use %s",
-				 ctl->group, strerror(err), ctl->path);
+			snprintf(why, sizeof(why), "cannot be looked up (%s)", strerror(err));
 		else
-			log_warn("control.group %s does not exist: only root can use %s (create it: "
-				 "groupadd --system %s, then restart entropyd)", ctl->group,
-				 ctl->path, ctl->group);
+			snprintf(why, sizeof(why), "does not exist (create it: groupadd --system %s, "
+				 "then restart entropyd)", ctl->group);
+		say_who(ctl, why);
 		return;
 	}
 	/* Under systemd the socket already has it (Group=), and the unit's system call filter
@@ -860,9 +881,11 @@ static void set_group(const struct ctl *ctl)
 	if (fstatat(AT_FDCWD, ctl->path, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_gid == gr.gr_gid)
 		return;
 	/* Not through a symlink someone swapped in for the socket. */
-	if (fchownat(AT_FDCWD, ctl->path, (uid_t)-1, gr.gr_gid, AT_SYMLINK_NOFOLLOW) < 0)
-		log_errno(LOG_WARNING, "control.group %s: cannot give %s to it", ctl->group,
-			  ctl->path);
+	if (fchownat(AT_FDCWD, ctl->path, (uid_t)-1, gr.gr_gid, AT_SYMLINK_NOFOLLOW) < 0) {
+		snprintf(why, sizeof(why), "cannot be given %s (%s; under systemd, set the unit's "
+			 "Group= to it too)", ctl->path, strerror(errno));
+		say_who(ctl, why);
+	}
 }
 
 static int open_socket(struct ctl *ctl)

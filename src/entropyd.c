@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,26 @@ static struct config *load(const char *path, bool explicit_path, bool trust, cha
 		*first = xstrdup(errs.n ? errs.msg[0] : path);
 	config_errors_free(&errs);
 	return cfg;
+}
+
+/* entropyd -n: the socket's group must exist when the daemon starts, or only root (or the
+ * group the service manager gives the socket) can use it. */
+static void check_group(const struct config *cfg)
+{
+	struct group gr, *found = NULL;
+	char buf[4096];
+	int err = getgrnam_r(cfg->control.group, &gr, buf, sizeof(buf), &found);
+
+	if (found)
+		return;
+	if (err)
+		fprintf(stderr, "warning: control.group \"%s\": cannot look it up on this host: %s\n",
+			cfg->control.group, strerror(err));
+	else
+		fprintf(stderr, "warning: control.group \"%s\" does not exist on this host: the "
+				"control socket would keep the group it is made with (root's, or the "
+				"unit's Group=), not this one (create it: groupadd --system %s)\n",
+			cfg->control.group, cfg->control.group);
 }
 
 /* Detach, but let the parent exit only once the daemon has started (or failed), with its
@@ -395,8 +416,9 @@ int main(int argc, char **argv)
 		if (print) {
 			config_print(cfg, stdout);
 		} else {
-			/* Valid all the same: a device may appear later. */
+			/* Valid all the same: a device may appear later, a group be made. */
 			source_names_check_host(cfg, stderr);
+			check_group(cfg);
 			printf("configuration OK\n");
 		}
 		config_free(cfg);

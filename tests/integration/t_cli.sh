@@ -37,6 +37,14 @@ grep -q "^$T/bad.conf:2: feed.mode: unknown value \"sometimes\"; allowed: " "$T/
 [ "$(tail -n 1 "$T/out")" = "entropyd: not started: $T/bad.conf was refused (above); any previous daemon was stopped; fix the file and start again (check it with \"entropyd -n\" before a restart; a reload keeps the running daemon on an invalid file)" ] ||
 	fail "the daemon's last line on a bad config: $(tail -n 1 "$T/out")"
 
+# A control.group that does not exist here: said, with how to make it; valid all the same.
+printf 'control = { group = "nogrp%s"; };\n' $$ > "$T/group.conf"
+getent group "nogrp$$" > /dev/null && fail "a group nogrp$$ exists"
+out=$("$ENTROPYD" -n -f "$T/group.conf" 2> "$T/err") || fail "-n refused a missing group: $(cat "$T/err")"
+[ "$out" = "configuration OK" ] || fail "-n with a missing group printed: $out"
+grep -qx "warning: control.group \"nogrp$$\" does not exist on this host: the control socket would keep the group it is made with (root's, or the unit's Group=), not this one (create it: groupadd --system nogrp$$)" "$T/err" ||
+	fail "-n did not say the group is missing: $(cat "$T/err")"
+
 rc=0; "$ENTROPYD" -n -f "$T/does-not-exist.conf" > "$T/out" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] || fail "missing -f file exited $rc, want 1"
 grep -q "does-not-exist.conf" "$T/out" || fail "missing file not named"

@@ -71,6 +71,39 @@ grep -q "another process answers on it" "$T/log2" || fail "second daemon: $(cat 
 [ -S "$CTL_SOCKET" ] || fail "the second daemon removed the first one's socket"
 pass "socket 0660 in a new 0755 directory; a second daemon refuses to take it over"
 
+# ---- a control.group that does not exist: the log says who can use the socket ----
+# As the unit runs it (Group=entropyd: the socket is made with that group), and as root.
+if [ "$(id -u)" -eq 0 ] && getent group entropyd > /dev/null; then
+	sock2=$T/run2/io.entropyd
+	write_config "$T/g.conf" "$policy" "control = { socket = \"$sock2\"; group = \"nogrp$$\"; };"
+	gid=$(getent group entropyd | cut -d: -f3)
+	for who in unit root; do
+		: > "$T/log2"
+		if [ "$who" = unit ]; then
+			setpriv --regid="$gid" --keep-groups "$ENTROPYD" --foreground --dry-run -f "$T/g.conf" > "$T/log2" 2>&1 &
+		else
+			"$ENTROPYD" --foreground --dry-run -f "$T/g.conf" > "$T/log2" 2>&1 &
+		fi
+		p2=$!
+		wait_for 10 grep -q "started:" "$T/log2" || fail "the daemon with a missing group did not start: $(cat "$T/log2")"
+		if [ "$who" = unit ]; then
+			[ "$(stat -c %G "$sock2")" = entropyd ] || fail "the socket's group is $(stat -c %G "$sock2")"
+			grep -qF "control.group nogrp$$ does not exist (create it: groupadd --system nogrp$$, then restart entropyd): the socket $sock2 keeps group entropyd: root and the members of entropyd can use it" "$T/log2" ||
+				fail "under Group=entropyd, the log does not say who can use the socket: $(grep control "$T/log2")"
+		else
+			[ "$(stat -c %g "$sock2")" = 0 ] || fail "the socket's group is $(stat -c %G "$sock2")"
+			grep -qF "control.group nogrp$$ does not exist (create it: groupadd --system nogrp$$, then restart entropyd): only root can use $sock2" "$T/log2" ||
+				fail "as root, the log does not say only root can use the socket: $(grep control "$T/log2")"
+		fi
+		kill "$p2"
+		wait "$p2"
+		wait_for 10 sh -c '! [ -e "$1" ]' _ "$sock2" || fail "the second daemon's socket stayed"
+	done
+	pass "a missing control.group: the log says the socket's real group and who can use it"
+else
+	echo "SKIP: a missing control.group: needs root and the group entropyd"
+fi
+
 # ---- before the first event: no estimate is not an estimate of zero ----
 # Where the kernel no longer counts credit, that decides, and comes first; idle follows.
 first=$(ctl --json status | jq -r 'if .kernel.credit_counts then "idle" else "kernel" end')
