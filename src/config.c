@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config_scan.h"
 #include "config_settings.h"
 #include "source_class.h"
 #include "util.h"
@@ -796,6 +797,21 @@ static unsigned unclosed_quote_line(const char *file, unsigned upto)
 	return found;
 }
 
+/* libconfig's "duplicate setting name" names neither: say which and where it was first. */
+static bool duplicate(struct settings_ctx *ctx, const char *file, const config_t *lc)
+{
+	unsigned line = (unsigned)config_error_line(lc), first;
+	char key[256];
+
+	if (!config_error_text(lc) || strcmp(config_error_text(lc), "duplicate setting name") ||
+	    !config_scan_duplicate(file, line, key, sizeof(key), &first))
+		return false;
+	settings_err_raw(ctx, file, line,
+			 "%s:%u: %s: given twice in its group (first at line %u); libconfig "
+			 "refuses the file: keep one", file, line, key, first);
+	return true;
+}
+
 /* libconfig 1.5 puts its include directory before every @include path, an absolute one
  * too: say so at the line rather than let it look for DIR//PATH. True if there is none. */
 static bool includes_relative(struct settings_ctx *ctx, FILE *f)
@@ -871,7 +887,7 @@ static bool read_file(struct settings_ctx *ctx, config_t *lc)
 					 "closed (libconfig stopped at line %d); close it with \" "
 					 "before the end of the line", file, quote,
 					 config_error_line(lc));
-		else
+		else if (!duplicate(ctx, file, lc))
 			settings_err_raw(ctx, file, (unsigned)config_error_line(lc),
 					 "%s:%d: syntax error: %s", file, config_error_line(lc),
 					 syntax_text(config_error_text(lc)));

@@ -509,6 +509,50 @@ START_TEST(test_missing_file)
 }
 END_TEST
 
+/* libconfig's "duplicate setting name": the key, and the line of the first, in whatever
+ * group, list element, comment or string around them. */
+static void put(const char *path, const char *text);
+
+START_TEST(test_duplicate_named)
+{
+	static const struct {
+		const char *text, *key;
+		unsigned line, first;
+	} cases[] = {
+		{"feed = {\n  mode = \"auto\";\n  # mode = \"boot\";\n  reseed = true;\n"
+		 "  mode = \"boot\";\n};\n", "feed.mode", 5, 2},
+		{"feed = { mode = \"auto\"; };\npolicy = { input = { mode = \"trusted\"; }; };\n"
+		 "feed = { reseed = true; };\n", "feed", 3, 1},
+		/* the same name in another group, in a string and in a comment is no duplicate */
+		{"policy = { network = { mode = \"reduced\"; /* mode = 1; */ instances = (\n"
+		 "  { name = \"eth0\"; mode = \"trusted\"; },\n"
+		 "  { name = \"mode = x\"; mode = \"trusted\";\n    mode = \"disabled\"; } ); }; };\n",
+		 "policy.network.instances[1].mode", 4, 3},
+		{"sources = { block = { devices = [ \"sda\" ]; devices = [ \"sdb\" ]; }; };\n",
+		 "sources.block.devices", 1, 1},
+	};
+	char dir[] = "/tmp/check_config.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *f = xasprintf("%s/dup%zu.conf", dir, i);
+		char *want = xasprintf("%s:%u: %s: given twice in its group (first at line %u); "
+				       "libconfig refuses the file: keep one", f, cases[i].line,
+				       cases[i].key, cases[i].first);
+		struct config_errors errs = {0};
+
+		put(f, cases[i].text);
+		load_bad(f, 1, &errs);
+		ck_assert_str_eq(errs.msg[0], want);
+		config_errors_free(&errs);
+		unlink(f);
+		free(want);
+		free(f);
+	}
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* ---- @include, and lists of many entries ---- */
 
 static void put(const char *path, const char *text)
@@ -915,6 +959,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_shipped_has_every_key);
 	tcase_add_loop_test(tc, test_bad_file, 0, (int)ARRAY_SIZE(bad_files));
 	tcase_add_test(tc, test_syntax_error);
+	tcase_add_test(tc, test_duplicate_named);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_include_beside);
 	tcase_add_test(tc, test_many_instances);
