@@ -38,8 +38,10 @@ while read -r src dest; do
 	cp -p "$src" "$root$dest"
 done <<< "${INITRAMFS_FILES:-}"
 cp "$gdir"/glib.sh "$gdir"/g_*.sh "$root/tests/"
-echo "root:x:0:0:root:/:/bin/sh" > "$root/etc/passwd"
-echo "root:x:0:" > "$root/etc/group"
+# The collector's system user, as the package makes it: entropyd never runs its collector as
+# root, and does not start without it.
+printf 'root:x:0:0:root:/:/bin/sh\nentropyd:x:101:101::/nonexistent:/bin/false\n' > "$root/etc/passwd"
+printf 'root:x:0:\nentropyd:x:101:\n' > "$root/etc/group"
 
 copy_lib() {
 	local dest=$root$1
