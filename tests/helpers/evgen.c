@@ -8,9 +8,10 @@
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: evgen [-n FRAMES] [-p alt|periodic|random] [-s START_SEC] "
+	fprintf(stderr, "usage: evgen [-n FRAMES] [-p alt|periodic|random] [-g US] [-s START_SEC] "
 			"[-k CODE] [-x VALUE] [-r SEED] [-d]\n"
-			"  alt: intervals of 1000 and 1100 us in turn; periodic: exactly 1000 us;\n"
+			"  alt: intervals of 1000 and 1100 us in turn; periodic: exactly 1000 us\n"
+			"  (-g: US instead);\n"
 			"  random: 500..5499 us from SEED; loop: 256 random intervals, repeated;\n"
 			"  -d adds a SYN_DROPPED before each frame. The span in us goes to stderr.\n");
 	exit(2);
@@ -32,14 +33,15 @@ static int put(FILE *out, unsigned long long t_us, unsigned type, unsigned code,
 int main(int argc, char **argv)
 {
 	unsigned long n = 100, seed = 1;
-	unsigned long long t_us = 1000000, start_us, loop[256];
+	unsigned long long t_us = 1000000, start_us, loop[256], period_us = 1000;
 	const char *pattern = "alt";
 	unsigned code = KEY_A;
 	int value = 1, c, dropped = 0;
 
-	while ((c = getopt(argc, argv, "n:p:s:k:x:r:d")) != -1) {
+	while ((c = getopt(argc, argv, "n:p:g:s:k:x:r:d")) != -1) {
 		switch (c) {
 		case 'n': n = strtoul(optarg, NULL, 0); break;
+		case 'g': period_us = strtoull(optarg, NULL, 0); break;
 		case 'p': pattern = optarg; break;
 		case 's': t_us = strtoull(optarg, NULL, 0) * 1000000ULL; break;
 		case 'k': code = (unsigned)strtoul(optarg, NULL, 0); break;
@@ -60,7 +62,7 @@ int main(int argc, char **argv)
 		if (!strcmp(pattern, "alt"))
 			t_us += (i % 2) ? 1100 : 1000;
 		else if (!strcmp(pattern, "periodic"))
-			t_us += 1000;
+			t_us += period_us;
 		else if (!strcmp(pattern, "loop"))
 			t_us += loop[i % 256];
 		else
