@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config_include.h"
 #include "config_scan.h"
 #include "config_settings.h"
 #include "source_class.h"
@@ -846,7 +847,7 @@ static bool read_file(struct settings_ctx *ctx, config_t *lc)
 	struct stat st;
 	FILE *f = fopen(ctx->path, "re");
 	int err = f ? 0 : errno;
-	char *dir, *slash;
+	char *dir;
 	bool ok;
 
 	/* fopen() opens a directory, and libconfig would read it as an empty file */
@@ -865,14 +866,7 @@ static bool read_file(struct settings_ctx *ctx, config_t *lc)
 	config_init(lc);
 	/* @include "x" means the x beside this file, not in the working directory (which is
 	 * "/" under systemd). */
-	dir = xstrdup(ctx->path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
+	dir = config_include_dir(ctx->path);
 	config_set_include_dir(lc, dir);
 	free(dir);
 	ok = config_read(lc, f) == CONFIG_TRUE;
