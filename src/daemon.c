@@ -25,6 +25,7 @@
 #include "priv_drop.h"
 #include "priv_notify.h"
 #include "priv_ops.h"
+#include "priv_trust.h"
 #include "source_class.h"
 #include "source_table.h"
 
@@ -158,7 +159,7 @@ static int reload(void *arg, struct config_errors *errs)
 	char why[512];
 
 	notify_reloading();
-	if (!privs_config_trusted(d->opts->config_path, why, sizeof(why))) {
+	if (!priv_trust_config(d->opts->config_path, why, sizeof(why))) {
 		/* The privileged process refuses it too: say so here, where entropyctl asks. */
 		errs->msg = xreallocarray(errs->msg, 1, sizeof(*errs->msg));
 		errs->msg[0] = xasprintf("%s (only root may be able to write the configuration)",

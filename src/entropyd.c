@@ -19,6 +19,7 @@
 #include "log.h"
 #include "priv_drop.h"
 #include "priv_notify.h"
+#include "priv_trust.h"
 #include "source_names.h"
 #include "util.h"
 
@@ -121,7 +122,7 @@ static const struct option long_opts[] = {
 };
 
 /* The default file may be absent (built-in defaults apply); a file named with -f may not.
- * With trust (the daemon, -n, -p), only a file root alone can change (priv_drop.h). When it
+ * With trust (the daemon, -n, -p), only a file root alone can change (priv_trust.h). When it
  * fails and first is not NULL, *first is the first error (to be freed). */
 static struct config *load(const char *path, bool explicit_path, bool trust, char **first)
 {
@@ -134,7 +135,7 @@ static struct config *load(const char *path, bool explicit_path, bool trust, cha
 		return config_defaults();
 	}
 	/* Only root may be able to change what the privileged process trusts. */
-	if (trust && !privs_config_trusted(path, why, sizeof(why))) {
+	if (trust && !priv_trust_config(path, why, sizeof(why))) {
 		fprintf(stderr, "%s\n%s: not trusted: only root may be able to write the "
 				"configuration and what it includes\n", why, path);
 		if (first)

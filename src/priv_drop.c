@@ -19,7 +19,6 @@
 
 #include <cap-ng.h>
 #include <errno.h>
-#include <glob.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdbool.h>
@@ -27,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -198,105 +196,4 @@ int privs_collector(const char *user, bool *bounding)
 		return -1;
 	}
 	return 0;
-}
-
-/* Can anyone but root write path, or replace it through one of its directories? */
-static bool writable_by_others(const char *path, char *why, size_t size)
-{
-	char *copy = xstrdup(path), *slash;
-	struct stat st;
-	bool bad = false;
-
-	if (lstat(path, &st) < 0) {
-		snprintf(why, size, "%s: %s", path, strerror(errno));
-		free(copy);
-		return true;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(why, size, "%s: not a regular file (a symbolic link?): give the file itself",
-			 path);
-		bad = true;
-	} else if (st.st_uid != 0) {
-		snprintf(why, size, "%s: owned by uid %u, not root: chown root %s", path,
-			 (unsigned)st.st_uid, path);
-		bad = true;
-	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(why, size, "%s: writable by %s (mode %04o): chmod go-w %s", path,
-			 (st.st_mode & S_IWOTH) ? "anyone" : "its group",
-			 (unsigned)(st.st_mode & 07777), path);
-		bad = true;
-	}
-	/* Every directory above it: root's, and not writable by others unless sticky (/tmp:
-	 * no one else can then rename or remove root's entry). */
-	while (!bad && (slash = strrchr(copy, '/'))) {
-		if (slash == copy)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-		if (stat(copy, &st) < 0)
-			break;
-		if (st.st_uid != 0) {
-			snprintf(why, size, "%s: its directory %s is owned by uid %u, not root: chown "
-				 "root %s", path, copy, (unsigned)st.st_uid, copy);
-			bad = true;
-		} else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-			snprintf(why, size, "%s: its directory %s is writable by others (mode %04o): "
-				 "chmod go-w %s", path, copy, (unsigned)(st.st_mode & 07777), copy);
-			bad = true;
-		}
-		if (slash == copy)
-			break;
-	}
-	free(copy);
-	return bad;
-}
-
-/* The @include lines of path, each file they name (beside path, globs expanded) checked in
- * turn; depth bounds a loop of includes (libconfig's own limit is 10). */
-static bool includes_trusted(const char *path, unsigned depth, char *why, size_t size)
-{
-	FILE *f;
-	char line[4096], *dir, *slash;
-	bool ok = true;
-
-	if (depth > 10)
-		return true; /* libconfig refuses it itself */
-	f = fopen(path, "re");
-	if (!f)
-		return true; /* the parser says why */
-	dir = xstrdup(path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		strcpy(dir, ".");
-	else
-		*slash = '\0';
-	while (ok && fgets(line, sizeof(line), f)) {
-		const char *p = line + strspn(line, " \t"), *end;
-		char *inc;
-		glob_t g;
-
-		if (strncmp(p, "@include", 8) != 0)
-			continue;
-		p += 8;
-		p += strspn(p, " \t");
-		if (*p++ != '"' || !(end = strchr(p, '"')))
-			continue;
-		inc = xasprintf("%s/%.*s", dir, (int)(end - p), p);
-		if (glob(inc, GLOB_NOSORT, NULL, &g) == 0) {
-			for (size_t i = 0; ok && i < g.gl_pathc; i++)
-				ok = !writable_by_others(g.gl_pathv[i], why, size) &&
-				     includes_trusted(g.gl_pathv[i], depth + 1, why, size);
-			globfree(&g);
-		}
-		free(inc);
-	}
-	fclose(f);
-	free(dir);
-	return ok;
-}
-
-bool privs_config_trusted(const char *path, char *why, size_t size)
-{
-	why[0] = '\0';
-	return !writable_by_others(path, why, size) && includes_trusted(path, 0, why, size);
 }

@@ -25,11 +25,4 @@ bool privs_collector_user(const char *user, uid_t *uid, gid_t *gid, char *why, s
  * or the kernel refused any step (the process must not go on). */
 int privs_collector(const char *user, bool *bounding);
 
-/* Is the configuration file path, and every file it includes, one only root can change:
- * a regular file root owns that neither its group nor others may write, in directories root
- * owns that others may not write (or sticky ones, such as /tmp)? As sshd's StrictModes: a
- * file others can write would let them raise the credit ceiling. False with the file and the
- * fix (chmod or chown) in why. */
-bool privs_config_trusted(const char *path, char *why, size_t size);
-
 #endif

@@ -44,7 +44,7 @@
 #include "config_policy.h"
 #include "kernel.h"
 #include "log.h"
-#include "priv_drop.h"
+#include "priv_trust.h"
 #include "util.h"
 
 #define MAX_DISKS 256   /* traces the privileged process keeps at once */
@@ -689,7 +689,7 @@ static void do_reload(struct priv *p, struct priv_reply *rep)
 	struct config *next;
 	char why[512];
 
-	if (!privs_config_trusted(p->config_path, why, sizeof(why))) {
+	if (!priv_trust_config(p->config_path, why, sizeof(why))) {
 		log_err("privileged process: %s; the ceiling and what may be opened stay as they "
 			"were", why);
 		rep->err = EPERM;

@@ -103,3 +103,29 @@ grep -qF "$T/t.conf: writable by anyone" "$T/log" || fail "the reload's refusal 
 chmod 0644 "$T/t.conf"
 stop_daemon
 pass "configuration trust: a file or include others can write, or not root's, is refused by -n, at start and on reload, with the fix named"
+
+# The check sees the files libconfig opens: an @include after 5,000 blanks on its line, and
+# one whose name holds glob characters (libconfig opens that name, not what it would match),
+# of a file anyone can write, are refused by -n and at the start, naming that file.
+check_start_refused() { # check_start_refused FILE
+	local rc=0
+	"$ENTROPYD" --foreground --dry-run -f "$T/t.conf" > "$T/s.out" 2>&1 || rc=$?
+	[ "$rc" -ne 0 ] || fail "the daemon started with $1 untrusted"
+	grep -qF "$1: writable by anyone" "$T/s.out" || fail "the start does not name $1: $(cat "$T/s.out")"
+}
+write_config "$T/t.conf"
+printf '%*s@include "long.conf"\n' 5000 '' >> "$T/t.conf"
+echo 'feed = { mode = "always"; };' > "$T/long.conf"
+"$ENTROPYD" -p -f "$T/t.conf" | grep -q 'mode = "always"' || fail "libconfig did not read the include after 5,000 blanks"
+chmod 0666 "$T/long.conf"
+check_refused "$T/long.conf" "chmod go-w $T/long.conf"
+check_start_refused "$T/long.conf"
+write_config "$T/t.conf"
+echo '@include "g[l]ob.conf"' >> "$T/t.conf"
+echo 'feed = { mode = "always"; };' > "$T/g[l]ob.conf"
+: > "$T/glob.conf" # what the pattern would match: root's, 0644
+"$ENTROPYD" -p -f "$T/t.conf" | grep -q 'mode = "always"' || fail "libconfig did not read g[l]ob.conf"
+chmod 0666 "$T/g[l]ob.conf"
+check_refused "$T/g[l]ob.conf" "chmod go-w $T/g[l]ob.conf"
+check_start_refused "$T/g[l]ob.conf"
+pass "configuration trust: what libconfig includes is checked, after a long line and by a name with glob characters"
