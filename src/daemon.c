@@ -343,30 +343,36 @@ static void before_fork(const struct config *cfg)
 }
 
 /* The recording directory, made if missing while the collector is still root, and given to
- * the user it becomes (who writes the recordings); one that exists is left as it is, and
- * must be writable by that user. */
-static void record_dir_for_collector(const struct config *cfg)
+ * the user it becomes (who writes the recordings), through descriptors (priv_trust.h); one
+ * that exists is left as it is, and must be writable by that user. Refused (-1, said) where
+ * anyone but root could replace it, or anyone may write it. */
+static int record_dir_for_collector(const struct config *cfg)
 {
-	uid_t uid;
-	gid_t gid;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	char why[512];
 
-	if (!cfg->record.dir || !cfg->record.dir[0] || !privs_lookup(cfg->collector.user, &uid, &gid))
-		return;
-	if (mkdir(cfg->record.dir, 0700) < 0) {
-		struct stat st;
-
-		if (errno != EEXIST)
-			log_errno(LOG_WARNING, "record.dir %s: cannot create it", cfg->record.dir);
-		else if (stat(cfg->record.dir, &st) == 0 && st.st_uid != uid &&
-			 !(st.st_mode & S_IWOTH))
-			log_warn("record.dir %s: the collector writes there as user %s: give it the "
-				 "directory (chown %s %s)",
-				 cfg->record.dir, cfg->collector.user, cfg->collector.user, cfg->record.dir);
-		return;
+	/* without its user the collector does not start (priv_collector_lockdown says so) */
+	if (!cfg->record.dir || !cfg->record.dir[0] ||
+	    !privs_lookup(cfg->collector.user, &uid, &gid))
+		return 0;
+	switch (priv_trust_record_dir(cfg->record.dir, uid, gid, why, sizeof(why))) {
+	case TRUST_DIR_READY:
+		break;
+	case TRUST_DIR_NOT_USERS:
+		log_warn("%s: the collector writes there as user %s: give it the directory "
+			 "(chown %s %s)", why, cfg->collector.user, cfg->collector.user,
+			 cfg->record.dir);
+		break;
+	case TRUST_DIR_MISSING:
+		log_warn("%s", why);
+		break;
+	case TRUST_DIR_REFUSED:
+		log_err("%s (only root may be able to replace the directory the collector "
+			"records in)", why);
+		return -1;
 	}
-	if (chown(cfg->record.dir, uid, gid) < 0)
-		log_errno(LOG_WARNING, "record.dir %s: cannot give it to user %s", cfg->record.dir,
-			  cfg->collector.user);
+	return 0;
 }
 
 int daemon_run(const struct daemon_opts *opts, struct config *cfg)
@@ -420,8 +426,8 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	pipeline_boot_allowance(kernel_bits_needed(&d->feed.ks));
 	/* The control socket gets its group while the collector may still change it. */
 	d->ctl = ctl_start(d->base, cfg, &ctl_ops, d);
-	record_dir_for_collector(cfg);
-	if (!d->ctl || priv_collector_lockdown(cfg, d->opts->config_path) < 0) {
+	if (!d->ctl || record_dir_for_collector(cfg) < 0 ||
+	    priv_collector_lockdown(cfg, d->opts->config_path) < 0) {
 		status = EXIT_STARTUP;
 		goto out;
 	}
