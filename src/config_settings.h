@@ -33,6 +33,8 @@ enum {
 			       * one that picks none is warned about (source_names.c) */
 	SF_PICKS_ANY = 1 << 7, /* the same, matched against every name the driver gives
 				* (an input device's node and device name, its kind) */
+	SF_EXCLUDES = 1 << 8, /* with SF_PICKS*: what it picks is left out, not read (one that
+			       * picks nothing is not a source that is missing) */
 };
 
 struct setting {

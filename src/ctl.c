@@ -19,6 +19,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "config_policy.h"
 #include "ctl_proto.h"
 #include "feed_pipeline.h"
 #include "kernel_seed.h"
@@ -295,14 +296,19 @@ static void view_of(const struct inst_info *in, struct src_view *v)
 		v->state = "sampled";
 }
 
-static json_t *source_record(const struct ctl *ctl, const struct inst_info *in, bool counts)
+/* given: the state to show, for a row the core has no instance of; NULL: the core's. */
+static json_t *source_record(const struct ctl *ctl, const struct inst_info *in, bool counts,
+			     const struct src_view *given)
 {
 	struct src_view v = {.state = "open"};
 	json_t *why;
 	const char *first;
 	bool up;
 
-	view_of(in, &v);
+	if (given)
+		v = *given;
+	else
+		view_of(in, &v);
 	up = !strcmp(v.state, "open") || !strcmp(v.state, "sampled");
 	why = reasons(in, &v, counts);
 	if (json_array_size(why) == 0 && in->reason != PIPELINE_CREDITS)
@@ -342,6 +348,45 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in, 
 		"weight", ctl_real(in->weight), "sampling", sampling_record(in));
 }
 
+/* A name of the configuration that chooses what is read and matches nothing: a row of its
+ * own, not open, that says what to check. */
+static json_t *unmatched_record(const struct ctl *ctl, enum src_class cls, const char *pattern,
+				const char *key, bool counts)
+{
+	char detail[400], where[200];
+	struct src_view v = {.state = "not-open", .detail = detail, .retry = "when one appears",
+			     .retry_in_s = NAN};
+	struct inst_info in = {0};
+
+	switch (cls) {
+	case CLASS_BLOCK:
+		snprintf(where, sizeof(where), "lsblk lists the disks");
+		break;
+	case CLASS_NETWORK:
+		snprintf(where, sizeof(where), "ip link lists the interfaces");
+		break;
+	default:
+		snprintf(where, sizeof(where), "the devices are the event* nodes of %s",
+			 ctl->cfg->input.watch);
+		break;
+	}
+	snprintf(detail, sizeof(detail), "matches nothing on this host: check %s \"%s\" (%s)",
+		 key, pattern, where);
+	in.cls = cls;
+	in.name = pattern;
+	in.kind = "-";
+	in.state = detail;
+	in.backend = "-";
+	in.rule = policy_resolve(ctl->cfg, cls, pattern);
+	in.estimator = "-";
+	in.last_estimate = NAN;
+	in.health = "-";
+	in.health_last = "none";
+	in.health_retry_in = NAN;
+	in.reason = PIPELINE_IDLE;
+	return source_record(ctl, &in, counts, &v);
+}
+
 static json_t *get_sources(struct ctl *ctl)
 {
 	json_t *list = json_array();
@@ -351,10 +396,20 @@ static json_t *get_sources(struct ctl *ctl)
 
 	ctl->ops->status(ctl->ops_arg, &st);
 	for (size_t i = 0; ok && pipeline_info(i, &info); i++)
-		ok = json_array_append_new(list, source_record(ctl, &info, st.credit_counts)) == 0;
+		ok = json_array_append_new(list, source_record(ctl, &info, st.credit_counts,
+								 NULL)) == 0;
+	/* Then every name given that matches nothing: a source that is not there. */
+	for (int c = 0; c < CLASS_COUNT; c++) {
+		const char *pattern, *key;
+
+		for (size_t i = 0; ok && source_unmatched((enum src_class)c, i, &pattern, &key); i++)
+			ok = json_array_append_new(list, unmatched_record(ctl, (enum src_class)c,
+									  pattern, key,
+									  st.credit_counts)) == 0;
+	}
 	/* Then what policy disables: never opened, but an administrator must see it. */
 	for (size_t i = 0; ok && disabled_info(i, ctl->cfg, &info); i++)
-		ok = json_array_append_new(list, source_record(ctl, &info, true)) == 0;
+		ok = json_array_append_new(list, source_record(ctl, &info, true, NULL)) == 0;
 	if (!ok) {
 		json_decref(list);
 		return NULL;

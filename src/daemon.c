@@ -56,11 +56,17 @@ static void status_now(struct daemon *d)
 	struct inst_counters t;
 	unsigned long long credited;
 	/* Open ones, as the log's "started:" line counts them: not those that wait; of every
-	 * row of status (open or waiting to be); and those whose health tests failed, which
-	 * earn nothing. */
+	 * row of status (open, waiting to be, or a name that matches nothing); and those whose
+	 * health tests failed, which earn nothing. */
 	size_t open = sources_open(d->srcs, NULL, 0), all = pipeline_count();
 	size_t failing = pipeline_failing();
 	char fails[64] = "";
+	const char *pattern, *key;
+
+	/* The names given that match nothing are rows of status too. */
+	for (int c = 0; c < CLASS_COUNT; c++)
+		for (size_t i = 0; source_unmatched((enum src_class)c, i, &pattern, &key); i++)
+			all++;
 
 	d->status_ns = mono_ns();
 	pipeline_totals(&t);

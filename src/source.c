@@ -138,6 +138,24 @@ bool source_view(enum src_class cls, const char *name, struct src_view *out)
 	return false;
 }
 
+bool source_unmatched(enum src_class cls, size_t i, const char **pattern, const char **key)
+{
+	struct source *src = (unsigned)cls < CLASS_COUNT ? running[cls] : NULL;
+
+	if (!src)
+		return false;
+	for (size_t j = 0; source_names_unmatched(src->names, j, pattern, key); j++) {
+		/* A named instance the driver keeps a row of itself (an interface not there):
+		 * that row says it. */
+		const struct src_inst *si = source_find(src, *pattern);
+
+		if ((si && si->inst) || i--)
+			continue;
+		return true;
+	}
+	return false;
+}
+
 void source_forget(struct src_inst *si)
 {
 	struct source *src = si->src;

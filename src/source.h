@@ -165,6 +165,12 @@ struct src_view {
  * stay valid until the event loop runs again. */
 bool source_view(enum src_class cls, const char *name, struct src_view *out);
 
+/* The i-th name of a running class's configuration that chooses what is read and matches
+ * nothing, for a row of status: its pattern and its key (valid until the next reload).
+ * Names the driver shows an instance of (a named interface that is absent) are left out.
+ * False past the last. */
+bool source_unmatched(enum src_class cls, size_t i, const char **pattern, const char **key);
+
 /* Rescans: now (forgets, or says gone, what the scan did not find, then settles); soon,
  * after the driver's rescan_delay_ms (coalescing a burst); every `seconds`, for a class
  * without a notifier (0: no longer). */

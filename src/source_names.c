@@ -19,6 +19,7 @@ struct source_name {
 	char *key;     /* where it is written: "policy.network.instances[0].name" */
 	char *pattern; /* a name or fnmatch(3) glob; "/dev/" before it is optional */
 	bool any;      /* matched against every name of an instance, not only its own */
+	bool selects;  /* it chooses what is read (a source list), not how (an override) */
 	bool matched;
 	bool said;
 };
@@ -29,13 +30,14 @@ struct source_names {
 	size_t n;
 };
 
-static void add(struct source_names *sn, char *key, const char *pattern, bool any)
+static void add(struct source_names *sn, char *key, const char *pattern, bool any, bool selects)
 {
 	struct source_name *e;
 
 	sn->v = xreallocarray(sn->v, sn->n + 1, sizeof(*sn->v));
 	e = &sn->v[sn->n++];
-	*e = (struct source_name){.key = key, .pattern = xstrdup(pattern), .any = any};
+	*e = (struct source_name){.key = key, .pattern = xstrdup(pattern), .any = any,
+				  .selects = selects};
 }
 
 struct source_names *source_names_new(const struct config *cfg, enum src_class cls)
@@ -48,7 +50,7 @@ struct source_names *source_names_new(const struct config *cfg, enum src_class c
 	sn->cls = cls;
 	for (size_t i = 0; i < cp->n_overrides; i++)
 		add(sn, xasprintf("policy.%s.instances[%zu].name", sc->name, i),
-		    cp->overrides[i].name, false);
+		    cp->overrides[i].name, false, false);
 	if (sc->instances.kind) {
 		const struct inst_kind *k = sc->instances.kind;
 		const char *el = *(char *const *)(const void *)(base + sc->instances.array);
@@ -57,7 +59,7 @@ struct source_names *source_names_new(const struct config *cfg, enum src_class c
 		for (size_t i = 0; i < n; i++)
 			add(sn, xasprintf("sources.%s.instances[%zu].name", sc->name, i),
 			    *(char *const *)(const void *)(el + i * k->size + k->tab[0].offset),
-			    false);
+			    false, false);
 	}
 	for (const struct setting *s = sc->settings; s->key; s++) {
 		const struct strlist *l = (const void *)(base + s->offset);
@@ -67,7 +69,8 @@ struct source_names *source_names_new(const struct config *cfg, enum src_class c
 		for (size_t i = 0; i < l->n; i++)
 			if (!(s->flags & SF_AUTO) || strcmp(l->v[i], "auto") != 0)
 				add(sn, xasprintf("sources.%s.%s[%zu]", sc->name, s->key, i),
-				    l->v[i], (s->flags & SF_PICKS_ANY) != 0);
+				    l->v[i], (s->flags & SF_PICKS_ANY) != 0,
+				    !(s->flags & SF_EXCLUDES));
 	}
 	return sn;
 }
@@ -125,6 +128,21 @@ size_t source_names_report(struct source_names *sn, const char *when, FILE *out)
 		free(shown);
 	}
 	return unmatched;
+}
+
+bool source_names_unmatched(const struct source_names *sn, size_t i, const char **pattern,
+			    const char **key)
+{
+	for (size_t j = 0; sn && j < sn->n; j++) {
+		const struct source_name *e = &sn->v[j];
+
+		if (!e->selects || e->matched || i--)
+			continue;
+		*pattern = e->pattern;
+		*key = e->key;
+		return true;
+	}
+	return false;
 }
 
 /* ---- entropyd -n: what the host has now ---- */

@@ -28,6 +28,11 @@ void source_names_saw(struct source_names *sn, const char *const *names, size_t 
  * (prefixed "warning: "), else to the log as a warning. Returns how many match nothing. */
 size_t source_names_report(struct source_names *sn, const char *when, FILE *out);
 
+/* The i-th name that chooses what is read (a source list, not an override nor an exclude)
+ * and has matched nothing: its pattern and its key. False past the last. */
+bool source_names_unmatched(const struct source_names *sn, size_t i, const char **pattern,
+			    const char **key);
+
 /* entropyd -n: every class that runs under cfg, its names against what the host shows now
  * without opening anything (input nodes in sources.input.watch and their device names in
  * sysfs, /sys/block, the interfaces), warnings to out. Returns how many match nothing. */

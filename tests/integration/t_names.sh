@@ -101,6 +101,31 @@ grep -E '^entropyd_source_' "$T/metrics" | grep -v '^entropyd_source_credit_reas
 	grep -E 'name="(\*|event7)"' && fail "metrics: a disabled row has more than its reason"
 pass "disabled classes and instances are in status, sources, --json and metrics"
 
+# ---- a name that chooses what is read and matches nothing is a row: not-open, what to
+# check, up 0; in status, sources, --json, watch and metrics. Overrides (which say how an
+# instance is read, not which) are not rows. ----
+for r in "input/kbd-nosuch*/sources.input.include[1]" "network/veth-nosuch*/sources.network.interfaces[1]"; do
+	c=${r%%/*} rest=${r#*/} n=${rest%%/*} key=${rest#*/}
+	jq -e --arg c "$c" --arg n "$n" --arg k "$key" '[.sources[] | select(.class == $c and .name == $n)] |
+		length == 1 and (.[0] | .state == "not-open" and .up == false and .events == 0 and
+		.credit.reason == "not-open" and .retry == "when one appears" and
+		(.detail | startswith("matches nothing on this host: check " + $k + " \"" + $n + "\" (")))' \
+		"$T/json" > /dev/null || fail "--json: no row for $c/$n: $(jq -c '.sources[] | {class, name, state, detail}' "$T/json")"
+	grep -qE "^$c +$(printf '%s' "$n" | sed 's/\*/\\*/g') +[a-z.0-9 -]+ +0 +- +0\.0 +not-open +-$" "$T/status" ||
+		fail "status: no row for $c/$n: $(cat "$T/status")"
+	grep -A3 "^$c/$(printf '%s' "$n" | sed 's/\*/\\*/g')\$" "$T/sources" | grep -qF "state       not-open: matches nothing on this host: check $key \"$n\"" ||
+		fail "sources: $c/$n: $(cat "$T/sources")"
+	grep -qxF "entropyd_source_up{class=\"$c\",name=\"$n\"} 0" "$T/metrics" ||
+		fail "metrics: entropyd_source_up of $c/$n: $(grep source_up "$T/metrics")"
+done
+for n in uxv9 nosuch0 wl-nosuch; do
+	jq -e --arg n "$n" '[.sources[] | select(.name == $n)] | length == 0' "$T/json" > /dev/null ||
+		fail "an override that matches nothing became a row: $n"
+done
+echo q | ctl watch -i 0.2 > "$T/watch" || fail "watch"
+grep -qE '^network +veth-nosuch\* +not-open +0 ' "$T/watch" || fail "watch: no row: $(cat "$T/watch")"
+pass "names that choose and match nothing: rows, not-open, what to check, up 0, everywhere"
+
 # ---- reload: said again, once; a name that now matches is not ----
 conf 'feed = { mode = "always"; };' \
 	'policy = { input = { instances = ( { name = "event7"; mode = "trusted"; },

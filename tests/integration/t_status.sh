@@ -27,7 +27,7 @@ cat > "$T/e.conf" <<EOF
 feed = { mode = "always"; };
 policy = { input = { mode = "disabled"; }; block = { mode = "trusted"; };
            network = { mode = "trusted"; }; };
-sources = { block = { backend = "blktrace"; devices = [ "$DEV" ]; };
+sources = { block = { backend = "blktrace"; devices = [ "$DEV", "edz$$" ]; };
             network = { interfaces = [ "$IF" ]; }; };
 control = { socket = "$CTL_SOCKET"; };
 EOF
@@ -53,6 +53,17 @@ grep -A2 "^block/$DEV\$" "$T/sources" | grep -qE "^  state       not-open: blktr
 	fail "sources: $(cat "$T/sources")"
 grep -q "block/$DEV: not open: blktrace: " "$T/log" || fail "the log does not say it"
 pass "a disk blktrace cannot trace: not-open, the error and the key to change, retried in $(echo "$b" | jq '.retry_in_s | floor') s, up 0"
+
+# ---- a disk the configuration names that is not on this host ----
+z=$(src block "edz$$")
+echo "$z" | jq -e --arg n "edz$$" '.state == "not-open" and .up == false and .credit.reason == "not-open" and
+	.detail == "matches nothing on this host: check sources.block.devices[1] \"" + $n + "\" (lsblk lists the disks)" and
+	.retry == "when one appears" and .health.state == "-"' > /dev/null || fail "block/edz$$: $z"
+[ "$(metric block "edz$$")" = 0 ] || fail "entropyd_source_up of block/edz$$: $(ctl metrics | grep source_up)"
+grep -qE "^block +edz$$ +trusted +0 +- +0\.0 +not-open +-$" "$T/status" || fail "status: $(cat "$T/status")"
+grep -A2 "^block/edz$$\$" "$T/sources" | grep -qx "  state       not-open: matches nothing on this host: check sources.block.devices\[1\] \"edz$$\" (lsblk lists the disks); tried again when one appears" ||
+	fail "sources: $(cat "$T/sources")"
+pass "a disk named that is not here: a row, not-open, what to check, up 0"
 
 # ---- the interface not there yet ----
 n=$(src network "$IF")
