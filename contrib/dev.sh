@@ -5,7 +5,8 @@
 #                         with the shipped conf/entropyd.conf against the real kernel
 #   contrib/dev.sh test   install build and test dependencies, build, run the whole test suite:
 #                         the plain build's (in build/: make check, the qemu guests, make
-#                         check-system), the same under ASan and UBSan (in build-san/,
+#                         check-system), src/ compiled against musl (make check-musl),
+#                         the same under ASan and UBSan (in build-san/,
 #                         configure --enable-sanitizers), every fuzz harness for FUZZ_SECONDS
 #                         (default 30) each, then make check again on the other Debian release
 #                         in a debootstrap'ed tree (make check-distro SUITE=trixie on Debian 12,
@@ -64,6 +65,8 @@ HOST_DEPS="qemu-system-x86 busybox-static cpio python3"
 HOST_DEPS="$HOST_DEPS systemd-container debootstrap $DEB_DEPS lintian"
 # A CPU hog to run the suite beside (make check-repeat, tests/repeat.sh).
 HOST_DEPS="$HOST_DEPS stress-ng"
+# musl-gcc, for the compile-only check of src/ against musl (make check-musl).
+HOST_DEPS="$HOST_DEPS musl-tools"
 # Every package any command here installs: a build is configured again when one of them
 # was installed, removed or upgraded since it was configured.
 ALL_DEPS="$BUILD_DEPS $TEST_DEPS $HOST_DEPS"
@@ -258,6 +261,13 @@ test)
 	show_results || res=$?
 	[ "$rc" -ne 0 ] || rc=$res
 	stage_end "plain build"
+
+	# src/ against musl's C library, compiled only (tests/cross/musl.sh): Alpine, OpenWrt.
+	stage_start "musl: make check-musl"
+	msl=0
+	make --no-print-directory check-musl || msl=$?
+	[ "$rc" -ne 0 ] || rc=$msl
+	stage_end "musl"
 
 	# The same suite under ASan and UBSan (tests/sanitizers.env: its options, and why each
 	# shell suite that cannot run something under them skips it).
