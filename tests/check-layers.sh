@@ -8,7 +8,7 @@
 #
 # The layers, from the bottom (HACKING.md explains them); a file's layer is found by its
 # name, the first pattern that matches:
-#   0 base      util log kernel kernel_seed ctl_proto block_blktrace_parse est_90b_num
+#   0 base      util log kernel kernel_seed kernel_boot ctl_proto block_blktrace_parse est_90b_num
 #   1 config    config config_* source_class source_classes block_disks
 #   2 priv      priv priv_*
 #   3 est       est est_*
@@ -24,7 +24,7 @@ src=${1:-$(dirname "$0")/../src}
 # shellcheck disable=SC2046
 awk '
 function layer(s) {
-	if (s ~ /^(util|log|kernel|kernel_seed|ctl_proto|block_blktrace_parse|est_90b_num)$/) return 0
+	if (s ~ /^(util|log|kernel|kernel_seed|kernel_boot|ctl_proto|block_blktrace_parse|est_90b_num)$/) return 0
 	if (s ~ /^(config|config_.*|source_class|source_classes|block_disks)$/) return 1
 	if (s ~ /^priv(_.*)?$/) return 2
 	if (s ~ /^est(_.*)?$/) return 3
