@@ -118,10 +118,35 @@ static json_t *get_info(void)
 			 "version", PACKAGE_VERSION, "url", PACKAGE_URL, "interfaces", ifaces);
 }
 
-/* How this boot's CRNG got seeded and what entropyd added: Kernel.seed. */
+/* What entropyd in the initramfs did at this boot (its boot record): Seed.initramfs. */
+static json_t *initramfs_record(const struct kboot *r)
+{
+	json_t *srcs;
+
+	if (!r)
+		return json_null();
+	srcs = json_array();
+	for (size_t i = 0; i < r->n_sources; i++)
+		json_array_append_new(srcs, json_pack("{s:s, s:o, s:I, s:o}", "class", r->src[i].cls,
+						      "name", jstr(r->src[i].name), "events",
+						      (json_int_t)r->src[i].events, "credited_bits",
+						      ctl_real(r->src[i].credited_bits)));
+	return json_pack("{s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o}", "started_s",
+			 r->started_s >= 0 ? ctl_real(r->started_s) : json_null(), "ran_s",
+			 r->ran_s >= 0 ? ctl_real(r->ran_s) : json_null(), "ended", r->ended,
+			 "ready_at_start", r->ready_at_start, "ready_after_s",
+			 r->ready_after_s >= 0 ? ctl_real(r->ready_after_s) : json_null(),
+			 "credited_bits", ctl_real(r->credited_bits), "credited_before_ready_bits",
+			 ctl_real(r->credited_before_ready), "sources", srcs);
+}
+
+/* How this boot's CRNG got seeded and what entropyd added: Kernel.seed. Where the CRNG was
+ * ready when this instance started and entropyd ran in the initramfs, the verdict is that
+ * instance's. */
 static json_t *seed_record(const struct ctl *ctl, const struct ctl_status *st)
 {
 	const struct kseed *k = &ctl->seed;
+	const struct kboot *r = ctl->ready_at_start ? st->boot : NULL;
 	struct kseed_boot b = {
 		.credit_until_ready = st->credit_until_ready,
 		.ready_at_start = ctl->ready_at_start,
@@ -132,10 +157,21 @@ static json_t *seed_record(const struct ctl *ctl, const struct ctl_status *st)
 		.credited = (double)st->fed_credit_bits,
 	};
 	char text[512];
-	enum kseed_verdict v = kseed_verdict(k, &b, text, sizeof(text));
+	enum kseed_verdict v;
 
+	if (r) {
+		b.in_initramfs = true;
+		b.ready_at_start = r->ready_at_start;
+		b.ready_now = true;
+		b.ready_after_s = r->ready_after_s;
+		b.needed_at_start = r->needed_at_start;
+		b.credited_before_ready = r->credited_before_ready;
+		b.credited = r->credited_bits;
+	}
+	v = kseed_verdict(k, &b, text, sizeof(text));
 	return json_pack(
-		"{s:{s:b, s:b, s:b, s:o, s:o, s:s}, s:o, s:{s:o, s:s}, s:b, s:o, s:o, s:s, s:s}",
+		"{s:{s:b, s:b, s:b, s:o, s:o, s:s}, s:o, s:{s:o, s:s}, s:b, s:o, s:o, s:s, s:s,"
+		" s:o}",
 		"cpu_rng", "rdrand", k->rdrand, "rdseed", k->rdseed, "trusted", k->cpu_trusted,
 		"trust_cpu", k->trust_cpu < 0 ? json_null() : json_boolean(k->trust_cpu),
 		"config_trust_cpu",
@@ -151,7 +187,8 @@ static json_t *seed_record(const struct ctl *ctl, const struct ctl_status *st)
 		"credited_before_ready_bits",
 		ctl->ready_at_start || !st->credit_until_ready ? json_null()
 							       : ctl_real(st->credited_before_ready),
-		"verdict", kseed_verdict_name(v), "summary", text);
+		"verdict", kseed_verdict_name(v), "summary", text, "initramfs",
+		initramfs_record(st->boot));
 }
 
 /* The collector's walls (priv_sandbox.h); this process is the collector. */

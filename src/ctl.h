@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "kernel_boot.h"
 
 struct ctl;
 
@@ -30,6 +31,7 @@ struct ctl_status {
 	uint64_t feeds, fed_bytes, fed_credit_bits, reseeds, feed_errors;
 	uint64_t reloads, reload_failures;
 	const char *config;      /* the configuration file in force */
+	const struct kboot *boot; /* what entropyd in the initramfs did at this boot; or NULL */
 };
 
 /* What the socket asks of the daemon that serves it, with the daemon's opaque arg. */

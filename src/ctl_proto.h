@@ -33,8 +33,10 @@
  *   5  Reload returns notices: what was said about the file that loaded (keys that do not
  *      apply to their mode, ignored).
  *   6  GetStatus returns collector: the walls around the collector (its user, namespaces,
- *      read-only view, Landlock ABI, system call filter) and those missing, with why. */
-#define CTL_PROTO_VERSION 6
+ *      read-only view, Landlock ABI, system call filter) and those missing, with why.
+ *   7  Seed.initramfs: what entropyd in the initramfs did at this boot (its boot record);
+ *      the verdict is that instance's where the CRNG was ready when this one started. */
+#define CTL_PROTO_VERSION 7
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "feed_pipeline.h"
 #include "feed_pool.h"
 #include "feed_sink.h"
+#include "kernel_boot.h"
 #include "log.h"
 #include "priv.h"
 #include "priv_drop.h"
@@ -44,6 +46,19 @@ struct daemon {
 	uint64_t status_ns; /* when STATUS= was last sent */
 	char *config_path;  /* the configuration file, absolute where it can be made so */
 	char *device;       /* feed.device as opened at start: a reload does not change it */
+	/* The boot record (kernel_boot.h): written in the initramfs (--initramfs), else read. */
+	struct {
+		int fd;             /* where this instance writes it; -1 none */
+		char id[40];        /* this boot's id; "" not known */
+		double started_s;   /* seconds from boot to this instance's start */
+		bool ready_at_start;
+		int needed_at_start;
+		bool ready_written; /* written since the CRNG became ready */
+		uint64_t written_ns;
+		char *bytes;        /* read before the sandbox, parsed after */
+		size_t len;
+		struct kboot *read; /* the initramfs's, checked; NULL none */
+	} boot;
 };
 
 /* STATUS= is readable by every user (systemctl status): counts that change with each key
@@ -82,6 +97,94 @@ static void status_now(struct daemon *d)
 		      d->feed.ks.crng_ready ? "ready" : "not ready");
 }
 
+/* ---- the boot record: what this instance did at this boot, or what the initramfs's did ---- */
+
+/* Counts, the time to readiness and per source what it credited: never a time of an event. */
+static void boot_save(struct daemon *d, bool ended)
+{
+	struct kboot *b;
+	struct inst_info info;
+
+	if (d->boot.fd < 0)
+		return;
+	b = xcalloc(1, sizeof(*b));
+	strlcopy(b->boot_id, d->boot.id, sizeof(b->boot_id));
+	b->started_s = d->boot.started_s;
+	b->ran_s = (double)(mono_ns() - d->feed.start_ns) / 1e9;
+	b->ended = ended;
+	b->ready_at_start = d->boot.ready_at_start;
+	b->needed_at_start = d->boot.needed_at_start;
+	b->ready_after_s = d->feed.ready_after_ns ? (double)d->feed.ready_after_ns / 1e9 : -1;
+	b->credited_bits = (double)d->sink.credited;
+	b->credited_before_ready = d->boot.ready_at_start ? 0 : (double)d->feed.credited_before_ready;
+	if (!d->feed.ks.crng_ready)
+		b->credited_before_ready = b->credited_bits;
+	for (size_t i = 0; pipeline_info(i, &info) && b->n_sources < KBOOT_MAX_SOURCES; i++) {
+		struct kboot_source *src = &b->src[b->n_sources++];
+
+		strlcopy(src->cls, class_name(info.cls), sizeof(src->cls));
+		printable(src->name, sizeof(src->name), info.name);
+		src->events = info.c.events;
+		src->credited_bits = info.c.credited_bits;
+	}
+	if (kboot_write(d->boot.fd, b) < 0)
+		log_errno(LOG_WARNING, "boot record %s: cannot write it", d->opts->boot_record);
+	d->boot.written_ns = mono_ns();
+	d->boot.ready_written = d->feed.ks.crng_ready;
+	free(b);
+}
+
+/* In the collector, while it may still open what root may: make the record (in the
+ * initramfs), or read the initramfs's, to be parsed once the sandbox is up. */
+static void boot_prepare(struct daemon *d)
+{
+	char why[256];
+	struct timespec ts;
+
+	if (!kboot_boot_id(d->boot.id, sizeof(d->boot.id)))
+		d->boot.id[0] = '\0';
+	d->boot.started_s = clock_gettime(CLOCK_BOOTTIME, &ts) == 0
+				    ? (double)ts.tv_sec + (double)ts.tv_nsec / 1e9
+				    : -1;
+	d->boot.ready_at_start = d->feed.ks.crng_ready;
+	d->boot.needed_at_start = d->feed.ks.crng_ready ? 0 : kernel_bits_needed(&d->feed.ks);
+	if (d->opts->initramfs) {
+		d->boot.fd = kboot_create(d->opts->boot_record, why, sizeof(why));
+		if (d->boot.fd < 0)
+			log_warn("boot record %s: %s: the service's instance will not know what "
+				 "this one did", d->opts->boot_record, why);
+		return;
+	}
+	d->boot.bytes = kboot_read(d->opts->boot_record, &d->boot.len, why, sizeof(why));
+	if (!d->boot.bytes && errno != ENOENT)
+		log_warn("boot record %s: ignored: %s", d->opts->boot_record, why);
+}
+
+/* Inside the sandbox: the bytes read are checked like any input from outside. */
+static void boot_load(struct daemon *d)
+{
+	struct kboot b;
+	char why[256];
+
+	if (!d->boot.bytes)
+		return;
+	if (kboot_parse(d->boot.bytes, d->boot.len, d->boot.id[0] ? d->boot.id : NULL, &b, why,
+			sizeof(why)) < 0) {
+		log_warn("boot record %s: ignored: %s", d->opts->boot_record, why);
+	} else {
+		d->boot.read = xmalloc(sizeof(b));
+		*d->boot.read = b;
+		log_notice("boot record %s: entropyd ran in the initramfs for %.1f s and credited "
+			   "%.0f bits, %.0f before the CRNG was ready (%s)", d->opts->boot_record,
+			   b.ran_s, b.credited_bits, b.credited_before_ready,
+			   b.ready_at_start ? "ready when it started"
+			   : b.ready_after_s >= 0 ? "which it saw become ready"
+						 : "not ready when it stopped");
+	}
+	free(d->boot.bytes);
+	d->boot.bytes = NULL;
+}
+
 static void update_status(void *arg)
 {
 	struct daemon *d = arg;
@@ -89,6 +192,11 @@ static void update_status(void *arg)
 	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
 	if (mono_ns() - d->status_ns >= STATUS_EVERY_NS)
 		status_now(d);
+	/* When the CRNG became ready, and every STATUS_EVERY_NS: a record for the service
+	 * even if this instance is killed before it can write its last. */
+	if (d->boot.fd >= 0 && ((d->feed.ks.crng_ready && !d->boot.ready_written) ||
+				mono_ns() - d->boot.written_ns >= STATUS_EVERY_NS))
+		boot_save(d, false);
 }
 
 /* Counts only: never a timestamp of an individual event. */
@@ -234,6 +342,10 @@ static void fill_status(void *arg, struct ctl_status *out)
 	pipeline_kernel_counts(out->credit_counts);
 	out->entropy_avail = kernel_entropy_avail();
 	out->ready_after_s = f->ready_after_ns ? (double)f->ready_after_ns / 1e9 : -1;
+	/* Ready before this instance started: the initramfs's saw when, if it did. */
+	if (out->ready_after_s < 0 && d->boot.ready_at_start && d->boot.read)
+		out->ready_after_s = d->boot.read->ready_after_s;
+	out->boot = d->boot.read;
 	out->credit_until_ready = f->ks.credit_until_ready;
 	out->credited_before_ready = (double)f->credited_before_ready;
 	out->feeds = d->sink.feeds;
@@ -390,6 +502,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	d->cfg = cfg;
 	d->sink.fd = -1; /* teardown closes it; never fd 0 */
 	d->device = xstrdup(cfg->feed.device);
+	d->boot.fd = -1;
 	d->config_path = realpath(opts->config_path, NULL);
 	if (!d->config_path)
 		d->config_path = xstrdup(opts->config_path);
@@ -430,6 +543,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	record_flush_on(d->base); /* recordings reach their files within seconds */
 	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
 	pipeline_boot_allowance(kernel_bits_needed(&d->feed.ks));
+	boot_prepare(d);
 	/* The control socket gets its group while the collector may still change it. */
 	d->ctl = ctl_start(d->base, cfg, &ctl_ops, d);
 	if (!d->ctl || record_dir_for_collector(cfg) < 0 ||
@@ -437,6 +551,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 		status = EXIT_STARTUP;
 		goto out;
 	}
+	boot_load(d);
 	if (sources_start(d->srcs, d->base, cfg) < 0) {
 		sources_stop(d->srcs);
 		status = EXIT_STARTUP;
@@ -445,6 +560,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	notify_ready();
 	report_ready(opts, EXIT_OK);
 	status_now(d);
+	boot_save(d, false);
 	{
 		char not_open[512];
 		size_t n = sources_open(d->srcs, not_open, sizeof(not_open));
@@ -457,12 +573,17 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 
 	feed_flush(&d->feed);
 	log_summary(d, LOG_NOTICE);
+	boot_save(d, true);
 	sources_stop(d->srcs);
 out:
 	if (status != EXIT_OK)
 		report_ready(opts, status);
 	priv_close();
 done:
+	if (d->boot.fd >= 0)
+		close(d->boot.fd);
+	free(d->boot.bytes);
+	free(d->boot.read);
 	teardown(d);
 	free(d->config_path);
 	free(d->device);

@@ -13,6 +13,8 @@ struct daemon_opts {
 	int verbosity;
 	int ready_fd; /* if >= 0, one status byte is written here once started or failed */
 	const char *record_dir; /* --record: replaces record.dir, in every config loaded; or NULL */
+	bool initramfs;          /* --initramfs: write the boot record (else read it) */
+	const char *boot_record; /* its path (kernel_boot.h) */
 };
 
 /* Run until SIGTERM/SIGINT. Takes ownership of cfg. Returns an exit status. */

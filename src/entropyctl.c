@@ -95,6 +95,29 @@ static const char *unpaint(void)
 }
 
 /* How this boot's CRNG got seeded, and the verdict: does this machine need entropyd? */
+/* What entropyd in the initramfs did at this boot, from its boot record: counts only. */
+static void print_initramfs(const json_t *r)
+{
+	size_t i, shown = 0;
+	const json_t *src;
+
+	if (!json_is_object(r))
+		return;
+	printf("initramfs: entropyd ran");
+	if (!isnan(f_(r, "ran_s")))
+		printf(" %.1f s", f_(r, "ran_s"));
+	printf("%s, credited %.0f bits (%.0f before the CRNG was ready)",
+	       b_(r, "ended") ? "" : " (cut short)", f_(r, "credited_bits"),
+	       f_(r, "credited_before_ready_bits"));
+	json_array_foreach(json_object_get(r, "sources"), i, src) {
+		if (f_(src, "credited_bits") < 0.05)
+			continue;
+		printf("%s%s/%s %.1f", shown++ ? ", " : ": ", s_(src, "class"), s_(src, "name"),
+		       f_(src, "credited_bits"));
+	}
+	printf("\n");
+}
+
 static void print_seed(const json_t *seed)
 {
 	const json_t *cpu = json_object_get(seed, "cpu_rng"), *bl = json_object_get(seed, "bootloader");
@@ -117,6 +140,7 @@ static void print_seed(const json_t *seed)
 						       : " (random.trust_bootloader=off)"
 				   : "");
 	printf("verdict: %s\n", s_(seed, "summary"));
+	print_initramfs(json_object_get(seed, "initramfs"));
 }
 
 /* The walls around the collector, and each one this host allows that is missing. */
@@ -158,7 +182,11 @@ static void print_overview(const json_t *st)
 	printf("kernel %s: CRNG %s%s%s", s_(k, "version"), paint(ready ? "ready" : "not ready"),
 	       ready ? "ready" : "not ready", unpaint());
 	if (!isnan(after))
-		printf(" (%.1f s after entropyd started)", after);
+		printf(" (%.1f s after entropyd started%s)", after,
+		       json_is_object(json_object_get(json_object_get(k, "seed"), "initramfs")) &&
+				       b_(json_object_get(k, "seed"), "ready_at_start")
+			       ? " in the initramfs"
+			       : "");
 	printf(", credit %s", b_(k, "credit_counts") ? "counts" : "no longer counts");
 	if (json_is_integer(json_object_get(k, "entropy_avail")))
 		printf(", entropy_avail %lld", i_(k, "entropy_avail"));
@@ -549,6 +577,11 @@ static void print_metrics(const json_t *st, const json_t *sources)
 		prom_plain("entropyd_kernel_crng_ready_after_seconds", "gauge",
 			   "Seconds from entropyd's start until the CRNG became ready.",
 			   f_(k, "ready_after_s"));
+	if (json_is_object(json_object_get(json_object_get(k, "seed"), "initramfs")))
+		prom_plain("entropyd_initramfs_credited_bits", "gauge",
+			   "Bits entropyd in the initramfs credited at this boot (its boot record).",
+			   f_(json_object_get(json_object_get(k, "seed"), "initramfs"),
+			      "credited_bits"));
 	prom_plain("entropyd_sources", "gauge",
 		   "Source instances found and enabled by policy, open or waiting to be.",
 		   (double)i_(t, "instances"));

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "daemon.h"
 #include "est_assess.h"
+#include "kernel_boot.h"
 #include "log.h"
 #include "priv_drop.h"
 #include "priv_notify.h"
@@ -38,6 +39,10 @@ static void usage(FILE *out)
 		"  -d, --dry-run      do everything but feed the kernel; log what would be credited\n"
 		"      --record DIR   record the symbols each instance's estimator sees, one\n"
 		"                     byte each, in DIR/CLASS-NAME.bin (overrides record.dir)\n"
+		"      --initramfs    this instance runs in the initramfs: leave what it did at\n"
+		"                     this boot in the boot record, for the service's instance\n"
+		"      --boot-record FILE\n"
+		"                     the boot record, if not %s\n"
 		"  -v, --verbose      log more (twice: debug)\n"
 		"  -V, --version      print the version and exit\n"
 		"  -h, --help         print this help and exit\n"
@@ -59,7 +64,7 @@ static void usage(FILE *out)
 		"read, is empty or holds one sample), 2 usage error, 3 start-up failure, 4 one of\n"
 		"its two processes went.\n"
 		"See entropyd(8) and entropyd.conf(5).\n",
-		CONFIG_DEFAULT_PATH, ASSESS_MIN_SAMPLES);
+		CONFIG_DEFAULT_PATH, KBOOT_DEFAULT_PATH, ASSESS_MIN_SAMPLES);
 }
 
 /* Close every descriptor but 0-2 that the launcher left open (a shell's, a service
@@ -100,6 +105,8 @@ enum {
 	OPT_INSTANCE,
 	OPT_JSON,
 	OPT_PRINT_KEYS, /* hidden: every key the parser accepts, for the man page test */
+	OPT_INITRAMFS,
+	OPT_BOOT_RECORD,
 };
 
 static const struct option long_opts[] = {
@@ -118,6 +125,8 @@ static const struct option long_opts[] = {
 	{"instance", required_argument, NULL, OPT_INSTANCE},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"print-keys", no_argument, NULL, OPT_PRINT_KEYS},
+	{"initramfs", no_argument, NULL, OPT_INITRAMFS},
+	{"boot-record", required_argument, NULL, OPT_BOOT_RECORD},
 	{NULL, 0, NULL, 0},
 };
 
@@ -288,7 +297,8 @@ static char *absolute_dir(const char *dir)
 
 int main(int argc, char **argv)
 {
-	struct daemon_opts opts = {.config_path = CONFIG_DEFAULT_PATH, .ready_fd = -1};
+	struct daemon_opts opts = {.config_path = CONFIG_DEFAULT_PATH, .ready_fd = -1,
+				   .boot_record = KBOOT_DEFAULT_PATH};
 	bool explicit_path = false, check = false, print = false, json = false;
 	const char *assess_file = NULL, *bits_arg = NULL, *class_arg = NULL, *record_arg = NULL;
 	const char *instance_arg = NULL;
@@ -347,6 +357,14 @@ int main(int argc, char **argv)
 		case OPT_PRINT_KEYS:
 			config_print_keys(stdout);
 			return EXIT_OK;
+		case OPT_INITRAMFS:
+			opts.initramfs = true;
+			break;
+		case OPT_BOOT_RECORD:
+			if (*optarg != '/')
+				return usage_error("--boot-record: give an absolute path");
+			opts.boot_record = optarg;
+			break;
 		default:
 			/* getopt said what was wrong; the whole help would bury it. */
 			fputs("Try \"entropyd --help\" for more information.\n", stderr);

@@ -193,6 +193,9 @@ enum kseed_verdict kseed_verdict(const struct kseed *k, const struct kseed_boot 
 				 size_t size)
 {
 	int needed = b->needed_at_start >= 0 ? b->needed_at_start : 256;
+	/* Where the initramfs's instance did it, the sentence says so. */
+	const char *ed = b->in_initramfs ? "entropyd in the initramfs" : "entropyd";
+	const char *there = b->in_initramfs ? " there" : "";
 
 	if (!b->credit_until_ready) {
 		snprintf(text, size, "this kernel counts credit all along (the semantics before "
@@ -200,8 +203,8 @@ enum kseed_verdict kseed_verdict(const struct kseed *k, const struct kseed_boot 
 		return KSEED_OLD_KERNEL;
 	}
 	if (b->ready_at_start) {
-		snprintf(text, size, "CRNG was ready before entropyd started, seeded by %s: "
-				     "entropyd only mixes here", kseed_seeded_by(k));
+		snprintf(text, size, "CRNG was ready before %s started, seeded by %s: "
+				     "entropyd only mixes here", ed, kseed_seeded_by(k));
 		return KSEED_READY_BEFORE;
 	}
 	if (!b->ready_now) {
@@ -210,19 +213,19 @@ enum kseed_verdict kseed_verdict(const struct kseed *k, const struct kseed_boot 
 		return KSEED_NOT_READY;
 	}
 	if (b->credited_before_ready >= 1) {
-		snprintf(text, size, "entropyd credited %.0f of the %d bits the CRNG waited for%s",
+		snprintf(text, size, "%s credited %.0f of the %d bits the CRNG waited for%s", ed,
 			 b->credited_before_ready > needed ? (double)needed
 							   : b->credited_before_ready,
 			 needed, b->ready_after_s >= 0 ? "" : " (when it became ready is not known)");
 		if (b->ready_after_s >= 0) {
 			size_t n = strlen(text);
 
-			snprintf(text + n, size - n, "; ready %.1f s after entropyd started",
-				 b->ready_after_s);
+			snprintf(text + n, size - n, "; ready %.1f s after entropyd started%s",
+				 b->ready_after_s, there);
 		}
 		return KSEED_CREDITED;
 	}
-	snprintf(text, size, "CRNG became ready after entropyd started with none of its credit "
-			     "(seeded by %s): entropyd did not help this boot", kseed_seeded_by(k));
+	snprintf(text, size, "CRNG became ready after %s started with none of its credit "
+			     "(seeded by %s): entropyd did not help this boot", ed, kseed_seeded_by(k));
 	return KSEED_READY_WITHOUT;
 }

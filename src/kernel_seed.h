@@ -36,6 +36,8 @@ struct kseed_boot {
 	int needed_at_start;        /* the bits the CRNG still waited for at start; < 0 unknown */
 	double credited_before_ready; /* bits entropyd credited before it became ready */
 	double credited;            /* bits entropyd credited so far */
+	bool in_initramfs;          /* all of the above is the initramfs instance's (its boot
+				     * record), which ran before this one */
 };
 
 enum kseed_verdict {

@@ -232,6 +232,18 @@ START_TEST(test_verdict_credited)
 	b.needed_at_start = 200;
 	ck_assert_int_eq(verdict(&k, &b, text), KSEED_CREDITED);
 	ck_assert_ptr_nonnull(strstr(text, "credited 200 of the 200 bits"));
+	/* what the initramfs's instance did, read from its boot record */
+	b = (struct kseed_boot){.credit_until_ready = true, .ready_now = true,
+				.ready_after_s = 1.26, .needed_at_start = 256,
+				.credited_before_ready = 256, .credited = 256, .in_initramfs = true};
+	ck_assert_int_eq(verdict(&k, &b, text), KSEED_CREDITED);
+	ck_assert_str_eq(text, "entropyd in the initramfs credited 256 of the 256 bits the CRNG "
+			       "waited for; ready 1.3 s after entropyd started there");
+	b.ready_at_start = true;
+	b.credited_before_ready = 0;
+	b.ready_after_s = -1;
+	ck_assert_int_eq(verdict(&k, &b, text), KSEED_READY_BEFORE);
+	ck_assert_ptr_nonnull(strstr(text, "ready before entropyd in the initramfs started"));
 }
 END_TEST
 
