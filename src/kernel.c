@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -12,6 +13,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include "util.h"
 
 #define ENTROPY_AVAIL_PATH KERNEL_RANDOM_DIR "/entropy_avail"
 
@@ -48,21 +51,24 @@ int kernel_entropy_avail(void)
 	return read_number(ENTROPY_AVAIL_PATH);
 }
 
+/* Paths are made to measure: a tree in a deep build directory is read whole. */
 static int read_in(const char *dir, const char *name)
 {
-	char path[512];
+	char *path = xasprintf("%s/%s", dir, name);
+	int v = read_number(path);
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return read_number(path);
+	free(path);
+	return v;
 }
 
 static bool exists_in(const char *dir, const char *name)
 {
-	char path[512];
+	char *path = xasprintf("%s/%s", dir, name);
 	struct stat st;
+	bool found = stat(path, &st) == 0;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return stat(path, &st) == 0;
+	free(path);
+	return found;
 }
 
 #define UNTIL_READY "credit counts until the CRNG is ready (5.18 semantics)"
@@ -72,8 +78,9 @@ static bool exists_in(const char *dir, const char *name)
  * the rewrite's 256-bit hash, whatever the version says (the rewrite was backported to
  * every stable series in 2022); 4096 (the old pool; older kernels still gave it in bytes,
  * 512) otherwise. read_wakeup_threshold went away in 5.6, long before the rewrite, so it
- * can only tell of the old semantics, never of the new. The version comes last. */
-static void decide(struct kernel_state *ks, const char *dir)
+ * can only tell of the old semantics, never of the new. The version comes last. why names
+ * no path: a long one would push its end out of the buffer. */
+static void decide(struct kernel_state *ks)
 {
 	if (ks->poolsize == KERNEL_READY_BITS) {
 		ks->credit_until_ready = true;
@@ -92,8 +99,8 @@ static void decide(struct kernel_state *ks, const char *dir)
 	} else {
 		ks->credit_until_ready = ks->major > 5 || (ks->major == 5 && ks->minor >= 18);
 		ks->by = KERNEL_BY_VERSION;
-		snprintf(ks->why, sizeof(ks->why), "no poolsize in %s: by the version %u.%u alone, a "
-			 "last resort: %s", dir, ks->major, ks->minor,
+		snprintf(ks->why, sizeof(ks->why), "no poolsize: by the version %u.%u alone, a last "
+			 "resort: %s", ks->major, ks->minor,
 			 ks->credit_until_ready ? UNTIL_READY : DEPLETING " (before 5.18)");
 	}
 }
@@ -109,7 +116,7 @@ void kernel_probe_at(struct kernel_state *ks, const char *dir)
 	ks->read_wakeup = exists_in(dir, "read_wakeup_threshold");
 	ks->write_wakeup = read_in(dir, "write_wakeup_threshold");
 	ks->entropy_avail = read_in(dir, "entropy_avail");
-	decide(ks, dir);
+	decide(ks);
 	ks->crng_ready = kernel_crng_ready();
 }
 

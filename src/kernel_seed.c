@@ -15,13 +15,12 @@
 /* The first size - 1 bytes of root/rel, or NULL. */
 static char *slurp(const char *root, const char *rel, size_t size)
 {
-	char path[512];
-	FILE *f;
+	char *path = xasprintf("%s/%s", root, rel);
+	FILE *f = fopen(path, "re");
 	char *buf;
 	size_t n;
 
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	f = fopen(path, "re");
+	free(path);
 	if (!f)
 		return NULL;
 	buf = xcalloc(1, size);

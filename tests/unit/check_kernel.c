@@ -86,13 +86,23 @@ END_TEST
 /* Recorded /proc/sys/kernel/random trees (tests/data/kernel_random/). */
 static void probe_tree(struct kernel_state *ks, const char *tree)
 {
-	char dir[512];
+	char *dir = xasprintf("%s/tests/data/kernel_random/%s", SRCDIR, tree);
 
-	snprintf(dir, sizeof(dir), "%s/tests/data/kernel_random/%s", SRCDIR, tree);
 	kernel_probe_at(ks, dir);
+	free(dir);
 }
 
 #define UNTIL_READY "poolsize 256: credit counts until the CRNG is ready (5.18 semantics)"
+#define LAST_UNTIL_READY "a last resort: credit counts until the CRNG is ready (5.18 semantics)"
+#define LAST_DEPLETING \
+	"a last resort: a pool that reads deplete, credit counts always (before 5.18)"
+
+static bool ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+
+	return n >= m && strcmp(s + n - m, end) == 0;
+}
 
 /* Each tree under a release that would have said otherwise if the version decided: 5.10.262
  * is Debian 11's current kernel, with the 2022 rewrite backported. */
@@ -182,6 +192,8 @@ START_TEST(test_credit_until_ready_from_5_18)
 		{"6.1.0-28-cloud-amd64", 6, 1, true},
 		{"6.18.44-fc-v1098", 6, 18, true},
 		{"10.1", 10, 1, true},
+		/* the longest reason there can be: its end is still there */
+		{"4294967295.4294967295", 4294967295u, 4294967295u, true},
 		/* Unparsable: 0.0, and so not the 5.18 behaviour. */
 		{"7", 0, 0, false},
 		{"linux", 0, 0, false},
@@ -203,9 +215,50 @@ START_TEST(test_credit_until_ready_from_5_18)
 		ck_assert_int_eq(ks.poolsize, -1);
 		ck_assert_int_eq(ks.write_wakeup, -1);
 		ck_assert_int_eq(ks.entropy_avail, -1);
-		ck_assert_msg(strstr(ks.why, "by the version") && strstr(ks.why, "last resort"),
+		ck_assert_msg(strstr(ks.why, "by the version") &&
+				      ends_with(ks.why, cases[i].until_ready ? LAST_UNTIL_READY
+									     : LAST_DEPLETING),
 			      "%s", ks.why);
 	}
+}
+END_TEST
+
+/* A tree in a directory deeper than any fixed buffer (a package built under a long path): it
+ * is read whole, and the reason keeps its end. */
+START_TEST(test_deep_tree)
+{
+	char base[64], *deep, *pool, *empty;
+	struct kernel_state ks;
+	FILE *f;
+
+	tu_mkdtemp(base, sizeof(base), "/tmp/check_kernel.XXXXXX");
+	deep = xstrdup(base);
+	while (strlen(deep) < 700) {
+		char *next = xasprintf("%s/a-directory-of-a-long-build-path-%zu", deep, strlen(deep));
+
+		free(deep);
+		deep = next;
+		ck_assert_int_eq(mkdir(deep, 0755), 0);
+	}
+	pool = xasprintf("%s/poolsize", deep);
+	ck_assert_ptr_nonnull(f = fopen(pool, "w"));
+	fputs("256\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	/* a release that would say otherwise: only the poolsize read at that depth says 256 */
+	fake_release = "5.4.0";
+	kernel_probe_at(&ks, deep);
+	ck_assert_msg(ks.by == KERNEL_BY_POOLSIZE && ks.credit_until_ready, "%s", ks.why);
+	ck_assert_str_eq(ks.why, UNTIL_READY);
+	empty = xasprintf("%s/empty", deep);
+	ck_assert_int_eq(mkdir(empty, 0755), 0);
+	fake_release = "6.1.0";
+	kernel_probe_at(&ks, empty);
+	ck_assert_int_eq(ks.by, KERNEL_BY_VERSION);
+	ck_assert_msg(ends_with(ks.why, LAST_UNTIL_READY), "%s", ks.why);
+	free(empty);
+	free(pool);
+	free(deep);
+	ck_assert_int_eq(tu_rm_tree(base), 0);
 }
 END_TEST
 
@@ -647,6 +700,7 @@ static Suite *kernel_suite(void)
 	tcase_add_test(tc, test_probe_semantics_from_proc);
 	tcase_add_test(tc, test_semantics_from_recorded_trees);
 	tcase_add_test(tc, test_credit_until_ready_from_5_18);
+	tcase_add_test(tc, test_deep_tree);
 	tcase_add_test(tc, test_crng_ready_agrees_with_getrandom);
 	tcase_add_test(tc, test_crng_not_ready_seen);
 	tcase_add_test(tc, test_entropy_avail_matches_proc);
