@@ -157,6 +157,7 @@ static long call(long nr, unsigned long a0, unsigned long a1, unsigned long a2,
 	r.rsi = a1;
 	r.rdx = a2;
 	r.r10 = a3;
+	r.r8 = 0; /* sendto's address: none */
 	r.rip = syscall_insn;
 	if (ptrace(PTRACE_SETREGS, target, NULL, &r) < 0)
 		die("PTRACE_SETREGS");
@@ -228,26 +229,16 @@ static long seqpacket_fd(void)
  * restarted: it reads nothing more, and a signal to it stays pending) until it dies. */
 static void stall(long n)
 {
-	struct {
-		struct msghdr mh;
-		struct iovec iov;
-		struct priv_hdr h;
-	} m;
+	struct priv_hdr h = {.version = PRIV_VERSION, .type = PRIV_RESEED, .size = sizeof(h)};
 	unsigned long at;
 	long fd = seqpacket_fd(), sent = 0, rc = 0;
 	int status;
 
-	memset(&m, 0, sizeof(m));
 	attach();
-	at = put(&m, sizeof(m)); /* the same size, the same place: once to learn where */
-	m.h = (struct priv_hdr){.version = PRIV_VERSION, .type = PRIV_RESEED, .size = sizeof(m.h)};
-	m.iov.iov_base = (void *)(at + offsetof(__typeof__(m), h));
-	m.iov.iov_len = sizeof(m.h);
-	m.mh.msg_iov = (struct iovec *)(at + offsetof(__typeof__(m), iov));
-	m.mh.msg_iovlen = 1;
-	put(&m, sizeof(m));
-	while (sent < n && (rc = call(SYS_sendmsg, (unsigned long)fd, at,
-				     MSG_DONTWAIT | MSG_NOSIGNAL, 0)) == (long)sizeof(m.h))
+	at = put(&h, sizeof(h));
+	/* sendto(), as the collector's own requests go (send()); sendmsg() is no call of its */
+	while (sent < n && (rc = call(SYS_sendto, (unsigned long)fd, at, sizeof(h),
+				     MSG_DONTWAIT | MSG_NOSIGNAL)) == (long)sizeof(h))
 		sent++;
 	printf("sent %ld", sent);
 	if (sent < n)
