@@ -472,7 +472,7 @@ static enum src_status if_open(struct src_inst *si)
 		return if_not_open(si, "error", "cannot capture only the configured direction "
 				   "(sources.network.direction)");
 	}
-	if (capture_set_filter(f->p, f->filter, msg, sizeof(msg)) < 0) {
+	if (if_set_filter(si, f->filter, msg, sizeof(msg)) < 0) {
 		log_limited(&rl_open, LOG_ERR, "network/%s: %s; not captured", si->name, msg);
 		return if_not_open(si, "filter error", msg);
 	}
@@ -799,7 +799,7 @@ static void pcap_src_forget(struct src_inst *si)
 
 /* A reload: an interface whose snaplen or direction changed is captured afresh (closing a
  * capture loses what the kernel had not handed over yet); one whose filter alone changed
- * gets the new filter in place, losing nothing (capture_set_filter()). Neither happens if
+ * gets the new filter in place, losing nothing (if_set_filter()). Neither happens if
  * the new filter does not compile (filters_compile said so): the capture stays as it is.
  * The others keep theirs, and every instance its state. A new direction needs a new capture:
  * libpcap leaves the kernel's PACKET_IGNORE_OUTGOING set once "in" was asked for. A savefile

@@ -142,35 +142,27 @@ struct iface {
 	char *filter;
 	struct replay *rp; /* offline */
 	struct capture cap;
-	/* Sampling in the kernel (net_sock.c): the program libpcap attached for the
-	 * filter, which the sampled one is put in front of (n_base 0: none attached); the
-	 * share in force and its state ("off", "on", "refused"). */
-	struct sock_filter *base;
-	size_t n_base;
-	bool base_known;
+	/* Sampling in the kernel (net_sock.c): the share in force and its state ("off",
+	 * "on", "refused"; NULL while not open). */
 	struct sampler smp;
 	const char *sampling;
 	uint64_t taken;           /* the capture's packets and drops at the last count */
 	struct event *sample_ev;  /* while sampling: the rate is looked at without packets */
 };
 
-/* net_sock.c: sampling in the kernel on a live capture. After the capture's filter
- * was set (it opened, or a reload set a new one in place): the program libpcap attached is
- * the base, and the share in force is set again in front of it. */
+/* net_sock.c: sampling in the kernel on a live capture. The capture opened (its filter
+ * set): not sampled yet. */
 void if_sample_start(struct src_inst *si);
 /* On the read path: the packets and drops counted since, and the share re-set if the rate
  * asks for it (at most once a window). */
 void if_sample_tick(struct src_inst *si);
 /* The capture closes. */
 void if_sample_stop(struct src_inst *si);
-/* A reload's new filter (compiled for the capture) on the running capture, losing nothing:
- * the packets the ring holds were taken under the filter before, those after under this
- * one. Where the kernel's program is the compiled one (all but cooked captures) it replaces
- * the one in force in one step, with SO_ATTACH_FILTER (and the sampling prefix in front
- * while sampling): pcap_setfilter() puts a filter that rejects everything on the socket for
- * the moment between two calls, and a packet arriving then is lost. Elsewhere
- * pcap_setfilter(), which also filters what the ring holds with the new filter. -1 with
- * the reason in err. */
+/* The capture's socket filter with filter, the administrator's (priv_filter.c, set by the
+ * privileged process): as the capture opens, and a reload's new one on the running capture,
+ * losing nothing (the kernel replaces the program in force in one step; the packets the ring
+ * holds were taken under the filter before, those after under this one); the share kept
+ * while sampling stays. -1 with the reason in err. */
 int if_set_filter(struct src_inst *si, const char *filter, char *err, size_t size);
 
 /* net_file.c: the savefile as the class's one instance: checked whole, then

@@ -1,11 +1,10 @@
-/* net_sample: the pure parts of sampling in the kernel (see net.h) — the
- * socket filter that keeps a random share of packets, and the share that follows the arrival
- * rate. No libpcap or socket calls here: net.c sets what this decides. */
+/* net_sample: the pure parts of sampling in the kernel (see net.h) — the share of packets
+ * kept, which follows the arrival rate. No libpcap or socket calls here: net_sock.c has the
+ * privileged process set what this decides (priv_filter.c keeps the share). */
 #include "autoconf.h"
 
 #include "net_sample.h"
 
-#include <linux/filter.h>
 #include <math.h>
 
 #include "util.h"
@@ -64,26 +63,4 @@ enum sampler_news sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns,
 	else
 		*ratio = s->ratio;
 	return *ratio != s->ratio ? SAMPLER_CHANGE : SAMPLER_MEASURED;
-}
-
-size_t sample_program(double ratio, const struct sock_filter *base, size_t n,
-		      struct sock_filter *out)
-{
-	/* Kept when the kernel's random 32-bit number is at most ratio * 2^32 - 1. */
-	double t = ratio * 4294967296.0 - 1;
-	uint32_t k = t <= 0 ? 0 : t >= 4294967295.0 ? UINT32_MAX : (uint32_t)t;
-	size_t i = 0;
-
-	out[i++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-						 (uint32_t)(SKF_AD_OFF + SKF_AD_RANDOM));
-	/* Above the threshold: on to the reject below; else over it, to the program. */
-	out[i++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, k, 0, 1);
-	out[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
-	if (!n) {
-		out[i++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, UINT32_MAX);
-		return i;
-	}
-	for (size_t j = 0; j < n; j++)
-		out[i++] = base[j];
-	return i;
 }

@@ -9,7 +9,7 @@
 
 /*
  * Above the event cap the kernel's packet socket filter keeps only a random share of the
- * packets (a classic BPF prefix on the kernel's own random numbers, SKF_AD_RANDOM), so that
+ * packets (on the kernel's own random numbers, SKF_AD_RANDOM: priv_filter.c), so that
  * what will not be timed is never copied into the ring. The share follows the measured
  * arrival rate: about cap / rate. It starts when the rate is above SAMPLE_ON times the cap,
  * stops when the rate is at or below the cap, and in between is re-set only when the share
@@ -22,11 +22,6 @@
 #define SAMPLE_ON 1.2
 #define SAMPLE_STEP 1.5
 #define SAMPLE_WINDOW_NS 1000000000ULL
-/* The prefix's length: load the random number, compare, reject. */
-#define SAMPLE_PREFIX 3
-
-struct sock_filter;
-
 struct sampler {
 	double ratio;       /* in force: the share of packets the kernel keeps; 1: none dropped */
 	double rate;        /* the arrivals a second last measured; NaN: none measured yet */
@@ -48,11 +43,5 @@ enum sampler_news {
 enum sampler_news sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio);
 /* The share now in force (after sampler_tick() asked for it, or 1 when the kernel refused). */
 void sampler_set(struct sampler *s, double ratio, uint64_t now_ns);
-/* The socket filter that keeps a share `ratio` (0 < ratio < 1) of what the program `base`
- * (n instructions; none: every packet) accepts: SAMPLE_PREFIX instructions, then base as it
- * is (its jumps are relative, its returns its own). out has room for n + SAMPLE_PREFIX
- * instructions (or SAMPLE_PREFIX + 1 if n is 0); returns the length. */
-size_t sample_program(double ratio, const struct sock_filter *base, size_t n,
-		      struct sock_filter *out);
 
 #endif

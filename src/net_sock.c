@@ -1,30 +1,26 @@
-/* net_sock: sampling in the kernel on a live capture — the sampled socket filter
- * (net_sample.c decides it) set on the capture's packet socket, the rate it follows
- * measured from what the socket took, and the instance told (pipeline_set_sampling()).
+/* net_sock: sampling in the kernel on a live capture — the share of frames the capture's
+ * socket filter keeps (net_sample.c decides it), the rate it follows measured from what the
+ * socket took, and the instance told (pipeline_set_sampling()).
  *
- * The filter is set with setsockopt(SO_ATTACH_FILTER) on libpcap's socket rather than with
- * pcap_setfilter(): libpcap filters again, in user space, the packets its ring already holds
- * when a filter changes, and there the kernel's random load cannot be evaluated (it would
- * reject them all). The kernel swaps one filter for the other at once, and what the ring
- * holds stays. The administrator's filter is the program libpcap attached for it
- * (SO_GET_FILTER, as libpcap adapted it to the link type); where libpcap filters in user
- * space instead, none is attached, and the sampled program keeps its share of everything
- * for libpcap to filter. */
+ * The socket filter is not this process's to set: the privileged process puts its own on
+ * every packet socket it hands over (priv_filter.c: the interface, the direction, the
+ * administrator's filter, the bytes kept) and sets it again, with the share asked for,
+ * through priv_packet_filter(); libpcap is never asked to set one (pcap_setfilter() would
+ * replace it, and the collector's system call filter refuses that). The kernel swaps one
+ * filter for the other at once, and what the ring holds stays. */
 #include "autoconf.h"
 
 #include "net_int.h"
 
 #include <errno.h>
-#include <pcap/dlt.h>
-#include <linux/filter.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include "feed_pipeline.h"
 #include "log.h"
+#include "priv.h"
+#include "priv_filter.h"
 #include "util.h"
 
 static struct log_ratelimit rl_sample = LOG_RATELIMIT_INIT;
@@ -36,70 +32,30 @@ static void tell(struct iface *f)
 	capture_sampled(&f->cap, f->smp.ratio < 1);
 }
 
-/* The program libpcap attached for the filter; false if the kernel does not say. */
-static bool read_base(struct iface *f)
+/* The capture's socket filter, with filter (the administrator's) and the share `ratio` kept
+ * (1: every frame); 0, or -1 with errno and the reason in err. */
+static int attach(struct src_inst *si, const char *filter, double ratio, char *err, size_t size)
 {
-	int fd = pcap_fileno(f->p);
-	socklen_t n = 0;
+	struct iface *f = si->drv;
 
-	free(f->base);
-	f->base = NULL;
-	f->n_base = 0;
-	/* The length is in instructions: asked with none, the kernel gives the count. */
-	if (getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, NULL, &n) < 0)
-		return false;
-	if (n == 0)
-		return true;
-	if (n > BPF_MAXINSNS)
-		return false;
-	f->base = xcalloc(n, sizeof(*f->base));
-	if (getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, f->base, &n) < 0 || n == 0 ||
-	    n > BPF_MAXINSNS) {
-		free(f->base);
-		f->base = NULL;
-		return false;
-	}
-	f->n_base = n;
-	return true;
-}
-
-/* The kernel's filter for the share `ratio` (1: the base alone); 0, or -1 with errno. */
-static int attach(struct iface *f, double ratio)
-{
-	int fd = pcap_fileno(f->p);
-	struct sock_filter *prog;
-	struct sock_fprog fp;
-	int rc;
-
-	if (ratio >= 1) {
-		if (!f->n_base) { /* libpcap had none attached */
-			if (setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, NULL, 0) < 0 &&
-			    errno != ENOENT)
-				return -1;
-			return 0;
-		}
-		fp = (struct sock_fprog){.len = (unsigned short)f->n_base, .filter = f->base};
-		return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp));
-	}
-	prog = xcalloc(f->n_base + SAMPLE_PREFIX + 1, sizeof(*prog));
-	fp.len = (unsigned short)sample_program(ratio, f->base, f->n_base, prog);
-	fp.filter = prog;
-	rc = setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp));
-	free(prog);
-	return rc;
+	return priv_packet_filter(pcap_fileno(f->p), (unsigned)f->ifindex, f->direction, filter,
+				  priv_guard_keep(ratio), err, size);
 }
 
 static void refused(struct src_inst *si, const char *what)
 {
 	struct iface *f = si->drv;
 
+	char err[256];
+
 	log_limited(&rl_sample, LOG_WARNING,
-		    "network/%s: %s (%s): not sampled; every packet the filter takes is copied "
+		    "network/%s: %s: not sampled; every packet the filter takes is copied "
 		    "to entropyd as without sampling",
-		    si->name, what, strerror(errno));
+		    si->name, what);
 	f->sampling = "refused";
 	if (f->smp.ratio < 1) {
-		(void)attach(f, 1.0); /* the filter as libpcap set it, if the kernel lets us */
+		/* The filter without the share, if the privileged process sets it. */
+		(void)attach(si, f->filter, 1.0, err, sizeof(err));
 		sampler_set(&f->smp, 1.0, mono_ns());
 	}
 	if (f->sample_ev)
@@ -116,10 +72,14 @@ static void set_ratio(struct src_inst *si, double ratio)
 {
 	struct iface *f = si->drv;
 	struct timeval tv = {1, 0};
+	char err[256], what[320];
 
-	if (attach(f, ratio) < 0) {
-		refused(si, ratio < 1 ? "the kernel refused the sampling filter"
-				      : "cannot set the filter without sampling again");
+	if (attach(si, f->filter, ratio, err, sizeof(err)) < 0) {
+		snprintf(what, sizeof(what), "%s: %s",
+			 ratio < 1 ? "the sampling filter was not set"
+				   : "cannot set the filter without sampling again",
+			 err);
+		refused(si, what);
 		return;
 	}
 	if (ratio < 1 && f->smp.ratio >= 1)
@@ -154,62 +114,21 @@ static bool taken(struct iface *f, uint64_t *n)
 int if_set_filter(struct src_inst *si, const char *filter, char *err, size_t size)
 {
 	struct iface *f = si->drv;
-	struct bpf_program prog;
-	int dlt = pcap_datalink(f->p);
-	struct sock_filter *was = f->base;
-	size_t n_was = f->n_base;
 
-	if (pcap_compile(f->p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
-		snprintf(err, size, "the filter \"%s\" does not compile: %s", filter,
-			 pcap_geterr(f->p));
-		return -1;
-	}
-	/* libpcap's kernel program is the compiled one but on cooked captures, whose loads it
-	 * moves; and with none read back, libpcap may be filtering in user space. */
-	if (f->base_known && f->n_base && dlt != DLT_LINUX_SLL && dlt != DLT_LINUX_SLL2 &&
-	    prog.bf_len <= BPF_MAXINSNS) {
-		f->base = xcalloc(prog.bf_len, sizeof(*f->base));
-		memcpy(f->base, prog.bf_insns, prog.bf_len * sizeof(*f->base));
-		f->n_base = prog.bf_len;
-		if (attach(f, f->smp.ratio) == 0) {
-			free(was);
-			pcap_freecode(&prog);
-			return 0;
-		}
-		free(f->base);
-		f->base = was;
-		f->n_base = n_was;
-	}
-	if (pcap_setfilter(f->p, &prog) < 0) {
-		snprintf(err, size, "cannot set the filter: %s", pcap_geterr(f->p));
-		pcap_freecode(&prog);
-		return -1;
-	}
-	pcap_freecode(&prog);
-	if_sample_start(si);
-	return 0;
+	/* While open, the share in force stays; a capture opening keeps every frame. */
+	return attach(si, filter, f->sampling ? f->smp.ratio : 1.0, err, size);
 }
 
 void if_sample_start(struct src_inst *si)
 {
 	struct iface *f = si->drv;
-	double ratio = f->p && f->base_known ? f->smp.ratio : 1.0;
 
 	if (!f->p)
 		return;
 	if (!taken(f, &f->taken))
 		f->taken = 0;
-	if (!f->base_known)
-		sampler_init(&f->smp);
-	f->base_known = read_base(f);
-	if (!f->base_known) {
-		refused(si, "cannot read the capture's filter from the kernel");
-		tell(f);
-		return;
-	}
+	sampler_init(&f->smp);
 	f->sampling = "off";
-	if (ratio < 1)
-		set_ratio(si, ratio);
 	tell(f);
 }
 
@@ -245,10 +164,6 @@ void if_sample_stop(struct src_inst *si)
 		event_free(f->sample_ev);
 		f->sample_ev = NULL;
 	}
-	free(f->base);
-	f->base = NULL;
-	f->n_base = 0;
-	f->base_known = false;
 	sampler_init(&f->smp);
 	f->sampling = NULL;
 	tell(f); /* a new capture starts unsampled */

@@ -19,7 +19,7 @@
  * vouch for (ceiling_rate in priv_serve.c); perf events of the block tracepoint on CPUs
  * that exist; blktrace on whole disks of /sys/block that the configuration selects and the
  * relay files of those traces; packet sockets bound to interfaces the configuration
- * selects, one that hears per interface; input nodes of the watched directory (input
+ * selects, one that hears per interface, and only what its filter keeps (priv_filter.c); input nodes of the watched directory (input
  * character devices, FIFOs and files root owns); sd_notify messages from a fixed set
  * (STATUS with printable text only). */
 #include "autoconf.h"
@@ -47,6 +47,7 @@
 
 #include "log.h"
 #include "priv_drop.h"
+#include "priv_filter.h"
 #include "priv_sandbox.h"
 #include "util.h"
 
@@ -318,6 +319,33 @@ int priv_socket(int domain, int type, int protocol)
 		return -1;
 	}
 	return fd;
+}
+
+int priv_packet_filter(int fd, unsigned ifindex, enum net_direction direction,
+		       const char *filter, uint32_t keep, char *err, size_t size)
+{
+	union priv_req req;
+	struct priv_reply rep;
+	int e;
+
+	if (!priv_active()) {
+		if (priv_guard_attach(fd, ifindex, direction, filter, keep, err, size) == 0)
+			return 0;
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&req, 0, sizeof(req));
+	req.packet_filter.ifindex = ifindex;
+	req.packet_filter.keep = keep;
+	e = call(&req, PRIV_PACKET_FILTER, &rep, NULL);
+	if (!e)
+		return 0;
+	snprintf(err, size, "%s", e == EACCES ? PRIV_REFUSED_HINT
+				: e == EINVAL ? "the privileged process could not set the socket filter "
+						"(it says why in its log)"
+					      : strerror(e));
+	errno = e;
+	return -1;
 }
 
 void priv_notify(enum priv_notify what, const char *text)

@@ -112,6 +112,12 @@ void priv_capture_begin(const char *ifname);
 void priv_capture_end(void);
 /* socket(2), but AF_PACKET from the privileged process between the two above. */
 int priv_socket(int domain, int type, int protocol);
+/* The socket filter of packet socket fd on interface ifindex (priv_filter.h), keeping the
+ * share keep (priv_guard_keep()): the privileged process sets it on its own copy of the
+ * socket, as its configuration captures the interface; without one, this process sets it
+ * with direction and filter. 0, or -1 with errno and the reason in err. */
+int priv_packet_filter(int fd, unsigned ifindex, enum net_direction direction,
+		       const char *filter, uint32_t keep, char *err, size_t size);
 
 /* sd_notify, from the main process. text: STATUS's text, or NULL. */
 void priv_notify(enum priv_notify what, const char *text);

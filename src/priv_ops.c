@@ -53,6 +53,7 @@ const size_t priv_req_size[PRIV_TYPE_MAX + 1] = {
 	[PRIV_RELOAD] = sizeof(struct priv_hdr),
 	[PRIV_INPUT_OPEN] = sizeof(struct req_input),
 	[PRIV_RELAY_OPEN] = sizeof(struct req_relay),
+	[PRIV_PACKET_FILTER] = sizeof(struct req_packet_filter),
 };
 
 

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/if_packet.h>
 #include <linux/input.h>
 #include <linux/perf_event.h>
 #include <linux/seccomp.h>
@@ -133,10 +134,9 @@ static const char *const allowed[] = {
 	"unlinkat", "rename", "renameat", "renameat2", "chmod", "fchmod", "fchmodat", "chown",
 	"fchown", "fchownat", "lchown", "umask", "flock", "ftruncate", "fsync", "fdatasync",
 	"inotify_init1", "inotify_add_watch", "inotify_rm_watch",
-	/* sockets (socket() itself below) */
+	/* sockets (socket(), setsockopt(), sendmsg() and sendmmsg() below) */
 	"socketpair", "bind", "listen", "accept", "accept4", "connect", "getsockname",
-	"getpeername", "getsockopt", "setsockopt", "sendto", "sendmsg", "sendmmsg", "recvfrom",
-	"recvmsg", "recvmmsg", "shutdown",
+	"getpeername", "getsockopt", "sendto", "recvfrom", "recvmsg", "recvmmsg", "shutdown",
 };
 
 #ifdef HAVE_SANITIZERS
@@ -161,6 +161,47 @@ static const unsigned long ioctls[] = {
 	SIOCGIFINDEX, SIOCGIFNAME, SIOCGIFFLAGS, SIOCGIFHWADDR, SIOCGIFMTU, SIOCETHTOOL,
 	SIOCGHWTSTAMP,
 };
+/* setsockopt(): every option of the levels below; of SOL_SOCKET and SOL_PACKET only the
+ * options of sockopts[]. A packet socket's filter is the privileged process's
+ * (priv_filter.c), so that it hears only what the configuration selects: not to be replaced,
+ * removed or locked here (SO_ATTACH_FILTER, SO_ATTACH_BPF, SO_DETACH_FILTER, SO_LOCK_FILTER);
+ * nor is an interface's membership or promiscuity to be changed (PACKET_ADD_MEMBERSHIP),
+ * whole frames copied beside the ring (PACKET_COPY_THRESH), nor another capturer's fanout
+ * group joined (PACKET_FANOUT). Refused with EPERM. So is sendmsg() (and sendmmsg()), the
+ * only call that passes a descriptor on (SCM_RIGHTS), which the collector never does: what
+ * it holds, it cannot hand to a process outside this filter. */
+/* The options' two forms (a 32- or 64-bit time_t), as the kernel numbers them where
+ * asm-generic does (x86, ARM); a C library may name only the option (musl). */
+#ifndef SO_TIMESTAMP_OLD
+#define SO_RCVTIMEO_OLD 20
+#define SO_SNDTIMEO_OLD 21
+#define SO_TIMESTAMP_OLD 29
+#define SO_TIMESTAMPNS_OLD 35
+#define SO_TIMESTAMPING_OLD 37
+#define SO_TIMESTAMP_NEW 63
+#define SO_TIMESTAMPNS_NEW 64
+#define SO_TIMESTAMPING_NEW 65
+#define SO_RCVTIMEO_NEW 66
+#define SO_SNDTIMEO_NEW 67
+#endif
+static const int sockopt_levels[] = {SOL_NETLINK};
+static const struct {
+	int level, name;
+} sockopts[] = {
+	/* libpcap's capture: timestamps, its ring, the VLAN tags */
+	{SOL_SOCKET, SO_TIMESTAMP_OLD}, {SOL_SOCKET, SO_TIMESTAMP_NEW},
+	{SOL_SOCKET, SO_TIMESTAMPNS_OLD}, {SOL_SOCKET, SO_TIMESTAMPNS_NEW},
+	{SOL_SOCKET, SO_TIMESTAMPING_OLD}, {SOL_SOCKET, SO_TIMESTAMPING_NEW},
+	{SOL_PACKET, PACKET_AUXDATA},
+	{SOL_PACKET, PACKET_VERSION}, {SOL_PACKET, PACKET_RESERVE},
+	{SOL_PACKET, PACKET_RX_RING}, {SOL_PACKET, PACKET_TIMESTAMP},
+	/* rtnetlink and uevents (net_link.c, block.c), libraries' sockets */
+	{SOL_SOCKET, SO_RCVTIMEO_OLD}, {SOL_SOCKET, SO_RCVTIMEO_NEW},
+	{SOL_SOCKET, SO_SNDTIMEO_OLD}, {SOL_SOCKET, SO_SNDTIMEO_NEW}, {SOL_SOCKET, SO_RCVBUF},
+	{SOL_SOCKET, SO_SNDBUF}, {SOL_SOCKET, SO_PASSCRED}, {SOL_SOCKET, SO_REUSEADDR},
+	{SOL_SOCKET, SO_KEEPALIVE},
+};
+
 /* Every evdev request that only reads: _IOC_READ and type 'E' (in 32 bits, unsigned). */
 #define EVDEV_GET_MASK                                                                     \
 	(((uint32_t)_IOC_DIRMASK << _IOC_DIRSHIFT) | ((uint32_t)_IOC_TYPEMASK << _IOC_TYPESHIFT))
@@ -217,6 +258,13 @@ static int calls_filter(scmp_filter_ctx ctx)
 				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]));
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 0);
+	/* Refused by the other filter (EPERM): the only calls that pass a descriptor on. */
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmmsg), 0);
 	return rc;
 }
 
@@ -240,6 +288,17 @@ static int ioctl_filter(scmp_filter_ctx ctx)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 				      SCMP_A1(SCMP_CMP_MASKED_EQ, (scmp_datum_t)EVDEV_GET_MASK,
 					      (scmp_datum_t)EVDEV_GET));
+	/* The level and the option are ints to the kernel, whatever the upper 32 bits. */
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(sockopt_levels); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+					      (scmp_datum_t)sockopt_levels[i]));
+	for (size_t i = 0; rc == 0 && i < ARRAY_SIZE(sockopts); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 2,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+					      (scmp_datum_t)sockopts[i].level),
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+					      (scmp_datum_t)sockopts[i].name));
 	return rc;
 }
 

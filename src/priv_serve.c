@@ -44,6 +44,7 @@
 #include "config_policy.h"
 #include "kernel.h"
 #include "log.h"
+#include "priv_filter.h"
 #include "priv_trust.h"
 #include "util.h"
 
@@ -62,10 +63,12 @@ struct traced {
 };
 
 /* A packet socket handed out, by interface: this process keeps its own descriptor of it, so
- * that a second request for the same interface can make the first deaf for good. */
+ * that a second request for the same interface can make the first deaf for good, and so
+ * that its filter (priv_filter.c) stays this process's to set. */
 struct handed {
 	unsigned ifindex;
 	int fd;
+	uint32_t keep; /* the share its filter keeps (PACKET_FILTER) */
 };
 
 struct priv {
@@ -484,6 +487,28 @@ static void deafen(int fd)
 	close(fd);
 }
 
+/* The filter of a packet socket on interface ifindex (priv_filter.c), as this process's
+ * configuration captures the interface; false (said) if it cannot be set, and then nothing
+ * may be heard on the socket. */
+static bool guard(struct priv *p, int fd, unsigned ifindex, uint32_t keep)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
+	char name[IF_NAMESIZE], why[256];
+
+	if (!if_indextoname(ifindex, name)) {
+		snprintf(why, sizeof(why), "interface %u is gone", ifindex);
+	} else {
+		const struct net_capture *cap = config_net_capture(p->cfg, name);
+
+		if (priv_guard_attach(fd, ifindex, cap->direction, cap->filter, keep, why,
+				      sizeof(why)) == 0)
+			return true;
+	}
+	log_limited(&rl, LOG_WARNING, "privileged process: no packet socket for interface %u: %s",
+		    ifindex, why);
+	return false;
+}
+
 /* The packet socket of interface ifindex handed out before, if any (NULL) and a free slot
  * (*free_slot, or NULL if none). */
 static struct handed *find_handed(struct priv *p, unsigned ifindex, struct handed **free_slot)
@@ -498,17 +523,21 @@ static struct handed *find_handed(struct priv *p, unsigned ifindex, struct hande
 	return NULL;
 }
 
-/* Deafen the sockets of interfaces the configuration no longer selects (after a reload). */
+/* After a reload: the sockets of interfaces the configuration no longer selects made deaf,
+ * the others' filters set as it captures them now (their filter, their direction). */
 static void deafen_unselected(struct priv *p)
 {
 	char name[IF_NAMESIZE];
 
-	for (size_t i = 0; i < MAX_IFS; i++)
-		if (p->handed[i].fd >= 0 && (!if_indextoname(p->handed[i].ifindex, name) ||
-					     !iface_selected(p->cfg, name))) {
-			deafen(p->handed[i].fd);
-			p->handed[i].fd = -1;
+	for (size_t i = 0; i < MAX_IFS; i++) {
+		struct handed *h = &p->handed[i];
+
+		if (h->fd >= 0 && (!if_indextoname(h->ifindex, name) ||
+				   !iface_selected(p->cfg, name) || !guard(p, h->fd, h->ifindex, h->keep))) {
+			deafen(h->fd);
+			h->fd = -1;
 		}
+	}
 }
 
 /* A packet socket for an interface the configuration selects, bound to it here (protocol 0:
@@ -582,6 +611,13 @@ static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_re
 		rep->err = errno;
 		return true;
 	}
+	/* Its filter before anything can arrive (protocol 0: nothing does yet). */
+	if (!guard(p, *fd, r->ifindex, UINT32_MAX)) {
+		rep->err = EINVAL;
+		close(*fd);
+		*fd = -1;
+		return true;
+	}
 	sll.sll_ifindex = (int)r->ifindex;
 	if (bind(*fd, (const struct sockaddr *)&sll, sizeof(sll)) < 0) {
 		rep->err = errno;
@@ -595,6 +631,7 @@ static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_re
 		slot = h;
 	}
 	slot->ifindex = r->ifindex;
+	slot->keep = UINT32_MAX;
 	slot->fd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
 	if (slot->fd < 0) {
 		rep->err = errno;
@@ -603,6 +640,28 @@ static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_re
 		return true;
 	}
 	p->packet_sockets++;
+	return true;
+}
+
+/* The share the filter of interface ifindex's packet socket keeps while the collector
+ * samples: any share narrows what arrives, none widens it. */
+static bool do_packet_filter(struct priv *p, const struct req_packet_filter *r,
+			     struct priv_reply *rep)
+{
+	struct handed *h, *slot;
+
+	if (r->ifindex == 0 || r->ifindex > INT32_MAX)
+		return closes(p, "PACKET_FILTER on interface %u", r->ifindex);
+	h = find_handed(p, r->ifindex, &slot);
+	if (!h) {
+		rep->err = ENOENT;
+		return true;
+	}
+	if (!guard(p, h->fd, h->ifindex, r->keep)) {
+		rep->err = EINVAL;
+		return true;
+	}
+	h->keep = r->keep;
 	return true;
 }
 
@@ -747,6 +806,9 @@ static bool answer(struct priv *p, union priv_req *req, size_t n)
 		break;
 	case PRIV_PACKET_SOCKET:
 		ok = do_packet(p, &req->packet, &rep, &fd);
+		break;
+	case PRIV_PACKET_FILTER:
+		ok = do_packet_filter(p, &req->packet_filter, &rep);
 		break;
 	case PRIV_NOTIFY:
 		ok = do_notify(p, &req->notify);

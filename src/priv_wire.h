@@ -13,8 +13,10 @@
  *      NOTIFY, RELOAD.
  *   2: INPUT_OPEN (the collector, no longer uid 0, cannot open input nodes); PACKET_SOCKET
  *      names the interface (ifindex), which the privileged process binds it to;
- *      RELAY_OPEN (blktrace's relay files are root's, under debugfs). */
-#define PRIV_VERSION 2
+ *      RELAY_OPEN (blktrace's relay files are root's, under debugfs).
+ *   3: PACKET_FILTER (the socket filter of a packet socket is the privileged process's:
+ *      the collector asks for the share kept while sampling). */
+#define PRIV_VERSION 3
 
 enum priv_type {
 	PRIV_ADD_ENTROPY = 1, /* RNDADDENTROPY: bytes and bits, bounded by the ceiling */
@@ -27,7 +29,8 @@ enum priv_type {
 	PRIV_RELOAD,          /* re-read the configuration (the ceiling, what may be opened) */
 	PRIV_INPUT_OPEN,      /* an input node of the watched directory: a descriptor */
 	PRIV_RELAY_OPEN,      /* a relay file of a blktrace it started: a descriptor */
-	PRIV_TYPE_MAX = PRIV_RELAY_OPEN,
+	PRIV_PACKET_FILTER,   /* the filter of an interface's packet socket, with a share kept */
+	PRIV_TYPE_MAX = PRIV_PACKET_FILTER,
 };
 
 /* What PRIV_NOTIFY relays. */
@@ -74,6 +77,14 @@ struct req_packet {
 	uint32_t ifindex; /* the interface, which the configuration must select (> 0) */
 };
 
+/* The filter of the packet socket last handed out for ifindex (priv_filter.h): the
+ * privileged process's own, with the share `keep` of sampling (UINT32_MAX: every frame). */
+struct req_packet_filter {
+	struct priv_hdr h;
+	uint32_t ifindex;
+	uint32_t keep;
+};
+
 struct req_notify {
 	struct priv_hdr h;
 	uint32_t what;                /* enum priv_notify */
@@ -103,6 +114,7 @@ union priv_req {
 	struct req_perf perf;
 	struct req_blkt blkt;
 	struct req_packet packet;
+	struct req_packet_filter packet_filter;
 	struct req_notify notify;
 	struct req_input input;
 	struct req_relay relay;

@@ -536,63 +536,6 @@ START_TEST(test_flow_bound_on_sample)
 }
 END_TEST
 
-/* The sampled filter: the prefix (the kernel's random number against a threshold for the
- * share) in front of the program as it was, jumps and returns untouched. */
-START_TEST(test_sample_program)
-{
-	struct bpf_program prog;
-	pcap_t *p = pcap_open_dead(DLT_EN10MB, 64);
-	struct sock_filter out[64];
-	size_t n;
-	uint64_t kept = 0;
-
-	ck_assert_int_eq(pcap_compile(p, &prog, "udp dst port 9999 or tcp", 1, PCAP_NETMASK_UNKNOWN),
-			 0);
-	ck_assert_uint_lt(prog.bf_len + SAMPLE_PREFIX, 64);
-	n = sample_program(0.25, (const struct sock_filter *)prog.bf_insns, prog.bf_len, out);
-	ck_assert_uint_eq(n, prog.bf_len + SAMPLE_PREFIX);
-	ck_assert_uint_eq(out[0].code, BPF_LD | BPF_W | BPF_ABS);
-	ck_assert_uint_eq(out[0].k, (uint32_t)(SKF_AD_OFF + SKF_AD_RANDOM));
-	ck_assert_uint_eq(out[1].code, BPF_JMP | BPF_JGT | BPF_K);
-	ck_assert_uint_eq(out[1].jt, 0);
-	ck_assert_uint_eq(out[1].jf, 1);
-	ck_assert_uint_eq(out[2].code, BPF_RET | BPF_K);
-	ck_assert_uint_eq(out[2].k, 0);
-	ck_assert(memcmp(out + SAMPLE_PREFIX, prog.bf_insns, prog.bf_len * sizeof(out[0])) == 0);
-	/* A quarter of the kernel's 32-bit numbers pass: those at most k. */
-	ck_assert_uint_eq(out[1].k, 0x3fffffffu);
-	tu_rng_seed(0x5a3b1e01ULL);
-	for (int i = 0; i < 100000; i++)
-		kept += (uint32_t)tu_rng_next() <= out[1].k;
-	ck_assert_msg(kept > 24000 && kept < 26000, "%llu of 100000 kept (seed %#llx)",
-		      (unsigned long long)kept, (unsigned long long)tu_seed);
-	/* What the prefix passes meets the program as it was: the filter still applies. */
-	{
-		uint8_t frame[64] = {0};
-		struct pcap_pkthdr h = {.caplen = 64, .len = 64};
-
-		frame[12] = 0x08;
-		frame[14] = 0x45;
-		frame[23] = 17; /* UDP */
-		frame[36] = 9999 >> 8;
-		frame[37] = 9999 & 0xff;
-		ck_assert(bpf_filter((const struct bpf_insn *)out + SAMPLE_PREFIX, frame, h.len,
-				     h.caplen) > 0);
-		frame[37]++;
-		ck_assert(bpf_filter((const struct bpf_insn *)out + SAMPLE_PREFIX, frame, h.len,
-				     h.caplen) == 0);
-	}
-	/* No program: the prefix, then accept. */
-	n = sample_program(1e-6, NULL, 0, out);
-	ck_assert_uint_eq(n, SAMPLE_PREFIX + 1);
-	ck_assert_uint_eq(out[3].code, BPF_RET | BPF_K);
-	ck_assert_uint_gt(out[3].k, 0);
-	ck_assert_uint_eq(out[1].k, 4293u); /* 1e-6 * 2^32 - 1 */
-	pcap_freecode(&prog);
-	pcap_close(p);
-}
-END_TEST
-
 /* The share follows the rate: none at or below the cap, about cap / rate well above it,
  * left alone within SAMPLE_STEP, not acted on in the window after a change. */
 START_TEST(test_sampler)
@@ -1037,7 +980,6 @@ static Suite *pcap_suite(void)
 	tcase_add_test(tp, test_flow_weight);
 	tcase_add_test(tp, test_event_cap);
 	tcase_add_test(tp, test_flow_bound_on_sample);
-	tcase_add_test(tp, test_sample_program);
 	tcase_add_test(tp, test_sampler);
 	tcase_set_timeout(tp, 60);
 	suite_add_tcase(s, tp);

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <linux/filter.h>
+#include <linux/if_packet.h>
 #include <linux/input.h>
 #include <linux/perf_event.h>
 #include <linux/seccomp.h>
@@ -17,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -231,12 +234,94 @@ START_TEST(test_below_floor_says_why)
 }
 END_TEST
 
+/* setsockopt() on a UDP socket: what passes the filter gets the kernel's answer (0, or
+ * ENOPROTOOPT for a packet socket's option), what does not EPERM. */
+static const struct {
+	const char *name;
+	int level, opt;
+	int want;
+} sockopt_tries[] = {
+	{"SO_RCVBUF", SOL_SOCKET, SO_RCVBUF, 0},
+	{"SO_TIMESTAMPNS", SOL_SOCKET, SO_TIMESTAMPNS, 0},
+	{"PACKET_AUXDATA (libpcap)", SOL_PACKET, PACKET_AUXDATA, ENOPROTOOPT},
+	{"PACKET_RX_RING (libpcap)", SOL_PACKET, PACKET_RX_RING, ENOPROTOOPT},
+	{"SO_ATTACH_FILTER", SOL_SOCKET, SO_ATTACH_FILTER, EPERM},
+	{"SO_DETACH_FILTER", SOL_SOCKET, SO_DETACH_FILTER, EPERM},
+	{"SO_LOCK_FILTER", SOL_SOCKET, SO_LOCK_FILTER, EPERM},
+	{"SO_ATTACH_BPF", SOL_SOCKET, SO_ATTACH_BPF, EPERM},
+	{"PACKET_ADD_MEMBERSHIP", SOL_PACKET, PACKET_ADD_MEMBERSHIP, EPERM},
+	{"PACKET_DROP_MEMBERSHIP", SOL_PACKET, PACKET_DROP_MEMBERSHIP, EPERM},
+	{"PACKET_COPY_THRESH", SOL_PACKET, PACKET_COPY_THRESH, EPERM},
+	{"PACKET_FANOUT", SOL_PACKET, PACKET_FANOUT, EPERM},
+};
+#define NSOCKOPTS (sizeof(sockopt_tries) / sizeof(sockopt_tries[0]))
+#define NSENDS 2 /* then send(), and sendmsg() with a descriptor */
+
+static void try_sockopts(int out)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), err[NSOCKOPTS + NSENDS], v = 1, sv[2];
+	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog fp = {.len = 1, .filter = &drop};
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {.iov_base = &v, .iov_len = 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	if (fd < 0 || socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) < 0)
+		_exit(101);
+	for (size_t i = 0; i < NSOCKOPTS; i++) {
+		const void *arg = &v;
+		socklen_t len = sizeof(v);
+
+		if (sockopt_tries[i].opt == SO_ATTACH_FILTER && sockopt_tries[i].level == SOL_SOCKET) {
+			arg = &fp;
+			len = sizeof(fp);
+		}
+		errno = 0;
+		err[i] = setsockopt(fd, sockopt_tries[i].level, sockopt_tries[i].opt, arg, len) < 0
+				 ? errno
+				 : 0;
+	}
+	errno = 0;
+	err[NSOCKOPTS] = send(sv[0], "x", 1, 0) < 0 ? errno : 0;
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	errno = 0;
+	err[NSOCKOPTS + 1] = sendmsg(sv[0], &mh, 0) < 0 ? errno : 0;
+	if (write(out, err, sizeof(err)) != (ssize_t)sizeof(err))
+		_exit(102);
+}
+
+START_TEST(test_sockopts)
+{
+	int p[2], err[NSOCKOPTS + NSENDS], st;
+
+	ck_assert_int_eq(pipe(p), 0);
+	st = in_sandbox(try_sockopts, p[1]);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the sandboxed child ended with %#x",
+		      st);
+	ck_assert_int_eq(read(p[0], err, sizeof(err)), (ssize_t)sizeof(err));
+	for (size_t i = 0; i < NSOCKOPTS; i++)
+		ck_assert_msg(err[i] == sockopt_tries[i].want, "%s: errno %d, expected %d",
+			      sockopt_tries[i].name, err[i], sockopt_tries[i].want);
+	ck_assert_msg(err[NSOCKOPTS] == 0, "send(): errno %d", err[NSOCKOPTS]);
+	ck_assert_msg(err[NSOCKOPTS + 1] == EPERM, "sendmsg() with a descriptor: errno %d, not EPERM",
+		      err[NSOCKOPTS + 1]);
+	close(p[0]);
+	close(p[1]);
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
 	Suite *s = suite_create("sandbox");
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_ioctls_listed_only);
+	tcase_add_test(tc, test_sockopts);
 	tcase_add_test(tc, test_unlisted_call_kills);
 	tcase_add_test(tc, test_no_filter_after);
 	tcase_add_test(tc, test_pid_calls_on_itself);
