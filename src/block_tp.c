@@ -787,7 +787,9 @@ static struct cpu *cpu_open(struct block_tp *tp, unsigned cpu, bool *smaller, ch
 			 e == EACCES || e == EPERM ? ": needs CAP_PERFMON or CAP_SYS_ADMIN, or a "
 						     "lower kernel.perf_event_paranoid; or set "
 						     "policy.block.mode = \"disabled\""
-						   : "");
+			 : e == EAGAIN ? ": the privileged process's budget of perf events is spent "
+					 "for now (asked for too often)"
+				       : "");
 		goto fail;
 	}
 	c->map_len = (size_t)(tp->ring_pages + 1) * (size_t)tp->page;

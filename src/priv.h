@@ -29,6 +29,11 @@
  * per selected interface every PRIV_PACKET_EVERY_S seconds; past that, EAGAIN. */
 #define PRIV_PACKET_SPARE 2
 #define PRIV_PACKET_EVERY_S 10
+/* Perf events, per CPU and kind (enum priv_perf): as many as the kind needs on a CPU (one
+ * owner, one waker, one disk event per disk the configuration selects) and PRIV_PERF_SPARE
+ * more at once, then that many every PRIV_PERF_EVERY_S seconds; past that, EAGAIN. */
+#define PRIV_PERF_SPARE 2
+#define PRIV_PERF_EVERY_S 10
 
 /* Is a privileged process answering for this one (the collector after priv_start)? */
 bool priv_active(void);

@@ -82,6 +82,14 @@ struct priv {
 	struct handed handed[MAX_IFS];
 	double socket_tokens; /* packet sockets that may still be handed out now */
 	uint64_t socket_ns;   /* when socket_tokens was last brought up to date (0: never) */
+	/* Perf events that may still be handed out now, per CPU and kind (perf_budget), and
+	 * when each count was last brought up to date (0: never). */
+	unsigned perf_cpus;
+	double *perf_tokens;
+	uint64_t *perf_ns;
+	unsigned perf_disks;     /* the disks the configuration selects, counted at most */
+	uint64_t perf_disks_ns;  /* once a second (RATE_EVERY_NS): when (0: never) */
+	uint64_t perf_events; /* handed out since start */
 	/* Input nodes that are not the input major's character devices (FIFOs and files of
 	 * recorded events) count only if they were there at start: a collector can make those
 	 * (uid 0), but not character devices (no CAP_MKNOD). */
@@ -407,9 +415,52 @@ static bool do_entropy(struct priv *p, const struct req_entropy *r, struct priv_
 	return true;
 }
 
+/* May one more perf event of kind what be handed out on cpu (its count of what may, taken
+ * from once the event is made; NULL: no)? Each kind has a budget per CPU
+ * as packet sockets have one (packet_budget): what the kind needs there (one owner, one
+ * waker, a disk event per disk the configuration selects) and PRIV_PERF_SPARE more at once,
+ * then that many every PRIV_PERF_EVERY_S (a disk added, a CPU back online, a reload). Every
+ * enabled event costs the kernel at each completion of every disk; the collector keeps its
+ * copies, so one that asks again and again gets EAGAIN. */
+static double *perf_budget(struct priv *p, unsigned cpu, unsigned what)
+{
+	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
+	uint64_t now = mono_ns();
+	unsigned need = 1;
+	size_t i;
+	double most;
+
+	if (cpu >= p->perf_cpus)
+		return NULL;
+	if (what == PRIV_PERF_DISK) {
+		if (!p->perf_disks_ns || now - p->perf_disks_ns >= RATE_EVERY_NS) {
+			p->perf_disks = count_dir(SYS_BLOCK, want_disk, p->cfg);
+			p->perf_disks_ns = now;
+		}
+		need = p->perf_disks ? p->perf_disks : 1;
+	}
+	most = need + PRIV_PERF_SPARE;
+	i = (size_t)cpu * (PRIV_PERF_WAKER + 1) + what;
+	if (!p->perf_ns[i])
+		p->perf_tokens[i] = most;
+	else
+		p->perf_tokens[i] = fmin(most, p->perf_tokens[i] + need * (double)(now - p->perf_ns[i]) /
+								 1e9 / PRIV_PERF_EVERY_S);
+	p->perf_ns[i] = now;
+	if (p->perf_tokens[i] >= 1)
+		return &p->perf_tokens[i];
+	log_limited(&rl, LOG_WARNING,
+		    "privileged process: the collector asked for more %s perf events on CPU %u "
+		    "than it needs (%u; %llu handed out since start); refused for now",
+		    what == PRIV_PERF_OWNER ? "owner" : what == PRIV_PERF_DISK ? "disk" : "waker",
+		    cpu, need, (unsigned long long)p->perf_events);
+	return NULL;
+}
+
 static bool do_perf(struct priv *p, const struct req_perf *r, struct priv_reply *rep, int *fd)
 {
 	int ncpus = get_nprocs_conf();
+	double *tokens;
 
 	if (r->cpu >= (unsigned)(ncpus > 0 ? ncpus : 1) || r->what > PRIV_PERF_WAKER ||
 	    (r->flags & ~PRIV_PERF_LOST))
@@ -418,9 +469,18 @@ static bool do_perf(struct priv *p, const struct req_perf *r, struct priv_reply 
 			      r->what, r->cpu, r->flags, ncpus);
 	if (!policy_class_runs(p->cfg, CLASS_BLOCK) || p->cfg->block.backend == BACKEND_BLKTRACE)
 		return refuses(p, rep, "PERF_OPEN: the configuration has no block tracepoint");
+	tokens = perf_budget(p, r->cpu, r->what);
+	if (!tokens) {
+		rep->err = EAGAIN;
+		return true;
+	}
 	*fd = priv_local_perf_open(r->cpu, r->what, r->flags);
-	if (*fd < 0)
-		rep->err = errno ? errno : EIO;
+	if (*fd < 0) {
+		rep->err = errno ? errno : EIO; /* nothing made: nothing spent (an offline CPU) */
+	} else {
+		*tokens -= 1;
+		p->perf_events++;
+	}
 	return true;
 }
 
@@ -1025,6 +1085,15 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	p->refill_ns = mono_ns();
 	for (size_t i = 0; i < MAX_IFS; i++)
 		p->handed[i].fd = -1;
+	{
+		int ncpus = get_nprocs_conf();
+
+		p->perf_cpus = ncpus > 0 ? (unsigned)ncpus : 1;
+		p->perf_tokens = xcalloc((size_t)p->perf_cpus * (PRIV_PERF_WAKER + 1),
+					 sizeof(*p->perf_tokens));
+		p->perf_ns = xcalloc((size_t)p->perf_cpus * (PRIV_PERF_WAKER + 1),
+				     sizeof(*p->perf_ns));
+	}
 	note_start_nodes(p);
 	start_nodes = &p->start_nodes;
 	ceiling_update(p, true);
@@ -1099,6 +1168,8 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	if (sfd >= 0)
 		close(sfd);
 	config_free(p->cfg);
+	free(p->perf_tokens);
+	free(p->perf_ns);
 	strlist_free(&p->start_nodes);
 	start_nodes = NULL;
 	wipe(p, sizeof(*p));

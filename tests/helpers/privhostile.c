@@ -11,6 +11,12 @@
  *   privhostile CONFIG packets N        N PACKET_SOCKETs for lo: 1 + PRIV_PACKET_SPARE
  *                                       answered, every one but the last made deaf (a
  *                                       locked filter), the rest refused (EAGAIN)
+ *   privhostile CONFIG perfs N [hold]   N PERF_OPENs of a disk event on CPU 0, each enabled
+ *                                       (no device filter: every completion of every disk):
+ *                                       what the budget allows comes, the rest is refused
+ *                                       (EAGAIN); prints how many, and how many perf events
+ *                                       this process holds (/proc/self/fd); with hold, keeps
+ *                                       them until its standard input ends
  *   privhostile CONFIG refused CASE     a well-formed request that CONFIG does not allow
  *                                       (perf, packet, blktrace:NAME:MAJOR:MINOR,
  *                                       input:NAME): refused
@@ -25,20 +31,24 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "block_tp.h"
 #include "config.h"
 #include "daemon.h"
 #include "log.h"
 #include "priv.h"
+#include "priv_ops.h"
 #include "util.h"
 
 static int sock = -1;
@@ -388,6 +398,65 @@ static int packets(int n)
 	return ok ? 0 : 1;
 }
 
+/* The perf events this process holds, as the kernel lists its descriptors. */
+static int perf_fds(void)
+{
+	char path[64], link[64];
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		n += strcmp(link, "anon_inode:[perf_event]") == 0;
+	}
+	return n;
+}
+
+/* N disk events on CPU 0, as a collector that floods the kernel with them: the budget's
+ * come (enabled), every other request is refused with EAGAIN, no descriptor, the
+ * connection kept. */
+static int perfs(int n, bool hold)
+{
+	struct req_perf req;
+	struct priv_reply rep;
+	int got = 0, refused_n = 0, other = 0, held, st;
+	double t0 = now_s();
+	char c;
+
+	memset(&req, 0, sizeof(req));
+	hdr(&req.h, PRIV_PERF_OPEN, sizeof(req));
+	req.cpu = 0;
+	req.what = PRIV_PERF_DISK;
+	for (int i = 0; i < n; i++) {
+		int fd = -1;
+
+		sendraw(&req, sizeof(req), -1);
+		if (reply(&rep, &fd) != (ssize_t)sizeof(rep))
+			break;
+		if (!rep.err && fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) == 0)
+			got++; /* kept open and enabled, as the attack would */
+		else if (rep.err == EAGAIN && fd < 0)
+			refused_n++;
+		else
+			other++;
+	}
+	held = perf_fds();
+	printf("perfs: %d of %d handed over and enabled, %d refused with EAGAIN, %d otherwise; "
+	       "%d perf events held; in %.3f s\n",
+	       got, n, refused_n, other, held, now_s() - t0);
+	fflush(stdout);
+	if (hold)
+		while (read(STDIN_FILENO, &c, 1) > 0)
+			;
+	st = priv_status();
+	return got > 0 && refused_n == n - got && held == got && st == 0 ? 0 : 1;
+}
+
 /* A request the configuration does not allow, sent twice: each refused (EACCES, no
  * descriptor), the connection kept; the privileged process ends cleanly when we close. */
 static int refused(const char *name)
@@ -431,6 +500,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_open(true, 0);
+	if (strcmp(argv[2], "perfs") == 0) {
+		unsigned id;
+		char err[256];
+
+		if (argc < 4 || !block_tp_tracepoint_id(&id, err, sizeof(err))) {
+			fprintf(stderr, "privhostile: perfs: %s\n", argc < 4 ? "N?" : err);
+			return 2;
+		}
+		priv_local_tracepoint(id); /* read before the fork, as the daemon does */
+		start(argv[1]);
+		return perfs(atoi(argv[3]), argc == 5 && strcmp(argv[4], "hold") == 0);
+	}
 	start(argv[1]);
 	if (strcmp(argv[2], "credit") == 0)
 		return credit(atof(argv[3]), argc == 5 ? argv[4] : NULL);

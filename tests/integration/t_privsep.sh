@@ -128,6 +128,41 @@ pass "requests the configuration does not allow ($KINDS kinds) are refused, the 
 "$HOSTILE" "$T/n.conf" packets 8 > "$T/hout" 2>&1 || fail "packets: $(cat "$T/hout")"
 pass "$(grep -o 'packets: .*' "$T/hout")"
 
+# A flood of perf events: 2,000 disk events asked for on CPU 0, each enabled with no device
+# filter (so every completion of every disk runs them). The budget (one per disk selected,
+# here $N, and two spare) comes; the rest is refused with EAGAIN, and the kernel holds that
+# many. What that costs another disk: direct reads of a second loop device while the events
+# are held, against the same reads before and after (reported, not asserted: a shared
+# machine's times move; the assertion is the count the kernel holds).
+sed 's/backend = "blktrace"/backend = "tracepoint"/' "$T/n.conf" > "$T/p.conf"
+grep -q "devices = \[ \"$N\" \]" "$T/p.conf" || fail "p.conf does not select $N: $(cat "$T/p.conf")"
+new_loop M
+dio_ns() { "$DIO" -r 5000 -w 0 "$M" | sed -n 's/.* ns=\([0-9]*\)$/\1/p'; }
+dio_ns > /dev/null # the device's first reads, apart
+base1=$(dio_ns)
+mkfifo "$T/hold"
+"$HOSTILE" "$T/p.conf" perfs 2000 hold < "$T/hold" > "$T/hout" 2> "$T/herr" &
+HOLDER=$!
+exec 8> "$T/hold"
+wait_for 30 grep -q '^perfs: ' "$T/hout" || fail "perfs: $(cat "$T/hout" "$T/herr")"
+# One disk event for $N and two spare at once, and one more every 10 s the flood took.
+read -r got secs <<< "$(sed -nE 's/^perfs: ([0-9]+) of 2000 handed over and enabled, ([0-9]+) refused with EAGAIN, 0 otherwise; \1 perf events held; in ([0-9.]+) s$/\1 \3/p' "$T/hout")"
+[ -n "$got" ] || fail "the perf flood: $(cat "$T/hout")"
+want=$((1 + 2))
+most=$(awk -v w="$want" -v t="$secs" 'BEGIN { printf "%d", w + int(t / 10) }')
+[ "$got" -ge "$want" ] && [ "$got" -le "$most" ] ||
+	fail "the perf flood: $got handed over in $secs s, not $want (at most $most): $(cat "$T/hout")"
+held=$(ls -l "/proc/$HOLDER/fd" | grep -c 'anon_inode:\[perf_event\]')
+[ "$held" -eq "$got" ] || fail "the kernel lists $held perf events held by the flood, not $got"
+flood=$(dio_ns)
+exec 8>&-
+wait "$HOLDER" || fail "perfs: $(cat "$T/hout" "$T/herr")"
+base2=$(dio_ns)
+grep -q "asked for more disk perf events on CPU 0 than it needs" "$T/herr" ||
+	fail "the refusal was not logged: $(cat "$T/herr")"
+ratio=$(awk -v f="$flood" -v a="$base1" -v b="$base2" 'BEGIN { printf "%.2f", 2 * f / (a + b) }')
+pass "a flood of 2,000 perf events: $got handed over (the budget), $((2000 - got)) refused (EAGAIN) in $secs s, $held held in the kernel; 5,000 direct reads of another loop device took $ratio times as long as beside none"
+
 # Input nodes the privileged process must not open for a collector: a symlink out of the
 # watched directory, a block device, a file root does not own, a character device of another
 # driver, a file with a second link: each refused (EACCES), no descriptor, the connection kept.
