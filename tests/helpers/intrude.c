@@ -10,6 +10,20 @@
  *                                      privileged process, sent without waiting, then the
  *                                      process is held stopped, reading no reply, until it
  *                                      dies: prints "sent K" at once, then how it died
+ * On the process's packet socket (the first it holds):
+ *   intrude PID promisc IFINDEX        setsockopt PACKET_ADD_MEMBERSHIP, PACKET_MR_PROMISC
+ *   intrude PID detach                 setsockopt SO_DETACH_FILTER
+ *   intrude PID attach                 setsockopt SO_ATTACH_FILTER, a program that keeps all
+ *   intrude PID copythresh             setsockopt PACKET_COPY_THRESH 1 (whole frames queued
+ *                                      beside the ring)
+ *   intrude PID fanout                 setsockopt PACKET_FANOUT (join group 1)
+ *   intrude PID sendfd                 sendmsg of it (SCM_RIGHTS) on a new socketpair
+ *   intrude PID bind IFINDEX           bind to IFINDEX (0: every interface), ETH_P_ALL
+ *   intrude PID filter                 its socket filter's interface check: "ifindex N"
+ * On its socket to entropyd's privileged process (the first SOCK_SEQPACKET it holds):
+ *   intrude PID perf N                 N PERF_OPEN requests (a disk event on CPU 0), each
+ *                                      one given enabled: the first refusal, and how many
+ *                                      came before it
  *
  * The call is made by the process itself (ptrace: its registers set to the call, one step
  * over a syscall instruction of its own, its registers put back), so its user, namespaces,
@@ -22,9 +36,16 @@
  * only), 2 on a usage error. A test helper: statically linked, it runs where the tests'
  * shells do (the host, a container, an initramfs) with nothing beside it. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/perf_event.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +59,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/priv_wire.h"
+#include "../../src/priv_wire.h" /* the messages, as the collector sends them */
 
 #if defined(__x86_64__)
 
@@ -114,20 +135,29 @@ static void detach(void)
 		die("PTRACE_DETACH");
 }
 
-/* Copy len bytes below the target's stack pointer (past the red zone) and return their
- * address there. Each call's data is placed afresh: one call, one buffer. */
-static unsigned long put(const void *data, size_t len)
+/* An address depth bytes below the target's stack pointer (past the red zone). */
+static unsigned long scratch(size_t depth)
 {
-	unsigned long at = (saved.rsp - 128 - 4096 - len) & ~15UL;
-	size_t i;
+	return (saved.rsp - 128 - depth) & ~15UL;
+}
 
-	for (i = 0; i < len; i += sizeof(long)) {
+/* Copy len bytes into the target at at. */
+static unsigned long put_at(unsigned long at, const void *data, size_t len)
+{
+	for (size_t i = 0; i < len; i += sizeof(long)) {
 		long w = 0;
 		memcpy(&w, (const char *)data + i, len - i < sizeof(long) ? len - i : sizeof(long));
 		if (ptrace(PTRACE_POKEDATA, target, (void *)(at + i), (void *)w) < 0)
 			die("PTRACE_POKEDATA");
 	}
 	return at;
+}
+
+/* Copy len bytes below the target's stack pointer and return their address there. Each
+ * call's data is placed afresh: one call, one buffer. */
+static unsigned long put(const void *data, size_t len)
+{
+	return put_at(scratch(4096 + len), data, len);
 }
 
 /* If the target died (status from waitpid), say how and exit. */
@@ -145,8 +175,8 @@ static void gone(int status)
 }
 
 /* One system call in the target; its result, or exit if the call killed it. */
-static long call(long nr, unsigned long a0, unsigned long a1, unsigned long a2,
-		 unsigned long a3)
+static long call5(long nr, unsigned long a0, unsigned long a1, unsigned long a2,
+		  unsigned long a3, unsigned long a4)
 {
 	struct user_regs_struct r = saved;
 	int status;
@@ -157,7 +187,7 @@ static long call(long nr, unsigned long a0, unsigned long a1, unsigned long a2,
 	r.rsi = a1;
 	r.rdx = a2;
 	r.r10 = a3;
-	r.r8 = 0; /* sendto's address: none */
+	r.r8 = a4;
 	r.rip = syscall_insn;
 	if (ptrace(PTRACE_SETREGS, target, NULL, &r) < 0)
 		die("PTRACE_SETREGS");
@@ -177,6 +207,8 @@ static long call(long nr, unsigned long a0, unsigned long a1, unsigned long a2,
 		die("PTRACE_GETREGS");
 	return (long)r.rax;
 }
+
+#define call(nr, a0, a1, a2, a3) call5((nr), (a0), (a1), (a2), (a3), 0)
 
 static void report(long rc)
 {
@@ -252,10 +284,211 @@ static void stall(long n)
 	}
 }
 
+/* Copy len bytes from the target at addr. */
+static void get(unsigned long addr, void *data, size_t len)
+{
+	for (size_t i = 0; i < len; i += sizeof(long)) {
+		long w;
+
+		errno = 0;
+		w = ptrace(PTRACE_PEEKDATA, target, (void *)(addr + i), NULL);
+		if (errno)
+			die("PTRACE_PEEKDATA");
+		memcpy((char *)data + i, &w, len - i < sizeof(long) ? len - i : sizeof(long));
+	}
+}
+
+/* The target's first descriptor (below 1024) of a socket of this domain and type; exits
+ * if it has none. */
+static long find_socket(int domain, int type)
+{
+	int v[2] = {0, sizeof(int)};
+
+	for (long fd = 0; fd < 1024; fd++) {
+		unsigned long at = put(v, sizeof(v));
+		int got[2];
+
+		if (call5(SYS_getsockopt, (unsigned long)fd, SOL_SOCKET, SO_DOMAIN, at, at + 4) < 0)
+			continue;
+		get(at, got, sizeof(got));
+		if (got[0] != domain)
+			continue;
+		at = put(v, sizeof(v));
+		if (call5(SYS_getsockopt, (unsigned long)fd, SOL_SOCKET, SO_TYPE, at, at + 4) < 0)
+			continue;
+		get(at, got, sizeof(got));
+		if (got[0] == type)
+			return fd;
+	}
+	detach();
+	fprintf(stderr, "intrude: the process holds no socket of domain %d, type %d\n", domain,
+		type);
+	exit(1);
+}
+
+static long sockopt(long fd, int level, int name, const void *val, size_t len)
+{
+	return call5(SYS_setsockopt, (unsigned long)fd, (unsigned long)level, (unsigned long)name,
+		     put(val, len), len);
+}
+
+/* A message with room for one descriptor, laid out in the target at at (scratch(8192)):
+ * what recvmsg() and sendmsg() are given. */
+struct fd_msg {
+	struct msghdr mh;
+	struct iovec iov;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} c;
+	struct priv_reply rep;
+};
+
+static void fd_msg_init(struct fd_msg *m, unsigned long at)
+{
+	memset(m, 0, sizeof(*m));
+	m->iov = (struct iovec){.iov_base = (void *)(at + offsetof(struct fd_msg, rep)),
+				.iov_len = sizeof(m->rep)};
+	m->mh = (struct msghdr){.msg_iov = (void *)(at + offsetof(struct fd_msg, iov)),
+				.msg_iovlen = 1,
+				.msg_control = (void *)(at + offsetof(struct fd_msg, c)),
+				.msg_controllen = sizeof(m->c.buf)};
+}
+
+/* PERF_OPEN requests on the privileged process's socket, each descriptor enabled and kept:
+ * the first refusal (with the count before it), or 0 if none was refused. */
+static long perf_flood(int n, int *got)
+{
+	long sock = seqpacket_fd();
+	struct req_perf req = {.h = {.version = PRIV_VERSION, .type = PRIV_PERF_OPEN,
+				     .size = sizeof(struct req_perf)},
+			       .what = PRIV_PERF_DISK};
+	unsigned long at = scratch(8192);
+	struct fd_msg m;
+	long rc;
+
+	*got = 0;
+	for (int i = 0; i < n; i++) {
+		int fd = -1;
+
+		rc = call5(SYS_sendto, (unsigned long)sock, put(&req, sizeof(req)), sizeof(req), 0, 0);
+		if (rc < 0)
+			return rc;
+		fd_msg_init(&m, at);
+		put_at(at, &m, sizeof(m));
+		rc = call(SYS_recvmsg, (unsigned long)sock, at, MSG_CMSG_CLOEXEC, 0);
+		if (rc < 0)
+			return rc;
+		get(at, &m, sizeof(m));
+		if (m.c.align.cmsg_level == SOL_SOCKET && m.c.align.cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(&m.c.align), sizeof(fd));
+		if (m.rep.err)
+			return -m.rep.err;
+		if (fd < 0)
+			return -ENOENT;
+		call(SYS_ioctl, (unsigned long)fd, PERF_EVENT_IOC_ENABLE, 0, 0);
+		(*got)++;
+	}
+	return 0;
+}
+
+static int usage(void);
+
+/* The calls on the packet socket (see the top); false if verb is none of them. */
+static bool packet_verb(const char *verb, int argc, char **argv, long *rc)
+{
+	static const struct sock_filter keep_all = BPF_STMT(BPF_RET | BPF_K, 0xffffffffu);
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	struct packet_mreq mr = {.mr_type = PACKET_MR_PROMISC};
+	int one = 1, fanout = 1 | PACKET_FANOUT_HASH << 16;
+	long fd;
+
+	if (strcmp(verb, "promisc") && strcmp(verb, "detach") && strcmp(verb, "attach") &&
+	    strcmp(verb, "copythresh") && strcmp(verb, "fanout") && strcmp(verb, "sendfd") &&
+	    strcmp(verb, "bind") && strcmp(verb, "filter"))
+		return false;
+	if (argc != ((!strcmp(verb, "promisc") || !strcmp(verb, "bind")) ? 4 : 3))
+		exit(usage());
+	attach();
+	fd = find_socket(AF_PACKET, SOCK_RAW);
+	if (!strcmp(verb, "promisc")) {
+		mr.mr_ifindex = atoi(argv[3]);
+		*rc = sockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof(mr));
+	} else if (!strcmp(verb, "detach")) {
+		*rc = sockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, &one, sizeof(one));
+	} else if (!strcmp(verb, "attach")) {
+		/* the program below where put() places the struct pointing to it */
+		struct sock_fprog fp = {.len = 1,
+					.filter = (void *)put_at(scratch(8192), &keep_all,
+								 sizeof(keep_all))};
+
+		*rc = sockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp));
+	} else if (!strcmp(verb, "copythresh")) {
+		*rc = sockopt(fd, SOL_PACKET, PACKET_COPY_THRESH, &one, sizeof(one));
+	} else if (!strcmp(verb, "fanout")) {
+		*rc = sockopt(fd, SOL_PACKET, PACKET_FANOUT, &fanout, sizeof(fanout));
+	} else if (!strcmp(verb, "sendfd")) {
+		int sv[2];
+		unsigned long sv_at = put(sv, sizeof(sv));
+
+		*rc = call(SYS_socketpair, AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv_at);
+		if (*rc == 0) {
+			unsigned long at = scratch(8192);
+			struct fd_msg m;
+			int fdi = (int)fd;
+
+			get(sv_at, sv, sizeof(sv));
+			fd_msg_init(&m, at);
+			m.c.align.cmsg_level = SOL_SOCKET;
+			m.c.align.cmsg_type = SCM_RIGHTS;
+			m.c.align.cmsg_len = CMSG_LEN(sizeof(int));
+			memcpy(CMSG_DATA(&m.c.align), &fdi, sizeof(fdi));
+			m.iov.iov_len = 1;
+			put_at(at, &m, sizeof(m));
+			*rc = call(SYS_sendmsg, (unsigned long)sv[0], at, 0, 0);
+			call(SYS_close, (unsigned long)sv[0], 0, 0, 0);
+			call(SYS_close, (unsigned long)sv[1], 0, 0, 0);
+		}
+	} else if (!strcmp(verb, "bind")) {
+		sll.sll_ifindex = atoi(argv[3]);
+		*rc = call(SYS_bind, (unsigned long)fd, put(&sll, sizeof(sll)), sizeof(sll), 0);
+	} else { /* filter: its length first (asked with none), then its first instructions */
+		struct sock_filter prog[4];
+		unsigned len[2] = {0, 0};
+		unsigned long at = put(len, sizeof(len));
+		unsigned long prog_at = scratch(12288);
+
+		*rc = call5(SYS_getsockopt, (unsigned long)fd, SOL_SOCKET, SO_GET_FILTER, 0, at);
+		if (*rc == 0) {
+			get(at, len, sizeof(len));
+			if (len[0] < 2 || len[0] > 512) {
+				detach();
+				printf("no interface check (a program of %u instructions)\n", len[0]);
+				exit(0);
+			}
+			*rc = call5(SYS_getsockopt, (unsigned long)fd, SOL_SOCKET, SO_GET_FILTER,
+				    prog_at, at);
+		}
+		if (*rc == 0) {
+			get(prog_at, prog, sizeof(prog));
+			detach();
+			if (prog[0].code == (BPF_LD | BPF_W | BPF_ABS) &&
+			    prog[0].k == (uint32_t)(SKF_AD_OFF + SKF_AD_IFINDEX) &&
+			    prog[1].code == (BPF_JMP | BPF_JEQ | BPF_K))
+				printf("ifindex %u\n", prog[1].k);
+			else
+				printf("no interface check\n");
+			exit(0);
+		}
+	}
+	return true;
+}
+
 static int usage(void)
 {
 	fputs("usage: intrude PID uid | open PATH r|w|rw|new | chmod PATH MODE | connect PATH | "
-	      "prlimit TARGET | tgkill TARGET | stall N\n",
+	      "prlimit TARGET | tgkill TARGET | stall N | promisc IFINDEX | detach | attach | "
+	      "copythresh | fanout | sendfd | bind IFINDEX | filter | perf N\n",
 	      stderr);
 	return 2;
 }
@@ -322,6 +555,20 @@ int main(int argc, char **argv)
 		long t = atol(argv[3]);
 		attach();
 		rc = call(SYS_tgkill, (unsigned long)t, (unsigned long)t, 0, 0);
+	} else if (!strcmp(verb, "perf") && argc == 4) {
+		int got;
+
+		attach();
+		rc = perf_flood(atoi(argv[3]), &got);
+		detach();
+		if (rc < 0 && rc > -4096)
+			printf("%ld %s (after %d handed over)\n", rc, strerrorname_np((int)-rc) ?: "?",
+			       got);
+		else
+			printf("%ld (all %d handed over)\n", rc, got);
+		return 0;
+	} else if (packet_verb(verb, argc, argv, &rc)) {
+		/* done */
 	} else {
 		return usage();
 	}
