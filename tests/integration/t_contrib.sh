@@ -42,7 +42,7 @@ if [ -r "$BC" ]; then
 	expect "entropyd --cl" --class
 	expect "entropyd --class " input block network
 	expect "entropyd --bits " 1 8
-	expect "entropyd -" --config --check --print --dry-run --assess --record
+	expect "entropyd -" --config --check --print --dry-run --assess --record --initramfs --boot-record
 	expect "entropyctl " status sources watch reload metrics
 	expect "entropyctl st" status
 	expect "entropyctl --color " auto always never
