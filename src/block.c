@@ -266,6 +266,17 @@ static void block_detach(struct src_inst *si)
 			 (unsigned long long)d->ahead);
 }
 
+bool block_unsampled(const struct source *src, uint64_t *n)
+{
+	const struct block_state *st = src->priv;
+
+	*n = 0;
+	if (!src->running || !st || !st->tp)
+		return false;
+	*n = block_tp_unsampled(st->tp);
+	return true;
+}
+
 /* What the tracepoint took, and what the kernel counted but did not hand over: at the end
  * (rings drained), what perf never wrote; on the way, also what the rings still hold. */
 static void tp_account(struct block_state *st, int prio, bool end)

@@ -15,4 +15,8 @@
 /* The "block" class driver. */
 extern const struct source_ops source_block_ops;
 
+/* The tracepoint backend's completions that perf counted and never wrote to a ring
+ * (block_tp_unsampled) in *n; false where the class does not run the tracepoint. */
+bool block_unsampled(const struct source *src, uint64_t *n);
+
 #endif

@@ -122,7 +122,8 @@ struct block_tp {
 	struct block_tp_stats st;
 	uint64_t counted_closed; /* what closed instances had counted, */
 	uint64_t lost_closed;    /* and dropped with the ring full (PERF_FORMAT_LOST) */
-	uint64_t unsampled_said; /* unsampled completions already warned about */
+	uint64_t unsampled;      /* unsampled completions, as of the last quiet turn */
+	struct block_tp_unsampled_log unsampled_log;
 	size_t read_len;         /* 16 with PERF_FORMAT_LOST, else 8 */
 	bool busy;               /* no waking instances; drained by poll_ev */
 	struct event *poll_ev;
@@ -669,18 +670,43 @@ static uint64_t unsampled(struct block_tp *tp, bool drain)
 	return counted > tp->rd.records ? counted - tp->rd.records : 0;
 }
 
+uint64_t block_tp_unsampled_due(struct block_tp_unsampled_log *l, uint64_t n, uint64_t now_ns,
+				bool *first)
+{
+	uint64_t more = n > l->said ? n - l->said : 0;
+
+	*first = !l->at_ns;
+	if (!more || (l->at_ns && now_ns - l->at_ns < BLOCK_TP_UNSAMPLED_EVERY_S * NS_PER_SEC))
+		return 0;
+	l->said = n;
+	l->at_ns = now_ns ? now_ns : 1;
+	return more;
+}
+
+uint64_t block_tp_unsampled(const struct block_tp *tp)
+{
+	return tp ? tp->unsampled : 0;
+}
+
 static void say_unsampled(struct block_tp *tp)
 {
-	uint64_t n = unsampled(tp, true);
+	uint64_t n = unsampled(tp, true), more;
+	bool first;
 
-	if (n > tp->unsampled_said)
-		log_limited(&block_tp_rl_lost, LOG_WARNING,
-			    "block: perf counted %llu completions it never wrote to a ring (of %llu "
-			    "in all; %llu dropped with a ring full, the rest lost inside the "
-			    "kernel): they are not sampled",
-			    (unsigned long long)n, (unsigned long long)tp->st.counted,
-			    (unsigned long long)tp->st.lost);
-	tp->unsampled_said = n;
+	tp->unsampled = n;
+	more = block_tp_unsampled_due(&tp->unsampled_log, n, mono_ns(), &first);
+	if (more && first)
+		log_notice("block: perf counted %llu completions it never wrote to a ring (of %llu "
+			   "in all; %llu dropped with a ring full, the rest lost inside the kernel): "
+			   "they are not sampled; counted from now on (entropyd_block_unsampled_"
+			   "completions_total), said again at most hourly",
+			   (unsigned long long)n, (unsigned long long)tp->st.counted,
+			   (unsigned long long)tp->st.lost);
+	else if (more)
+		log_notice("block: perf never wrote %llu more completions to a ring (%llu in all, "
+			   "of %llu counted): they are not sampled",
+			   (unsigned long long)more, (unsigned long long)n,
+			   (unsigned long long)tp->st.counted);
 }
 
 static void set_busy(struct block_tp *tp, bool busy)

@@ -49,6 +49,22 @@ unsigned block_tp_rescan_cpus(struct block_tp *tp);
  * events again, however short the time it was away. */
 void block_tp_cpu_changed(struct block_tp *tp, unsigned cpu);
 
+/* When to say that perf counted completions it never wrote to a ring (a loss inside the
+ * kernel, a fraction of a percent on a busy VM, with nothing to do about it): a notice the
+ * first time, then a summary at most every BLOCK_TP_UNSAMPLED_EVERY_S, of those since. */
+struct block_tp_unsampled_log {
+	uint64_t said;  /* in all, when last said */
+	uint64_t at_ns; /* when last said; 0: never */
+};
+#define BLOCK_TP_UNSAMPLED_EVERY_S 3600
+/* n: the unsampled completions in all now. How many to say now (those since the last time),
+ * 0 for nothing; *first: this is the first time. */
+uint64_t block_tp_unsampled_due(struct block_tp_unsampled_log *l, uint64_t n, uint64_t now_ns,
+				bool *first);
+/* The completions perf counted and never wrote, as of the last time the rings were drained
+ * when busy turned quiet (what the log says): for status and metrics, nothing read. */
+uint64_t block_tp_unsampled(const struct block_tp *tp);
+
 /* With drain, the rings are drained first, so that the figures add up: unsampled is what
  * perf never wrote. Without, nothing is read (the summary on SIGUSR1 must not do the
  * daemon's reading for it) and unsampled also holds what the rings have not handed over. */

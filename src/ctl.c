@@ -226,7 +226,7 @@ static json_t *get_status(struct ctl *ctl)
 	return json_pack(
 		"{s:o, s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:o},"
 		" s:{s:s, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:I, s:o, s:o},"
-		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I}}",
+		" s:{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:I, s:I, s:I, s:o}}",
 		"collector", walls_record(),
 		"daemon", "version", PACKAGE_VERSION, "protocol", CTL_PROTO_VERSION, "pid",
 		(json_int_t)priv_main_pid(), "uptime_s", (json_int_t)(st.uptime_ns / NS_PER_SEC),
@@ -243,7 +243,9 @@ static json_t *get_status(struct ctl *ctl)
 		"estimated_bits", ctl_real(t.estimated_bits), "credited_bits",
 		ctl_real(t.credited_bits), "held_bits", ctl_real(t.held_bits), "feeds", (json_int_t)st.feeds, "fed_bytes",
 		(json_int_t)st.fed_bytes, "fed_credit_bits", (json_int_t)st.fed_credit_bits,
-		"reseeds", (json_int_t)st.reseeds, "feed_errors", (json_int_t)st.feed_errors);
+		"reseeds", (json_int_t)st.reseeds, "feed_errors", (json_int_t)st.feed_errors,
+		"unsampled_completions",
+		st.block_tracepoint ? json_integer((json_int_t)st.block_unsampled) : json_null());
 }
 
 /* Where the source samples its events: the state, the share kept, the estimated rate. */

@@ -30,6 +30,8 @@ struct ctl_status {
 	double credited_before_ready; /* bits the sink credited before it became ready */
 	uint64_t feeds, fed_bytes, fed_credit_bits, reseeds, feed_errors;
 	uint64_t reloads, reload_failures;
+	bool block_tracepoint;       /* the block class reads the tracepoint: */
+	uint64_t block_unsampled;    /* completions perf counted and never wrote to a ring */
 	const char *config;      /* the configuration file in force */
 	const struct kboot *boot; /* what entropyd in the initramfs did at this boot; or NULL */
 };

@@ -35,8 +35,12 @@
  *   6  GetStatus returns collector: the walls around the collector (its user, namespaces,
  *      read-only view, Landlock ABI, system call filter) and those missing, with why.
  *   7  Seed.initramfs: what entropyd in the initramfs did at this boot (its boot record);
- *      the verdict is that instance's where the CRNG was ready when this one started. */
-#define CTL_PROTO_VERSION 7
+ *      the verdict is that instance's where the CRNG was ready when this one started.
+ *   8  GetSources also lists each name of the configuration that chooses what is read
+ *      and matches nothing, state not-open; Reload's notices also hold what applying the
+ *      file said (warnings, changes that wait for a restart); Totals.unsampled_completions
+ *      (the block tracepoint's completions perf never wrote to a ring). */
+#define CTL_PROTO_VERSION 8
 
 #define CTL_DEFAULT_SOCKET "/run/entropyd/io.entropyd"
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "block.h"
 #include "block_tp.h"
 #include "config_policy.h"
 #include "ctl.h"
@@ -353,6 +354,7 @@ static void fill_status(void *arg, struct ctl_status *out)
 	out->fed_credit_bits = d->sink.credited;
 	out->reseeds = d->sink.reseeds;
 	out->feed_errors = d->sink.errors;
+	out->block_tracepoint = block_unsampled(&d->srcs[CLASS_BLOCK], &out->block_unsampled);
 	out->reloads = d->reloads;
 	out->reload_failures = d->reload_failures;
 	out->config = d->config_path;

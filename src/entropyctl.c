@@ -202,6 +202,10 @@ static void print_overview(const json_t *st)
 	       N(i_(t, "feeds"), "feed"), i_(t, "fed_bytes"), N(i_(t, "fed_bytes"), "byte"),
 	       i_(t, "fed_credit_bits"), N(i_(t, "fed_credit_bits"), "bit"), i_(t, "reseeds"),
 	       N(i_(t, "reseeds"), "reseed"), i_(t, "feed_errors"), N(i_(t, "feed_errors"), "error"));
+	if (i_(t, "unsampled_completions") > 0)
+		printf("block:  %lld %s perf counted and never wrote to a ring (not sampled)\n",
+		       i_(t, "unsampled_completions"),
+		       N(i_(t, "unsampled_completions"), "completion"));
 }
 
 static void policy_text(const json_t *src, char *buf, size_t size)
@@ -587,6 +591,11 @@ static void print_metrics(const json_t *st, const json_t *sources)
 		   (double)i_(t, "instances"));
 	for (size_t j = 0; j < ARRAY_SIZE(totals); j++)
 		prom_plain(totals[j].name, "counter", totals[j].help, f_(t, totals[j].key));
+	if (json_is_integer(json_object_get(t, "unsampled_completions")))
+		prom_plain("entropyd_block_unsampled_completions_total", "counter",
+			   "Block tracepoint: completions perf counted and never wrote to a ring "
+			   "(not sampled).",
+			   (double)i_(t, "unsampled_completions"));
 	prom_plain("entropyd_reloads_total", "counter", "Configuration reloads applied.",
 		   (double)i_(d, "reloads"));
 	prom_plain("entropyd_reload_failures_total", "counter",

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (perf_event_open, loop devices, blktrace ioctls)"
-for tool in losetup unshare findmnt; do
+for tool in losetup unshare findmnt jq; do
 	command -v "$tool" > /dev/null || skip "no $tool"
 done
 block_lock 900 || fail "another block test held $BLOCK_LOCK for 900 s: $(lock_users "$BLOCK_LOCK")"
@@ -106,6 +106,15 @@ expect_events "$N" 16050
 sed -n "/block\/$N2: detached after/,\$p" "$T/log" | grep -qF "block/$N2: kind " &&
 	fail "$N2 still listed after detach"
 done_all=$(($(requests "$L") - start_L + done_L2))
+# What perf counted and never wrote: a counter in status and metrics, said in the log once
+# (a notice), then at most hourly; never a warning every few seconds.
+u=$("$ENTROPYCTL" -s "$T/run/io.entropyd" --json status | jq '.totals.unsampled_completions')
+[[ "$u" =~ ^[0-9]+$ ]] || fail "status has no unsampled_completions under the tracepoint: $u"
+m=$("$ENTROPYCTL" -s "$T/run/io.entropyd" metrics | sed -n 's/^entropyd_block_unsampled_completions_total //p')
+[ -n "$m" ] && [ "$m" -ge "$u" ] || fail "metrics: entropyd_block_unsampled_completions_total $m, status $u"
+said=$(grep -c "never wrote .*to a ring" "$T/log" || true)
+[ "$said" -le 1 ] || fail "perf's losses said $said times within the hour: $(grep "never wrote" "$T/log")"
+[ "$u" -eq 0 ] || [ "$said" -eq 1 ] || fail "$u completions never written, and not said"
 stop_daemon
 grep -q "completion times ahead of CLOCK_MONOTONIC" "$T/log" && fail "timestamps not on CLOCK_MONOTONIC"
 pass "reload adds a disk, detach drops it cleanly; all timestamps on CLOCK_MONOTONIC"

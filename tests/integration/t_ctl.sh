@@ -34,7 +34,7 @@ write_config "$T/e.conf" 'feed = { mode = "always"; };' "$policy" "$control"
 mkfifo "$T/input/event0"
 
 # ---- the command line, and no daemon ----
-"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 7\)$' || fail "--version"
+"$ENTROPYCTL" --version | grep -qE '^entropyctl [0-9]+\.[0-9]+.* \(control protocol 8\)$' || fail "--version"
 "$ENTROPYCTL" --help > "$T/help" || fail "--help"
 for w in status sources watch reload metrics --interval --socket --json --color --timeout --version --help \
 	'Exit status' '^  1  reload refused' '^  3  entropyd is not running' '^  4  permission denied' \
@@ -159,7 +159,7 @@ pass "status after 3000 replayed events: exact counts, $shown bits credited as l
 ctl --json status > "$T/status.json" || fail "--json status failed"
 jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
-	.daemon.protocol == 7 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
+	.daemon.protocol == 8 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
 	(.sources | length) == 3 and .sources[0].class == "input" and .sources[0].name == "event0" and
 	# the classes policy disables follow, as such
 	([.sources[1:][] | [.class, .name, .state, .policy.mode, .credit.reason, .events]] ==

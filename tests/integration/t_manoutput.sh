@@ -65,10 +65,11 @@ sed -n '/^\.B metrics$/,/^\.SH/p' "$MAN/entropyctl.8" | awk '
 	name && ($0 == ".TP" || $0 == ".RE") { print name "\t" text; name = "" }
 	name && $0 !~ /^\./ { text = text (text == "" ? "" : " ") $0 }
 	{ prev = $0 }' | sed 's/\\-/-/g; s/\\e/\\/g' | sort > "$T/help.documented"
-# present only once the CRNG became ready while the daemon ran, or for a network interface
-# (which this daemon has not): their HELP is checked in the program's text instead
+# present only once the CRNG became ready while the daemon ran, for a network interface
+# (which this daemon has not), or with the block tracepoint (t_block reads it): their HELP is
+# checked in the program's text instead
 for fam in entropyd_kernel_crng_ready_after_seconds entropyd_source_sample_ratio \
-	entropyd_source_arrival_rate_per_second; do
+	entropyd_source_arrival_rate_per_second entropyd_block_unsampled_completions_total; do
 	grep -q "^$fam" "$T/help.produced" && continue
 	line=$(grep "^$fam	" "$T/help.documented")
 	[ -n "$line" ] || fail "entropyctl(8) does not list $fam"

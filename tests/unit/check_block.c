@@ -353,6 +353,30 @@ static void fake_network_disks(void)
 	fake_disk("nbd0", "virtual/block", "43:0\n", "2097152\n", 0, NULL);
 }
 
+/* perf's silent losses are said the first time, then at most hourly, with the count since. */
+START_TEST(test_unsampled_due)
+{
+	struct block_tp_unsampled_log l = {0};
+	const uint64_t s = NS_PER_SEC, hour = BLOCK_TP_UNSAMPLED_EVERY_S * NS_PER_SEC;
+	bool first;
+
+	ck_assert_uint_eq(block_tp_unsampled_due(&l, 0, 5 * s, &first), 0); /* none lost */
+	ck_assert(first);
+	ck_assert_uint_eq(block_tp_unsampled_due(&l, 5, 12 * s, &first), 5);
+	ck_assert(first);
+	/* every 12 s more, as on a busy VM: nothing said within the hour */
+	for (uint64_t t = 24; t < 12 + BLOCK_TP_UNSAMPLED_EVERY_S; t += 12) {
+		ck_assert_uint_eq(block_tp_unsampled_due(&l, 5 + t, t * s, &first), 0);
+		ck_assert(!first);
+	}
+	ck_assert_uint_eq(block_tp_unsampled_due(&l, 5000, 12 * s + hour, &first), 4995);
+	ck_assert(!first);
+	/* nothing new: nothing said, however long after */
+	ck_assert_uint_eq(block_tp_unsampled_due(&l, 5000, 12 * s + 3 * hour, &first), 0);
+	ck_assert_uint_eq(block_tp_unsampled_due(&l, 5001, 12 * s + 3 * hour, &first), 1);
+}
+END_TEST
+
 START_TEST(test_network)
 {
 	static const struct {
@@ -550,6 +574,7 @@ static Suite *block_suite(void)
 	tcase_add_test(tp, test_format_field);
 	tcase_add_test(tp, test_filter);
 	tcase_add_test(tp, test_sort);
+	tcase_add_test(tp, test_unsampled_due);
 	suite_add_tcase(s, tp);
 	return s;
 }
