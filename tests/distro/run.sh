@@ -14,6 +14,8 @@
 # /run/lock in it (the block tests' lock is the host's: loop devices and perf are shared),
 # the host's resolv.conf; then pivot_root into it. All of it in mount namespaces of its own,
 # unmounted on exit whatever the outcome, and what the run left running killed. Environment:
+#   DISTRO_BUILDDIR       a build directory of the tree (make check-distro gives its own): where
+#                         the tree is no git checkout, its make distdir gives the sources
 #   ENTROPYD_TEST_CACHE   where the tree is kept (default /var/cache/entropyd-test)
 #   ENTROPYD_TEST_MIRROR  the Debian mirror (default: the first one apt uses here)
 #   FUZZ_SECONDS          each fuzz harness's run in the tree (default 2)
@@ -111,14 +113,18 @@ mkdir -p "$TREE/run/lock"
 mount --bind /run/lock "$TREE/run/lock"
 cp -L /etc/resolv.conf "$TREE/etc/resolv.conf"
 
-# ---- a copy of the source tree (what git tracks and would track, or all but builds) ----
+# ---- a copy of the sources, never what a build made: what git tracks and would track; in
+# another tree (a release's, perhaps built in place) what make distdir puts in a release ----
 rm -rf "${TREE:?}$WORK"
 mkdir -p "$TREE$WORK/src"
 if git -C "$src" rev-parse --show-toplevel > /dev/null 2>&1; then
 	git -C "$src" ls-files -z --cached --others --exclude-standard |
 		(cd "$src" && tar --null -T - --ignore-failed-read -cf - 2> /dev/null) | tar -C "$TREE$WORK/src" -xf -
+elif [ -f "${DISTRO_BUILDDIR:-}/Makefile" ]; then
+	${MAKE:-make} -s -C "$DISTRO_BUILDDIR" distdir distdir="$TREE$WORK/src" > /dev/null ||
+		die "make distdir in $DISTRO_BUILDDIR failed"
 else
-	(cd "$src" && tar --exclude='./build*' --exclude=./autom4te.cache -cf - .) | tar -C "$TREE$WORK/src" -xf -
+	die "$src is not a git checkout: run this as make check-distro, which copies what make dist would"
 fi
 # Generated files from the host's autotools would not be made again: the tree's make them.
 rm -f "$TREE$WORK/src/configure" "$TREE$WORK/src/config.status"
@@ -147,10 +153,12 @@ wait "$run" || rc=$?
 # What the run left, for reading after it: in distro-SUITE/ of the directory it ran from.
 out=$PWD/distro-$SUITE
 rm -rf "$out"
-mkdir -p "$out/tests"
 b=$TREE$WORK/build
 cp "$b"/make-check.out "$b"/fuzz.out "$b"/test-suite.log "$b"/config.log "$out/" 2> /dev/null || true
-cp "$b"/tests/*.log "$out/tests/" 2> /dev/null || true
+for d in unit integration; do
+	mkdir -p "$out/tests/$d"
+	cp "$b/tests/$d"/*.log "$out/tests/$d/" 2> /dev/null || true
+done
 cp -r "$b"/tests/fuzz/crashes "$out/fuzz-crashes" 2> /dev/null || true
 # shellcheck disable=SC1091
 say "$(. "$TREE/etc/os-release" && echo "$PRETTY_NAME"): contrib/dev.sh check exited $rc; its logs are in $out"
