@@ -159,19 +159,12 @@ enum check_state check_judge(const json_t *st, const json_t *sources,
 int cmd_check(const char *path, double timeout, const struct check_limits *lim)
 {
 	struct conn c;
-	json_t *st = NULL, *src = NULL;
+	json_t *st, *src;
 	enum check_state state;
 	char line[1024], reason[512];
-	int rc;
-
 	/* What would go to stderr is the line's reason. */
-	errx_into(reason, sizeof(reason));
-	rc = conn_open(&c, path, timeout);
-	if (rc == XC_OK)
-		rc = fetch(&c, CTL_INTERFACE ".GetStatus", &st);
-	if (rc == XC_OK)
-		rc = fetch(&c, CTL_INTERFACE ".GetSources", &src);
-	errx_into(NULL, 0);
+	int rc = fetch_snapshot(&c, path, timeout, &st, &src, reason, sizeof(reason));
+
 	if (rc != XC_OK) {
 		/* Not running is critical; anything else (no permission, a path that is
 		 * not the socket, no reply) leaves the state unknown. */
@@ -180,7 +173,6 @@ int cmd_check(const char *path, double timeout, const struct check_limits *lim)
 	} else {
 		state = check_judge(st, json_object_get(src, "sources"), lim, line, sizeof(line));
 	}
-	conn_close(&c);
 	json_decref(st);
 	json_decref(src);
 	printf("ENTROPYD %s: %s\n", check_state_name(state), line);

@@ -273,6 +273,27 @@ int fetch(struct conn *c, const char *method, json_t **out)
 	return XC_OK;
 }
 
+int fetch_snapshot(struct conn *c, const char *path, double timeout_s, json_t **st,
+		   json_t **src, char *why, size_t size)
+{
+	int rc;
+
+	*st = *src = NULL;
+	errx_into(why, size);
+	rc = conn_open(c, path, timeout_s);
+	if (rc == XC_OK)
+		rc = fetch(c, CTL_INTERFACE ".GetStatus", st);
+	if (rc == XC_OK)
+		rc = fetch(c, CTL_INTERFACE ".GetSources", src);
+	errx_into(NULL, 0);
+	conn_close(c);
+	if (rc != XC_OK) {
+		json_decref(*st);
+		*st = NULL;
+	}
+	return rc;
+}
+
 /* ---- reading the replies, tolerant of what a newer daemon adds or an older one lacks ---- */
 
 /* ---- fields shared by the commands ---- */

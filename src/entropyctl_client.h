@@ -55,6 +55,12 @@ int reply_failed(const char *method, const struct ctl_reply *r);
 /* Call a method that must succeed; its parameters go to *out (a new reference). */
 int fetch(struct conn *c, const char *method, json_t **out);
 
+/* Connect, ask GetStatus and GetSources, close: XC_OK with both replies (new references),
+ * or the exit status with why in why (not on stderr) and both NULL; *c keeps what
+ * conn_absent() reads. */
+int fetch_snapshot(struct conn *c, const char *path, double timeout_s, json_t **st,
+		   json_t **src, char *why, size_t size);
+
 /* A string as it may be printed: whatever the daemon at the other end sends, no byte of it
  * reaches the terminal as a control sequence. Valid until the eighth call after (in the
  * same file: each file that includes this has its own ring). */

@@ -243,7 +243,7 @@ int cmd_watch(const char *path, double timeout, double every)
 	watch_raw_mode();
 	while (!watch_signal) {
 		struct conn c;
-		json_t *st = NULL, *src = NULL;
+		json_t *st, *src;
 		double now, up, ev;
 		bool moved;
 		char *text = NULL;
@@ -253,17 +253,9 @@ int cmd_watch(const char *path, double timeout, double every)
 		/* A connection a frame: a daemon restarted in between is found again, and a
 		 * user other than root is not held past control.max_hold. Why it fails goes
 		 * into the frame, not across it. */
-		errx_into(why, sizeof(why));
-		rc = conn_open(&c, path, timeout);
-		if (rc == XC_OK)
-			rc = fetch(&c, CTL_INTERFACE ".GetStatus", &st);
-		if (rc == XC_OK)
-			rc = fetch(&c, CTL_INTERFACE ".GetSources", &src);
-		errx_into(NULL, 0);
-		conn_close(&c);
+		rc = fetch_snapshot(&c, path, timeout, &st, &src, why, sizeof(why));
 		if (rc != XC_OK && !conn_absent(&c, rc)) {
 			/* No permission, not a socket, no sense: waiting would not help. */
-			json_decref(st);
 			errx_msg("%s", why);
 			break;
 		}
