@@ -67,6 +67,10 @@ HOST_DEPS="$HOST_DEPS systemd-container debootstrap $DEB_DEPS lintian"
 HOST_DEPS="$HOST_DEPS stress-ng"
 # musl-gcc, for the compile-only check of src/ against musl (make check-musl).
 HOST_DEPS="$HOST_DEPS musl-tools"
+# The arm64 and armhf guests (make check-guest GUEST_ARCH=...): Debian's cross compilers
+# (their C library comes with them; the target's -dev packages are fetched into a root of
+# their own by tests/cross/sysroot.sh, never installed here) and qemu for -M virt.
+HOST_DEPS="$HOST_DEPS gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-system-arm"
 # Every package any command here installs: a build is configured again when one of them
 # was installed, removed or upgraded since it was configured.
 ALL_DEPS="$BUILD_DEPS $TEST_DEPS $HOST_DEPS"

@@ -9,8 +9,11 @@ TEST=${TEST:-init}
 # The control channel to the host: ttyS1, raw, held open on fd 3. One request a line, one
 # blocking read of the reply with a long timeout (short ones split lines under emulation).
 ctl_open() {
-	exec 3<>/dev/ttyS1
-	stty -F /dev/ttyS1 raw -echo
+	local dev
+	dev=$(sed -n 's/.*guest_ctl=\([^ ]*\).*/\1/p' /proc/cmdline)
+	: "${dev:=/dev/ttyS1}"
+	exec 3<>"$dev"
+	stty -F "$dev" raw -echo
 }
 ctl() {
 	local reply=

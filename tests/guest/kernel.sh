@@ -33,44 +33,32 @@ MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_p
 evdev uinput loop virtio_blk crc16 mbcache jbd2 crc32c_generic ext4"
 # Modules some kernels do not have at all, built in or not.
 OPTIONAL=" virtio_pci_modern_dev virtio_pci_legacy_dev "
-: "${ENTROPYD_TEST_MIRROR:=http://deb.debian.org/debian}"
-: "${ENTROPYD_TEST_SECURITY_MIRROR:=http://deb.debian.org/debian-security}"
+[ "${ENTROPYD_GUEST_ARCH:-amd64}" = amd64 ] || OPTIONAL="$OPTIONAL virtio_pci virtio_input "
+# ENTROPYD_GUEST_ARCH: amd64 (the default), arm64, or armhf (Debian's armmp-lpae kernel,
+# for qemu-system-arm -M virt). Under -M virt the devices sit on virtio-mmio, and the
+# control channel is a virtio console.
+arch=${ENTROPYD_GUEST_ARCH:-amd64}
+case $arch in
+amd64) flavour=amd64 ;;
+arm64) flavour=arm64 ;;
+armhf) flavour=armmp-lpae ;;
+*) echo "kernel.sh: unknown architecture $arch (amd64, arm64 or armhf)" >&2; exit 1 ;;
+esac
+[ "$arch" = amd64 ] || MODULES="virtio_mmio virtio_console $MODULES"
 
 mkdir -p "$cache"
 exec 8> "$cache/.lock"
 flock -w 600 8 || { echo "kernel.sh: $cache is locked by another run" >&2; exit 1; }
 
-# apt with a state of its own for the suite.
+# apt with a state of its own for the suite and architecture (aptlib.sh).
+. "$(dirname "$0")/aptlib.sh"
 A=$cache/apt/$suite
-papt() {
-	"$1" -q -o Dir::State="$A/state" -o Dir::Cache="$A/cache" \
-		-o Dir::Etc::SourceList="$A/sources.list" -o Dir::Etc::SourceParts="$A/parts" \
-		-o Dir::Etc::Preferences="$A/preferences" -o Dir::Etc::PreferencesParts="$A/parts" \
-		-o APT::Sandbox::User="$(id -un)" "${@:2}"
-}
-lists() {
-	local keys=/usr/share/keyrings/debian-archive-keyring.gpg
-	mkdir -p "$A/state/lists/partial" "$A/cache/archives/partial" "$A/parts"
-	: > "$A/preferences"
-	[ -r "$keys" ] || { echo "kernel.sh: no $keys (apt-get install debian-archive-keyring)" >&2; return 1; }
-	cat > "$A/sources.list" <<SRC
-deb [signed-by=$keys] $ENTROPYD_TEST_MIRROR $suite main
-deb [signed-by=$keys] $ENTROPYD_TEST_MIRROR $suite-updates main
-deb [signed-by=$keys] $ENTROPYD_TEST_SECURITY_MIRROR $suite-security main
-SRC
-	# Once a day is enough: a release's kernel changes with its point releases.
-	if [ -z "$(find "$A/state" -maxdepth 1 -name updated -mmin -1440 2>/dev/null)" ]; then
-		papt apt-get update > "$A/update.log" 2>&1 || {
-			echo "kernel.sh: apt-get update for $suite failed: $(tail -3 "$A/update.log")" >&2
-			return 1
-		}
-		touch "$A/state/updated"
-	fi
-}
+[ "$arch" = amd64 ] || A=$cache/apt/$suite-$arch
+lists() { apt_private "$A" "$suite" "$arch"; }
 pkg=
 if lists; then
-	pkg=$(papt apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -1) || true
+	pkg=$(papt apt-cache depends "linux-image-$flavour" 2>/dev/null |
+		sed -n "s/^ *Depends: \(linux-image-[0-9][^ ]*-$flavour\)\$/\1/p" | head -1) || true
 fi
 # A kernel cached with every module of the list (a list that grew means fetching again):
 # each loaded, built in or, if it may be, absent.
@@ -136,7 +124,7 @@ fetch() (
 	echo "kernel.sh: fetched $pkg into $cache/$pkg (modules: $(tr '\n' ' ' < "$cache/$pkg/modules/order"))" >&2
 	# Keep the cache to the series' current kernel: older ones of it are not used while apt
 	# knows this one (the other releases' kernels stay).
-	for old in "$cache"/linux-image-"$series".*-amd64 "$cache"/linux-image-"$series"-*-amd64; do
+	for old in "$cache"/linux-image-"$series".*-"$flavour" "$cache"/linux-image-"$series"-*-"$flavour"; do
 		[ -d "$old" ] && [ "$old" != "$cache/$pkg" ] && rm -rf "$old"
 	done
 	exit 0
@@ -147,7 +135,7 @@ if [ -n "$pkg" ] && fetch; then
 	exit 0
 fi
 # Offline, or no package lists: fall back on the newest kernel of the series fetched before.
-have=$(ls -d "$cache"/linux-image-"$series".*-amd64 "$cache"/linux-image-"$series"-*-amd64 \
+have=$(ls -d "$cache"/linux-image-"$series".*-"$flavour" "$cache"/linux-image-"$series"-*-"$flavour" \
 	2>/dev/null | sort -V | tail -1) || true
 if [ -n "$have" ] && [ -f "$have/modules/order" ]; then
 	[ -n "$pkg" ] && echo "kernel.sh: cannot fetch $pkg; using the cached $(basename "$have")" >&2

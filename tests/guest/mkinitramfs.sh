@@ -8,7 +8,10 @@
 #                          ldd lists for it (and the loader) at the same paths
 #
 # Environment: INITRAMFS_INIT, another /init (make bench-boot's); INITRAMFS_FILES, more files,
-# one "SOURCE DEST" pair a line (DEST an absolute path in the initramfs; its mode is kept).
+# one "SOURCE DEST" pair a line (DEST an absolute path in the initramfs; its mode is kept);
+# INITRAMFS_SYSROOT, the root of another architecture's packages (tests/cross/sysroot.sh)
+# that the binaries were built against: busybox and the libraries come from there, found
+# by the binaries' own lists (readelf), since ldd cannot run them.
 #
 # Binaries are copied with their libraries rather than linked statically: the entropyd under
 # test is then the very one "make" built (libsystemd has no static archive, and one more
@@ -18,9 +21,15 @@ set -euo pipefail
 
 out=$1 kdir=$2 gdir=$3
 shift 3
-busybox=$(command -v busybox || true)
-[ -n "$busybox" ] || busybox=/bin/busybox
-static() { case $(LC_ALL=C ldd "$1" 2>&1) in *"not a dynamic"*) return 0 ;; esac; return 1; }
+sysroot=${INITRAMFS_SYSROOT:-}
+if [ -n "$sysroot" ]; then
+	busybox=$sysroot/bin/busybox
+	static() { ! LC_ALL=C readelf -d "$1" | grep -q '(NEEDED)'; }
+else
+	busybox=$(command -v busybox || true)
+	[ -n "$busybox" ] || busybox=/bin/busybox
+	static() { case $(LC_ALL=C ldd "$1" 2>&1) in *"not a dynamic"*) return 0 ;; esac; return 1; }
+fi
 if ! static "$busybox"; then
 	echo "mkinitramfs.sh: $busybox is not the static busybox (apt-get install busybox-static)" >&2
 	exit 1
@@ -50,14 +59,43 @@ copy_lib() {
 	cp -L "$1" "$dest"
 }
 
+# cross_libs FILE: the loader and every library FILE needs, and theirs, as paths in the
+# sysroot's file system (/lib/TRIPLET/libc.so.6), each once.
+cross_libs() {
+	local f=$1 interp lib dir
+	interp=$(LC_ALL=C readelf -l "$f" | sed -n 's|.*interpreter: \(/[^]]*\)\].*|\1|p')
+	[ -n "$interp" ] && echo "$interp"
+	for lib in $(LC_ALL=C readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		for dir in $(cd "$sysroot" && ls -d lib/*-linux-gnu* usr/lib/*-linux-gnu* 2>/dev/null); do
+			if [ -e "$sysroot/$dir/$lib" ]; then
+				if ! grep -qx "/$dir/$lib" "$root/.libs" 2>/dev/null; then
+					echo "/$dir/$lib" >> "$root/.libs"
+					echo "/$dir/$lib"
+					cross_libs "$sysroot/$dir/$lib"
+				fi
+				break
+			fi
+		done
+	done
+}
+
 for bin in "$@"; do
 	cp -L "$bin" "$root/bin/$(basename "$bin")"
 	# "not a dynamic executable": a static binary needs nothing more.
 	static "$bin" && continue
+	if [ -n "$sysroot" ]; then
+		while read -r lib; do
+			[ -e "$root$lib" ] && continue
+			mkdir -p "$(dirname "$root$lib")"
+			cp -L "$sysroot$lib" "$root$lib"
+		done < <(cross_libs "$bin")
+		continue
+	fi
 	while read -r lib; do
 		copy_lib "$lib"
 	done < <(LC_ALL=C ldd "$bin" | sed -n 's|.*=> \(/[^ ]*\) .*|\1|p; s|^[[:space:]]*\(/[^ ]*\) (.*|\1|p')
 done
+rm -f "$root/.libs"
 
 (cd "$root" && find . -print0 | LC_ALL=C sort -z | cpio --null -o -H newc --quiet -R 0:0) |
 	gzip -1 > "$out.tmp"

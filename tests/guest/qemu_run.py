@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """qemu_run: boot the test guest under qemu (TCG) and serve its requests for input.
 
-The guest's console (ttyS0) goes to --console. Its second serial port (ttyS1) is a control
-channel: the guest writes one request a line and blocks reading the one-line reply.
+The guest's console (ttyS0; ttyAMA0 under -M virt) goes to --console. Its second serial port
+(ttyS1; a virtio console, hvc0, under -M virt, which has one UART) is a control channel: the guest writes one request a line and blocks reading the one-line reply.
 Requests:
   keys N     press and release N keys on the virtio keyboard (QMP input-send-event, the
              press and the release as two separate commands, so two reports a key)
@@ -202,6 +202,25 @@ def serve(args, qemu, qmp, ctl, deadline):
             buf += data
 
 
+# Per architecture: the machine, the console, and the control channel. -M virt (arm64,
+# armhf) has one UART: the control channel is a virtio console there (hvc0), on
+# virtio-mmio as the other devices. Its DTB seed and the emulated CPU's RNDR would make
+# the CRNG ready at once: dtb-randomness=off, and the command line's
+# random.trust_cpu=off.
+MACHINES = {
+    "amd64": {"machine": [], "console": "ttyS0", "ctl": "/dev/ttyS1", "bus": "pci",
+              "ctl_device": ["-serial", "chardev:ctl"]},
+    "arm64": {"machine": ["-M", "virt,dtb-randomness=off", "-cpu", "max,pauth-impdef=on"],
+              "console": "ttyAMA0", "ctl": "/dev/hvc0", "bus": "device",
+              "ctl_device": ["-device", "virtio-serial-device",
+                             "-device", "virtconsole,chardev=ctl"]},
+    "armhf": {"machine": ["-M", "virt,dtb-randomness=off", "-cpu", "cortex-a15"],
+              "console": "ttyAMA0", "ctl": "/dev/hvc0", "bus": "device",
+              "ctl_device": ["-device", "virtio-serial-device",
+                             "-device", "virtconsole,chardev=ctl"]},
+}
+
+
 def kill_qemu(qemu):
     if qemu.poll() is not None:
         return
@@ -226,6 +245,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=270)
     ap.add_argument("--append", default="")
     ap.add_argument("--qemu", default="qemu-system-x86_64")
+    ap.add_argument("--arch", default="amd64", choices=sorted(MACHINES),
+                    help="the guest's architecture: its machine, console and devices")
     ap.add_argument("--disk", help="a raw image, attached as a virtio disk")
     ap.add_argument("--no-virtio-input", action="store_true",
                     help="no virtio keyboard and mouse: keys go to the PC's own AT keyboard")
@@ -238,19 +259,22 @@ def main():
     deadline = start + args.timeout
     qmp_path = os.path.join(args.dir, "qmp.sock")
     ctl_path = os.path.join(args.dir, "ctl.sock")
-    cmd = [args.qemu, "-accel", "tcg", "-smp", "2", "-m", "512",
+    m = MACHINES[args.arch]
+    cmd = [args.qemu] + m["machine"] + ["-accel", "tcg", "-smp", "2", "-m", "512",
            "-display", "none", "-nodefaults", "-no-reboot",
            "-kernel", args.kernel, "-initrd", args.initrd,
-           "-append", "console=ttyS0 panic=-1 rdinit=/init " + args.append,
+           "-append", "console=%s guest_ctl=%s panic=-1 rdinit=/init %s"
+           % (m["console"], m["ctl"], args.append),
            "-serial", "file:" + args.console,
-           "-chardev", "socket,id=ctl,path=%s,server=on,wait=off" % ctl_path,
-           "-serial", "chardev:ctl",
-           "-qmp", "unix:%s,server=on,wait=off" % qmp_path]
+           "-chardev", "socket,id=ctl,path=%s,server=on,wait=off" % ctl_path]
+    cmd += m["ctl_device"]
+    cmd += ["-qmp", "unix:%s,server=on,wait=off" % qmp_path]
     if not args.no_virtio_input:
-        cmd += ["-device", "virtio-keyboard-pci,id=kbd0",
-                "-device", "virtio-mouse-pci,id=mouse0"]
+        cmd += ["-device", "virtio-keyboard-%s,id=kbd0" % m["bus"],
+                "-device", "virtio-mouse-%s,id=mouse0" % m["bus"]]
     if args.disk:
-        cmd += ["-drive", "file=%s,if=virtio,format=raw" % args.disk]
+        cmd += ["-drive", "file=%s,if=none,id=d0,format=raw" % args.disk,
+                "-device", "virtio-blk-%s,drive=d0" % m["bus"]]
     with open(os.path.join(args.dir, "qemu.err"), "wb") as err:
         qemu = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
     with open(os.path.join(args.dir, "qemu.pid"), "w") as f:

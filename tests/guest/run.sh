@@ -46,7 +46,8 @@ trap 'echo "guest: interrupted"; [ -n "$PYPID" ] && kill -TERM "$PYPID" 2>/dev/n
 t0=$(date +%s.%N)
 elapsed() { awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f s", b - a }'; }
 
-kdir=$("$here/kernel.sh" "$ENTROPYD_GUEST_CACHE") || missing "no guest kernel (see above)"
+kdir=$(ENTROPYD_GUEST_ARCH=$GUEST_KERNEL_ARCH "$here/kernel.sh" "$ENTROPYD_GUEST_CACHE") ||
+	missing "no guest kernel (see above)"
 echo "guest: kernel $(basename "$kdir") from $ENTROPYD_GUEST_CACHE ($(elapsed))"
 
 # The guest's helpers are static: they need nothing from the initramfs.
@@ -54,7 +55,7 @@ for helper in uinput_dev blk_io; do
 	static_helper "$here/$helper.c" "$T/$helper"
 done
 bins=("$ENTROPYD" "$T/uinput_dev" "$T/blk_io")
-[ -x "$top_builddir/src/entropyctl" ] && bins+=("$top_builddir/src/entropyctl")
+[ -x "$ENTROPYCTL" ] && bins+=("$ENTROPYCTL")
 "$here/mkinitramfs.sh" "$T/test.cpio.gz" "$kdir" "$here" "${bins[@]}" ||
 	{ echo "guest: cannot build the initramfs"; exit 1; }
 echo "guest: initramfs $(du -k "$T/test.cpio.gz" | cut -f1) KiB ($(elapsed))"
@@ -63,6 +64,7 @@ tests=$(IFS=,; echo "$*")
 rc=0
 python3 "$here/qemu_run.py" --kernel "$kdir/vmlinuz" --initrd "$T/test.cpio.gz" --dir "$T" \
 	--console "$T/console.log" --timeout "$ENTROPYD_GUEST_TIMEOUT" --qemu "$QEMU" \
+	--arch "$GUEST_KERNEL_ARCH" \
 	--append "quiet random.trust_cpu=off random.trust_bootloader=off${tests:+ guest_tests=$tests}" &
 PYPID=$!
 wait "$PYPID" || rc=1
