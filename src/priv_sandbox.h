@@ -11,6 +11,11 @@
  * set. 0, or -1 (logged). */
 int sandbox_collector(void);
 
+/* Whether the collector's filter names the call (by libseccomp's name, which it resolves
+ * for the architecture it runs on; some with conditions on their arguments), for the tests
+ * that check the list against the calls the collector was seen to make. */
+bool sandbox_call_listed(const char *name);
+
 /* Landlock, where the kernel has it (else a note in the log and 0): nothing may be
  * written, made, removed or executed anywhere but files made or written beneath
  * writable_dir (NULL: nowhere); from ABI 4 no TCP; from ABI 6 no signal and no abstract
