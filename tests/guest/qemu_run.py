@@ -2,7 +2,8 @@
 """qemu_run: boot the test guest under qemu (TCG) and serve its requests for input.
 
 The guest's console (ttyS0; ttyAMA0 under -M virt) goes to --console. Its second serial port
-(ttyS1; a virtio console, hvc0, under -M virt, which has one UART) is a control channel: the guest writes one request a line and blocks reading the one-line reply.
+(ttyS1; under -M virt, which has one UART, a virtio console, hvc0) is a control channel:
+the guest writes one request a line and blocks reading the one-line reply.
 Requests:
   keys N     press and release N keys on the virtio keyboard (QMP input-send-event, the
              press and the release as two separate commands, so two reports a key)
@@ -208,7 +209,7 @@ def serve(args, qemu, qmp, ctl, deadline):
 # the CRNG ready at once: dtb-randomness=off, and the command line's
 # random.trust_cpu=off.
 MACHINES = {
-    "amd64": {"machine": [], "console": "ttyS0", "ctl": "/dev/ttyS1", "bus": "pci",
+    "amd64": {"machine": [], "console": "ttyS0", "ctl": None, "bus": "pci",
               "ctl_device": ["-serial", "chardev:ctl"]},
     "arm64": {"machine": ["-M", "virt,dtb-randomness=off", "-cpu", "max,pauth-impdef=on"],
               "console": "ttyAMA0", "ctl": "/dev/hvc0", "bus": "device",
@@ -263,8 +264,8 @@ def main():
     cmd = [args.qemu] + m["machine"] + ["-accel", "tcg", "-smp", "2", "-m", "512",
            "-display", "none", "-nodefaults", "-no-reboot",
            "-kernel", args.kernel, "-initrd", args.initrd,
-           "-append", "console=%s guest_ctl=%s panic=-1 rdinit=/init %s"
-           % (m["console"], m["ctl"], args.append),
+           "-append", "console=%s%s panic=-1 rdinit=/init %s"
+           % (m["console"], " guest_ctl=" + m["ctl"] if m["ctl"] else "", args.append),
            "-serial", "file:" + args.console,
            "-chardev", "socket,id=ctl,path=%s,server=on,wait=off" % ctl_path]
     cmd += m["ctl_device"]
@@ -272,7 +273,9 @@ def main():
     if not args.no_virtio_input:
         cmd += ["-device", "virtio-keyboard-%s,id=kbd0" % m["bus"],
                 "-device", "virtio-mouse-%s,id=mouse0" % m["bus"]]
-    if args.disk:
+    if args.disk and m["bus"] == "pci":
+        cmd += ["-drive", "file=%s,if=virtio,format=raw" % args.disk]
+    elif args.disk:
         cmd += ["-drive", "file=%s,if=none,id=d0,format=raw" % args.disk,
                 "-device", "virtio-blk-%s,drive=d0" % m["bus"]]
     with open(os.path.join(args.dir, "qemu.err"), "wb") as err:
