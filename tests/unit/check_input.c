@@ -323,7 +323,12 @@ START_TEST(test_parse_frames)
 	b[n++] = rec(EV_SYN, SYN_REPORT, 0, 2000, 4);
 	/* Invalid timestamps are not sampled. */
 	b[n++] = rec(EV_SYN, SYN_REPORT, 0, 2001, 1000000);
+	/* A negative second, where the field is signed (a struct timeval); the 32-bit ABIs
+	 * built with 64-bit time carry it unsigned, as their kernel does (linux/input.h's
+	 * test): -1 is then 2106. */
+#if __BITS_PER_LONG != 32 || !defined(__USE_TIME_BITS64)
 	b[n++] = rec(EV_SYN, SYN_REPORT, 0, -1, 5);
+#endif
 	/* Other SYN codes are not reports. */
 	b[n++] = rec(EV_SYN, SYN_MT_REPORT, 0, 2002, 0);
 	frame(b + n, 7);
