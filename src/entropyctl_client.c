@@ -117,6 +117,9 @@ bool conn_absent(const struct conn *c, int rc)
 {
 	struct stat st;
 
+	/* A daemon that is stopping may take a connection and close it unanswered. */
+	if (c->closed)
+		return true;
 	if (rc != XC_NOT_RUNNING)
 		return false;
 	if (c->err == ECONNREFUSED)
@@ -220,6 +223,7 @@ int varlink_call(struct conn *c, const char *method, json_t *params, struct ctl_
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			continue;
 		if (n <= 0) {
+			c->closed = true;
 			errx_msg("%s: entropyd closed the connection without replying to %s%s%s",
 				 c->path, method, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
 			return peer_closed ? XC_NOT_RUNNING : XC_PROTOCOL;

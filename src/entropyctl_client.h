@@ -29,7 +29,8 @@ struct conn {
 	const char *path;
 	int fd;
 	int timeout_ms;
-	int err;   /* why connect(2) failed; 0 if it did not */
+	int err;     /* why connect(2) failed; 0 if it did not */
+	bool closed; /* the daemon closed the connection before it replied */
 	char *buf; /* received bytes not yet consumed */
 	size_t len, cap;
 };
