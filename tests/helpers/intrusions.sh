@@ -20,12 +20,13 @@
 #                              the collector (SIGSYS)
 #   intrude_unknown            true (and prints why) where intrude cannot run: it knows
 #                              x86-64 only, and exits 77 elsewhere; the caller skips the list
-#   attempt_stall PID MAIN N [TERM]
+#   attempt_stall PID MAIN N [TERM|COMMAND]
 #                              N requests to the privileged process from inside the
 #                              collector PID, whose replies it never reads (it is held
 #                              stopped); with TERM, then SIGTERM to MAIN, the daemon's main
-#                              process. Either way MAIN must end within 30 s (each tenth
-#                              of a second looked at), the collector killed
+#                              process; with COMMAND, that (e.g. a systemctl stop), in the
+#                              background. Either way MAIN must end within 30 s (each
+#                              tenth of a second looked at), the collector killed
 #   attempt_no_user ENTROPYD CONF USER
 #                              a start where /etc/passwd has no USER (the collector's user):
 #                              refused, exit 3, with how to create it
@@ -115,10 +116,17 @@ attempt_stall() {
 	_i=0
 	while ! grep -q '^sent\|^killed' "$_out" && [ "$_i" -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
 	_what="a collector that sends $3 request(s) and reads no reply"
-	if [ -n "${4:-}" ]; then
+	case ${4:-} in
+	"") ;;
+	TERM)
 		kill -TERM "$2"
 		_what="$_what, then SIGTERM"
-	fi
+		;;
+	*)
+		eval "$4" &
+		_what="$_what, then $4"
+		;;
+	esac
 	_i=0
 	while ! ended "$2" && [ "$_i" -lt 300 ]; do sleep 0.1; _i=$((_i + 1)); done
 	ended "$2" || kill "$_stall" 2> /dev/null

@@ -64,7 +64,7 @@ inside systemctl list-dependencies --reverse --plain entropyd.service | grep -q 
 
 status=$(inside systemctl status entropyd.service --no-pager --lines=0)
 echo "$status" | sed 's/^/  | /'
-echo "$status" | grep -qE '^ *Status: "[a-z]+: [0-9]+ sources? open, ' ||
+echo "$status" | grep -qE '^ *Status: "[a-z]+: [0-9]+ of [0-9]+ sources? open, ' ||
 	fail "systemctl status shows no STATUS= line"
 pass "systemctl status shows STATUS="
 
@@ -251,6 +251,35 @@ else
 	wait_for 30 restarted ||
 		fail "after the collector was killed: $(prop ActiveState)/$(prop SubState), $(prop NRestarts) restarts"
 	losetup -d "$LOOP" && LOOP=
+	# The walls, as status shows them under the unit.
+	walls=$(inside entropyctl status | grep '^collector:')
+	echo "$walls" | sed 's/^/  | /'
+	case $walls in "collector: user entropyd ($cuid:"*", system call filter"*) ;; *) false ;; esac ||
+		fail "status under the unit shows no walls of user entropyd: $walls"
+	# A collector that sends a request and never reads the reply, held stopped (deaf to
+	# SIGTERM): systemctl stop still ends the service within its 2 s grace, not at
+	# TimeoutStopSec=, and the teardown runs.
+	hmain=$(host_pid "$(prop MainPID)") || fail "cannot find the main process on the host"
+	hcoll=$(tr -d ' ' < "/proc/$hmain/task/$hmain/children")
+	t0=$(date +%s%N)
+	stall=$(attempt_stall "$hcoll" "$hmain" 1 "inside systemctl stop entropyd.service")
+	echo "  | $stall"
+	stopped() { [ "$(prop ActiveState)" != active ] && [ "$(prop ActiveState)" != deactivating ]; }
+	wait_for 30 stopped || fail "systemctl stop with a stalled collector: $(prop ActiveState)"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	case $stall in ok:*) ;; *) false ;; esac || fail "under the unit: $stall"
+	inside journalctl -b -u entropyd.service --no-pager -o cat |
+		grep -q 'the collector did not end within 2 s of the signal to stop' ||
+		fail "the stalled collector's end is not in the journal"
+	# The main process exited by itself, after its teardown (status 4: the collector was
+	# killed), not killed by systemd at the end of TimeoutStopSec= (code 2, signal 9).
+	[ "$(prop ExecMainCode)/$(prop ExecMainStatus)" = 1/4 ] ||
+		fail "with a stalled collector the main process ended with code $(prop ExecMainCode), status $(prop ExecMainStatus)"
+	[ "$ms" -lt 10000 ] || fail "systemctl stop with a stalled collector took $ms ms"
+	inside systemctl start entropyd.service || fail "systemctl start after the stalled collector failed"
+	[ "$(prop ActiveState)/$(prop SubState)" = active/running ] ||
+		fail "entropyd.service is $(prop ActiveState)/$(prop SubState) after a start"
+	pass "under the unit, a collector that stops reading: systemctl stop ended the service in $ms ms (grace 2 s), the main process exiting 4 by itself"
 	pass "under the unit, from inside the collector, each failed: $(sed -n 's/^ok: \([^:]*\):.*/\1/p' "$W/intrusions" | paste -sd, | sed 's/,/, /g'); prlimit64 on the main process killed it (SIGSYS) and Restart= brought the service back"
 fi
 
