@@ -80,9 +80,12 @@ install() {
 			# The unit names the programs where the host has them, and the configuration
 			# at its installed path: use the initramfs's instead, and stop before the switch
 			# to the real root.
-			sed -e "s|^ExecStart=.*|ExecStart=/usr/sbin/entropyd --foreground -f /etc/entropyd.conf|" \
+			# --initramfs: it leaves what it did in /run/initramfs (writable to it here)
+			# for the service's instance after the switch.
+			sed -e "s|^ExecStart=.*|ExecStart=/usr/sbin/entropyd --foreground --initramfs -f /etc/entropyd.conf|" \
 				-e "s|^ExecReload=.*|ExecReload=/usr/bin/entropyctl reload|" \
 				-e "/^RequiresMountsFor=/d" \
+				-e "/^ProtectSystem=/a ReadWritePaths=-/run/initramfs" \
 				-e "/^\[Unit\]/a Conflicts=initrd-switch-root.target\nBefore=initrd-switch-root.target" \
 				"$unit" > "$initdir$systemdsystemunitdir/entropyd.service"
 			[[ -f $initdir/etc/entropyd.conf ]] ||
