@@ -13,6 +13,9 @@
 #   - it credited from the disk there (its log, kept in /run/initramfs);
 #   - it was stopped before the switch to the root, and entropyd.service started after that:
 #     never two instances, nor two tracing at once (kernel log and journal, one clock);
+#   - the service's daemon remembers the boot: the initramfs's left its boot record in
+#     /run/initramfs, and the verdict, status and metrics after the switch are what the
+#     initramfs's did (entropyd_kernel_crng_ready_after_seconds as its log says);
 #   - nothing of the initramfs's daemon is left: no perf event open outside the service, no
 #     blktrace set up on the disk;
 #   - and, from here, that the initramfs carries the kernel's CONFIG_HZ (the hook's doing).

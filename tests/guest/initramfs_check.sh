@@ -33,6 +33,26 @@ else
 	fail "no credit from the disk in the initramfs: $(grep -E 'block|CRNG|total' "$log" | head -8)"
 fi
 
+# The boot the service remembers: the initramfs's daemon left its record in /run/initramfs,
+# which came along to the real root; the service's daemon read it, and its verdict, status
+# and metrics tell what the initramfs's did (the CRNG was ready before the service started).
+rec=/run/initramfs/entropyd-boot.json
+after=$(sed -n 's/.*CRNG is ready, \([0-9.]*\) s after start, with .*/\1/p' "$log" | head -1)
+json=$(entropyctl --json status 2>&1)
+verdict=$(echo "$json" | sed -n 's/.*"verdict": "\([a-z-]*\)".*/\1/p' | head -1)
+summary=$(entropyctl status 2>&1 | sed -n 's/^verdict: //p')
+metric=$(entropyctl metrics 2>&1 | sed -n 's/^entropyd_kernel_crng_ready_after_seconds //p')
+credited=$(entropyctl metrics 2>&1 | sed -n 's/^entropyd_initramfs_credited_bits //p')
+if [ "$(stat -c '%U %a' "$rec" 2>&1)" = "root 644" ] && grep -q '"ended":true' "$rec" &&
+	[ "$verdict" = credited ] &&
+	[ "${summary#entropyd in the initramfs credited }" != "$summary" ] &&
+	[ -n "$after" ] && awk -v a="$after" -v m="${metric:-x}" 'BEGIN { d = a - m; exit !(m != "x" && d < 0.06 && d > -0.06) }' &&
+	awk -v c="${credited:-0}" 'BEGIN { exit !(c >= 1) }'; then
+	pass "the service remembers the boot: verdict \"$summary\"; entropyd_kernel_crng_ready_after_seconds $metric (the initramfs's log: $after s), entropyd_initramfs_credited_bits $credited"
+else
+	fail "the boot record: $(stat -c '%U %a' "$rec" 2>&1), $(head -c 300 "$rec" 2>&1); verdict '$verdict' '$summary'; metric '${metric}' (log '${after}'), credited '${credited}'"
+fi
+
 # The hand-over: the initramfs's daemon exited on SIGTERM before the switch to the root, and
 # the root's service started after that.
 svc_us=$(systemctl show -P ExecMainStartTimestampMonotonic entropyd.service)
