@@ -6,6 +6,7 @@
 #include "config_include.h"
 
 #include <libconfig.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ static const char **include_hook(config_t *lc, const char *dir, const char *name
 		h->refused = !h->each(files[i], h->arg);
 	if (files && h->refused) {
 		for (size_t i = 0; files[i]; i++)
-			free((char *)files[i]);
+			free((void *)(uintptr_t)files[i]); /* libconfig's, malloc'd */
 		free(files);
 		*error = "not trusted";
 		return NULL;
