@@ -165,6 +165,7 @@ show_results() {
 	for suite in test-suite.log test-suite-guest.log; do
 		[ -f "$suite" ] && grep -E '^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):' "$suite"
 	done
+	grep -sh '^unit tests: ' make-check.out | tail -1 || true
 	local pct=100
 	[ "$checks" -gt 0 ] && pct=$(( (checks - failures - errors) * 100 / checks ))
 	echo "${pct}%: Checks: $checks, Failures: $failures, Errors: $errors"
