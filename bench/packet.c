@@ -5,7 +5,7 @@
  * (the ring, the filter, the wakeups, libpcap's walk over a block) is left out here;
  * bench/pcap.sh measures the whole, side by side on a veth pair.
  *
- * entropyd's side is capture_packet() for every packet and what it hands on: the event cap
+ * entropyd's side is net_capture_packet() for every packet and what it hands on: the event cap
  * (none on the first three rates, the default 10,000 a second on the +cap ones), the
  * dominant-flow counter, the estimator (its 60-second schedule included, as the packets'
  * time passes), the health tests, the policy, the pool and the dry-run sink. The two take
@@ -74,7 +74,7 @@ static void make_headers(struct pcap_pkthdr *h, size_t n, const struct rate *r)
 	}
 }
 
-/* One round over the stream: capture_packet() and pcap_dump() take it in turns, CHUNK
+/* One round over the stream: net_capture_packet() and pcap_dump() take it in turns, CHUNK
  * packets at a time, so that the machine's slow and fast spells fall on both alike; the
  * CPU each took, in ns a packet. entropyd's instance first takes WARM packets unclocked. */
 static void one_round(const struct pcap_pkthdr *h, size_t n, bool capped, double *ed,
@@ -93,12 +93,12 @@ static void one_round(const struct pcap_pkthdr *h, size_t n, bool capped, double
 		exit(1);
 	}
 	rig_open(&rig, false);
-	inst = pipeline_attach(CLASS_NETWORK, "bench0", "veth", 0);
-	capture_attach(&c, inst);
-	capture_begin(&c, DLT_EN10MB, true, capped ? capture_max_eps(rig.cfg) : 100000000);
+	inst = feed_pipeline_attach(CLASS_NETWORK, "bench0", "veth", 0);
+	net_capture_attach(&c, inst);
+	net_capture_begin(&c, DLT_EN10MB, true, capped ? net_capture_max_eps(rig.cfg) : 100000000);
 	for (size_t i = 0; i < WARM; i++)
-		capture_packet((u_char *)&c, &h[i], ring[i % RING_FRAMES]);
-	capture_flush(&c);
+		net_capture_packet((u_char *)&c, &h[i], ring[i % RING_FRAMES]);
+	net_capture_flush(&c);
 	for (size_t at = WARM; at < n; at += CHUNK) {
 		size_t end = n - at < CHUNK ? n : at + CHUNK;
 		volatile uint32_t touch = 0;
@@ -110,7 +110,7 @@ static void one_round(const struct pcap_pkthdr *h, size_t n, bool capped, double
 			touch += h[i].caplen;
 		t0 = rig_cpu_ns();
 		for (size_t i = at; i < end; i++)
-			capture_packet((u_char *)&c, &h[i], ring[i % RING_FRAMES]);
+			net_capture_packet((u_char *)&c, &h[i], ring[i % RING_FRAMES]);
 		t1 = rig_cpu_ns();
 		for (size_t i = at; i < end; i++)
 			pcap_dump((u_char *)d, &h[i], ring[i % RING_FRAMES]);
@@ -122,7 +122,7 @@ static void one_round(const struct pcap_pkthdr *h, size_t n, bool capped, double
 	{
 		double t0 = rig_cpu_ns(), t1;
 
-		capture_flush(&c);
+		net_capture_flush(&c);
 		t1 = rig_cpu_ns();
 		pcap_dump_flush(d);
 		ed_ns += t1 - t0;
@@ -130,8 +130,8 @@ static void one_round(const struct pcap_pkthdr *h, size_t n, bool capped, double
 	}
 	*ed = ed_ns / (double)(n - WARM);
 	*td = td_ns / (double)(n - WARM);
-	capture_detach(&c, "bench0");
-	pipeline_detach(inst);
+	net_capture_detach(&c, "bench0");
+	feed_pipeline_detach(inst);
 	rig_close(&rig, false);
 	pcap_dump_close(d);
 	pcap_close(p);
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 	srandom(1);
 	make_frames();
 	printf("packet benchmark: %zu packets a round, %d rounds; user-space CPU ns a packet,\n"
-	       "entropyd's capture_packet() beside pcap_dump() to /dev/null (tcpdump -w -s %d)\n",
+	       "entropyd's net_capture_packet() beside pcap_dump() to /dev/null (tcpdump -w -s %d)\n",
 	       n - WARM, rounds, SNAPLEN);
 	for (size_t r = 0; r < ARRAY_SIZE(rates); r++) {
 		double ratio[99];

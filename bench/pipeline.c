@@ -31,7 +31,7 @@ static double bare_loop(const uint64_t *t, size_t n)
 }
 
 /* run 1: an event a call (input and block sources); more: runs of that many
- * (pipeline_samples, as the packet source hands them over). */
+ * (feed_pipeline_samples, as the packet source hands them over). */
 static double full_pipeline(const uint64_t *t, size_t n, size_t run)
 {
 	struct rig rig;
@@ -39,13 +39,13 @@ static double full_pipeline(const uint64_t *t, size_t n, size_t run)
 	double start, per;
 
 	rig_open(&rig, true);
-	inst = pipeline_attach(CLASS_INPUT, "bench0", "stream", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "bench0", "stream", 0);
 	start = rig_cpu_ns();
 	for (size_t i = 0; i < n; i += run) {
 		if (run == 1)
-			pipeline_sample(inst, t[i]);
+			feed_pipeline_sample(inst, t[i]);
 		else
-			pipeline_samples(inst, t + i, n - i < run ? n - i : run);
+			feed_pipeline_samples(inst, t + i, n - i < run ? n - i : run);
 	}
 	per = (rig_cpu_ns() - start) / (double)n;
 	rig_close(&rig, true);
@@ -71,8 +71,8 @@ static void estimator_levels(void)
 		double start = rig_cpu_ns();
 
 		for (size_t r = 0; r < ARRAY_SIZE(blocks); r++)
-			sp90b_assess(work, blocks[r], sizeof(blocks[r]), 8, est_sp90b_lit[level],
-				     est_sp90b_bit[level], &a);
+			sp90b_assess(work, blocks[r], sizeof(blocks[r]), 8, est_online_sp90b_lit[level],
+				     est_online_sp90b_bit[level], &a);
 		ms[level] = (rig_cpu_ns() - start) / ARRAY_SIZE(blocks) / 1e6;
 		printf(" %s %.2f ms%s", names[level], ms[level], level + 1 < EST_LEVELS ? "," : "\n");
 	}

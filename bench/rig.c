@@ -29,12 +29,12 @@ void rig_open(struct rig *r, bool feed_always)
 	if (feed_always)
 		r->cfg->feed.mode = FEED_ALWAYS;
 	r->cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = 1e6;
-	sink_open(&r->sink, SINK_DRY_RUN, r->cfg->feed.device);
-	pool_init(&r->pool);
+	feed_sink_open(&r->sink, SINK_DRY_RUN, r->cfg->feed.device);
+	feed_pool_init(&r->pool);
 	feed_init(&r->feed, r->base, r->cfg, &r->pool, &r->sink);
 	/* No loop turns here: the feed decides after every add, so a full pool goes to the
 	 * sink before more is folded into it. */
-	pipeline_init(r->cfg, &r->pool, feed_now, &r->feed);
+	feed_pipeline_init(r->cfg, &r->pool, feed_now, &r->feed);
 }
 
 void rig_close(struct rig *r, bool say)
@@ -43,9 +43,9 @@ void rig_close(struct rig *r, bool say)
 	if (say)
 		printf("  (sink: %llu batches, %llu bits credited)\n", (unsigned long long)r->sink.feeds,
 	       (unsigned long long)r->sink.credited);
-	pipeline_fini();
+	feed_pipeline_fini();
 	feed_fini(&r->feed);
-	sink_close(&r->sink);
+	feed_sink_close(&r->sink);
 	event_base_free(r->base);
 	config_free(r->cfg);
 }

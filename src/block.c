@@ -94,7 +94,7 @@ static struct src_inst *disk_by_kdev(struct block_state *st, uint32_t kdev)
 static void on_samples(void *ctx, const struct block_sample *s, size_t n)
 {
 	struct block_state *st = ctx;
-	uint64_t now = mono_ns();
+	uint64_t now = util_mono_ns();
 	struct src_inst *si = NULL;
 	struct disk *d = NULL;
 
@@ -106,7 +106,7 @@ static void on_samples(void *ctx, const struct block_sample *s, size_t n)
 		if (!d || !si->inst || !d->traced)
 			continue;
 		if (s[i].t_ns == BLOCK_NO_TIME) {
-			pipeline_skip(si->inst, 1);
+			feed_pipeline_skip(si->inst, 1);
 			continue;
 		}
 		/* Read after it happened, on the same clock: a time ahead of ours is not
@@ -124,7 +124,7 @@ static void on_samples(void *ctx, const struct block_sample *s, size_t n)
 			d->out_of_order++;
 		else
 			d->last_t = s[i].t_ns;
-		pipeline_sample(si->inst, s[i].t_ns);
+		feed_pipeline_sample(si->inst, s[i].t_ns);
 	}
 }
 
@@ -166,14 +166,14 @@ static void backend_open(struct block_state *st)
 	if (st->configured != BACKEND_BLKTRACE) {
 		st->using = BACKEND_TRACEPOINT;
 		if (tp_open(st)) {
-			priv_local_blktrace_cleanup(st->rundir);
+			priv_ops_blktrace_cleanup(st->rundir);
 			return;
 		}
 		if (st->configured == BACKEND_TRACEPOINT) {
 			log_warn("block: the tracepoint cannot be used: %s; retrying every %d s or "
 				 "more (sources.block.backend = \"auto\" falls back to blktrace)",
 				 st->tp_err, RETRY_MIN_S);
-			priv_local_blktrace_cleanup(st->rundir);
+			priv_ops_blktrace_cleanup(st->rundir);
 			st->tp_retry_s = RETRY_MIN_S;
 			tp_retry_in(st, RETRY_MIN_S);
 			return;
@@ -215,7 +215,7 @@ static enum src_status block_open(struct src_inst *si)
 	d->traced = false;
 	/* The state says open or why not; the backend is the one in use, not the one asked
 	 * for (auto). */
-	pipeline_set_backend(si->inst, backend_name(st->using));
+	feed_pipeline_set_backend(si->inst, backend_name(st->using));
 	if (strcmp(d->below, BLOCK_UNKNOWN_DISK) == 0) {
 		source_set_state(si, "stacked on %s: not traced while other disks are", d->below);
 		return SRC_WAIT;
@@ -383,7 +383,7 @@ static void disk_add(struct block_state *st, const char *name,
 	d->kdev = BLOCK_KDEV(info->major, info->minor);
 	log_info("block/%s: %u:%u selected by \"%s\"", name, info->major, info->minor, pat);
 	if (info->network)
-		log_msg(policy_resolve(st->src->cfg, CLASS_BLOCK, name).mode == MODE_TRUSTED
+		log_msg(config_policy_resolve(st->src->cfg, CLASS_BLOCK, name).mode == MODE_TRUSTED
 				? LOG_WARNING
 				: LOG_INFO,
 			"block/%s: network-backed (%s): its completion timing is the network's, "
@@ -416,9 +416,9 @@ static bool would_trace(const struct block_state *st, const char *name)
 {
 	struct block_disk_info info;
 
-	return block_disk_probe("", name, &info) && info.sectors > 0 &&
-	       block_selects(&st->src->cfg->block.devices, name, &info) &&
-	       pipeline_enabled(CLASS_BLOCK, name);
+	return block_disks_probe("", name, &info) && info.sectors > 0 &&
+	       block_disks_selects(&st->src->cfg->block.devices, name, &info) &&
+	       feed_pipeline_enabled(CLASS_BLOCK, name);
 }
 
 /* Is this disk traced? One we have says so itself (a trace that failed, or waits for a
@@ -442,12 +442,12 @@ static bool other_traced(const struct block_state *st, const struct src_inst *se
 	return false;
 }
 
-/* Where below a disk is stacked on, as block_stacked_on says; "" when it is on an unknown
+/* Where below a disk is stacked on, as block_disks_stacked_on says; "" when it is on an unknown
  * disk and no other disk is traced. */
 static void stacked_on(struct block_state *st, const struct src_inst *si, const char *name,
 		       char *below, size_t size)
 {
-	block_stacked_on("", name, is_traced, st, below, size);
+	block_disks_stacked_on("", name, is_traced, st, below, size);
 	if (strcmp(below, BLOCK_UNKNOWN_DISK) == 0 && !other_traced(st, si))
 		below[0] = '\0';
 }
@@ -467,7 +467,7 @@ static void report_unmatched(struct block_state *st)
 			continue;
 		SOURCE_FOREACH(si, st->src)
 			if (!found)
-				found = block_selects(&(struct strlist){.v = &devs->v[i], .n = 1},
+				found = block_disks_selects(&(struct strlist){.v = &devs->v[i], .n = 1},
 						      si->name,
 						      &((const struct disk *)si->drv)->info) != NULL;
 		if (found)
@@ -524,7 +524,7 @@ static void note_passed(struct block_state *st, const char *name,
 
 	for (size_t i = 0; i < devs->n; i++)
 		by_auto |= strcmp(devs->v[i], "auto") == 0;
-	if (!by_auto || !info->network || block_auto_disk(name, info, &why))
+	if (!by_auto || !info->network || block_disks_auto(name, info, &why))
 		return;
 	for (p = st->passed; p; p = p->next)
 		if (strcmp(p->name, name) == 0) {
@@ -594,9 +594,9 @@ static bool block_scan(struct source *src)
 		struct src_inst *si;
 		struct disk *d;
 
-		if (de->d_name[0] == '.' || !block_disk_probe("", de->d_name, &info))
+		if (de->d_name[0] == '.' || !block_disks_probe("", de->d_name, &info))
 			continue;
-		pat = block_selects(&cfg->block.devices, de->d_name, &info);
+		pat = block_disks_selects(&cfg->block.devices, de->d_name, &info);
 		if (!pat && info.sectors > 0)
 			note_passed(st, de->d_name, &info);
 		if (!pat || info.sectors == 0)
@@ -762,7 +762,7 @@ static int block_start(struct source *src)
 
 	st->src = src;
 	st->nlfd = -1;
-	st->rundir = priv_rundir();
+	st->rundir = priv_ops_rundir();
 	st->configured = src->cfg->block.backend;
 	st->tp_retry_ev = evtimer_new(src->base, tp_retry_cb, st);
 	src->priv = st;
@@ -814,12 +814,12 @@ static void block_stop(struct source *src)
 	if (st->tp_retry_ev)
 		event_free(st->tp_retry_ev);
 	free(st->rundir);
-	wipe(st, sizeof(*st));
+	util_wipe(st, sizeof(*st));
 	free(st);
 	src->priv = NULL;
 }
 
-const struct source_ops source_block_ops = {
+const struct source_ops block_source_ops = {
 	.name = "block",
 	.cls = CLASS_BLOCK,
 	.inst_size = sizeof(struct disk),

@@ -13,7 +13,7 @@
 #include "source.h"
 
 /* The "block" class driver. */
-extern const struct source_ops source_block_ops;
+extern const struct source_ops block_source_ops;
 
 /* The tracepoint backend's completions that perf counted and never wrote to a ring
  * (block_tp_unsampled) in *n; false where the class does not run the tracepoint. */

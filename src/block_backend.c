@@ -12,7 +12,7 @@ static int cmp_sample(const void *a, const void *b)
 	return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
 }
 
-void block_samples_sort(struct block_sample *s, size_t n)
+void block_backend_samples_sort(struct block_sample *s, size_t n)
 {
 	size_t i;
 

@@ -23,6 +23,6 @@ struct block_sample {
 typedef void block_samples_fn(void *ctx, const struct block_sample *s, size_t n);
 
 /* Sort a batch by time (per-CPU buffers are each in order, but not with each other). */
-void block_samples_sort(struct block_sample *s, size_t n);
+void block_backend_samples_sort(struct block_sample *s, size_t n);
 
 #endif

@@ -116,9 +116,9 @@ static void flush_batch(struct blkt_backend *b)
 {
 	if (!b->nbatch)
 		return;
-	block_samples_sort(b->batch, b->nbatch);
+	block_backend_samples_sort(b->batch, b->nbatch);
 	b->fn(b->ctx, b->batch, b->nbatch);
-	wipe(b->batch, b->nbatch * sizeof(b->batch[0]));
+	util_wipe(b->batch, b->nbatch * sizeof(b->batch[0]));
 	b->nbatch = 0;
 }
 
@@ -172,7 +172,7 @@ static size_t drain_relay(struct blkt_backend *b, struct relay *r)
 			break;
 		total += (size_t)n;
 		blkt_parse(&r->parser, b->buf, (size_t)n, on_record, r);
-		wipe(b->buf, (size_t)n);
+		util_wipe(b->buf, (size_t)n);
 	}
 	return total;
 }
@@ -405,7 +405,7 @@ struct blkt_backend *blkt_backend_new(struct event_base *base, const char *rundi
 	/* Making the privileged steps itself, the daemon takes the state file now; with a
 	 * privileged process, that process takes it at its first trace. */
 	if (!priv_active())
-		priv_local_blktrace_take(rundir);
+		priv_ops_blktrace_take(rundir);
 	return b;
 }
 
@@ -415,9 +415,9 @@ void blkt_backend_free(struct blkt_backend *b)
 		return;
 	while (b->devs)
 		blkt_stop(b, b->devs->major, b->devs->minor);
-	priv_local_blktrace_release();
+	priv_ops_blktrace_release();
 	if (b->drain)
 		event_free(b->drain);
-	wipe(b, sizeof(*b));
+	util_wipe(b, sizeof(*b));
 	free(b);
 }

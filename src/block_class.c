@@ -27,7 +27,7 @@ static const struct setting block_tab[] = {
 };
 
 /* The configured backend: shown only for an instance the driver has not said its own of
- * (pipeline_set_backend()), which an open one has. */
+ * (feed_pipeline_set_backend()), which an open one has. */
 static const char *block_backend(const struct config *cfg)
 {
 	return (unsigned)cfg->block.backend < ARRAY_SIZE(backend_names) - 1
@@ -36,7 +36,7 @@ static const char *block_backend(const struct config *cfg)
 }
 
 /* Quantised disk latency is largely predictable. */
-const struct source_class class_block = {
+const struct source_class block_class = {
 	.name = "block",
 	.policy_help = "policy for block devices",
 	.sources_help = "block-device I/O completions",

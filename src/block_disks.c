@@ -163,7 +163,7 @@ static const char *network_below(const char *sysroot, const char *name, unsigned
 	return what;
 }
 
-bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_info *out)
+bool block_disks_probe(const char *sysroot, const char *name, struct block_disk_info *out)
 {
 	char path[PATH_MAX], real[PATH_MAX], buf[64];
 	unsigned long long sectors;
@@ -196,7 +196,7 @@ bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_i
 
 static const char *const virtual_prefixes[] = {"loop", "ram", "zram", "dm-", "md"};
 
-bool block_auto_disk(const char *name, const struct block_disk_info *info, const char **why)
+bool block_disks_auto(const char *name, const struct block_disk_info *info, const char **why)
 {
 	const char *w = NULL;
 
@@ -231,7 +231,7 @@ static bool disk_of(const char *devdir, char *out, size_t size)
 	return slash && strlcopy(out, slash + 1, size);
 }
 
-bool block_fs_hides_disk(unsigned long f_type)
+bool block_disks_fs_hides(unsigned long f_type)
 {
 	switch (f_type) {
 	case 0x794c7630: /* overlayfs */
@@ -268,14 +268,14 @@ static int loop_backing_disk(const char *sysroot, const char *name, char *out, s
 	if (disk_of(path, out, size))
 		return 1;
 	return !S_ISBLK(sb.st_mode) && statfs(file, &sf) == 0 &&
-			       block_fs_hides_disk((unsigned long)sf.f_type)
+			       block_disks_fs_hides((unsigned long)sf.f_type)
 		       ? -1
 		       : 0;
 }
 
 #define STACK_MAX 64 /* disks looked at below one, against loops in a broken tree */
 
-bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *traced,
+bool block_disks_stacked_on(const char *sysroot, const char *name, block_traced_fn *traced,
 		      void *ctx, char *below, size_t size)
 {
 	char todo[STACK_MAX][NAME_MAX + 1];
@@ -321,14 +321,14 @@ bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *tr
 	return false;
 }
 
-const char *block_selects(const struct strlist *devices, const char *name,
+const char *block_disks_selects(const struct strlist *devices, const char *name,
 			  const struct block_disk_info *info)
 {
 	for (size_t i = 0; i < devices->n; i++) {
 		const char *pat = devices->v[i];
 
 		if (strcmp(pat, "auto") == 0) {
-			if (block_auto_disk(name, info, NULL))
+			if (block_disks_auto(name, info, NULL))
 				return pat;
 			continue;
 		}

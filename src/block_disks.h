@@ -23,38 +23,38 @@ struct block_disk_info {
 
 /* Read /sys/block/NAME under sysroot ("" for the real one). false if it is not there or
  * its dev file cannot be read. */
-bool block_disk_probe(const char *sysroot, const char *name, struct block_disk_info *out);
+bool block_disks_probe(const char *sysroot, const char *name, struct block_disk_info *out);
 
 /* Is a disk one of "auto"'s whole physical disks? Why not, if not (a static string). A
  * network-backed disk is not: its timing is the network's, seen and shaped on the path. */
-bool block_auto_disk(const char *name, const struct block_disk_info *info, const char **why);
+bool block_disks_auto(const char *name, const struct block_disk_info *info, const char **why);
 
 /* Is this disk (of /sys/block) traced? */
 typedef bool block_traced_fn(void *ctx, const char *name);
 
-/* What block_stacked_on gives for a loop device whose backing file is on a disk it cannot
+/* What block_disks_stacked_on gives for a loop device whose backing file is on a disk it cannot
  * name (no disk name has a space). */
 #define BLOCK_UNKNOWN_DISK "an unknown disk (overlay/btrfs)"
 
 /* Does a file system of this type (statfs f_type) sit on disks without having a disk's
  * device number (overlayfs, btrfs, bcachefs, zfs)? */
-bool block_fs_hides_disk(unsigned long f_type);
+bool block_disks_fs_hides(unsigned long f_type);
 
 /* Is NAME stacked on a traced disk, so that its I/O is also that disk's: a disk below it
  * through slaves/ (device-mapper, md, bcache; a partition stands for its disk) or, for a
  * loop device, the disk its backing file is on (or the block device it is); at any depth.
  * The first such disk's name in below. Else, if somewhere below is a loop device whose
- * backing file is on a disk not known (block_fs_hides_disk), BLOCK_UNKNOWN_DISK: the
+ * backing file is on a disk not known (block_disks_fs_hides), BLOCK_UNKNOWN_DISK: the
  * caller decides (stacked if another disk is traced). */
-bool block_stacked_on(const char *sysroot, const char *name, block_traced_fn *traced,
+bool block_disks_stacked_on(const char *sysroot, const char *name, block_traced_fn *traced,
 		      void *ctx, char *below, size_t size);
 
 struct strlist;
 
 /* The configured pattern (name or glob) that selects NAME, or NULL. "auto" in the list
- * means block_auto_disk(); "/dev/" before a name is ignored. Read by the block driver and
+ * means block_disks_auto(); "/dev/" before a name is ignored. Read by the block driver and
  * by the privileged process, which decides for itself what it may trace. */
-const char *block_selects(const struct strlist *devices, const char *name,
+const char *block_disks_selects(const struct strlist *devices, const char *name,
 			  const struct block_disk_info *info);
 
 #endif

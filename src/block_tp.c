@@ -257,7 +257,7 @@ static const char *tracefs_dir(bool may_mount, char *err, size_t errlen)
 
 		snprintf(err, errlen, "tracefs is not mounted and mounting it at " TRACEFS
 				      " failed: %s (%s)%s",
-			 errno_name(e) ? errno_name(e) : "?", strerror(e),
+			 util_errno_name(e) ? util_errno_name(e) : "?", strerror(e),
 			 e == EPERM ? ": needs CAP_SYS_ADMIN outside a container; mount it on the "
 				      "host or set policy.block.mode = \"disabled\""
 				    : "");
@@ -339,7 +339,7 @@ static bool read_tracepoint(struct block_tp *tp, bool may_mount, char *err, size
 	cached.known = true;
 	/* For whoever opens the events: this process without a privileged one, or the
 	 * privileged process, which has it from before the fork. */
-	priv_local_tracepoint(cached.id);
+	priv_ops_tracepoint(cached.id);
 	return true;
 }
 
@@ -358,7 +358,7 @@ bool block_tp_tracepoint_id(unsigned *id, char *err, size_t errlen)
 
 static void drain_cpu(struct block_tp *tp, const struct cpu *c)
 {
-	tp_ring_drain(&tp->rd, c->map, tp->page, tp->ring_pages, c->cpu);
+	block_tp_ring_drain(&tp->rd, c->map, tp->page, tp->ring_pages, c->cpu);
 }
 
 /* Drain every ring; the number of completions' records read. A wakeup that came before the
@@ -370,7 +370,7 @@ static uint64_t drain_all(struct block_tp *tp)
 
 	for (size_t i = 0; i < tp->ncpus; i++)
 		drain_cpu(tp, tp->cpus[i]);
-	tp_ring_flush(&tp->rd);
+	block_tp_ring_flush(&tp->rd);
 	if (tp->rd.wakes - wakes > tp->rd.records - records &&
 	    !evtimer_pending(tp->tail_ev, NULL))
 		event_add(tp->tail_ev, &tv);
@@ -593,7 +593,7 @@ static void sources_update(struct block_tp *tp)
 	tp->failed = NULL;
 	tp->nfailed = 0;
 	for (size_t i = tp->nsrc; i-- > 0;)
-		if (!tp->nwant || (!tp->no_filter && !tp_in_list(tp->want, tp->nwant, tp->src[i])))
+		if (!tp->nwant || (!tp->no_filter && !block_tp_ring_in_list(tp->want, tp->nwant, tp->src[i])))
 			src_remove(tp, i);
 	if (!tp->nwant) {
 		for (size_t j = 0; j < tp->ncpus; j++)
@@ -619,7 +619,7 @@ static void sources_update(struct block_tp *tp)
 		goto out;
 	}
 	for (size_t i = 0; i < tp->nwant; i++) {
-		if (tp_in_list(tp->src, tp->nsrc, tp->want[i]))
+		if (block_tp_ring_in_list(tp->src, tp->nsrc, tp->want[i]))
 			continue;
 		if (src_add(tp, tp->want[i], &filter_failed, err, sizeof(err))) {
 			if (was_failed(was, nwas, tp->want[i]))
@@ -694,7 +694,7 @@ static void say_unsampled(struct block_tp *tp)
 	bool first;
 
 	tp->unsampled = n;
-	more = block_tp_unsampled_due(&tp->unsampled_log, n, mono_ns(), &first);
+	more = block_tp_unsampled_due(&tp->unsampled_log, n, util_mono_ns(), &first);
 	if (more && first)
 		log_notice("block: perf counted %llu completions it never wrote to a ring (of %llu "
 			   "in all; %llu dropped with a ring full, the rest lost inside the kernel): "
@@ -742,7 +742,7 @@ static void ring_cb(evutil_socket_t fd, short what, void *arg)
 	n = drain_all(tp);
 	if (tp->busy)
 		return;
-	now = mono_ns();
+	now = util_mono_ns();
 	if (now - tp->window_start > BUSY_WINDOW_MS * 1000000ull) {
 		tp->window_start = now;
 		tp->window_records = 0;
@@ -809,7 +809,7 @@ static struct cpu *cpu_open(struct block_tp *tp, unsigned cpu, bool *smaller, ch
 	if (c->dfd < 0) {
 		e = errno;
 		snprintf(err, errlen, "perf_event_open failed on CPU %u: %s (%s)%s", cpu,
-			 errno_name(e) ? errno_name(e) : "?", strerror(e),
+			 util_errno_name(e) ? util_errno_name(e) : "?", strerror(e),
 			 e == EACCES || e == EPERM ? ": needs CAP_PERFMON or CAP_SYS_ADMIN, or a "
 						     "lower kernel.perf_event_paranoid; or set "
 						     "policy.block.mode = \"disabled\""
@@ -836,7 +836,7 @@ static struct cpu *cpu_open(struct block_tp *tp, unsigned cpu, bool *smaller, ch
 		goto fail;
 	}
 	c->enabled = enabled_time(c->dfd);
-	c->seen = mono_ns();
+	c->seen = util_mono_ns();
 	return c;
 fail:
 	cpu_free(tp, c);
@@ -965,7 +965,7 @@ unsigned block_tp_rescan_cpus(struct block_tp *tp)
 	 * what came in between. */
 	for (size_t j = 0; j < tp->ncpus;) {
 		struct cpu *c = tp->cpus[j];
-		uint64_t before = mono_ns(), en = enabled_time(c->dfd), after = mono_ns();
+		uint64_t before = util_mono_ns(), en = enabled_time(c->dfd), after = util_mono_ns();
 		uint64_t wall = before > c->seen ? before - c->seen : 0;
 
 		if (!c->hotplugged && en >= c->enabled &&
@@ -976,7 +976,7 @@ unsigned block_tp_rescan_cpus(struct block_tp *tp)
 			continue;
 		}
 		drain_cpu(tp, c);
-		tp_ring_flush(&tp->rd);
+		block_tp_ring_flush(&tp->rd);
 		if (c->hotplugged)
 			log_notice("block: CPU %u went offline or online (uevent): its perf events "
 				   "are opened again",
@@ -1025,7 +1025,7 @@ void block_tp_close(struct block_tp *tp)
 	free(tp->want);
 	free(tp->wfilter);
 	free(tp->failed);
-	wipe(tp, sizeof(*tp));
+	util_wipe(tp, sizeof(*tp));
 	free(tp);
 }
 
@@ -1076,7 +1076,7 @@ void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n)
 	bool same = n == tp->nwant;
 
 	for (size_t i = 0; same && i < n; i++)
-		same = tp_in_list(tp->want, tp->nwant, kdevs[i]);
+		same = block_tp_ring_in_list(tp->want, tp->nwant, kdevs[i]);
 	if (same) {
 		if (tp->nfailed)
 			sources_update(tp); /* a rescan: try the failed ones again */

@@ -14,19 +14,19 @@
 
 #define WAKE_SIZE 16 /* a waking record: header and id */
 
-struct log_ratelimit block_tp_rl_lost = LOG_RATELIMIT_INIT;
+struct log_ratelimit block_tp_ring_rl_lost = LOG_RATELIMIT_INIT;
 
-void tp_ring_flush(struct tp_reader *rd)
+void block_tp_ring_flush(struct tp_reader *rd)
 {
 	if (!rd->nbatch)
 		return;
-	block_samples_sort(rd->batch, rd->nbatch);
+	block_backend_samples_sort(rd->batch, rd->nbatch);
 	rd->fn(rd->ctx, rd->batch, rd->nbatch);
-	wipe(rd->batch, rd->nbatch * sizeof(rd->batch[0]));
+	util_wipe(rd->batch, rd->nbatch * sizeof(rd->batch[0]));
 	rd->nbatch = 0;
 }
 
-bool tp_in_list(const uint32_t *v, size_t n, uint32_t x)
+bool block_tp_ring_in_list(const uint32_t *v, size_t n, uint32_t x)
 {
 	for (size_t i = 0; i < n; i++)
 		if (v[i] == x)
@@ -65,19 +65,19 @@ static void take_sample(struct tp_reader *rd, const unsigned char *r, size_t len
 	} else {
 		memcpy(&kdev, entry + rd->dev_off, 4);
 	}
-	if (!tp_in_list(rd->want, rd->nwant, kdev)) {
+	if (!block_tp_ring_in_list(rd->want, rd->nwant, kdev)) {
 		rd->st->foreign++;
 		return;
 	}
 	rd->st->samples++;
 	if (rd->nbatch == TP_BATCH)
-		tp_ring_flush(rd);
+		block_tp_ring_flush(rd);
 	rd->batch[rd->nbatch].t_ns = t;
 	rd->batch[rd->nbatch].kdev = kdev;
 	rd->nbatch++;
 }
 
-void tp_ring_drain(struct tp_reader *rd, void *map, long page, unsigned pages, unsigned cpu)
+void block_tp_ring_drain(struct tp_reader *rd, void *map, long page, unsigned pages, unsigned cpu)
 {
 	struct perf_event_mmap_page *mp = map;
 	unsigned char *data = (unsigned char *)map + page;
@@ -135,7 +135,7 @@ void tp_ring_drain(struct tp_reader *rd, void *map, long page, unsigned pages, u
 
 				memcpy(&lost, r + sizeof(h) + 8, 8);
 				rd->st->lost += lost;
-				log_limited(&block_tp_rl_lost, LOG_WARNING,
+				log_limited(&block_tp_ring_rl_lost, LOG_WARNING,
 					    "block: the kernel dropped %llu completions on CPU %u "
 					    "(ring full)",
 					    (unsigned long long)lost, cpu);
@@ -143,7 +143,7 @@ void tp_ring_drain(struct tp_reader *rd, void *map, long page, unsigned pages, u
 			break;
 		case PERF_RECORD_THROTTLE:
 			rd->st->throttled++;
-			log_limited(&block_tp_rl_lost, LOG_NOTICE,
+			log_limited(&block_tp_ring_rl_lost, LOG_NOTICE,
 				    "block: perf throttled the completion event on CPU %u "
 				    "(kernel.perf_event_max_sample_rate)",
 				    cpu);

@@ -29,16 +29,16 @@ struct tp_reader {
 };
 
 /* Losses and throttling, said by the reader and by block_tp.c alike. */
-extern struct log_ratelimit block_tp_rl_lost;
+extern struct log_ratelimit block_tp_ring_rl_lost;
 
 /* Read one CPU's ring (map: the mmap'ed control page, then pages data pages of page bytes)
  * up to its head and release what was read. Samples go into the batch, handed on when full;
- * the rest at the next tp_ring_flush. */
-void tp_ring_drain(struct tp_reader *rd, void *map, long page, unsigned pages, unsigned cpu);
+ * the rest at the next block_tp_ring_flush. */
+void block_tp_ring_drain(struct tp_reader *rd, void *map, long page, unsigned pages, unsigned cpu);
 
 /* Sort the batch by time and hand it on. */
-void tp_ring_flush(struct tp_reader *rd);
+void block_tp_ring_flush(struct tp_reader *rd);
 
-bool tp_in_list(const uint32_t *v, size_t n, uint32_t x);
+bool block_tp_ring_in_list(const uint32_t *v, size_t n, uint32_t x);
 
 #endif

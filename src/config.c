@@ -147,12 +147,12 @@ static const char *name_of(const char *const *names, size_t n, int v)
 	return v >= 0 && (size_t)v < n ? names[v] : NULL;
 }
 
-const char *feed_mode_name(enum feed_mode m)
+const char *config_mode_name_feed(enum feed_mode m)
 {
 	return name_of(feed_mode_names, ARRAY_SIZE(feed_mode_names) - 1, (int)m);
 }
 
-const char *policy_mode_name(enum policy_mode m)
+const char *config_mode_name_policy(enum policy_mode m)
 {
 	return name_of(policy_mode_names, ARRAY_SIZE(policy_mode_names) - 1, (int)m);
 }
@@ -172,9 +172,9 @@ static void note_scale(struct settings_ctx *ctx, const config_setting_t *grp,
 {
 	char *path = xasprintf("%s.scale", prefix);
 
-	settings_note(ctx, config_setting_get_member(grp, "scale"), path,
+	config_settings_note(ctx, config_setting_get_member(grp, "scale"), path,
 		      "scale applies only to mode \"reduced\" (the mode here is \"%s\")",
-		      policy_mode_name(mode));
+		      config_mode_name_policy(mode));
 	free(path);
 }
 
@@ -249,7 +249,7 @@ static void check_duplicates(struct settings_ctx *ctx, const struct inst_kind *k
 					      "name");
 		b = config_setting_get_member(config_setting_get_elem(list, (unsigned)i), "name");
 		path = xasprintf("%s.instances[%zu].name", prefix, i);
-		settings_err(ctx, b, path, "each name once in a list",
+		config_settings_err(ctx, b, path, "each name once in a list",
 			     "duplicate instance \"%s\" (first at line %u)", inst_name(k, v, i),
 			     config_setting_source_line(a));
 		free(path);
@@ -264,7 +264,7 @@ static void *parse_instances(struct settings_ctx *ctx, const config_setting_t *g
 			     const char *prefix, const struct inst_kind *k, const void *parent,
 			     size_t *n)
 {
-	const config_setting_t *list = settings_member(grp, "instances", SET_GROUPLIST);
+	const config_setting_t *list = config_settings_member(grp, "instances", SET_GROUPLIST);
 	char *v;
 	bool *checked;
 	size_t i;
@@ -278,10 +278,10 @@ static void *parse_instances(struct settings_ctx *ctx, const config_setting_t *g
 
 		k->inherit(e, parent);
 		if (config_setting_type(el) != CONFIG_TYPE_GROUP) {
-			settings_err(ctx, el, path, k->shape, "wrong type (%s)",
-				     settings_type_name(el));
+			config_settings_err(ctx, el, path, k->shape, "wrong type (%s)",
+				     config_settings_type_name(el));
 		} else {
-			*(unsigned *)(e + k->set_off) = settings_apply(ctx, k->tab, el, path, e);
+			*(unsigned *)(e + k->set_off) = config_settings_apply(ctx, k->tab, el, path, e);
 			if (k->check)
 				k->check(ctx, el, e, path);
 			checked[i] = true;
@@ -307,7 +307,7 @@ static void print_instances(FILE *out, const struct inst_kind *k, const void *v,
 		const char *e = inst_at(k, v, i);
 
 		fprintf(out, "%*s{\n", indent + 2, "");
-		settings_print(k->tab, e, *(const unsigned *)(e + k->set_off), indent + 4, out);
+		config_settings_print(k->tab, e, *(const unsigned *)(e + k->set_off), indent + 4, out);
 		fprintf(out, "%*s}%s\n", indent + 2, "", i + 1 < n ? "," : "");
 	}
 	fprintf(out, "%*s);\n", indent, "");
@@ -318,7 +318,7 @@ static void free_instances(const struct inst_kind *k, void *v, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		settings_free(k->tab, (char *)v + i * k->size);
+		config_settings_free(k->tab, (char *)v + i * k->size);
 	free(v);
 }
 
@@ -350,13 +350,13 @@ struct config *config_defaults(void)
 	int c;
 
 	for (i = 0; i < ARRAY_SIZE(plain_groups); i++)
-		settings_defaults(plain_groups[i].tab, cfg);
+		config_settings_defaults(plain_groups[i].tab, cfg);
 	for (c = 0; c < CLASS_COUNT; c++) {
-		const struct source_class *sc = source_classes[c];
+		const struct source_class *sc = source_class_all[c];
 		struct policy_rule *r = &cfg->policy[c].rule;
 
-		settings_defaults(sc->settings, cfg);
-		settings_defaults(class_tab, &cfg->policy[c]);
+		config_settings_defaults(sc->settings, cfg);
+		config_settings_defaults(class_tab, &cfg->policy[c]);
 		r->mode = sc->policy.mode;
 		r->cap_bits_per_event = sc->policy.cap_bits_per_event;
 		r->cap_bits_per_second = sc->policy.cap_bits_per_second;
@@ -372,11 +372,11 @@ void config_free(struct config *cfg)
 	if (!cfg)
 		return;
 	for (i = 0; i < ARRAY_SIZE(plain_groups); i++)
-		settings_free(plain_groups[i].tab, cfg);
+		config_settings_free(plain_groups[i].tab, cfg);
 	for (c = 0; c < CLASS_COUNT; c++) {
-		const struct source_class *sc = source_classes[c];
+		const struct source_class *sc = source_class_all[c];
 
-		settings_free(sc->settings, cfg);
+		config_settings_free(sc->settings, cfg);
 		free_instances(&policy_kind, cfg->policy[c].overrides, cfg->policy[c].n_overrides);
 		if (sc->instances.kind) {
 			void *v = class_instances(cfg, sc, &n);
@@ -549,7 +549,7 @@ static struct int_scan *scan_file(struct int_scans *scans, const char *file)
 static const char *wrapped_int(struct settings_ctx *ctx, const config_setting_t *cs)
 {
 	struct int_scans *scans = ctx->arg;
-	const char *file = settings_file(ctx, cs);
+	const char *file = config_settings_file(ctx, cs);
 	const struct int_scan *sc = NULL;
 	int value = config_setting_get_int(cs);
 	size_t i;
@@ -581,11 +581,11 @@ static void int_scans_free(struct int_scans *scans)
 /* ---- parsing ---- */
 
 /* An override with scale where its mode is not reduced: noticed, and the scale dropped, so
- * that the override takes its class's (policy_override_apply). */
+ * that the override takes its class's (config_policy_override_apply). */
 static void check_override_scales(struct settings_ctx *ctx, const config_setting_t *grp,
 				  struct class_policy *cp, const char *prefix)
 {
-	const config_setting_t *list = settings_member(grp, "instances", SET_GROUPLIST);
+	const config_setting_t *list = config_settings_member(grp, "instances", SET_GROUPLIST);
 
 	for (size_t i = 0; list && i < cp->n_overrides; i++) {
 		struct policy_override *ov = &cp->overrides[i];
@@ -618,8 +618,8 @@ static bool scale_inherited(const struct class_policy *cp)
 static void parse_class(struct settings_ctx *ctx, const config_setting_t *grp, int c,
 			struct class_policy *cp)
 {
-	char *prefix = xasprintf("policy.%s", source_classes[c]->name);
-	unsigned given = settings_apply(ctx, class_tab, grp, prefix, cp);
+	char *prefix = xasprintf("policy.%s", source_class_all[c]->name);
+	unsigned given = config_settings_apply(ctx, class_tab, grp, prefix, cp);
 
 	cp->overrides =
 		parse_instances(ctx, grp, prefix, &policy_kind, &cp->rule, &cp->n_overrides);
@@ -646,7 +646,7 @@ static const config_setting_t *group_at(const config_setting_t *root, const char
 	const config_setting_t *g = root;
 
 	for (part = strtok_r(copy, ".", &save); part && g; part = strtok_r(NULL, ".", &save))
-		g = settings_member(g, part, SET_GROUP);
+		g = config_settings_member(g, part, SET_GROUP);
 	free(copy);
 	return g;
 }
@@ -655,7 +655,7 @@ static const config_setting_t *group_at(const config_setting_t *root, const char
 static void parse_sources(struct settings_ctx *ctx, const config_setting_t *sources,
 			  const struct source_class *sc, struct config *cfg)
 {
-	const config_setting_t *grp = settings_member(sources, sc->name, SET_GROUP);
+	const config_setting_t *grp = config_settings_member(sources, sc->name, SET_GROUP);
 	char *prefix = xasprintf("sources.%s", sc->name);
 	void *v;
 	size_t n;
@@ -676,7 +676,7 @@ static void class_groups(struct setting tab[CLASS_COUNT + 1], bool policy)
 	int c;
 
 	for (c = 0; c < CLASS_COUNT; c++) {
-		const struct source_class *sc = source_classes[c];
+		const struct source_class *sc = source_class_all[c];
 
 		tab[c] = (struct setting)GROUP(sc->name,
 					       policy ? sc->policy_help : sc->sources_help);
@@ -690,12 +690,12 @@ static void check_record_dir(struct settings_ctx *ctx, const config_setting_t *g
 	const config_setting_t *cs = grp ? config_setting_get_member(grp, "dir") : NULL;
 
 	if (cs && cfg->record.dir[0] && cfg->record.dir[0] != '/')
-		settings_err(ctx, cs, "record.dir",
+		config_settings_err(ctx, cs, "record.dir",
 			     "an absolute path (a string starting with \"/\"), or \"\" for off",
 			     "\"%s\" is not an absolute path", cfg->record.dir);
 }
 
-/* Whether the user exists is the start's business (privs_collector_user): it depends on the
+/* Whether the user exists is the start's business (priv_drop_collector_user): it depends on the
  * system, not on the file. Root, by name, is wrong anywhere. */
 static void check_collector_user(struct settings_ctx *ctx, const config_setting_t *grp,
 				 const struct config *cfg)
@@ -703,43 +703,43 @@ static void check_collector_user(struct settings_ctx *ctx, const config_setting_
 	const config_setting_t *cs = grp ? config_setting_get_member(grp, "user") : NULL;
 
 	if (cs && strcmp(cfg->collector.user, "root") == 0)
-		settings_err(ctx, cs, "collector.user", "an unprivileged system user (not uid 0)",
+		config_settings_err(ctx, cs, "collector.user", "an unprivileged system user (not uid 0)",
 			     "the collector never runs as root");
 }
 
 static void parse_root(struct settings_ctx *ctx, const config_setting_t *root,
 		       struct config *cfg)
 {
-	const config_setting_t *policy = settings_member(root, "policy", SET_GROUP);
-	const config_setting_t *sources = settings_member(root, "sources", SET_GROUP);
+	const config_setting_t *policy = config_settings_member(root, "policy", SET_GROUP);
+	const config_setting_t *sources = config_settings_member(root, "sources", SET_GROUP);
 	struct setting policy_tab[CLASS_COUNT + 1], sources_tab[CLASS_COUNT + 1];
 	size_t i;
 	int c;
 
 	class_groups(policy_tab, true);
 	class_groups(sources_tab, false);
-	settings_apply(ctx, root_tab, root, "", cfg);
-	settings_apply(ctx, policy_tab, policy, "policy", cfg);
-	settings_apply(ctx, sources_tab, sources, "sources", cfg);
+	config_settings_apply(ctx, root_tab, root, "", cfg);
+	config_settings_apply(ctx, policy_tab, policy, "policy", cfg);
+	config_settings_apply(ctx, sources_tab, sources, "sources", cfg);
 	/* in the file's order: feed (plain_groups[0]), the sources, the others */
-	settings_apply(ctx, plain_groups[0].tab, group_at(root, plain_groups[0].path),
+	config_settings_apply(ctx, plain_groups[0].tab, group_at(root, plain_groups[0].path),
 		       plain_groups[0].path, cfg);
 	for (c = 0; c < CLASS_COUNT; c++) {
-		char *prefix = xasprintf("sources.%s", source_classes[c]->name);
+		char *prefix = xasprintf("sources.%s", source_class_all[c]->name);
 
-		settings_apply(ctx, source_classes[c]->settings,
-			       settings_member(sources, source_classes[c]->name, SET_GROUP), prefix,
+		config_settings_apply(ctx, source_class_all[c]->settings,
+			       config_settings_member(sources, source_class_all[c]->name, SET_GROUP), prefix,
 			       cfg);
 		free(prefix);
 	}
 	for (i = 1; i < ARRAY_SIZE(plain_groups); i++)
-		settings_apply(ctx, plain_groups[i].tab, group_at(root, plain_groups[i].path),
+		config_settings_apply(ctx, plain_groups[i].tab, group_at(root, plain_groups[i].path),
 			       plain_groups[i].path, cfg);
 	for (c = 0; c < CLASS_COUNT; c++)
-		parse_class(ctx, settings_member(policy, source_classes[c]->name, SET_GROUP), c,
+		parse_class(ctx, config_settings_member(policy, source_class_all[c]->name, SET_GROUP), c,
 			    &cfg->policy[c]);
 	for (c = 0; c < CLASS_COUNT; c++)
-		parse_sources(ctx, sources, source_classes[c], cfg);
+		parse_sources(ctx, sources, source_class_all[c], cfg);
 	check_record_dir(ctx, group_at(root, "record"), cfg);
 	check_collector_user(ctx, group_at(root, "collector"), cfg);
 }
@@ -807,7 +807,7 @@ static bool duplicate(struct settings_ctx *ctx, const char *file, const config_t
 	if (!config_error_text(lc) || strcmp(config_error_text(lc), "duplicate setting name") ||
 	    !config_scan_duplicate(file, line, key, sizeof(key), &first))
 		return false;
-	settings_err_raw(ctx, file, line,
+	config_settings_err_raw(ctx, file, line,
 			 "%s:%u: %s: given twice in its group (first at line %u); libconfig "
 			 "refuses the file: keep one", file, line, key, first);
 	return true;
@@ -830,7 +830,7 @@ static bool includes_relative(struct settings_ctx *ctx, FILE *f)
 		p += 8;
 		p += strspn(p, " \t");
 		if (p[0] == '"' && p[1] == '/') {
-			settings_err_raw(ctx, ctx->path, n + (strchr(line, '\n') == NULL),
+			config_settings_err_raw(ctx, ctx->path, n + (strchr(line, '\n') == NULL),
 					 "%s:%u: @include: an absolute path; give it relative to "
 					 "the directory of %s", ctx->path,
 					 n + (strchr(line, '\n') == NULL), ctx->path);
@@ -854,7 +854,7 @@ static bool read_file(struct settings_ctx *ctx, config_t *lc)
 	if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
 		err = EISDIR;
 	if (err) {
-		settings_err_raw(ctx, ctx->path, 0, "%s: cannot open: %s", ctx->path, strerror(err));
+		config_settings_err_raw(ctx, ctx->path, 0, "%s: cannot open: %s", ctx->path, strerror(err));
 		if (f)
 			fclose(f);
 		return false;
@@ -876,13 +876,13 @@ static bool read_file(struct settings_ctx *ctx, config_t *lc)
 		unsigned quote = unclosed_quote_line(file, (unsigned)config_error_line(lc));
 
 		if (quote && quote < (unsigned)config_error_line(lc))
-			settings_err_raw(ctx, file, quote,
+			config_settings_err_raw(ctx, file, quote,
 					 "%s:%u: syntax error: a quote opened on this line is not "
 					 "closed (libconfig stopped at line %d); close it with \" "
 					 "before the end of the line", file, quote,
 					 config_error_line(lc));
 		else if (!duplicate(ctx, file, lc))
-			settings_err_raw(ctx, file, (unsigned)config_error_line(lc),
+			config_settings_err_raw(ctx, file, (unsigned)config_error_line(lc),
 					 "%s:%d: syntax error: %s", file, config_error_line(lc),
 					 syntax_text(config_error_text(lc)));
 		config_destroy(lc);
@@ -903,7 +903,7 @@ struct config *config_load(const char *path, struct config_errors *errs)
 	if (!errs)
 		errs = &discard;
 	memset(errs, 0, sizeof(*errs));
-	settings_ctx_init(&ctx, path);
+	config_settings_ctx_init(&ctx, path);
 	ctx.wrapped_int = wrapped_int;
 	ctx.arg = &scans;
 	if (read_file(&ctx, &lc)) {
@@ -913,7 +913,7 @@ struct config *config_load(const char *path, struct config_errors *errs)
 		config_destroy(&lc);
 	}
 	bad = ctx.n_msgs > ctx.n_notes;
-	settings_ctx_finish(&ctx, errs);
+	config_settings_ctx_finish(&ctx, errs);
 	int_scans_free(&scans);
 	config_errors_free(&discard);
 	if (bad) {
@@ -931,7 +931,7 @@ static void print_group(FILE *out, const char *key, const struct setting *tab,
 			const struct inst_kind *kind, const void *v, size_t n)
 {
 	fprintf(out, "%*s%s = {\n", indent, "", key);
-	settings_print(tab, base, only, indent + 2, out);
+	config_settings_print(tab, base, only, indent + 2, out);
 	if (kind)
 		print_instances(out, kind, v, n, indent + 2);
 	fprintf(out, "%*s};\n%s", indent, "", blank_after ? "\n" : "");
@@ -944,7 +944,7 @@ static void print_class(FILE *out, int c, const struct class_policy *cp)
 	/* scale is printed only where it counts, so the output reads back without a notice */
 	if (cp->rule.mode == MODE_REDUCED || scale_inherited(cp))
 		only |= RULE_SET_SCALE;
-	print_group(out, source_classes[c]->name, class_tab, cp, only, 2, false, &policy_kind,
+	print_group(out, source_class_all[c]->name, class_tab, cp, only, 2, false, &policy_kind,
 		    cp->overrides, cp->n_overrides);
 }
 
@@ -963,7 +963,7 @@ void config_print(const struct config *cfg, FILE *out)
 		print_class(out, c, &cfg->policy[c]);
 	fputs("};\n\nsources = {\n", out);
 	for (c = 0; c < CLASS_COUNT; c++) {
-		const struct source_class *sc = source_classes[c];
+		const struct source_class *sc = source_class_all[c];
 		size_t n = 0;
 		const void *v = sc->instances.kind ? class_instances(cfg, sc, &n) : NULL;
 
@@ -981,20 +981,20 @@ void config_print_keys(FILE *out)
 	size_t i;
 	int c;
 
-	settings_print_keys(feed_tab, "feed", out);
+	config_settings_print_keys(feed_tab, "feed", out);
 	for (c = 0; c < CLASS_COUNT; c++) {
-		char *prefix = xasprintf("policy.%s", source_classes[c]->name);
+		char *prefix = xasprintf("policy.%s", source_class_all[c]->name);
 
-		settings_print_keys(class_tab, prefix, out);
+		config_settings_print_keys(class_tab, prefix, out);
 		free(prefix);
 	}
 	for (c = 0; c < CLASS_COUNT; c++) {
-		char *prefix = xasprintf("sources.%s", source_classes[c]->name);
+		char *prefix = xasprintf("sources.%s", source_class_all[c]->name);
 
-		settings_print_keys(source_classes[c]->settings, prefix, out);
+		config_settings_print_keys(source_class_all[c]->settings, prefix, out);
 		free(prefix);
 	}
 	/* plain_groups[0] is feed, listed first to follow the file's order */
 	for (i = 1; i < ARRAY_SIZE(plain_groups); i++)
-		settings_print_keys(plain_groups[i].tab, plain_groups[i].path, out);
+		config_settings_print_keys(plain_groups[i].tab, plain_groups[i].path, out);
 }

@@ -18,16 +18,16 @@ enum policy_mode { MODE_TRUSTED, MODE_REDUCED, MODE_MIX_ONLY, MODE_DISABLED };
 enum block_backend { BACKEND_AUTO, BACKEND_TRACEPOINT, BACKEND_BLKTRACE };
 enum net_direction { DIR_IN, DIR_OUT, DIR_BOTH };
 
-const char *feed_mode_name(enum feed_mode m);
-const char *policy_mode_name(enum policy_mode m);
+const char *config_mode_name_feed(enum feed_mode m);
+const char *config_mode_name_policy(enum policy_mode m);
 
 struct strlist {
 	char **v;
 	size_t n;
 };
 /* Append a copy of s; free every string and the list (config_settings.c). */
-void strlist_add(struct strlist *l, const char *s);
-void strlist_free(struct strlist *l);
+void config_settings_strlist_add(struct strlist *l, const char *s);
+void config_settings_strlist_free(struct strlist *l);
 
 /* policy.CLASS.scale where the file gives none. */
 #define POLICY_SCALE_DEFAULT 0.25
@@ -167,7 +167,7 @@ void config_print(const struct config *cfg, FILE *out);
 
 /* The capture settings of interface (or savefile) `name`: those of the first entry of
  * sources.network.instances whose name matches, else sources.network's own. */
-const struct net_capture *config_net_capture(const struct config *cfg, const char *name);
+const struct net_capture *net_class_capture_config(const struct config *cfg, const char *name);
 
 /* Every key the file accepts, as a full path, one per line; the keys of the elements of a
  * list of instances as, for example, policy.CLASS.instances[].KEY. The man page is checked

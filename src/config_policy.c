@@ -7,7 +7,7 @@
 #include <fnmatch.h>
 #include <math.h>
 
-const struct policy_override *policy_override_for(const struct config *cfg, enum src_class cls,
+const struct policy_override *config_policy_override_for(const struct config *cfg, enum src_class cls,
 						  const char *name)
 {
 	const struct class_policy *cp = &cfg->policy[cls];
@@ -18,7 +18,7 @@ const struct policy_override *policy_override_for(const struct config *cfg, enum
 	return NULL;
 }
 
-bool policy_class_runs(const struct config *cfg, enum src_class cls)
+bool config_policy_class_runs(const struct config *cfg, enum src_class cls)
 {
 	const struct class_policy *cp = &cfg->policy[cls];
 
@@ -31,7 +31,7 @@ bool policy_class_runs(const struct config *cfg, enum src_class cls)
 	return false;
 }
 
-struct policy_rule policy_override_apply(const struct policy_rule *base,
+struct policy_rule config_policy_override_apply(const struct policy_rule *base,
 					const struct policy_override *o)
 {
 	struct policy_rule r = *base;
@@ -47,14 +47,14 @@ struct policy_rule policy_override_apply(const struct policy_rule *base,
 	return r;
 }
 
-struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name)
+struct policy_rule config_policy_resolve(const struct config *cfg, enum src_class cls, const char *name)
 {
-	const struct policy_override *o = policy_override_for(cfg, cls, name);
+	const struct policy_override *o = config_policy_override_for(cfg, cls, name);
 
-	return o ? policy_override_apply(&cfg->policy[cls].rule, o) : cfg->policy[cls].rule;
+	return o ? config_policy_override_apply(&cfg->policy[cls].rule, o) : cfg->policy[cls].rule;
 }
 
-double policy_credit(const struct policy_rule *rule, double estimate)
+double config_policy_credit(const struct policy_rule *rule, double estimate)
 {
 	double bits;
 
@@ -76,7 +76,7 @@ double policy_credit(const struct policy_rule *rule, double estimate)
 	return 0;
 }
 
-double rate_cap_take(struct rate_cap *rc, double cap_per_second, double want, uint64_t t_ns,
+double config_policy_rate_cap_take(struct rate_cap *rc, double cap_per_second, double want, uint64_t t_ns,
 		     uint64_t now_ns)
 {
 	uint64_t d, lead;

@@ -8,21 +8,21 @@
 #include "config.h"
 
 /* Does class cls run at all: its mode is not disabled, or an override enables an instance. */
-bool policy_class_runs(const struct config *cfg, enum src_class cls);
+bool config_policy_class_runs(const struct config *cfg, enum src_class cls);
 
 /* The first per-instance override of class cls whose name (or glob) matches name, or NULL. */
-const struct policy_override *policy_override_for(const struct config *cfg, enum src_class cls,
+const struct policy_override *config_policy_override_for(const struct config *cfg, enum src_class cls,
 						  const char *name);
 
 /* The class rule with the first matching per-instance override applied. */
-struct policy_rule policy_resolve(const struct config *cfg, enum src_class cls, const char *name);
+struct policy_rule config_policy_resolve(const struct config *cfg, enum src_class cls, const char *name);
 /* base with the fields override o gives. */
-struct policy_rule policy_override_apply(const struct policy_rule *base,
+struct policy_rule config_policy_override_apply(const struct policy_rule *base,
 					const struct policy_override *o);
 
 /* Credit for one event from its estimate: trusted min(cap, est), reduced scale * min(cap, est),
  * mix-only and disabled 0. */
-double policy_credit(const struct policy_rule *rule, double estimate);
+double config_policy_credit(const struct policy_rule *rule, double estimate);
 
 /* The per-second cap, as a token bucket of one second's worth. It refills by the time that
  * has passed on both clocks: the events' own (kernel timestamps, or a recording's) and the
@@ -37,7 +37,7 @@ struct rate_cap {
 
 /* How much of `want` bits may be credited for an event at t_ns, seen at now_ns (monotonic),
  * under cap_per_second. */
-double rate_cap_take(struct rate_cap *rc, double cap_per_second, double want, uint64_t t_ns,
+double config_policy_rate_cap_take(struct rate_cap *rc, double cap_per_second, double want, uint64_t t_ns,
 		     uint64_t now_ns);
 
 #endif

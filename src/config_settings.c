@@ -19,13 +19,13 @@ struct settings_msg {
 
 /* ---- messages ---- */
 
-void settings_ctx_init(struct settings_ctx *ctx, const char *path)
+void config_settings_ctx_init(struct settings_ctx *ctx, const char *path)
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->path = path;
 }
 
-const char *settings_file(const struct settings_ctx *ctx, const config_setting_t *at)
+const char *config_settings_file(const struct settings_ctx *ctx, const config_setting_t *at)
 {
 	const char *f = at ? config_setting_source_file(at) : NULL;
 
@@ -57,10 +57,10 @@ static void add_msg(struct settings_ctx *ctx, const char *file, unsigned line, c
 	ctx->n_notes += note;
 }
 
-void settings_err(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
+void config_settings_err(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
 		  const char *allowed, const char *fmt, ...)
 {
-	const char *file = settings_file(ctx, at);
+	const char *file = config_settings_file(ctx, at);
 	unsigned line = at ? config_setting_source_line(at) : 0;
 	char *problem;
 	va_list ap;
@@ -76,10 +76,10 @@ void settings_err(struct settings_ctx *ctx, const config_setting_t *at, const ch
 	free(problem);
 }
 
-void settings_note(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
+void config_settings_note(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
 		   const char *fmt, ...)
 {
-	const char *file = settings_file(ctx, at);
+	const char *file = config_settings_file(ctx, at);
 	unsigned line = at ? config_setting_source_line(at) : 0;
 	char *what;
 	va_list ap;
@@ -95,7 +95,7 @@ void settings_note(struct settings_ctx *ctx, const config_setting_t *at, const c
 	free(what);
 }
 
-void settings_err_raw(struct settings_ctx *ctx, const char *file, unsigned line,
+void config_settings_err_raw(struct settings_ctx *ctx, const char *file, unsigned line,
 		      const char *fmt, ...)
 {
 	char *text;
@@ -120,7 +120,7 @@ static int cmp_msg(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-void settings_ctx_finish(struct settings_ctx *ctx, struct config_errors *errs)
+void config_settings_ctx_finish(struct settings_ctx *ctx, struct config_errors *errs)
 {
 	size_t i;
 
@@ -275,7 +275,7 @@ static const void *at_coff(const void *base, const struct setting *s)
 	return (const char *)base + s->offset;
 }
 
-void strlist_free(struct strlist *l)
+void config_settings_strlist_free(struct strlist *l)
 {
 	size_t i;
 
@@ -286,7 +286,7 @@ void strlist_free(struct strlist *l)
 	l->n = 0;
 }
 
-void strlist_add(struct strlist *l, const char *s)
+void config_settings_strlist_add(struct strlist *l, const char *s)
 {
 	l->v = xreallocarray(l->v, l->n + 1, sizeof(*l->v));
 	l->v[l->n++] = xstrdup(s);
@@ -298,7 +298,7 @@ static void set_string(char **dst, const char *s)
 	*dst = s ? xstrdup(s) : NULL;
 }
 
-void settings_defaults(const struct setting *tab, void *base)
+void config_settings_defaults(const struct setting *tab, void *base)
 {
 	const struct setting *s;
 	size_t i;
@@ -314,9 +314,9 @@ void settings_defaults(const struct setting *tab, void *base)
 		case SET_ENUM: *(int *)p = (int)s->def_num; break;
 		case SET_STRING: set_string(p, s->def_str ? s->def_str : ""); break;
 		case SET_STRLIST:
-			strlist_free(p);
+			config_settings_strlist_free(p);
 			for (i = 0; s->def_list && s->def_list[i]; i++)
-				strlist_add(p, s->def_list[i]);
+				config_settings_strlist_add(p, s->def_list[i]);
 			break;
 		case SET_GROUP:
 		case SET_GROUPLIST:
@@ -325,7 +325,7 @@ void settings_defaults(const struct setting *tab, void *base)
 	}
 }
 
-void settings_free(const struct setting *tab, void *base)
+void config_settings_free(const struct setting *tab, void *base)
 {
 	const struct setting *s;
 
@@ -333,7 +333,7 @@ void settings_free(const struct setting *tab, void *base)
 		if (s->type == SET_STRING)
 			set_string(at_off(base, s), NULL);
 		else if (s->type == SET_STRLIST)
-			strlist_free(at_off(base, s));
+			config_settings_strlist_free(at_off(base, s));
 	}
 }
 
@@ -358,7 +358,7 @@ static void key_err(const struct keyctx *k, const config_setting_t *at, const ch
 	if (vasprintf(&problem, fmt, ap) < 0)
 		problem = NULL;
 	va_end(ap);
-	settings_err(k->ctx, at, path, allowed, "%s", problem ? problem : "(out of memory)");
+	config_settings_err(k->ctx, at, path, allowed, "%s", problem ? problem : "(out of memory)");
 	free(problem);
 	free(allowed);
 }
@@ -448,7 +448,7 @@ static bool get_strlist(const struct keyctx *k, struct strlist *out)
 			ok = false;
 		} else {
 			has_auto |= strcmp(config_setting_get_string(e), "auto") == 0;
-			strlist_add(out, config_setting_get_string(e));
+			config_settings_strlist_add(out, config_setting_get_string(e));
 		}
 		free(path);
 	}
@@ -513,10 +513,10 @@ static bool apply_one(const struct keyctx *k, void *base)
 		if (!is_list_type(type))
 			break;
 		if (!get_strlist(k, &l)) {
-			strlist_free(&l);
+			config_settings_strlist_free(&l);
 			return false;
 		}
-		strlist_free(p);
+		config_settings_strlist_free(p);
 		*(struct strlist *)p = l;
 		return true;
 	case SET_GROUP:
@@ -560,7 +560,7 @@ static char *join_path(const char *prefix, const char *key)
 	return prefix && prefix[0] ? xasprintf("%s.%s", prefix, key) : xstrdup(key);
 }
 
-unsigned settings_apply(struct settings_ctx *ctx, const struct setting *tab,
+unsigned config_settings_apply(struct settings_ctx *ctx, const struct setting *tab,
 			const config_setting_t *grp, const char *prefix, void *base)
 {
 	const struct setting *s;
@@ -580,7 +580,7 @@ unsigned settings_apply(struct settings_ctx *ctx, const struct setting *tab,
 		if (!k.s) {
 			char *keys = key_list(tab);
 
-			settings_err(ctx, cs, path, keys, "unknown key");
+			config_settings_err(ctx, cs, path, keys, "unknown key");
 			free(keys);
 		} else if (apply_one(&k, base)) {
 			given |= k.s->set_bit;
@@ -599,7 +599,7 @@ unsigned settings_apply(struct settings_ctx *ctx, const struct setting *tab,
 	return given;
 }
 
-const config_setting_t *settings_member(const config_setting_t *grp, const char *key,
+const config_setting_t *config_settings_member(const config_setting_t *grp, const char *key,
 					enum setting_type type)
 {
 	const config_setting_t *m = grp ? config_setting_get_member(grp, key) : NULL;
@@ -608,7 +608,7 @@ const config_setting_t *settings_member(const config_setting_t *grp, const char 
 	return m && config_setting_type(m) == want ? m : NULL;
 }
 
-const char *settings_type_name(const config_setting_t *cs)
+const char *config_settings_type_name(const config_setting_t *cs)
 {
 	return type_name(config_setting_type(cs));
 }
@@ -680,7 +680,7 @@ static void print_comment(const struct setting *s, FILE *out)
 	free(r);
 }
 
-void settings_print(const struct setting *tab, const void *base, unsigned only, int indent,
+void config_settings_print(const struct setting *tab, const void *base, unsigned only, int indent,
 		    FILE *out)
 {
 	const struct setting *s;
@@ -697,7 +697,7 @@ void settings_print(const struct setting *tab, const void *base, unsigned only, 
 	}
 }
 
-void settings_print_keys(const struct setting *tab, const char *prefix, FILE *out)
+void config_settings_print_keys(const struct setting *tab, const char *prefix, FILE *out)
 {
 	const struct setting *s;
 
@@ -707,7 +707,7 @@ void settings_print_keys(const struct setting *tab, const char *prefix, FILE *ou
 		if (s->type == SET_GROUPLIST && s->sub) {
 			char *sub = xasprintf("%s.%s[]", prefix, s->key);
 
-			settings_print_keys(s->sub, sub, out);
+			config_settings_print_keys(s->sub, sub, out);
 			free(sub);
 		}
 	}

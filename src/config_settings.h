@@ -42,7 +42,7 @@ struct setting {
 	enum setting_type type;
 	size_t offset;    /* into the struct the table is applied to */
 	unsigned flags;   /* SF_* */
-	unsigned set_bit; /* added to settings_apply's result when the key is given */
+	unsigned set_bit; /* added to config_settings_apply's result when the key is given */
 	double min, max;  /* numbers; exact in a double for every range we use */
 	double def_num;   /* bool, numbers; for an enum the value */
 	const char *def_str;
@@ -67,53 +67,53 @@ struct settings_ctx {
 	void *arg; /* for wrapped_int */
 };
 
-void settings_ctx_init(struct settings_ctx *ctx, const char *path);
+void config_settings_ctx_init(struct settings_ctx *ctx, const char *path);
 /* Hand every message over, in file and line order (errors to errs->msg, notices to
  * errs->note), and release the rest. */
-void settings_ctx_finish(struct settings_ctx *ctx, struct config_errors *errs);
+void config_settings_ctx_finish(struct settings_ctx *ctx, struct config_errors *errs);
 
 /* The file cs came from (libconfig knows it for included files), else ctx->path. */
-const char *settings_file(const struct settings_ctx *ctx, const config_setting_t *cs);
+const char *config_settings_file(const struct settings_ctx *ctx, const config_setting_t *cs);
 
 /* Record "FILE:LINE: KEY: problem; allowed: ALLOWED" with FILE and LINE taken from `at`. */
-void settings_err(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
+void config_settings_err(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
 		  const char *allowed, const char *fmt, ...) PRINTF_LIKE(5, 6);
 /* Record "FILE:LINE: notice: KEY: what; ignored": something the file says that has no
  * effect, which does not make the file invalid. */
-void settings_note(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
+void config_settings_note(struct settings_ctx *ctx, const config_setting_t *at, const char *key,
 		   const char *fmt, ...) PRINTF_LIKE(4, 5);
 /* A message that already has its final form ("FILE:LINE: syntax error: ..."). */
-void settings_err_raw(struct settings_ctx *ctx, const char *file, unsigned line,
+void config_settings_err_raw(struct settings_ctx *ctx, const char *file, unsigned line,
 		      const char *fmt, ...) PRINTF_LIKE(4, 5);
 
 /* Fill every key of `tab` into `base` with its default. */
-void settings_defaults(const struct setting *tab, void *base);
+void config_settings_defaults(const struct setting *tab, void *base);
 
 /* Parse the members of group `grp` (NULL: nothing given) into `base`. Every problem is
  * recorded in ctx; a key in error keeps its previous value. `prefix` is the dotted path of
  * the group, for messages. Returns the set_bit of every key that was given. */
-unsigned settings_apply(struct settings_ctx *ctx, const struct setting *tab,
+unsigned config_settings_apply(struct settings_ctx *ctx, const struct setting *tab,
 			const config_setting_t *grp, const char *prefix, void *base);
 
 /* Member `key` of grp if it has the shape of `type` (SET_GROUP: a group; SET_GROUPLIST: a
- * list), else NULL: settings_apply has already reported a member of the wrong type. */
-const config_setting_t *settings_member(const config_setting_t *grp, const char *key,
+ * list), else NULL: config_settings_apply has already reported a member of the wrong type. */
+const config_setting_t *config_settings_member(const config_setting_t *grp, const char *key,
 					enum setting_type type);
 
 /* "a string", "an integer", ...: for messages about a value of the wrong type. */
-const char *settings_type_name(const config_setting_t *cs);
+const char *config_settings_type_name(const config_setting_t *cs);
 
-/* Free what settings_defaults/settings_apply allocated in base. */
-void settings_free(const struct setting *tab, void *base);
+/* Free what config_settings_defaults/config_settings_apply allocated in base. */
+void config_settings_free(const struct setting *tab, void *base);
 
 /* Print the keys in libconfig syntax, one per line at `indent` spaces, each with a
  * "# help (unit, range)" comment. A key with a set_bit is printed only if that bit is in
  * `only`; SET_GROUP and SET_GROUPLIST keys are left to the caller. */
-void settings_print(const struct setting *tab, const void *base, unsigned only, int indent,
+void config_settings_print(const struct setting *tab, const void *base, unsigned only, int indent,
 		    FILE *out);
 
 /* "prefix.key" for every key but SET_GROUP ones (the caller descends into those); after a
  * SET_GROUPLIST key with a `sub` table, "prefix.key[].subkey" for each of its keys. */
-void settings_print_keys(const struct setting *tab, const char *prefix, FILE *out);
+void config_settings_print_keys(const struct setting *tab, const char *prefix, FILE *out);
 
 #endif

@@ -112,8 +112,8 @@ static json_t *get_info(void)
 {
 	json_t *ifaces = json_array();
 
-	for (size_t i = 0; ctl_interfaces[i]; i++)
-		json_array_append_new(ifaces, json_string(ctl_interfaces[i]));
+	for (size_t i = 0; ctl_proto_interfaces[i]; i++)
+		json_array_append_new(ifaces, json_string(ctl_proto_interfaces[i]));
 	return json_pack("{s:s, s:s, s:s, s:s, s:o}", "vendor", "entropyd", "product", "entropyd",
 			 "version", PACKAGE_VERSION, "url", PACKAGE_URL, "interfaces", ifaces);
 }
@@ -130,14 +130,14 @@ static json_t *initramfs_record(const struct kboot *r)
 		json_array_append_new(srcs, json_pack("{s:s, s:o, s:I, s:o}", "class", r->src[i].cls,
 						      "name", jstr(r->src[i].name), "events",
 						      (json_int_t)r->src[i].events, "credited_bits",
-						      ctl_real(r->src[i].credited_bits)));
+						      ctl_proto_real(r->src[i].credited_bits)));
 	return json_pack("{s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o}", "started_s",
-			 r->started_s >= 0 ? ctl_real(r->started_s) : json_null(), "ran_s",
-			 r->ran_s >= 0 ? ctl_real(r->ran_s) : json_null(), "ended", r->ended,
+			 r->started_s >= 0 ? ctl_proto_real(r->started_s) : json_null(), "ran_s",
+			 r->ran_s >= 0 ? ctl_proto_real(r->ran_s) : json_null(), "ended", r->ended,
 			 "ready_at_start", r->ready_at_start, "ready_after_s",
-			 r->ready_after_s >= 0 ? ctl_real(r->ready_after_s) : json_null(),
-			 "credited_bits", ctl_real(r->credited_bits), "credited_before_ready_bits",
-			 ctl_real(r->credited_before_ready), "sources", srcs);
+			 r->ready_after_s >= 0 ? ctl_proto_real(r->ready_after_s) : json_null(),
+			 "credited_bits", ctl_proto_real(r->credited_bits), "credited_before_ready_bits",
+			 ctl_proto_real(r->credited_before_ready), "sources", srcs);
 }
 
 /* How this boot's CRNG got seeded and what entropyd added: Kernel.seed. Where the CRNG was
@@ -157,7 +157,7 @@ static json_t *seed_record(const struct ctl *ctl, const struct ctl_status *st)
 		.credited = (double)st->fed_credit_bits,
 	};
 	char text[512];
-	enum kseed_verdict v;
+	enum kernel_seed_verdict v;
 
 	if (r) {
 		b.in_initramfs = true;
@@ -168,7 +168,7 @@ static json_t *seed_record(const struct ctl *ctl, const struct ctl_status *st)
 		b.credited_before_ready = r->credited_before_ready;
 		b.credited = r->credited_bits;
 	}
-	v = kseed_verdict(k, &b, text, sizeof(text));
+	v = kernel_seed_verdict(k, &b, text, sizeof(text));
 	return json_pack(
 		"{s:{s:b, s:b, s:b, s:o, s:o, s:s}, s:o, s:{s:o, s:s}, s:b, s:o, s:o, s:s, s:s,"
 		" s:o}",
@@ -186,15 +186,15 @@ static json_t *seed_record(const struct ctl *ctl, const struct ctl_status *st)
 		ctl->needed_at_start < 0 ? json_null() : json_integer(ctl->needed_at_start),
 		"credited_before_ready_bits",
 		ctl->ready_at_start || !st->credit_until_ready ? json_null()
-							       : ctl_real(st->credited_before_ready),
-		"verdict", kseed_verdict_name(v), "summary", text, "initramfs",
+							       : ctl_proto_real(st->credited_before_ready),
+		"verdict", kernel_seed_verdict_name(v), "summary", text, "initramfs",
 		initramfs_record(st->boot));
 }
 
 /* The collector's walls (priv_sandbox.h); this process is the collector. */
 static json_t *walls_record(void)
 {
-	const struct sandbox_walls *w = sandbox_walls();
+	const struct priv_sandbox_walls *w = priv_sandbox_walls();
 	json_t *missing = json_array();
 
 	for (size_t i = 0; i < w->n_missing; i++)
@@ -213,16 +213,16 @@ static json_t *get_status(struct ctl *ctl)
 	struct ctl_status st;
 	struct inst_counters t;
 	const char *hz_from = "";
-	unsigned hz = pipeline_kernel_hz(&hz_from);
+	unsigned hz = feed_pipeline_kernel_hz(&hz_from);
 	char kver[32];
 	json_t *avail, *ready;
 
 	ctl->ops->status(ctl->ops_arg, &st);
-	pipeline_totals(&t);
+	feed_pipeline_totals(&t);
 	snprintf(kver, sizeof(kver), "%u.%u", st.kernel_major, st.kernel_minor);
 	avail = st.entropy_avail >= 0 ? json_integer(st.entropy_avail) : json_null();
 	/* A tenth of a second is all anyone needs of it. */
-	ready = st.ready_after_s >= 0 ? ctl_real(round(st.ready_after_s * 10) / 10) : json_null();
+	ready = st.ready_after_s >= 0 ? ctl_proto_real(round(st.ready_after_s * 10) / 10) : json_null();
 	return json_pack(
 		"{s:o, s:{s:s, s:i, s:I, s:I, s:o, s:o, s:o, s:I, s:I, s:o},"
 		" s:{s:s, s:o, s:o, s:o, s:b, s:b, s:o, s:o, s:I, s:o, s:o},"
@@ -238,10 +238,10 @@ static json_t *get_status(struct ctl *ctl)
 		jstr(st.kernel_reason), "crng_ready", st.crng_ready, "credit_counts",
 		st.credit_counts, "entropy_avail", avail, "ready_after_s", ready, "hz",
 		(json_int_t)hz, "hz_from", jstr(hz_from), "seed", seed_record(ctl, &st),
-		"totals", "instances", (json_int_t)pipeline_count(), "events", (json_int_t)t.events,
+		"totals", "instances", (json_int_t)feed_pipeline_count(), "events", (json_int_t)t.events,
 		"skipped", (json_int_t)t.skipped, "mixed_bytes", (json_int_t)t.mixed_bytes,
-		"estimated_bits", ctl_real(t.estimated_bits), "credited_bits",
-		ctl_real(t.credited_bits), "held_bits", ctl_real(t.held_bits), "feeds", (json_int_t)st.feeds, "fed_bytes",
+		"estimated_bits", ctl_proto_real(t.estimated_bits), "credited_bits",
+		ctl_proto_real(t.credited_bits), "held_bits", ctl_proto_real(t.held_bits), "feeds", (json_int_t)st.feeds, "fed_bytes",
 		(json_int_t)st.fed_bytes, "fed_credit_bits", (json_int_t)st.fed_credit_bits,
 		"reseeds", (json_int_t)st.reseeds, "feed_errors", (json_int_t)st.feed_errors,
 		"unsampled_completions",
@@ -254,7 +254,7 @@ static json_t *sampling_record(const struct inst_info *in)
 	if (!in->sampling)
 		return json_null();
 	return json_pack("{s:s, s:o, s:o}", "state", in->sampling, "ratio",
-			 ctl_real(in->sample_ratio), "arrival_rate", ctl_real(in->arrival_rate));
+			 ctl_proto_real(in->sample_ratio), "arrival_rate", ctl_proto_real(in->arrival_rate));
 }
 
 /* One reason credit does not grow, as {reason, detail}, if not listed yet. */
@@ -291,7 +291,7 @@ static json_t *reasons(const struct inst_info *in, const struct src_view *v, boo
 		add_reason(list, v->state, buf);
 	}
 	if (in->reason == PIPELINE_DISABLED)
-		add_reason(list, pipeline_reason_name(in->reason), in->reason_text);
+		add_reason(list, feed_pipeline_reason_name(in->reason), in->reason_text);
 	if (in->rule.mode == MODE_MIX_ONLY)
 		add_reason(list, "mix-only", "policy: mix-only (mixed in, credited zero)");
 	if (in->sampling && in->sample_ratio < 1)
@@ -312,7 +312,7 @@ static json_t *reasons(const struct inst_info *in, const struct src_view *v, boo
 						    : "health tests' start-up: no credit before it passes");
 	}
 	if (in->reason != PIPELINE_CREDITS && (open || in->reason != PIPELINE_IDLE))
-		add_reason(list, pipeline_reason_name(in->reason), in->reason_text);
+		add_reason(list, feed_pipeline_reason_name(in->reason), in->reason_text);
 	if (in->flow_text[0])
 		add_reason(list, "flow", in->flow_text);
 	return list;
@@ -351,40 +351,40 @@ static json_t *source_record(const struct ctl *ctl, const struct inst_info *in, 
 	up = !strcmp(v.state, "open") || !strcmp(v.state, "sampled");
 	why = reasons(in, &v, counts);
 	if (json_array_size(why) == 0 && in->reason != PIPELINE_CREDITS)
-		add_reason(why, pipeline_reason_name(in->reason), in->reason_text);
+		add_reason(why, feed_pipeline_reason_name(in->reason), in->reason_text);
 	first = json_string_value(json_object_get(json_array_get(why, 0), "reason"));
 	return json_pack(
 		"{s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:s, s:{s:s, s:o, s:o, s:o}, s:o, s:o, s:b,"
 		" s:s, s:I,"
 		" s:{s:o, s:o, s:I, s:I, s:o}, s:I, s:I, s:I, s:I, s:o, s:o, s:o,"
 		" s:{s:o, s:o, s:o, s:o}, s:o}",
-		"class", jstr(class_name(in->cls)), "name", jstr(in->name), "kind", jstr(in->kind),
+		"class", jstr(source_class_name(in->cls)), "name", jstr(in->name), "kind", jstr(in->kind),
 		"state", json_string(v.state), "detail", jstr(v.detail ? v.detail : in->state),
-		"up", up, "retry_in_s", ctl_real(v.retry_in_s), "retry",
+		"up", up, "retry_in_s", ctl_proto_real(v.retry_in_s), "retry",
 		v.retry ? json_string(v.retry) : json_null(), "backend",
-		in->backend ? in->backend : class_backend(ctl->cfg, in->cls),
-		"policy", "mode", policy_mode_name(in->rule.mode), "scale",
-		in->rule.mode == MODE_REDUCED ? ctl_real(in->rule.scale) : json_null(),
-		"cap_bits_per_event", ctl_real(in->rule.cap_bits_per_event), "cap_bits_per_second",
-		ctl_real(in->rule.cap_bits_per_second),
-		"estimator", jstr(in->estimator), "estimate_bits", ctl_real(in->last_estimate),
+		in->backend ? in->backend : source_class_backend(ctl->cfg, in->cls),
+		"policy", "mode", config_mode_name_policy(in->rule.mode), "scale",
+		in->rule.mode == MODE_REDUCED ? ctl_proto_real(in->rule.scale) : json_null(),
+		"cap_bits_per_event", ctl_proto_real(in->rule.cap_bits_per_event), "cap_bits_per_second",
+		ctl_proto_real(in->rule.cap_bits_per_second),
+		"estimator", jstr(in->estimator), "estimate_bits", ctl_proto_real(in->last_estimate),
 		"kernel_credits", in->kernel_credits, "symbols", in->jiffy_ns ? "sub-jiffy" : "full",
 		"jiffy_ns", (json_int_t)in->jiffy_ns,
 		"health", "state", jstr(up || in->rule.mode == MODE_DISABLED ? in->health : "-"),
 		"last_failure", jstr(in->health_last),
 		"failures", (json_int_t)in->health_failures, "requalified",
 		(json_int_t)in->health_requalified, "retry_in_s",
-		ctl_real(isnan(in->health_retry_in) ? v.retry_in_s : in->health_retry_in),
+		ctl_proto_real(isnan(in->health_retry_in) ? v.retry_in_s : in->health_retry_in),
 		"events", (json_int_t)in->c.events, "skipped", (json_int_t)in->c.skipped,
 		"merged", (json_int_t)in->c.merged,
 		"mixed_bytes", (json_int_t)in->c.mixed_bytes, "estimated_bits",
-		ctl_real(in->c.estimated_bits), "credited_bits", ctl_real(in->c.credited_bits),
-		"held_bits", ctl_real(in->c.held_bits),
+		ctl_proto_real(in->c.estimated_bits), "credited_bits", ctl_proto_real(in->c.credited_bits),
+		"held_bits", ctl_proto_real(in->c.held_bits),
 		"credit", "reason", first ? json_string(first) : json_null(),
 		"detail",
 		first ? json_incref(json_object_get(json_array_get(why, 0), "detail")) : json_null(),
 		"reasons", why,
-		"weight", ctl_real(in->weight), "sampling", sampling_record(in));
+		"weight", ctl_proto_real(in->weight), "sampling", sampling_record(in));
 }
 
 /* A name of the configuration that chooses what is read and matches nothing: a row of its
@@ -416,7 +416,7 @@ static json_t *unmatched_record(const struct ctl *ctl, enum src_class cls, const
 	in.kind = "-";
 	in.state = detail;
 	in.backend = "-";
-	in.rule = policy_resolve(ctl->cfg, cls, pattern);
+	in.rule = config_policy_resolve(ctl->cfg, cls, pattern);
 	in.estimator = "-";
 	in.last_estimate = NAN;
 	in.health = "-";
@@ -434,7 +434,7 @@ static json_t *get_sources(struct ctl *ctl)
 	bool ok = true;
 
 	ctl->ops->status(ctl->ops_arg, &st);
-	for (size_t i = 0; ok && pipeline_info(i, &info); i++)
+	for (size_t i = 0; ok && feed_pipeline_info(i, &info); i++)
 		ok = json_array_append_new(list, source_record(ctl, &info, st.credit_counts,
 								 NULL)) == 0;
 	/* Then every name given that matches nothing: a source that is not there. */
@@ -447,7 +447,7 @@ static json_t *get_sources(struct ctl *ctl)
 									  st.credit_counts)) == 0;
 	}
 	/* Then what policy disables: never opened, but an administrator must see it. */
-	for (size_t i = 0; ok && disabled_info(i, ctl->cfg, &info); i++)
+	for (size_t i = 0; ok && source_disabled_info(i, ctl->cfg, &info); i++)
 		ok = json_array_append_new(list, source_record(ctl, &info, true, NULL)) == 0;
 	if (!ok) {
 		json_decref(list);
@@ -464,7 +464,7 @@ static json_t *public_view(struct ctl *ctl, struct snapshot *snap, json_t *(*mak
 {
 	/* On a fixed grid of PUBLIC_EVERY_NS, shared by every method: a client cannot choose
 	 * the moment a snapshot is taken by when it asks, nor get two moments from two. */
-	uint64_t tick = mono_ns() / PUBLIC_EVERY_NS;
+	uint64_t tick = util_mono_ns() / PUBLIC_EVERY_NS;
 
 	if (!snap->v || snap->at_ns != tick) {
 		json_t *v = make(ctl);
@@ -510,7 +510,7 @@ static void arm_deadline(struct client *c)
 static void send_msg(struct client *c, json_t *msg)
 {
 	size_t len;
-	char *buf = msg ? ctl_encode(msg, &len) : NULL;
+	char *buf = msg ? ctl_proto_encode(msg, &len) : NULL;
 
 	json_decref(msg);
 	if (!buf) {
@@ -540,7 +540,7 @@ static json_t *do_reload(struct client *c, json_t **params)
 
 	log_notice("control: reload requested by %s", c->who);
 	if (c->ctl->ops->reload(c->ctl->ops_arg, &errs) < 0)
-		err = ctl_error_new(CTL_E_CONFIG_INVALID,
+		err = ctl_proto_error_new(CTL_E_CONFIG_INVALID,
 				    json_pack("{s:o}", "errors", string_list(errs.msg, errs.n)));
 	else
 		*params = json_pack("{s:o}", "notices", string_list(errs.note, errs.n_note));
@@ -554,7 +554,7 @@ static void handle(struct client *c, const char *msg, size_t len)
 	json_t *err = NULL, *params = NULL;
 	const char *iface, *desc;
 
-	if (ctl_parse_call(msg, len, &call, &err) < 0) {
+	if (ctl_proto_parse_call(msg, len, &call, &err) < 0) {
 		log_debug("control: a request from uid %u was refused", (unsigned)c->uid);
 		if (call.oneway)
 			json_decref(err);
@@ -562,11 +562,11 @@ static void handle(struct client *c, const char *msg, size_t len)
 			send_msg(c, err);
 		return;
 	}
-	if (ctl_methods[call.method].root_only && c->uid != 0) {
+	if (ctl_proto_methods[call.method].root_only && c->uid != 0) {
 		log_limited(&c->ctl->rl_refused, LOG_NOTICE,
 			    "control: %s refused to %s: only root may",
-			    ctl_methods[call.method].name, c->who);
-		err = ctl_error_new(CTL_E_PERMISSION_DENIED, NULL);
+			    ctl_proto_methods[call.method].name, c->who);
+		err = ctl_proto_error_new(CTL_E_PERMISSION_DENIED, NULL);
 	} else {
 		switch (call.method) {
 		case CTL_GET_INFO:
@@ -574,11 +574,11 @@ static void handle(struct client *c, const char *msg, size_t len)
 			break;
 		case CTL_GET_INTERFACE_DESCRIPTION:
 			iface = json_string_value(json_object_get(call.params, "interface"));
-			desc = ctl_interface_description(iface);
+			desc = ctl_proto_interface_description(iface);
 			if (desc)
 				params = json_pack("{s:s}", "description", desc);
 			else
-				err = ctl_error_str(CTL_E_INTERFACE_NOT_FOUND, "interface", iface);
+				err = ctl_proto_error_str(CTL_E_INTERFACE_NOT_FOUND, "interface", iface);
 			break;
 		case CTL_GET_STATUS:
 			params = c->uid == 0 ? get_status(c->ctl)
@@ -600,9 +600,9 @@ static void handle(struct client *c, const char *msg, size_t len)
 		json_decref(err);
 		json_decref(params);
 	} else {
-		send_msg(c, err ? err : params ? ctl_reply_new(params) : NULL);
+		send_msg(c, err ? err : params ? ctl_proto_reply_new(params) : NULL);
 	}
-	ctl_call_free(&call);
+	ctl_proto_call_free(&call);
 }
 
 /* Answer every complete request in the input, as far as the output limit lets us. */
@@ -630,7 +630,7 @@ static void process_input(struct client *c)
 		}
 		n = len < CTL_MAX_REQUEST + 1 ? len : CTL_MAX_REQUEST + 1;
 		buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)n);
-		switch (ctl_frame(buf, n, CTL_MAX_REQUEST, &msg_len)) {
+		switch (ctl_proto_frame(buf, n, CTL_MAX_REQUEST, &msg_len)) {
 		case CTL_FRAME_INCOMPLETE:
 			c->closing = c->eof; /* a request cut short by the end of the stream */
 			return;
@@ -638,7 +638,7 @@ static void process_input(struct client *c)
 			log_limited(&c->ctl->rl_too_large, LOG_INFO,
 				    "control: dropped a client (%s): request over %d bytes", c->who,
 				    CTL_MAX_REQUEST);
-			send_msg(c, ctl_error_new(CTL_E_REQUEST_TOO_LARGE,
+			send_msg(c, ctl_proto_error_new(CTL_E_REQUEST_TOO_LARGE,
 						  json_pack("{s:i}", "limit", CTL_MAX_REQUEST)));
 			c->closing = true;
 			bufferevent_disable(c->bev, EV_READ);
@@ -774,9 +774,9 @@ static void client_new(struct ctl *ctl, int fd, uid_t uid, const char *who)
 /* One more than we serve: say why, without waiting for it, and close. */
 static void refuse(struct ctl *ctl, int fd, const char *who, int limit, const char *whose)
 {
-	json_t *msg = ctl_error_new(CTL_E_TOO_MANY_CLIENTS, json_pack("{s:i}", "limit", limit));
+	json_t *msg = ctl_proto_error_new(CTL_E_TOO_MANY_CLIENTS, json_pack("{s:i}", "limit", limit));
 	size_t len;
-	char *buf = ctl_encode(msg, &len);
+	char *buf = ctl_proto_encode(msg, &len);
 
 	json_decref(msg);
 	if (buf && send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
@@ -1031,7 +1031,7 @@ struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
 {
 	struct ctl *ctl = xcalloc(1, sizeof(*ctl));
 
-	ctl_json_seed_daemon(); /* before any request is parsed: see ctl_proto.h */
+	ctl_proto_json_seed_daemon(); /* before any request is parsed: see ctl_proto.h */
 	ctl->base = base;
 	ctl->ops = ops;
 	ctl->ops_arg = arg;
@@ -1049,7 +1049,7 @@ struct ctl *ctl_start(struct event_base *base, const struct config *cfg,
 	ctl->rl_held = (struct log_ratelimit)LOG_RATELIMIT_INIT;
 	/* Now, while /proc, /sys and /boot can still be read (the collector's sandbox closes
 	 * them), and the kernel's state is as entropyd found it. */
-	kseed_detect(&ctl->seed, NULL);
+	kernel_seed_detect(&ctl->seed, NULL);
 	{
 		struct ctl_status st;
 

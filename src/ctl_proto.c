@@ -352,9 +352,9 @@ static const char org_varlink_service[] =
 	"# Method is expected to be called with 'more' set to true, but wasn't\n"
 	"error ExpectedMore ()\n";
 
-const char *const ctl_interfaces[] = {CTL_SERVICE, CTL_INTERFACE, NULL};
+const char *const ctl_proto_interfaces[] = {CTL_SERVICE, CTL_INTERFACE, NULL};
 
-const char *ctl_interface_description(const char *interface)
+const char *ctl_proto_interface_description(const char *interface)
 {
 	if (strcmp(interface, CTL_INTERFACE) == 0)
 		return io_entropyd;
@@ -368,7 +368,7 @@ static const struct ctl_param describe_params[] = {
 	{NULL, 0, false},
 };
 
-const struct ctl_method_desc ctl_methods[CTL_METHOD_COUNT] = {
+const struct ctl_method_desc ctl_proto_methods[CTL_METHOD_COUNT] = {
 	[CTL_GET_INFO] = {CTL_SERVICE ".GetInfo", NULL, false},
 	[CTL_GET_INTERFACE_DESCRIPTION] = {CTL_SERVICE ".GetInterfaceDescription", describe_params,
 					   false},
@@ -377,7 +377,7 @@ const struct ctl_method_desc ctl_methods[CTL_METHOD_COUNT] = {
 	[CTL_RELOAD] = {CTL_INTERFACE ".Reload", NULL, true},
 };
 
-enum ctl_frame ctl_frame(const void *buf, size_t len, size_t limit, size_t *msg_len)
+enum ctl_proto_frame ctl_proto_frame(const void *buf, size_t len, size_t limit, size_t *msg_len)
 {
 	const char *nul = len ? memchr(buf, '\0', len < limit + 1 ? len : limit + 1) : NULL;
 
@@ -388,7 +388,7 @@ enum ctl_frame ctl_frame(const void *buf, size_t len, size_t limit, size_t *msg_
 	return len > limit ? CTL_FRAME_TOO_LARGE : CTL_FRAME_INCOMPLETE;
 }
 
-json_t *ctl_reply_new(json_t *params)
+json_t *ctl_proto_reply_new(json_t *params)
 {
 	json_t *msg = json_object();
 
@@ -396,7 +396,7 @@ json_t *ctl_reply_new(json_t *params)
 	return msg;
 }
 
-json_t *ctl_error_new(const char *error, json_t *params)
+json_t *ctl_proto_error_new(const char *error, json_t *params)
 {
 	json_t *msg = json_object();
 
@@ -405,16 +405,16 @@ json_t *ctl_error_new(const char *error, json_t *params)
 	return msg;
 }
 
-json_t *ctl_error_str(const char *error, const char *key, const char *value)
+json_t *ctl_proto_error_str(const char *error, const char *key, const char *value)
 {
 	json_t *p = json_object(), *v = json_string(value);
 
 	/* Text cut short or quoted from a request may not be valid UTF-8. */
 	json_object_set_new(p, key, v ? v : json_string("(not valid UTF-8)"));
-	return ctl_error_new(error, p);
+	return ctl_proto_error_new(error, p);
 }
 
-json_t *ctl_call_new(const char *method, json_t *params)
+json_t *ctl_proto_call_new(const char *method, json_t *params)
 {
 	json_t *msg = json_object();
 
@@ -424,7 +424,7 @@ json_t *ctl_call_new(const char *method, json_t *params)
 	return msg;
 }
 
-json_t *ctl_real(double v)
+json_t *ctl_proto_real(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
 }
@@ -446,22 +446,22 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-void ctl_json_seed_client(void)
+void ctl_proto_json_seed_client(void)
 {
 	json_seed(clock_ns(CLOCK_REALTIME) ^ (uint64_t)getpid() << 32);
 }
 
-void ctl_json_seed_daemon(void)
+void ctl_proto_json_seed_daemon(void)
 {
 	const uint8_t *key = (const uint8_t *)getauxval(AT_RANDOM);
 	uint64_t in[3] = {clock_ns(CLOCK_MONOTONIC), clock_ns(CLOCK_REALTIME), (uint64_t)getpid()};
 	uint8_t none[16] = {0};
 
 	/* Linux has given AT_RANDOM since 2.6.29; without it only the clocks and pid remain. */
-	json_seed(siphash24(key ? key : none, in, sizeof(in)));
+	json_seed(util_siphash24(key ? key : none, in, sizeof(in)));
 }
 
-char *ctl_encode(const json_t *msg, size_t *len)
+char *ctl_proto_encode(const json_t *msg, size_t *len)
 {
 	size_t n = json_dumpb(msg, NULL, 0, JSON_COMPACT);
 	char *buf;
@@ -487,7 +487,7 @@ static json_t *invalid_request(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
-	return ctl_error_str(CTL_E_INVALID_REQUEST, "reason", reason);
+	return ctl_proto_error_str(CTL_E_INVALID_REQUEST, "reason", reason);
 }
 
 static bool type_matches(const json_t *v, json_type want)
@@ -520,15 +520,15 @@ static json_t *check_params(const struct ctl_method_desc *m, json_t *params)
 		while (p && p->name && strcmp(p->name, key) != 0)
 			p++;
 		if (!p || !p->name || !type_matches(v, p->type))
-			return ctl_error_str(CTL_E_INVALID_PARAMETER, "parameter", key);
+			return ctl_proto_error_str(CTL_E_INVALID_PARAMETER, "parameter", key);
 	}
 	for (const struct ctl_param *p = m->params; p && p->name; p++)
 		if (p->required && !json_object_get(params, p->name))
-			return ctl_error_str(CTL_E_INVALID_PARAMETER, "parameter", p->name);
+			return ctl_proto_error_str(CTL_E_INVALID_PARAMETER, "parameter", p->name);
 	return NULL;
 }
 
-int ctl_parse_call(const char *msg, size_t len, struct ctl_call *call, json_t **err)
+int ctl_proto_parse_call(const char *msg, size_t len, struct ctl_call *call, json_t **err)
 {
 	static const char *const members[] = {"method", "parameters", "oneway", "more", "upgrade"};
 	json_error_t jerr;
@@ -582,7 +582,7 @@ int ctl_parse_call(const char *msg, size_t len, struct ctl_call *call, json_t **
 	/* The method: its interface first, as a generic Varlink service answers. */
 	name = json_string_value(method);
 	for (i = 0; i < CTL_METHOD_COUNT; i++)
-		if (strcmp(ctl_methods[i].name, name) == 0)
+		if (strcmp(ctl_proto_methods[i].name, name) == 0)
 			break;
 	if (i == CTL_METHOD_COUNT) {
 		const char *dot = strrchr(name, '.');
@@ -591,12 +591,12 @@ int ctl_parse_call(const char *msg, size_t len, struct ctl_call *call, json_t **
 		if (dot && (size_t)(dot - name) < sizeof(iface)) {
 			memcpy(iface, name, (size_t)(dot - name));
 			iface[dot - name] = '\0';
-			if (!ctl_interface_description(iface)) {
-				*err = ctl_error_str(CTL_E_INTERFACE_NOT_FOUND, "interface", iface);
+			if (!ctl_proto_interface_description(iface)) {
+				*err = ctl_proto_error_str(CTL_E_INTERFACE_NOT_FOUND, "interface", iface);
 				goto fail;
 			}
 		}
-		*err = ctl_error_str(CTL_E_METHOD_NOT_FOUND, "method", name);
+		*err = ctl_proto_error_str(CTL_E_METHOD_NOT_FOUND, "method", name);
 		goto fail;
 	}
 	call->method = (enum ctl_method)i;
@@ -606,7 +606,7 @@ int ctl_parse_call(const char *msg, size_t len, struct ctl_call *call, json_t **
 		params = json_object_get(call->msg, "parameters");
 	}
 	call->params = params;
-	*err = check_params(&ctl_methods[i], params);
+	*err = check_params(&ctl_proto_methods[i], params);
 	if (*err)
 		goto fail;
 	return 0;
@@ -618,13 +618,13 @@ fail:
 	return -1;
 }
 
-void ctl_call_free(struct ctl_call *call)
+void ctl_proto_call_free(struct ctl_call *call)
 {
 	json_decref(call->msg);
 	memset(call, 0, sizeof(*call));
 }
 
-int ctl_parse_reply(const char *msg, size_t len, struct ctl_reply *r)
+int ctl_proto_parse_reply(const char *msg, size_t len, struct ctl_reply *r)
 {
 	json_error_t jerr;
 	json_t *error, *params;
@@ -648,11 +648,11 @@ int ctl_parse_reply(const char *msg, size_t len, struct ctl_reply *r)
 	r->continues = json_is_true(json_object_get(r->msg, "continues"));
 	return 0;
 fail:
-	ctl_reply_free(r);
+	ctl_proto_reply_free(r);
 	return -1;
 }
 
-void ctl_reply_free(struct ctl_reply *r)
+void ctl_proto_reply_free(struct ctl_reply *r)
 {
 	json_decref(r->msg);
 	memset(r, 0, sizeof(*r));

@@ -85,21 +85,21 @@ struct ctl_method_desc {
 };
 
 /* Indexed by enum ctl_method. */
-extern const struct ctl_method_desc ctl_methods[CTL_METHOD_COUNT];
+extern const struct ctl_method_desc ctl_proto_methods[CTL_METHOD_COUNT];
 
 /* The Varlink interface description of `interface` ("io.entropyd" or
  * "org.varlink.service"), or NULL if this service does not implement it. */
-const char *ctl_interface_description(const char *interface);
+const char *ctl_proto_interface_description(const char *interface);
 /* Every interface this service implements, NULL-terminated. */
-extern const char *const ctl_interfaces[];
+extern const char *const ctl_proto_interfaces[];
 
 /* Framing: a message is a JSON object followed by one NUL byte. */
-enum ctl_frame {
+enum ctl_proto_frame {
 	CTL_FRAME_INCOMPLETE, /* no NUL yet, and fewer than limit bytes: read more */
 	CTL_FRAME_COMPLETE,   /* *msg_len bytes, then the NUL */
 	CTL_FRAME_TOO_LARGE,  /* no NUL within limit + 1 bytes: the stream cannot be trusted */
 };
-enum ctl_frame ctl_frame(const void *buf, size_t len, size_t limit, size_t *msg_len);
+enum ctl_proto_frame ctl_proto_frame(const void *buf, size_t len, size_t limit, size_t *msg_len);
 
 /* A call, parsed and checked in a fixed order: JSON, the shape of the object, the method,
  * the types of its parameters. Access is the server's to check. */
@@ -112,18 +112,18 @@ struct ctl_call {
 
 /* Parse one message (without its NUL). 0 and *call filled, or -1 and *err set to the error
  * reply to send (the caller owns it; call->oneway says whether to send it at all). */
-int ctl_parse_call(const char *msg, size_t len, struct ctl_call *call, json_t **err);
-void ctl_call_free(struct ctl_call *call);
+int ctl_proto_parse_call(const char *msg, size_t len, struct ctl_call *call, json_t **err);
+void ctl_proto_call_free(struct ctl_call *call);
 
 /* Messages. Each steals its params (NULL: none). */
-json_t *ctl_reply_new(json_t *params);
-json_t *ctl_error_new(const char *error, json_t *params);
-json_t *ctl_call_new(const char *method, json_t *params);
+json_t *ctl_proto_reply_new(json_t *params);
+json_t *ctl_proto_error_new(const char *error, json_t *params);
+json_t *ctl_proto_call_new(const char *method, json_t *params);
 /* An error with one string parameter, e.g. InvalidParameter {"parameter": "interface"}. */
-json_t *ctl_error_str(const char *error, const char *key, const char *value);
+json_t *ctl_proto_error_str(const char *error, const char *key, const char *value);
 
 /* msg as compact JSON and its NUL, malloc'd; *len counts the NUL. NULL if jansson fails. */
-char *ctl_encode(const json_t *msg, size_t *len);
+char *ctl_proto_encode(const json_t *msg, size_t *len);
 
 /* A reply, as the client sees it. */
 struct ctl_reply {
@@ -133,11 +133,11 @@ struct ctl_reply {
 	bool continues;
 };
 /* 0 and *r filled, or -1 if the message is not a well-formed Varlink reply. */
-int ctl_parse_reply(const char *msg, size_t len, struct ctl_reply *r);
-void ctl_reply_free(struct ctl_reply *r);
+int ctl_proto_parse_reply(const char *msg, size_t len, struct ctl_reply *r);
+void ctl_proto_reply_free(struct ctl_reply *r);
 
 /* A JSON number or null for a double jansson cannot hold (NaN, infinities). */
-json_t *ctl_real(double v);
+json_t *ctl_proto_real(double v);
 
 /* jansson seeds its objects' hash from /dev/urandom when it makes its first object. Before
  * the kernel's CRNG is ready, reading /dev/urandom (or a getrandom() that may wait) starts
@@ -148,7 +148,7 @@ json_t *ctl_real(double v);
  * entropyctl: it parses only the replies of the daemon it asked, which runs as root and
  * builds them itself: nobody who could choose colliding keys (a hash flood) writes what it
  * parses. The clock and the pid are seed enough. */
-void ctl_json_seed_client(void);
+void ctl_proto_json_seed_client(void);
 /* entropyd: it parses requests from members of the control group, who could send keys that
  * all fall into one bucket if they knew the seed. The seed is SipHash-2-4 of the pid and the
  * clocks, keyed with the 16 bytes the kernel gives every program at exec (AT_RANDOM): drawn
@@ -157,6 +157,6 @@ void ctl_json_seed_client(void);
  * seed tells nothing about those bytes (glibc's stack canary and pointer guard come from
  * them too). Before the CRNG is ready they are only as unpredictable as the kernel's pool is
  * then; whatever the seed, a request is at most CTL_MAX_REQUEST bytes. */
-void ctl_json_seed_daemon(void);
+void ctl_proto_json_seed_daemon(void);
 
 #endif

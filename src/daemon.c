@@ -74,8 +74,8 @@ static void status_now(struct daemon *d)
 	/* Open ones, as the log's "started:" line counts them: not those that wait; of every
 	 * row of status (open, waiting to be, or a name that matches nothing); and those whose
 	 * health tests failed, which earn nothing. */
-	size_t open = sources_open(d->srcs, NULL, 0), all = pipeline_count();
-	size_t failing = pipeline_failing();
+	size_t open = source_table_open(d->srcs, NULL, 0), all = feed_pipeline_count();
+	size_t failing = feed_pipeline_failing();
 	char fails[64] = "";
 	const char *pattern, *key;
 
@@ -84,17 +84,17 @@ static void status_now(struct daemon *d)
 		for (size_t i = 0; source_unmatched((enum src_class)c, i, &pattern, &key); i++)
 			all++;
 
-	d->status_ns = mono_ns();
-	pipeline_totals(&t);
+	d->status_ns = util_mono_ns();
+	feed_pipeline_totals(&t);
 	credited = (unsigned long long)llround(t.credited_bits);
 	if (failing)
 		snprintf(fails, sizeof(fails), ", %zu failing %s health tests", failing,
 			 failing == 1 ? "its" : "their");
-	notify_status("%s: %zu of %zu %s open%s, %llu %s, %llu %s credited, %llu %s fed; CRNG %s",
+	priv_notify_status("%s: %zu of %zu %s open%s, %llu %s, %llu %s credited, %llu %s fed; CRNG %s",
 		      feed_phase_name(d->feed.phase), open, all,
-		      plural(all, "source", "sources"), fails, (unsigned long long)t.events,
-		      plural(t.events, "event", "events"), credited, plural(credited, "bit", "bits"),
-		      (unsigned long long)d->sink.credited, plural(d->sink.credited, "bit", "bits"),
+		      util_plural(all, "source", "sources"), fails, (unsigned long long)t.events,
+		      util_plural(t.events, "event", "events"), credited, util_plural(credited, "bit", "bits"),
+		      (unsigned long long)d->sink.credited, util_plural(d->sink.credited, "bit", "bits"),
 		      d->feed.ks.crng_ready ? "ready" : "not ready");
 }
 
@@ -111,7 +111,7 @@ static void boot_save(struct daemon *d, bool ended)
 	b = xcalloc(1, sizeof(*b));
 	strlcopy(b->boot_id, d->boot.id, sizeof(b->boot_id));
 	b->started_s = d->boot.started_s;
-	b->ran_s = (double)(mono_ns() - d->feed.start_ns) / 1e9;
+	b->ran_s = (double)(util_mono_ns() - d->feed.start_ns) / 1e9;
 	b->ended = ended;
 	b->ready_at_start = d->boot.ready_at_start;
 	b->needed_at_start = d->boot.needed_at_start;
@@ -120,17 +120,17 @@ static void boot_save(struct daemon *d, bool ended)
 	b->credited_before_ready = d->boot.ready_at_start ? 0 : (double)d->feed.credited_before_ready;
 	if (!d->feed.ks.crng_ready)
 		b->credited_before_ready = b->credited_bits;
-	for (size_t i = 0; pipeline_info(i, &info) && b->n_sources < KBOOT_MAX_SOURCES; i++) {
+	for (size_t i = 0; feed_pipeline_info(i, &info) && b->n_sources < KBOOT_MAX_SOURCES; i++) {
 		struct kboot_source *src = &b->src[b->n_sources++];
 
-		strlcopy(src->cls, class_name(info.cls), sizeof(src->cls));
-		printable(src->name, sizeof(src->name), info.name);
+		strlcopy(src->cls, source_class_name(info.cls), sizeof(src->cls));
+		util_printable(src->name, sizeof(src->name), info.name);
 		src->events = info.c.events;
 		src->credited_bits = info.c.credited_bits;
 	}
-	if (kboot_write(d->boot.fd, b) < 0)
+	if (kernel_boot_write(d->boot.fd, b) < 0)
 		log_errno(LOG_WARNING, "boot record %s: cannot write it", d->opts->boot_record);
-	d->boot.written_ns = mono_ns();
+	d->boot.written_ns = util_mono_ns();
 	d->boot.ready_written = d->feed.ks.crng_ready;
 	free(b);
 }
@@ -142,7 +142,7 @@ static void boot_prepare(struct daemon *d)
 	char why[256];
 	struct timespec ts;
 
-	if (!kboot_boot_id(d->boot.id, sizeof(d->boot.id)))
+	if (!kernel_boot_id(d->boot.id, sizeof(d->boot.id)))
 		d->boot.id[0] = '\0';
 	d->boot.started_s = clock_gettime(CLOCK_BOOTTIME, &ts) == 0
 				    ? (double)ts.tv_sec + (double)ts.tv_nsec / 1e9
@@ -150,13 +150,13 @@ static void boot_prepare(struct daemon *d)
 	d->boot.ready_at_start = d->feed.ks.crng_ready;
 	d->boot.needed_at_start = d->feed.ks.crng_ready ? 0 : kernel_bits_needed(&d->feed.ks);
 	if (d->opts->initramfs) {
-		d->boot.fd = kboot_create(d->opts->boot_record, why, sizeof(why));
+		d->boot.fd = kernel_boot_create(d->opts->boot_record, why, sizeof(why));
 		if (d->boot.fd < 0)
 			log_warn("boot record %s: %s: the service's instance will not know what "
 				 "this one did", d->opts->boot_record, why);
 		return;
 	}
-	d->boot.bytes = kboot_read(d->opts->boot_record, &d->boot.len, why, sizeof(why));
+	d->boot.bytes = kernel_boot_read(d->opts->boot_record, &d->boot.len, why, sizeof(why));
 	if (!d->boot.bytes && errno != ENOENT)
 		log_warn("boot record %s: ignored: %s", d->opts->boot_record, why);
 }
@@ -169,7 +169,7 @@ static void boot_load(struct daemon *d)
 
 	if (!d->boot.bytes)
 		return;
-	if (kboot_parse(d->boot.bytes, d->boot.len, d->boot.id[0] ? d->boot.id : NULL, &b, why,
+	if (kernel_boot_parse(d->boot.bytes, d->boot.len, d->boot.id[0] ? d->boot.id : NULL, &b, why,
 			sizeof(why)) < 0) {
 		log_warn("boot record %s: ignored: %s", d->opts->boot_record, why);
 	} else {
@@ -190,13 +190,13 @@ static void update_status(void *arg)
 {
 	struct daemon *d = arg;
 
-	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
-	if (mono_ns() - d->status_ns >= STATUS_EVERY_NS)
+	feed_pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
+	if (util_mono_ns() - d->status_ns >= STATUS_EVERY_NS)
 		status_now(d);
 	/* When the CRNG became ready, and every STATUS_EVERY_NS: a record for the service
 	 * even if this instance is killed before it can write its last. */
 	if (d->boot.fd >= 0 && ((d->feed.ks.crng_ready && !d->boot.ready_written) ||
-				mono_ns() - d->boot.written_ns >= STATUS_EVERY_NS))
+				util_mono_ns() - d->boot.written_ns >= STATUS_EVERY_NS))
 		boot_save(d, false);
 }
 
@@ -206,7 +206,7 @@ static void log_summary(struct daemon *d, int prio)
 	struct inst_counters t;
 	struct inst_info info;
 
-	for (size_t i = 0; pipeline_info(i, &info); i++) {
+	for (size_t i = 0; feed_pipeline_info(i, &info); i++) {
 		char sampling[96] = "";
 
 		if (info.sampling && isnan(info.arrival_rate))
@@ -219,16 +219,16 @@ static void log_summary(struct daemon *d, int prio)
 			"%s/%s: kind %s, state %s, backend %s, policy %s, health %s, symbols %s, "
 			"%llu %s, "
 			"%llu skipped, %llu %s mixed, %.1f bits estimated, %.1f bits credited%s",
-			class_name(info.cls), info.name, info.kind, info.state,
-			info.backend ? info.backend : class_backend(d->cfg, info.cls),
-			policy_mode_name(info.rule.mode), info.health,
+			source_class_name(info.cls), info.name, info.kind, info.state,
+			info.backend ? info.backend : source_class_backend(d->cfg, info.cls),
+			config_mode_name_policy(info.rule.mode), info.health,
 			info.jiffy_ns ? "sub-jiffy" : "full", (unsigned long long)info.c.events,
-			plural(info.c.events, "event", "events"),
+			util_plural(info.c.events, "event", "events"),
 			(unsigned long long)info.c.skipped, (unsigned long long)info.c.mixed_bytes,
-			plural(info.c.mixed_bytes, "byte", "bytes"), info.c.estimated_bits,
+			util_plural(info.c.mixed_bytes, "byte", "bytes"), info.c.estimated_bits,
 			info.c.credited_bits, sampling);
 	}
-	sources_summary(d->srcs, prio);
+	source_table_summary(d->srcs, prio);
 	if (d->feed.ready_after_ns)
 		log_msg(prio, "kernel: CRNG became ready %.1f s after start",
 			(double)d->feed.ready_after_ns / 1e9);
@@ -236,16 +236,16 @@ static void log_summary(struct daemon *d, int prio)
 		log_msg(prio, "kernel: CRNG %s; feed phase %s",
 			d->feed.ks.crng_ready ? "was ready when entropyd started" : "not ready yet",
 			feed_phase_name(d->feed.phase));
-	pipeline_totals(&t);
+	feed_pipeline_totals(&t);
 	log_msg(prio,
 		"total: %llu %s, %.1f bits estimated, %.1f bits credited by policy; "
 		"%s sink: %llu %s, %llu %s, %llu %s credited, %llu %s",
-		(unsigned long long)t.events, plural(t.events, "event", "events"), t.estimated_bits,
-		t.credited_bits, sink_name(&d->sink), (unsigned long long)d->sink.feeds,
-		plural(d->sink.feeds, "batch", "batches"), (unsigned long long)d->sink.mixed_bytes,
-		plural(d->sink.mixed_bytes, "byte", "bytes"), (unsigned long long)d->sink.credited,
-		plural(d->sink.credited, "bit", "bits"), (unsigned long long)d->sink.errors,
-		plural(d->sink.errors, "error", "errors"));
+		(unsigned long long)t.events, util_plural(t.events, "event", "events"), t.estimated_bits,
+		t.credited_bits, feed_sink_name(&d->sink), (unsigned long long)d->sink.feeds,
+		util_plural(d->sink.feeds, "batch", "batches"), (unsigned long long)d->sink.mixed_bytes,
+		util_plural(d->sink.mixed_bytes, "byte", "bytes"), (unsigned long long)d->sink.credited,
+		util_plural(d->sink.credited, "bit", "bits"), (unsigned long long)d->sink.errors,
+		util_plural(d->sink.errors, "error", "errors"));
 }
 
 /* What a reload says at notice level or above, after the file's own notices: a name that
@@ -273,7 +273,7 @@ static int reload(void *arg, struct config_errors *errs)
 
 	char why[512];
 
-	notify_reloading();
+	priv_notify_reloading();
 	if (!priv_trust_config(d->opts->config_path, why, sizeof(why))) {
 		/* The privileged process refuses it too: say so here, where entropyctl asks. */
 		errs->msg = xreallocarray(errs->msg, 1, sizeof(*errs->msg));
@@ -288,7 +288,7 @@ static int reload(void *arg, struct config_errors *errs)
 		for (size_t i = 0; i < errs->n; i++)
 			log_err("%s", errs->msg[i]);
 		log_err("reload rejected (%zu %s): the running configuration stays", errs->n,
-			plural(errs->n, "error", "errors"));
+			util_plural(errs->n, "error", "errors"));
 		d->reload_failures++;
 	} else {
 		for (size_t i = 0; i < errs->n_note; i++)
@@ -308,16 +308,16 @@ static int reload(void *arg, struct config_errors *errs)
 			log_warn("collector.user changed to %s: takes effect at restart",
 				 next->collector.user);
 		ctl_reconfigure(d->ctl, next);
-		pipeline_reconfigure(next);
+		feed_pipeline_reconfigure(next);
 		feed_reconfigure(&d->feed, next);
-		sources_reload(d->srcs, next);
+		source_table_reload(d->srcs, next);
 		config_free(d->cfg);
 		d->cfg = next;
 		d->reloads++;
 		log_tee(NULL, NULL);
 		log_notice("configuration reloaded from %s", d->opts->config_path);
 	}
-	notify_ready();
+	priv_notify_ready();
 	status_now(d);
 	return next ? 0 : -1;
 }
@@ -329,10 +329,10 @@ static void fill_status(void *arg, struct ctl_status *out)
 
 	feed_poll_ready(&d->feed); /* not only as of the last batch */
 	memset(out, 0, sizeof(*out));
-	out->uptime_ns = mono_ns() - f->start_ns;
-	out->feed_mode = feed_mode_name(d->cfg->feed.mode);
+	out->uptime_ns = util_mono_ns() - f->start_ns;
+	out->feed_mode = config_mode_name_feed(d->cfg->feed.mode);
 	out->feed_phase = feed_phase_name(f->phase);
-	out->sink = sink_name(&d->sink);
+	out->sink = feed_sink_name(&d->sink);
 	out->kernel_major = f->ks.major;
 	out->kernel_minor = f->ks.minor;
 	out->kernel_semantics = kernel_semantics_name(&f->ks);
@@ -340,7 +340,7 @@ static void fill_status(void *arg, struct ctl_status *out)
 	out->kernel_reason = f->ks.why;
 	out->crng_ready = f->ks.crng_ready;
 	out->credit_counts = !f->ks.credit_until_ready || !f->ks.crng_ready;
-	pipeline_kernel_counts(out->credit_counts);
+	feed_pipeline_kernel_counts(out->credit_counts);
 	out->entropy_avail = kernel_entropy_avail();
 	out->ready_after_s = f->ready_after_ns ? (double)f->ready_after_ns / 1e9 : -1;
 	/* Ready before this instance started: the initramfs's saw when, if it did. */
@@ -380,7 +380,7 @@ static void signal_cb(evutil_socket_t signo, short what, void *arg)
 		break;
 	default:
 		log_notice("signal %d: flushing and exiting", (int)signo);
-		notify_stopping();
+		priv_notify_stopping();
 		event_base_loopbreak(d->base);
 		break;
 	}
@@ -388,13 +388,13 @@ static void signal_cb(evutil_socket_t signo, short what, void *arg)
 
 static void watchdog_cb(evutil_socket_t fd, short what, void *arg)
 {
-	notify_watchdog();
+	priv_notify_watchdog();
 }
 
 static int setup_events(struct daemon *d)
 {
 	static const int signals[] = {SIGHUP, SIGTERM, SIGINT, SIGUSR1};
-	uint64_t wd_usec = notify_watchdog_usec();
+	uint64_t wd_usec = priv_notify_watchdog_usec();
 
 	d->base = event_base_new();
 	if (!d->base) {
@@ -425,8 +425,8 @@ static void teardown(struct daemon *d)
 	if (d->watchdog)
 		event_free(d->watchdog);
 	feed_fini(&d->feed);
-	pipeline_fini();
-	sink_close(&d->sink);
+	feed_pipeline_fini();
+	feed_sink_close(&d->sink);
 	if (d->base)
 		event_base_free(d->base);
 	config_free(d->cfg);
@@ -452,11 +452,11 @@ static void before_fork(const struct config *cfg)
 	char *rundir, err[256];
 	unsigned id;
 
-	(void)notify_watchdog_usec();
-	if (!policy_class_runs(cfg, CLASS_BLOCK))
+	(void)priv_notify_watchdog_usec();
+	if (!config_policy_class_runs(cfg, CLASS_BLOCK))
 		return;
-	rundir = priv_rundir();
-	priv_local_blktrace_cleanup(rundir);
+	rundir = priv_ops_rundir();
+	priv_ops_blktrace_cleanup(rundir);
 	free(rundir);
 	if (cfg->block.backend != BACKEND_BLKTRACE && !block_tp_tracepoint_id(&id, err, sizeof(err)))
 		log_debug("block: %s", err);
@@ -474,7 +474,7 @@ static int record_dir_for_collector(const struct config *cfg)
 
 	/* without its user the collector does not start (priv_collector_lockdown says so) */
 	if (!cfg->record.dir || !cfg->record.dir[0] ||
-	    !privs_lookup(cfg->collector.user, &uid, &gid))
+	    !priv_drop_lookup(cfg->collector.user, &uid, &gid))
 		return 0;
 	switch (priv_trust_record_dir(cfg->record.dir, uid, gid, why, sizeof(why))) {
 	case TRUST_DIR_READY:
@@ -513,7 +513,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 		log_errno(LOG_WARNING, "cannot turn off core dumps");
 	signal(SIGPIPE, SIG_IGN);
 	log_hook_libevent();
-	if (sink_open(&d->sink, opts->dry_run ? SINK_DRY_RUN : SINK_KERNEL,
+	if (feed_sink_open(&d->sink, opts->dry_run ? SINK_DRY_RUN : SINK_KERNEL,
 		      cfg->feed.device) < 0) {
 		status = EXIT_STARTUP;
 		goto out;
@@ -535,16 +535,16 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 		goto out;
 	}
 	priv_watch(d->base);
-	pool_init(&d->pool);
+	feed_pool_init(&d->pool);
 	feed_init(&d->feed, d->base, cfg, &d->pool, &d->sink);
 	d->feed.after_flush = update_status;
 	d->feed.after_flush_arg = d;
 	/* Sources add to the pool in their read callbacks; the sink's ioctl runs later, from
 	 * the feed's own event. */
-	pipeline_init(cfg, &d->pool, feed_want, &d->feed);
-	record_flush_on(d->base); /* recordings reach their files within seconds */
-	pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
-	pipeline_boot_allowance(kernel_bits_needed(&d->feed.ks));
+	feed_pipeline_init(cfg, &d->pool, feed_want, &d->feed);
+	est_record_flush_on(d->base); /* recordings reach their files within seconds */
+	feed_pipeline_kernel_counts(!d->feed.ks.credit_until_ready || !d->feed.ks.crng_ready);
+	feed_pipeline_boot_allowance(kernel_bits_needed(&d->feed.ks));
 	boot_prepare(d);
 	/* The control socket gets its group while the collector may still change it. */
 	d->ctl = ctl_start(d->base, cfg, &ctl_ops, d);
@@ -554,20 +554,20 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 		goto out;
 	}
 	boot_load(d);
-	if (sources_start(d->srcs, d->base, cfg) < 0) {
-		sources_stop(d->srcs);
+	if (source_table_start(d->srcs, d->base, cfg) < 0) {
+		source_table_stop(d->srcs);
 		status = EXIT_STARTUP;
 		goto out;
 	}
-	notify_ready();
+	priv_notify_ready();
 	report_ready(opts, EXIT_OK);
 	status_now(d);
 	boot_save(d, false);
 	{
 		char not_open[512];
-		size_t n = sources_open(d->srcs, not_open, sizeof(not_open));
+		size_t n = source_table_open(d->srcs, not_open, sizeof(not_open));
 
-		log_notice("started: %zu %s open%s%s", n, plural(n, "source", "sources"),
+		log_notice("started: %zu %s open%s%s", n, util_plural(n, "source", "sources"),
 			   not_open[0] ? "; could not open " : "", not_open);
 	}
 
@@ -576,7 +576,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	feed_flush(&d->feed);
 	log_summary(d, LOG_NOTICE);
 	boot_save(d, true);
-	sources_stop(d->srcs);
+	source_table_stop(d->srcs);
 out:
 	if (status != EXIT_OK)
 		report_ready(opts, status);
@@ -589,7 +589,7 @@ done:
 	teardown(d);
 	free(d->config_path);
 	free(d->device);
-	wipe(d, sizeof(*d));
+	util_wipe(d, sizeof(*d));
 	free(d);
 	return status;
 }

@@ -174,7 +174,7 @@ static void print_overview(const json_t *st)
 	double after = f_(k, "ready_after_s");
 
 	printf("entropyd %s (pid %lld), up ", s_(d, "version"), i_(d, "pid"));
-	print_duration(stdout, i_(d, "uptime_s"));
+	entropyctl_client_print_duration(stdout, i_(d, "uptime_s"));
 	printf("; sink %s, feed mode %s, phase %s\n", s_(d, "sink"), s_(d, "feed_mode"),
 	       s_(d, "feed_phase"));
 	if (json_is_string(json_object_get(d, "config")))
@@ -256,8 +256,8 @@ static void print_table(const json_t *sources)
 		else
 			snprintf(cell[i][COL_EST], 96, "%.2f", est);
 		snprintf(cell[i][COL_CRED], 96, "%.1f", f_(s, "credited_bits"));
-		snprintf(cell[i][COL_WHY], 96, "%s", why_not(s));
-		health_text(s, cell[i][COL_HEALTH], 96);
+		snprintf(cell[i][COL_WHY], 96, "%s", entropyctl_client_why_not(s));
+		entropyctl_client_health_text(s, cell[i][COL_HEALTH], 96);
 		for (int k = 0; k < NCOLS; k++)
 			if (strlen(cell[i][k]) > w[k])
 				w[k] = strlen(cell[i][k]);
@@ -305,7 +305,7 @@ static void print_why(const json_t *s)
 	size_t i;
 
 	if (!json_is_array(list) || json_array_size(list) == 0) {
-		printf("  why not     %s%s%s\n", why ? why_not(s) : "-", why ? ": " : "",
+		printf("  why not     %s%s%s\n", why ? entropyctl_client_why_not(s) : "-", why ? ": " : "",
 		       why ? why : "");
 		return;
 	}
@@ -648,7 +648,7 @@ static void print_metrics(const json_t *st, const json_t *sources)
 			prom_label("class", s_(s, "class"), true);
 			prom_label("name", s_(s, "name"), false);
 			if (per_source[j].how == PROM_REASON)
-				prom_label("reason", strcmp(why_not(s), "-") ? why_not(s) : "none",
+				prom_label("reason", strcmp(entropyctl_client_why_not(s), "-") ? entropyctl_client_why_not(s) : "none",
 					   false);
 			else if (per_source[j].how == PROM_STATE)
 				prom_label("state", s_(s, "state"), false);
@@ -669,10 +669,10 @@ static void print_json(json_t *v)
 static int cmd_status(struct conn *c, bool json, bool metrics)
 {
 	json_t *st = NULL, *src = NULL;
-	int rc = fetch(c, CTL_INTERFACE ".GetStatus", &st);
+	int rc = entropyctl_client_fetch(c, CTL_INTERFACE ".GetStatus", &st);
 
 	if (rc == XC_OK)
-		rc = fetch(c, CTL_INTERFACE ".GetSources", &src);
+		rc = entropyctl_client_fetch(c, CTL_INTERFACE ".GetSources", &src);
 	if (rc != XC_OK)
 		goto out;
 	if (metrics) {
@@ -693,7 +693,7 @@ out:
 static int cmd_sources(struct conn *c, bool json)
 {
 	json_t *src = NULL;
-	int rc = fetch(c, CTL_INTERFACE ".GetSources", &src);
+	int rc = entropyctl_client_fetch(c, CTL_INTERFACE ".GetSources", &src);
 
 	if (rc != XC_OK)
 		return rc;
@@ -723,7 +723,7 @@ static int cmd_reload(struct conn *c, bool json)
 	static const char method[] = CTL_INTERFACE ".Reload";
 	struct ctl_reply r;
 	const json_t *errs, *e;
-	int rc = varlink_call(c, method, NULL, &r);
+	int rc = entropyctl_client_call(c, method, NULL, &r);
 	size_t i;
 
 	if (rc != XC_OK)
@@ -758,14 +758,14 @@ static int cmd_reload(struct conn *c, bool json)
 				fprintf(stderr, "%s\n",
 					json_string_value(e) ? json_string_value(e) : "?");
 		}
-		errx_msg("reload refused: the configuration has %zu %s%s; the running one stays",
+		entropyctl_client_errx_msg("reload refused: the configuration has %zu %s%s; the running one stays",
 			 json_array_size(errs), N(json_array_size(errs), "error"),
 			 again && !json ? " (each in the daemon's log above)" : "");
 		rc = XC_REFUSED;
 	} else {
-		rc = reply_failed(method, &r);
+		rc = entropyctl_client_reply_failed(method, &r);
 	}
-	ctl_reply_free(&r);
+	ctl_proto_reply_free(&r);
 	return rc;
 }
 
@@ -811,7 +811,7 @@ int main(int argc, char **argv)
 	struct conn c;
 	int opt, rc, usage_rc = XC_USAGE;
 
-	ctl_json_seed_client(); /* reads no randomness: see ctl_proto.h */
+	ctl_proto_json_seed_client(); /* reads no randomness: see ctl_proto.h */
 	/* A monitoring plugin's usage error is UNKNOWN: 2 would read as CRITICAL. */
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "check"))
@@ -827,19 +827,19 @@ int main(int argc, char **argv)
 		case OPT_COLOR:
 			when = optarg;
 			if (strcmp(when, "auto") && strcmp(when, "always") && strcmp(when, "never")) {
-				errx_msg("--color: %s: use auto, always or never", when);
+				entropyctl_client_errx_msg("--color: %s: use auto, always or never", when);
 				return usage_rc;
 			}
 			break;
 		case 't':
 			if (!seconds_arg(optarg, 3600, &timeout)) {
-				errx_msg("--timeout: %s: give seconds from 0.1 to 3600", optarg);
+				entropyctl_client_errx_msg("--timeout: %s: give seconds from 0.1 to 3600", optarg);
 				return usage_rc;
 			}
 			break;
 		case 'i':
 			if (!seconds_arg(optarg, 3600, &every)) {
-				errx_msg("--interval: %s: give seconds from 0.1 to 3600", optarg);
+				entropyctl_client_errx_msg("--interval: %s: give seconds from 0.1 to 3600", optarg);
 				return usage_rc;
 			}
 			break;
@@ -847,7 +847,7 @@ int main(int argc, char **argv)
 		case 'c':
 			if (!seconds_arg(optarg, 86400, opt == 'w' ? &lim.warning_s
 								  : &lim.critical_s)) {
-				errx_msg("--%s: %s: give seconds from 0.1 to 86400",
+				entropyctl_client_errx_msg("--%s: %s: give seconds from 0.1 to 86400",
 					 opt == 'w' ? "warning" : "critical", optarg);
 				return usage_rc;
 			}
@@ -868,30 +868,30 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		cmd = argv[optind++];
 	if (optind < argc) {
-		errx_msg("%s: unexpected argument after the command", argv[optind]);
+		entropyctl_client_errx_msg("%s: unexpected argument after the command", argv[optind]);
 		return usage_rc;
 	}
 	if (strcmp(cmd, "status") && strcmp(cmd, "sources") && strcmp(cmd, "reload") &&
 	    strcmp(cmd, "metrics") && strcmp(cmd, "watch") && strcmp(cmd, "check")) {
-		errx_msg("%s: unknown command (status, sources, watch, reload, metrics or check)",
+		entropyctl_client_errx_msg("%s: unknown command (status, sources, watch, reload, metrics or check)",
 			 cmd);
 		return usage_rc;
 	}
 	if (json && !strcmp(cmd, "check")) {
-		errx_msg("--json: check answers with its exit status and one line (status --json "
+		entropyctl_client_errx_msg("--json: check answers with its exit status and one line (status --json "
 			 "has every detail)");
 		return usage_rc;
 	}
 	if (lim.warning_s > lim.critical_s) {
-		errx_msg("--warning %g is above --critical %g", lim.warning_s, lim.critical_s);
+		entropyctl_client_errx_msg("--warning %g is above --critical %g", lim.warning_s, lim.critical_s);
 		return usage_rc;
 	}
 	if (json && !strcmp(cmd, "watch")) {
-		errx_msg("--json: watch is for people (status --json, repeated, is for scripts)");
+		entropyctl_client_errx_msg("--json: watch is for people (status --json, repeated, is for scripts)");
 		return XC_USAGE;
 	}
 	if (json && !strcmp(cmd, "metrics")) {
-		errx_msg("--json: metrics are in the Prometheus text format only (status --json "
+		entropyctl_client_errx_msg("--json: metrics are in the Prometheus text format only (status --json "
 			 "has the same counters)");
 		return XC_USAGE;
 	}
@@ -900,14 +900,14 @@ int main(int argc, char **argv)
 		  !(getenv("TERM") && !strcmp(getenv("TERM"), "dumb")));
 	signal(SIGPIPE, SIG_IGN);
 	if (!strcmp(cmd, "watch"))
-		return cmd_watch(path, timeout, every);
+		return entropyctl_watch_cmd(path, timeout, every);
 	if (!strcmp(cmd, "check")) {
-		rc = cmd_check(path, timeout, &lim);
+		rc = entropyctl_check_cmd(path, timeout, &lim);
 		if (fflush(stdout) != 0 || ferror(stdout))
 			return CHECK_UNKNOWN;
 		return rc;
 	}
-	rc = conn_open(&c, path, timeout);
+	rc = entropyctl_client_open(&c, path, timeout);
 	if (rc != XC_OK)
 		return rc;
 	if (!strcmp(cmd, "status"))
@@ -918,9 +918,9 @@ int main(int argc, char **argv)
 		rc = cmd_sources(&c, json);
 	else
 		rc = cmd_reload(&c, json);
-	conn_close(&c);
+	entropyctl_client_close(&c);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		errx_msg("cannot write the output: %s", strerror(errno));
+		entropyctl_client_errx_msg("cannot write the output: %s", strerror(errno));
 		return rc ? rc : XC_PROTOCOL;
 	}
 	return rc;

@@ -14,7 +14,7 @@
 #include "entropyctl_client.h"
 #include "util.h"
 
-const char *check_state_name(enum check_state s)
+const char *entropyctl_check_state_name(enum check_state s)
 {
 	switch (s) {
 	case CHECK_OK: return "OK";
@@ -69,7 +69,7 @@ static bool is(const json_t *o, const char *key, const char *value)
 	return s && !strcmp(s, value);
 }
 
-enum check_state check_judge(const json_t *st, const json_t *sources,
+enum check_state entropyctl_check_judge(const json_t *st, const json_t *sources,
 			     const struct check_limits *lim, char *line, size_t size)
 {
 	const json_t *k = json_object_get(st, "kernel"), *d = json_object_get(st, "daemon"), *s;
@@ -156,25 +156,25 @@ enum check_state check_judge(const json_t *st, const json_t *sources,
 	return worst;
 }
 
-int cmd_check(const char *path, double timeout, const struct check_limits *lim)
+int entropyctl_check_cmd(const char *path, double timeout, const struct check_limits *lim)
 {
 	struct conn c;
 	json_t *st, *src;
 	enum check_state state;
 	char line[1024], reason[512];
 	/* What would go to stderr is the line's reason. */
-	int rc = fetch_snapshot(&c, path, timeout, &st, &src, reason, sizeof(reason));
+	int rc = entropyctl_client_fetch_snapshot(&c, path, timeout, &st, &src, reason, sizeof(reason));
 
 	if (rc != XC_OK) {
 		/* Not running is critical; anything else (no permission, a path that is
 		 * not the socket, no reply) leaves the state unknown. */
-		state = conn_absent(&c, rc) ? CHECK_CRITICAL : CHECK_UNKNOWN;
+		state = entropyctl_client_absent(&c, rc) ? CHECK_CRITICAL : CHECK_UNKNOWN;
 		snprintf(line, sizeof(line), "%s", reason);
 	} else {
-		state = check_judge(st, json_object_get(src, "sources"), lim, line, sizeof(line));
+		state = entropyctl_check_judge(st, json_object_get(src, "sources"), lim, line, sizeof(line));
 	}
 	json_decref(st);
 	json_decref(src);
-	printf("ENTROPYD %s: %s\n", check_state_name(state), line);
+	printf("ENTROPYD %s: %s\n", entropyctl_check_state_name(state), line);
 	return (int)state;
 }

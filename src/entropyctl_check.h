@@ -23,15 +23,15 @@ struct check_limits {
 #define CHECK_CRITICAL_S 120.0
 
 /* "OK", "WARNING", "CRITICAL", "UNKNOWN". */
-const char *check_state_name(enum check_state s);
+const char *entropyctl_check_state_name(enum check_state s);
 
 /* The verdict on a daemon's GetStatus and GetSources replies, and in line (at most size
  * bytes) what decided it, the worst first, then the counts and the CRNG's state, then the
  * performance data after " | ". */
-enum check_state check_judge(const json_t *status, const json_t *sources,
+enum check_state entropyctl_check_judge(const json_t *status, const json_t *sources,
 			     const struct check_limits *lim, char *line, size_t size);
 
 /* entropyctl check: the line on stdout ("ENTROPYD OK: ..."), the state as the exit status. */
-int cmd_check(const char *path, double timeout, const struct check_limits *lim);
+int entropyctl_check_cmd(const char *path, double timeout, const struct check_limits *lim);
 
 #endif

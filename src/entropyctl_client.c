@@ -23,7 +23,7 @@
 static char *errx_buf;
 static size_t errx_size;
 
-void errx_into(char *buf, size_t size)
+void entropyctl_client_errx_into(char *buf, size_t size)
 {
 	errx_buf = size ? buf : NULL;
 	errx_size = size;
@@ -31,7 +31,7 @@ void errx_into(char *buf, size_t size)
 		errx_buf[0] = '\0';
 }
 
-void errx_msg(const char *fmt, ...)
+void entropyctl_client_errx_msg(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -59,35 +59,35 @@ static int connect_failed(const char *path, int err)
 	/* Something else at the path: say what, not "not running". */
 	if ((err == ECONNREFUSED || err == ENOTSOCK) && stat(path, &st) == 0 &&
 	    !S_ISSOCK(st.st_mode)) {
-		errx_msg("%s is %s, not a socket: give the control socket's path (control.socket "
+		entropyctl_client_errx_msg("%s is %s, not a socket: give the control socket's path (control.socket "
 			 "of entropyd.conf)", path, S_ISDIR(st.st_mode) ? "a directory"
 				: S_ISREG(st.st_mode) ? "a regular file" : "a special file");
 		return XC_NOT_RUNNING;
 	}
 	switch (err) {
 	case ENOENT:
-		errx_msg("entropyd is not running: no control socket at %s", path);
+		entropyctl_client_errx_msg("entropyd is not running: no control socket at %s", path);
 		return XC_NOT_RUNNING;
 	case ECONNREFUSED:
-		errx_msg("entropyd is not running: nothing answers on %s", path);
+		entropyctl_client_errx_msg("entropyd is not running: nothing answers on %s", path);
 		return XC_NOT_RUNNING;
 	case EACCES:
 	case EPERM:
 		if (stat(path, &st) == 0 && st.st_gid != 0 && (gr = getgrgid(st.st_gid)) != NULL)
-			errx_msg("permission denied on %s: run as root or join group %s (usermod "
+			entropyctl_client_errx_msg("permission denied on %s: run as root or join group %s (usermod "
 				 "-aG %s USER, then log in again)", path, gr->gr_name, gr->gr_name);
 		else
-			errx_msg("permission denied on %s: run as root or join group entropyd "
+			entropyctl_client_errx_msg("permission denied on %s: run as root or join group entropyd "
 				 "(control.group of entropyd.conf; the group must exist when "
 				 "entropyd starts)", path);
 		return XC_DENIED;
 	default:
-		errx_msg("cannot connect to %s: %s", path, strerror(err));
+		entropyctl_client_errx_msg("cannot connect to %s: %s", path, strerror(err));
 		return XC_NOT_RUNNING;
 	}
 }
 
-int conn_open(struct conn *c, const char *path, double timeout_s)
+int entropyctl_client_open(struct conn *c, const char *path, double timeout_s)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
@@ -96,12 +96,12 @@ int conn_open(struct conn *c, const char *path, double timeout_s)
 	c->path = path;
 	c->timeout_ms = (int)(timeout_s * 1000);
 	if (!strlcopy(sa.sun_path, path, sizeof(sa.sun_path))) {
-		errx_msg("%s: too long for a socket path", path);
+		entropyctl_client_errx_msg("%s: too long for a socket path", path);
 		return XC_USAGE;
 	}
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
-		errx_msg("socket: %s", strerror(errno));
+		entropyctl_client_errx_msg("socket: %s", strerror(errno));
 		return XC_PROTOCOL;
 	}
 	if (connect(c->fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0) {
@@ -113,7 +113,7 @@ int conn_open(struct conn *c, const char *path, double timeout_s)
 	return XC_OK;
 }
 
-bool conn_absent(const struct conn *c, int rc)
+bool entropyctl_client_absent(const struct conn *c, int rc)
 {
 	struct stat st;
 
@@ -128,7 +128,7 @@ bool conn_absent(const struct conn *c, int rc)
 	return c->err == ENOENT || c->err == 0;
 }
 
-void conn_close(struct conn *c)
+void entropyctl_client_close(struct conn *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
@@ -157,17 +157,17 @@ static int wait_fd(struct conn *c, short events, const struct timespec *deadline
 
 /* Send one call and read its reply into *r. Returns XC_OK (r may hold an error reply) or an
  * exit status, said once. */
-int varlink_call(struct conn *c, const char *method, json_t *params, struct ctl_reply *r)
+int entropyctl_client_call(struct conn *c, const char *method, json_t *params, struct ctl_reply *r)
 {
-	json_t *msg = ctl_call_new(method, params);
+	json_t *msg = ctl_proto_call_new(method, params);
 	struct timespec deadline;
 	size_t len, off = 0, msg_len;
-	char *out = ctl_encode(msg, &len);
+	char *out = ctl_proto_encode(msg, &len);
 	bool peer_closed = false;
 
 	json_decref(msg);
 	if (!out) {
-		errx_msg("cannot encode a call to %s", method);
+		entropyctl_client_errx_msg("cannot encode a call to %s", method);
 		return XC_PROTOCOL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -197,17 +197,17 @@ int varlink_call(struct conn *c, const char *method, json_t *params, struct ctl_
 	for (;;) {
 		ssize_t n;
 
-		switch (ctl_frame(c->buf, c->len, CTL_MAX_REPLY, &msg_len)) {
+		switch (ctl_proto_frame(c->buf, c->len, CTL_MAX_REPLY, &msg_len)) {
 		case CTL_FRAME_COMPLETE:
-			if (ctl_parse_reply(c->buf, msg_len, r) < 0) {
-				errx_msg("%s: the reply to %s is not a Varlink reply", c->path, method);
+			if (ctl_proto_parse_reply(c->buf, msg_len, r) < 0) {
+				entropyctl_client_errx_msg("%s: the reply to %s is not a Varlink reply", c->path, method);
 				return XC_PROTOCOL;
 			}
 			memmove(c->buf, c->buf + msg_len + 1, c->len - msg_len - 1);
 			c->len -= msg_len + 1;
 			return XC_OK;
 		case CTL_FRAME_TOO_LARGE:
-			errx_msg("%s: the reply to %s is over %d bytes", c->path, method,
+			entropyctl_client_errx_msg("%s: the reply to %s is over %d bytes", c->path, method,
 				 CTL_MAX_REPLY);
 			return XC_PROTOCOL;
 		case CTL_FRAME_INCOMPLETE:
@@ -224,7 +224,7 @@ int varlink_call(struct conn *c, const char *method, json_t *params, struct ctl_
 			continue;
 		if (n <= 0) {
 			c->closed = true;
-			errx_msg("%s: entropyd closed the connection without replying to %s%s%s",
+			entropyctl_client_errx_msg("%s: entropyd closed the connection without replying to %s%s%s",
 				 c->path, method, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
 			return peer_closed ? XC_NOT_RUNNING : XC_PROTOCOL;
 		}
@@ -232,65 +232,65 @@ int varlink_call(struct conn *c, const char *method, json_t *params, struct ctl_
 	}
 timeout:
 	free(out);
-	errx_msg("%s: no reply to %s within %.1f s", c->path, method, c->timeout_ms / 1000.0);
+	entropyctl_client_errx_msg("%s: no reply to %s within %.1f s", c->path, method, c->timeout_ms / 1000.0);
 	return XC_PROTOCOL;
 }
 
 /* An error reply, said once, as an exit status. */
-int reply_failed(const char *method, const struct ctl_reply *r)
+int entropyctl_client_reply_failed(const char *method, const struct ctl_reply *r)
 {
 	const char *p = json_string_value(json_object_get(r->params, "parameter"));
 	const char *reason = json_string_value(json_object_get(r->params, "reason"));
 
 	if (strcmp(r->error, CTL_E_PERMISSION_DENIED) == 0) {
-		errx_msg("permission denied: %s needs root", method);
+		entropyctl_client_errx_msg("permission denied: %s needs root", method);
 		return XC_DENIED;
 	}
 	if (strcmp(r->error, CTL_E_TOO_MANY_CLIENTS) == 0) {
-		errx_msg("entropyd serves too many clients at once; try again");
+		entropyctl_client_errx_msg("entropyd serves too many clients at once; try again");
 		return XC_PROTOCOL;
 	}
 	if (strcmp(r->error, CTL_E_METHOD_NOT_FOUND) == 0) {
-		errx_msg("this entropyd does not know %s (an older version?)", method);
+		entropyctl_client_errx_msg("this entropyd does not know %s (an older version?)", method);
 		return XC_PROTOCOL;
 	}
-	errx_msg("%s failed: %s%s%s", method, r->error, p || reason ? ": " : "",
+	entropyctl_client_errx_msg("%s failed: %s%s%s", method, r->error, p || reason ? ": " : "",
 		 p ? p : reason ? reason : "");
 	return XC_PROTOCOL;
 }
 
 /* Call a method that must succeed; its parameters go to *out (a new reference). */
-int fetch(struct conn *c, const char *method, json_t **out)
+int entropyctl_client_fetch(struct conn *c, const char *method, json_t **out)
 {
 	struct ctl_reply r;
-	int rc = varlink_call(c, method, NULL, &r);
+	int rc = entropyctl_client_call(c, method, NULL, &r);
 
 	if (rc != XC_OK)
 		return rc;
 	if (r.error) {
-		rc = reply_failed(method, &r);
-		ctl_reply_free(&r);
+		rc = entropyctl_client_reply_failed(method, &r);
+		ctl_proto_reply_free(&r);
 		return rc;
 	}
 	*out = json_incref(r.params);
-	ctl_reply_free(&r);
+	ctl_proto_reply_free(&r);
 	return XC_OK;
 }
 
-int fetch_snapshot(struct conn *c, const char *path, double timeout_s, json_t **st,
+int entropyctl_client_fetch_snapshot(struct conn *c, const char *path, double timeout_s, json_t **st,
 		   json_t **src, char *why, size_t size)
 {
 	int rc;
 
 	*st = *src = NULL;
-	errx_into(why, size);
-	rc = conn_open(c, path, timeout_s);
+	entropyctl_client_errx_into(why, size);
+	rc = entropyctl_client_open(c, path, timeout_s);
 	if (rc == XC_OK)
-		rc = fetch(c, CTL_INTERFACE ".GetStatus", st);
+		rc = entropyctl_client_fetch(c, CTL_INTERFACE ".GetStatus", st);
 	if (rc == XC_OK)
-		rc = fetch(c, CTL_INTERFACE ".GetSources", src);
-	errx_into(NULL, 0);
-	conn_close(c);
+		rc = entropyctl_client_fetch(c, CTL_INTERFACE ".GetSources", src);
+	entropyctl_client_errx_into(NULL, 0);
+	entropyctl_client_close(c);
 	if (rc != XC_OK) {
 		json_decref(*st);
 		*st = NULL;
@@ -302,7 +302,7 @@ int fetch_snapshot(struct conn *c, const char *path, double timeout_s, json_t **
 
 /* ---- fields shared by the commands ---- */
 
-void print_duration(FILE *f, long long s)
+void entropyctl_client_print_duration(FILE *f, long long s)
 {
 	if (s >= 86400)
 		fprintf(f, "%lldd %02lldh %02lldm", s / 86400, s / 3600 % 24, s / 60 % 60);
@@ -314,7 +314,7 @@ void print_duration(FILE *f, long long s)
 		fprintf(f, "%llds", s);
 }
 
-void health_text(const json_t *src, char *buf, size_t size)
+void entropyctl_client_health_text(const json_t *src, char *buf, size_t size)
 {
 	const json_t *h = json_object_get(src, "health");
 	const char *state = s_(h, "state"), *last = s_(h, "last_failure");
@@ -326,7 +326,7 @@ void health_text(const json_t *src, char *buf, size_t size)
 }
 
 /* Why credit does not grow, short; "-" while it does (or from a daemon that does not say). */
-const char *why_not(const json_t *src)
+const char *entropyctl_client_why_not(const json_t *src)
 {
 	const char *r = json_string_value(json_object_get(json_object_get(src, "credit"), "reason"));
 

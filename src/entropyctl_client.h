@@ -36,30 +36,30 @@ struct conn {
 };
 
 /* "entropyctl: " and the message, on stderr. */
-void errx_msg(const char *fmt, ...) PRINTF_LIKE(1, 2);
-/* From now on the messages of errx_msg go into buf (the last one, without "entropyctl: "),
+void entropyctl_client_errx_msg(const char *fmt, ...) PRINTF_LIKE(1, 2);
+/* From now on the messages of entropyctl_client_errx_msg go into buf (the last one, without "entropyctl: "),
  * not to stderr; NULL: to stderr again. */
-void errx_into(char *buf, size_t size);
+void entropyctl_client_errx_into(char *buf, size_t size);
 
 /* Connect to path within timeout_s; XC_OK or the exit status, said once on stderr. */
-int conn_open(struct conn *c, const char *path, double timeout_s);
-void conn_close(struct conn *c);
-/* After conn_open or a call returned rc: is the daemon simply not there (no socket, a socket
+int entropyctl_client_open(struct conn *c, const char *path, double timeout_s);
+void entropyctl_client_close(struct conn *c);
+/* After entropyctl_client_open or a call returned rc: is the daemon simply not there (no socket, a socket
  * nothing answers on, or one that closed as the daemon went), rather than unreachable for
  * another reason (a path that is not a socket, no permission)? */
-bool conn_absent(const struct conn *c, int rc);
+bool entropyctl_client_absent(const struct conn *c, int rc);
 /* Send one call and read its reply into *r. XC_OK (r may hold an error reply) or an exit
  * status, said once. */
-int varlink_call(struct conn *c, const char *method, json_t *params, struct ctl_reply *r);
+int entropyctl_client_call(struct conn *c, const char *method, json_t *params, struct ctl_reply *r);
 /* An error reply, said once, as an exit status. */
-int reply_failed(const char *method, const struct ctl_reply *r);
+int entropyctl_client_reply_failed(const char *method, const struct ctl_reply *r);
 /* Call a method that must succeed; its parameters go to *out (a new reference). */
-int fetch(struct conn *c, const char *method, json_t **out);
+int entropyctl_client_fetch(struct conn *c, const char *method, json_t **out);
 
 /* Connect, ask GetStatus and GetSources, close: XC_OK with both replies (new references),
  * or the exit status with why in why (not on stderr) and both NULL; *c keeps what
- * conn_absent() reads. */
-int fetch_snapshot(struct conn *c, const char *path, double timeout_s, json_t **st,
+ * entropyctl_client_absent() reads. */
+int entropyctl_client_fetch_snapshot(struct conn *c, const char *path, double timeout_s, json_t **st,
 		   json_t **src, char *why, size_t size);
 
 /* A string as it may be printed: whatever the daemon at the other end sends, no byte of it
@@ -72,7 +72,7 @@ static inline const char *s_(const json_t *o, const char *key)
 	const char *s = json_string_value(json_object_get(o, key));
 	char *out = ring[next++ % 8];
 
-	printable(out, sizeof(ring[0]), s ? s : "?");
+	util_printable(out, sizeof(ring[0]), s ? s : "?");
 	return out;
 }
 
@@ -90,7 +90,7 @@ static inline double f_(const json_t *o, const char *key)
 }
 
 /* The noun of a count, singular for 1: N(n, "event"). */
-#define N(n, one) plural((unsigned long long)(n), one, one "s")
+#define N(n, one) util_plural((unsigned long long)(n), one, one "s")
 
 static inline bool b_(const json_t *o, const char *key)
 {
@@ -98,10 +98,10 @@ static inline bool b_(const json_t *o, const char *key)
 }
 
 /* "1d 02h 03m", "4m 05s": an uptime. */
-void print_duration(FILE *f, long long s);
+void entropyctl_client_print_duration(FILE *f, long long s);
 /* An instance's health, "ok", or the state with its last failure: at most size bytes. */
-void health_text(const json_t *src, char *buf, size_t size);
+void entropyctl_client_health_text(const json_t *src, char *buf, size_t size);
 /* Why an instance's credit does not grow, short; "-" while it does. */
-const char *why_not(const json_t *src);
+const char *entropyctl_client_why_not(const json_t *src);
 
 #endif

@@ -129,7 +129,7 @@ static void watch_frame(FILE *o, const json_t *st, const json_t *sources,
 
 	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
 	fprintf(o, "entropyd %s (pid %lld), up ", s_(d, "version"), i_(d, "pid"));
-	print_duration(o, i_(d, "uptime_s"));
+	entropyctl_client_print_duration(o, i_(d, "uptime_s"));
 	fprintf(o, "; phase %s; CRNG %s; %s every %g s, q quits\n", s_(d, "feed_phase"),
 		b_(k, "crng_ready") ? "ready" : "not ready", clock, every);
 	fprintf(o, "totals: %lld %s, %.1f bits credited, %lld %s fed to the kernel\n",
@@ -171,8 +171,8 @@ static void watch_frame(FILE *o, const json_t *st, const json_t *sources,
 			snprintf(cell[i][W_BITS], 64, "-");
 		else
 			snprintf(cell[i][W_BITS], 64, "%.2f", p->cr_rate);
-		snprintf(cell[i][W_WHY], 64, "%s", why_not(s));
-		health_text(s, cell[i][W_HEALTH], 64);
+		snprintf(cell[i][W_WHY], 64, "%s", entropyctl_client_why_not(s));
+		entropyctl_client_health_text(s, cell[i][W_HEALTH], 64);
 		for (int c = 0; c < WN; c++)
 			if (strlen(cell[i][c]) > w[c])
 				w[c] = strlen(cell[i][c]);
@@ -231,7 +231,7 @@ static void watch_absent(FILE *o, const char *why, double every)
 		every);
 }
 
-int cmd_watch(const char *path, double timeout, double every)
+int entropyctl_watch_cmd(const char *path, double timeout, double every)
 {
 	struct watch_prev *prev = NULL;
 	size_t n_prev = 0;
@@ -253,17 +253,17 @@ int cmd_watch(const char *path, double timeout, double every)
 		/* A connection a frame: a daemon restarted in between is found again, and a
 		 * user other than root is not held past control.max_hold. Why it fails goes
 		 * into the frame, not across it. */
-		rc = fetch_snapshot(&c, path, timeout, &st, &src, why, sizeof(why));
-		if (rc != XC_OK && !conn_absent(&c, rc)) {
+		rc = entropyctl_client_fetch_snapshot(&c, path, timeout, &st, &src, why, sizeof(why));
+		if (rc != XC_OK && !entropyctl_client_absent(&c, rc)) {
 			/* No permission, not a socket, no sense: waiting would not help. */
-			errx_msg("%s", why);
+			entropyctl_client_errx_msg("%s", why);
 			break;
 		}
 		o = open_memstream(&text, &len);
 		if (!o) {
 			json_decref(st);
 			json_decref(src);
-			errx_msg("cannot make a frame: %s", strerror(errno));
+			entropyctl_client_errx_msg("cannot make a frame: %s", strerror(errno));
 			rc = XC_PROTOCOL;
 			break;
 		}

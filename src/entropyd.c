@@ -157,7 +157,7 @@ static struct config *load(const char *path, bool explicit_path, bool trust, cha
 	for (size_t i = 0; i < errs.n; i++)
 		fprintf(stderr, "%s\n", errs.msg[i]);
 	if (!cfg)
-		fprintf(stderr, "%s: %zu %s\n", path, errs.n, plural(errs.n, "error", "errors"));
+		fprintf(stderr, "%s: %zu %s\n", path, errs.n, util_plural(errs.n, "error", "errors"));
 	if (!cfg && first)
 		*first = xstrdup(errs.n ? errs.msg[0] : path);
 	config_errors_free(&errs);
@@ -241,7 +241,7 @@ static bool parse_bits(const char *s, unsigned *out)
 }
 
 /* entropyd --assess: everything is checked before the file is read; a bad option is a usage
- * error (2), a file that cannot be read is 1 (assess_run), like an invalid config. */
+ * error (2), a file that cannot be read is 1 (est_assess_run), like an invalid config. */
 static int assess(const char *file, const char *bits_arg, const char *class_arg,
 		  const char *instance, bool json, const char *config_path, bool explicit_path)
 {
@@ -258,7 +258,7 @@ static int assess(const char *file, const char *bits_arg, const char *class_arg,
 		return usage_error("--bits: \"%s\" is not allowed; allowed: an integer from 1 to 8",
 				   bits_arg);
 	if (class_arg) {
-		if ((c = class_from_name(class_arg)) < 0)
+		if ((c = source_class_from_name(class_arg)) < 0)
 			return usage_error("--class: unknown class \"%s\"; allowed: input, block, "
 					   "network", class_arg);
 		ao.cls = (enum src_class)c;
@@ -271,7 +271,7 @@ static int assess(const char *file, const char *bits_arg, const char *class_arg,
 	cfg = load(config_path, explicit_path, false, NULL); /* runs nothing: anyone's file */
 	if (!cfg)
 		return EXIT_CONFIG;
-	rc = assess_run(&ao, cfg, stdout, stderr);
+	rc = est_assess_run(&ao, cfg, stdout, stderr);
 	config_free(cfg);
 	if (fflush(stdout) != 0 && rc == 0) {
 		perror("entropyd: --assess: writing the report");
@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 		 * status", and the first error is its Status: a restart stops the running daemon
 		 * before this one reads the file. */
 		if (!check && !print) {
-			notify_status("not started (any previous daemon was stopped); fix the file "
+			priv_notify_status("not started (any previous daemon was stopped); fix the file "
 				      "and start again: %s", first_err);
 			fprintf(stderr, "entropyd: not started: %s was refused (above); any previous "
 					"daemon was stopped; fix the file and start again (check it with "
@@ -420,11 +420,11 @@ int main(int argc, char **argv)
 		cfg->record.dir = xstrdup(record_dir);
 	}
 	/* The collector never runs as root: without its user there is no start, and -n says so. */
-	if (!print && !privs_collector_user(cfg->collector.user, &uid, &gid, why, sizeof(why))) {
+	if (!print && !priv_drop_collector_user(cfg->collector.user, &uid, &gid, why, sizeof(why))) {
 		if (check) {
 			fprintf(stderr, "%s: collector.user: %s\n", opts.config_path, why);
 		} else {
-			notify_status("not started: collector.user: %s", why);
+			priv_notify_status("not started: collector.user: %s", why);
 			fprintf(stderr, "entropyd: not started: collector.user: %s\n", why);
 		}
 		config_free(cfg);

@@ -7,7 +7,7 @@
 
 static const struct est_ops *const estimators[] = {
 	&est_kernel_ops,
-	&est_sp90b_ops,
+	&est_online_sp90b_ops,
 };
 
 const struct est_ops *est_find(const char *name)

@@ -126,12 +126,12 @@ struct est {
 
 /* The kernel's own rule (Δ, Δ², Δ³), at the instance's quantum. */
 extern const struct est_ops est_kernel_ops;
-extern const struct est_ops est_sp90b_ops;
+extern const struct est_ops est_online_sp90b_ops;
 /* est_sp90b's schedule: the estimators (SP90B_TEST_BIT()s) a level runs, per view: the
  * cheap ones on every estimated block, the costly ones too on one in 12 intervals, all of
  * them on one in 60. */
 enum { EST_LEVEL_CHEAP, EST_LEVEL_COSTLY, EST_LEVEL_ALL, EST_LEVELS };
-extern const unsigned est_sp90b_lit[EST_LEVELS], est_sp90b_bit[EST_LEVELS];
+extern const unsigned est_online_sp90b_lit[EST_LEVELS], est_online_sp90b_bit[EST_LEVELS];
 
 const struct est_ops *est_find(const char *name);
 void est_init(struct est *e, const struct est_ops *ops, const struct est_params *p);

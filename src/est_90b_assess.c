@@ -51,9 +51,9 @@ void sp90b_scratch_free(struct sp90b_scratch *s)
 		return;
 	sp90b_work_free(s->work);
 	if (s->sym)
-		wipe(s->sym, s->sym_cap);
+		util_wipe(s->sym, s->sym_cap);
 	if (s->bits)
-		wipe(s->bits, s->bits_cap);
+		util_wipe(s->bits, s->bits_cap);
 	free(s->sym);
 	free(s->bits);
 	free(s);
@@ -63,7 +63,7 @@ static uint8_t *room(uint8_t **buf, size_t *cap, size_t n)
 {
 	if (*cap < n) {
 		if (*buf)
-			wipe(*buf, *cap);
+			util_wipe(*buf, *cap);
 		free(*buf);
 		*buf = xmalloc(n);
 		*cap = n;

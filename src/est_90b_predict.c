@@ -84,14 +84,14 @@ static void work_release(struct sp90b_work *w)
 {
 	/* Symbols (timing) live on in these; the rest is positions and counts. */
 	if (w->cap) {
-		wipe(w->key, w->cap);
-		wipe(w->guess, w->cap);
-		wipe(w->mmc.best, w->cap * sizeof(*w->mmc.best));
-		wipe(w->lz.best, w->cap * sizeof(*w->lz.best));
+		util_wipe(w->key, w->cap);
+		util_wipe(w->guess, w->cap);
+		util_wipe(w->mmc.best, w->cap * sizeof(*w->mmc.best));
+		util_wipe(w->lz.best, w->cap * sizeof(*w->lz.best));
 	}
 	/* Order-16 counts give away most of a binary input. */
 	if (w->bin)
-		wipe(w->bin, BIN_TABLE * sizeof(*w->bin));
+		util_wipe(w->bin, BIN_TABLE * sizeof(*w->bin));
 	free(w->bin);
 	for (unsigned b = 0; b < 2; b++) {
 		free(w->cls[b].id);

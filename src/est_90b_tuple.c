@@ -441,10 +441,10 @@ static bool lcp_one_key(const struct text *tx, uint32_t *lcp, uint32_t *v)
 			top = lcp[j];
 	}
 	/* The keys are the text, and the order gives it away too. */
-	wipe(key, n * sizeof(*key));
-	wipe(key2, n * sizeof(*key2));
-	wipe(idx, n * sizeof(*idx));
-	wipe(idx2, n * sizeof(*idx2));
+	util_wipe(key, n * sizeof(*key));
+	util_wipe(key2, n * sizeof(*key2));
+	util_wipe(idx, n * sizeof(*idx));
+	util_wipe(idx2, n * sizeof(*idx2));
 	free(key);
 	free(key2);
 	free(idx);
@@ -660,8 +660,8 @@ int sp90b_tuple_lrs(const uint8_t *sym, size_t n, unsigned k, struct sp90b_t_tup
 		if (!lcp_direct(&tx, sa, tmp, &v))
 			v = kasai(&tx, sa, rank, tmp);
 		/* The symbols can be read back from the suffix order. */
-		wipe(sa, n * sizeof(*sa));
-		wipe(rank, n * sizeof(*rank));
+		util_wipe(sa, n * sizeof(*sa));
+		util_wipe(rank, n * sizeof(*rank));
 		free(sa);
 		free(rank);
 	}
@@ -671,7 +671,7 @@ int sp90b_tuple_lrs(const uint8_t *sym, size_t n, unsigned k, struct sp90b_t_tup
 	finish(most, pairs, n, v, tt, lrs);
 
 	/* The packed copy is the symbols. */
-	wipe(packed, plen);
+	util_wipe(packed, plen);
 	free(packed);
 	free(tmp);
 	free(most);

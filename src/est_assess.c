@@ -30,7 +30,7 @@ struct assessment {
 	double credit;
 };
 
-const char *assess_key(unsigned estimator)
+const char *est_assess_key(unsigned estimator)
 {
 	static const char *const keys[] = {
 #define ASSESS_KEY(id, name, key) [SP90B_T_##id] = key,
@@ -61,12 +61,12 @@ static const char *decided_by(const struct sp90b_assessment *r, bool json)
 		return NULL;
 	if (r->n_bits && r->bits * r->h_bitstring < r->h_original) {
 		snprintf(buf, sizeof(buf), json ? "bitstring %s" : "bitstring %s",
-			 json ? assess_key(r->bitstring.min_by) : sp90b_test_name(r->bitstring.min_by));
+			 json ? est_assess_key(r->bitstring.min_by) : sp90b_test_name(r->bitstring.min_by));
 		return buf;
 	}
 	if (r->literal.min_by >= SP90B_N_TESTS)
 		return NULL;
-	return json ? assess_key(r->literal.min_by) : sp90b_test_name(r->literal.min_by);
+	return json ? est_assess_key(r->literal.min_by) : sp90b_test_name(r->literal.min_by);
 }
 
 /* The whole file (regular file, FIFO or character device), or NULL with a message. */
@@ -146,7 +146,7 @@ static json_t *view_json(const struct sp90b_view *v)
 	json_t *est = json_object();
 
 	for (unsigned e = 0; e < SP90B_N_TESTS; e++)
-		json_object_set_new(est, assess_key(e), v->valid[e] ? num(v->h[e]) : json_null());
+		json_object_set_new(est, est_assess_key(e), v->valid[e] ? num(v->h[e]) : json_null());
 	return est;
 }
 
@@ -173,7 +173,7 @@ static json_t *details_json(const struct sp90b_assessment *r)
 		else if (pred_of(r, e))
 			d = pred_detail(pred_of(r, e));
 		if (d)
-			json_object_set_new(det, assess_key(e), d);
+			json_object_set_new(det, est_assess_key(e), d);
 	}
 	return det;
 }
@@ -184,7 +184,7 @@ static void print_json(const struct assessment *a, FILE *out)
 	json_t *root = json_object(), *pol;
 	const char *by = decided_by(r, true);
 
-	pol = json_pack("{s:s, s:o, s:o, s:o}", "mode", policy_mode_name(a->rule.mode), "scale",
+	pol = json_pack("{s:s, s:o, s:o, s:o}", "mode", config_mode_name_policy(a->rule.mode), "scale",
 			a->rule.mode == MODE_REDUCED ? num(a->rule.scale) : json_null(),
 			"cap_bits_per_event", num(a->rule.cap_bits_per_event),
 			"cap_bits_per_second", num(a->rule.cap_bits_per_second));
@@ -203,7 +203,7 @@ static void print_json(const struct assessment *a, FILE *out)
 	json_object_set_new(root, "min_entropy", num(r->h_assessed));
 	json_object_set_new(root, "min_by", by ? json_string(by) : json_null());
 	json_object_set_new(root, "details", details_json(r));
-	json_object_set_new(root, "class", json_string(class_name(a->cls)));
+	json_object_set_new(root, "class", json_string(source_class_name(a->cls)));
 	json_object_set_new(root, "instance", a->instance ? json_string(a->instance) : json_null());
 	json_object_set_new(root, "override", a->override ? json_string(a->override) : json_null());
 	json_object_set_new(root, "config", a->config ? json_string(a->config) : json_null());
@@ -261,11 +261,11 @@ static void print_text(const struct assessment *a, FILE *out)
 
 	fprintf(out, "%-22s%s\n", "file", a->file);
 	fprintf(out, "%-22s%zu, %u %s each, %u distinct %s\n", "samples", a->samples, r->bits,
-		plural(r->bits, "bit", "bits"), r->k, plural(r->k, "value", "values"));
+		util_plural(r->bits, "bit", "bits"), r->k, util_plural(r->k, "value", "values"));
 	if (a->above_bits)
 		fprintf(out, "%-22s%zu %s bits above the low %u: only the low bits are "
 			"used, as ea_non_iid does\n", "", a->above_bits,
-			plural(a->above_bits, "sample has", "samples have"), r->bits);
+			util_plural(a->above_bits, "sample has", "samples have"), r->bits);
 	fprintf(out, "\nSP 800-90B non-IID estimators, min-entropy (as ea_non_iid computes them):\n"
 		     "  %-20s%-26s%s\n", "", "literal, bits per sample",
 		"bitstring, bits per bit");
@@ -302,16 +302,16 @@ static void print_text(const struct assessment *a, FILE *out)
 
 	if (a->instance)
 		fprintf(out, "\nPolicy for instance %s of class %s, from %s:\n", a->instance,
-			class_name(a->cls), a->config ? a->config : "built-in defaults");
+			source_class_name(a->cls), a->config ? a->config : "built-in defaults");
 	else
-		fprintf(out, "\nPolicy for class %s, from %s:\n", class_name(a->cls),
+		fprintf(out, "\nPolicy for class %s, from %s:\n", source_class_name(a->cls),
 			a->config ? a->config : "built-in defaults");
 	if (a->instance && a->override)
 		fprintf(out, "  %-20s%s\n", "override", a->override);
 	else if (a->instance)
 		fprintf(out, "  %-20snone matches %s: the class rule applies\n", "override",
 			a->instance);
-	fprintf(out, "  %-20s%s", "mode", policy_mode_name(rule->mode));
+	fprintf(out, "  %-20s%s", "mode", config_mode_name_policy(rule->mode));
 	if (rule->mode == MODE_REDUCED)
 		fprintf(out, ", scale %g", rule->scale);
 	fprintf(out, "\n  %-20s%g bits/event, %g bits/s per instance\n", "caps",
@@ -325,7 +325,7 @@ static void print_text(const struct assessment *a, FILE *out)
 	      out);
 }
 
-int assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *out, FILE *err)
+int est_assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *out, FILE *err)
 {
 	struct assessment a = {.file = opts->file, .cls = opts->cls, .instance = opts->instance};
 	const struct policy_override *ov = NULL;
@@ -359,12 +359,12 @@ int assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *o
 	a.config = cfg->path;
 	a.rule = cfg->policy[opts->cls].rule;
 	if (opts->instance) {
-		ov = policy_override_for(cfg, opts->cls, opts->instance);
+		ov = config_policy_override_for(cfg, opts->cls, opts->instance);
 		a.override = ov ? ov->name : NULL;
-		a.rule = policy_resolve(cfg, opts->cls, opts->instance);
+		a.rule = config_policy_resolve(cfg, opts->cls, opts->instance);
 	}
-	/* policy_credit caps the estimate itself: credit = weight x min(cap, H). */
-	a.credit = policy_credit(&a.rule, a.r.h_assessed);
+	/* config_policy_credit caps the estimate itself: credit = weight x min(cap, H). */
+	a.credit = config_policy_credit(&a.rule, a.r.h_assessed);
 	if (opts->json)
 		print_json(&a, out);
 	else

@@ -27,13 +27,13 @@ struct assess_opts {
  * the file holds fewer than ASSESS_MIN_SAMPLES samples. Returns 0, or 1 if the file cannot be
  * read or holds fewer than 2 samples. Never needs privileges; starts nothing.
  */
-int assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *out, FILE *err);
+int est_assess_run(const struct assess_opts *opts, const struct config *cfg, FILE *out, FILE *err);
 
 /* SP 800-90B §3.1.1 asks for at least this many samples of a noise source; the estimators
  * mean little on fewer, so --assess warns. */
 #define ASSESS_MIN_SAMPLES 1000000
 
 /* The JSON key of an estimator (enum sp90b_test): "mcv", "collision", ..., "lz78y". */
-const char *assess_key(unsigned estimator);
+const char *est_assess_key(unsigned estimator);
 
 #endif

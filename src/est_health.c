@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void health_cfg_default(struct health_cfg *cfg, double h_claimed)
+void est_health_cfg_default(struct health_cfg *cfg, double h_claimed)
 {
 	cfg->h_claimed = h_claimed;
 	cfg->alpha_intermittent = HEALTH_ALPHA_INTERMITTENT;
@@ -19,7 +19,7 @@ void health_cfg_default(struct health_cfg *cfg, double h_claimed)
 	cfg->retry_ns = HEALTH_RETRY_DEFAULT_NS;
 }
 
-const char *health_cfg_check(const struct health_cfg *cfg)
+const char *est_health_cfg_check(const struct health_cfg *cfg)
 {
 	/* Written so that NaN fails every test. */
 	if (!(cfg->h_claimed > 0.0 && cfg->h_claimed <= 8.0))
@@ -36,7 +36,7 @@ const char *health_cfg_check(const struct health_cfg *cfg)
 	return NULL;
 }
 
-unsigned health_rct_cutoff(double h, double alpha)
+unsigned est_health_rct_cutoff(double h, double alpha)
 {
 	double x = -log2(alpha) / h;
 
@@ -60,7 +60,7 @@ static long double log_add(long double a, long double b)
 	return a + log1pl(expl(b - a));
 }
 
-unsigned health_apt_cutoff(unsigned w, double h, double alpha)
+unsigned est_health_apt_cutoff(unsigned w, double h, double alpha)
 {
 	const long double lp = -(long double)h * logl(2.0L);  /* log p, p = 2^-H */
 	const long double lq = log1pl(-expl(lp));             /* log (1 - p) */
@@ -86,28 +86,28 @@ unsigned health_apt_cutoff(unsigned w, double h, double alpha)
 
 static void set_cutoffs(struct health *h, const struct health_cfg *cfg)
 {
-	const char *why = health_cfg_check(cfg);
+	const char *why = est_health_cfg_check(cfg);
 
 	assert(why == NULL);
 	(void)why;
 	h->cfg = *cfg;
-	h->rct_cutoff = health_rct_cutoff(cfg->h_claimed, cfg->alpha_intermittent);
-	h->rct_cutoff_permanent = health_rct_cutoff(cfg->h_claimed, cfg->alpha_permanent);
-	h->apt_cutoff = health_apt_cutoff(cfg->apt_window, cfg->h_claimed, cfg->alpha_intermittent);
+	h->rct_cutoff = est_health_rct_cutoff(cfg->h_claimed, cfg->alpha_intermittent);
+	h->rct_cutoff_permanent = est_health_rct_cutoff(cfg->h_claimed, cfg->alpha_permanent);
+	h->apt_cutoff = est_health_apt_cutoff(cfg->apt_window, cfg->h_claimed, cfg->alpha_intermittent);
 	h->apt_cutoff_permanent =
-		health_apt_cutoff(cfg->apt_window, cfg->h_claimed, cfg->alpha_permanent);
+		est_health_apt_cutoff(cfg->apt_window, cfg->h_claimed, cfg->alpha_permanent);
 }
 
-void health_init(struct health *h, const struct health_cfg *cfg)
+void est_health_init(struct health *h, const struct health_cfg *cfg)
 {
 	memset(h, 0, sizeof(*h));
 	set_cutoffs(h, cfg);
-	health_reset(h);
+	est_health_reset(h);
 }
 
 static void fail(struct health *h, enum health_test t, bool permanent);
 
-void health_reconfigure(struct health *h, const struct health_cfg *cfg)
+void est_health_reconfigure(struct health *h, const struct health_cfg *cfg)
 {
 	set_cutoffs(h, cfg);
 	/* The current run and window go on, judged by the new cutoffs from now: starting them
@@ -122,7 +122,7 @@ void health_reconfigure(struct health *h, const struct health_cfg *cfg)
 		h->clean = 0;
 }
 
-void health_reset(struct health *h)
+void est_health_reset(struct health *h)
 {
 	h->state = HEALTH_STARTUP;
 	h->rct_run = 0;
@@ -132,15 +132,15 @@ void health_reset(struct health *h)
 	h->clean_needed = HEALTH_STARTUP_SYMBOLS;
 }
 
-void health_restart(struct health *h)
+void est_health_restart(struct health *h)
 {
 	if (h->state == HEALTH_PERMANENT)
 		return;
-	health_reset(h);
+	est_health_reset(h);
 	h->clean_needed = h->cfg.apt_window + HEALTH_STARTUP_SYMBOLS;
 }
 
-bool health_forgive(struct health *h, uint64_t since)
+bool est_health_forgive(struct health *h, uint64_t since)
 {
 	if (h->state != HEALTH_PERMANENT || h->last_symbol <= since)
 		return false;
@@ -151,14 +151,14 @@ bool health_forgive(struct health *h, uint64_t since)
 	return true;
 }
 
-void health_past_save(const struct health *h, struct health_past *p)
+void est_health_past_save(const struct health *h, struct health_past *p)
 {
 	p->failed = h->state == HEALTH_PERMANENT;
 	p->test = h->last_test;
 	p->retry = h->retry;
 }
 
-void health_past_restore(struct health *h, const struct health_past *p)
+void est_health_past_restore(struct health *h, const struct health_past *p)
 {
 	h->retry = p->retry;
 	if (!p->failed)
@@ -168,7 +168,7 @@ void health_past_restore(struct health *h, const struct health_past *p)
 	h->last_permanent = true;
 }
 
-void health_retry_due(struct health *h)
+void est_health_retry_due(struct health *h)
 {
 	struct health_retry *r = &h->retry;
 
@@ -178,10 +178,10 @@ void health_retry_due(struct health *h)
 		return;
 	r->requalified++;
 	r->requalified_ns = h->now_ns;
-	health_reset(h);
+	est_health_reset(h);
 }
 
-uint64_t health_retry_left(const struct health *h)
+uint64_t est_health_retry_left(const struct health *h)
 {
 	const struct health_retry *r = &h->retry;
 	uint64_t waited;
@@ -236,7 +236,7 @@ static void fail(struct health *h, enum health_test t, bool permanent)
  * window that stays above the intermittent cutoff keeps the instance failing (and can go on
  * to the permanent cutoff) but is not counted again.
  */
-enum health_state health_feed(struct health *h, uint8_t s)
+enum health_state est_health_feed(struct health *h, uint8_t s)
 {
 	bool failing = false, grew = true;
 
@@ -287,12 +287,12 @@ enum health_state health_feed(struct health *h, uint8_t s)
 	return h->state;
 }
 
-bool health_allows_credit(const struct health *h)
+bool est_health_allows_credit(const struct health *h)
 {
 	return h->state == HEALTH_OK;
 }
 
-const char *health_state_name(enum health_state s)
+const char *est_health_state_name(enum health_state s)
 {
 	switch (s) {
 	case HEALTH_STARTUP: return "startup";
@@ -303,7 +303,7 @@ const char *health_state_name(enum health_state s)
 	return "unknown";
 }
 
-void health_cause(const struct health *h, char *buf, size_t size)
+void est_health_cause(const struct health *h, char *buf, size_t size)
 {
 	if (h->last_test == HEALTH_TEST_RCT)
 		snprintf(buf, size, "its timing became periodic: one interval %u times in a row",
@@ -315,7 +315,7 @@ void health_cause(const struct health *h, char *buf, size_t size)
 		buf[0] = 0;
 }
 
-const char *health_test_name(enum health_test t)
+const char *est_health_test_name(enum health_test t)
 {
 	switch (t) {
 	case HEALTH_TEST_NONE: return "none";

@@ -44,7 +44,7 @@ enum health_state {
 	HEALTH_STARTUP,  /* fewer than HEALTH_STARTUP_SYMBOLS symbols seen, all passing */
 	HEALTH_OK,
 	HEALTH_FAILED,   /* intermittent failure: no credit until the tests pass again */
-	HEALTH_PERMANENT /* no credit until re-qualified (health_time()) or health_reset() */
+	HEALTH_PERMANENT /* no credit until re-qualified (health_time()) or est_health_reset() */
 };
 
 enum health_test { HEALTH_TEST_NONE, HEALTH_TEST_RCT, HEALTH_TEST_APT };
@@ -104,50 +104,50 @@ struct health {
 };
 
 /* Defaults (the alphas and W above) for a claimed min-entropy. */
-void health_cfg_default(struct health_cfg *cfg, double h_claimed);
+void est_health_cfg_default(struct health_cfg *cfg, double h_claimed);
 /* NULL if cfg is usable, else why not (for a config error message). */
-const char *health_cfg_check(const struct health_cfg *cfg);
+const char *est_health_cfg_check(const struct health_cfg *cfg);
 
-/* cfg must pass health_cfg_check(). Starts in HEALTH_STARTUP with zero counters. */
-void health_init(struct health *h, const struct health_cfg *cfg);
+/* cfg must pass est_health_cfg_check(). Starts in HEALTH_STARTUP with zero counters. */
+void est_health_init(struct health *h, const struct health_cfg *cfg);
 /* New cutoffs (a new claim, a reload), keeping state, counters, and the current run and
  * window, which are judged by the new cutoffs from now on (at or past one: a failure now). */
-void health_reconfigure(struct health *h, const struct health_cfg *cfg);
+void est_health_reconfigure(struct health *h, const struct health_cfg *cfg);
 /* Back to HEALTH_STARTUP, the only way out of HEALTH_PERMANENT; counters are kept. */
-void health_reset(struct health *h);
+void est_health_reset(struct health *h);
 /* After a pause in which the source's symbols were not tested (a packet source's sampling):
  * a start-up as long as the recovery from an intermittent failure (a whole APT window and
  * HEALTH_STARTUP_SYMBOLS); a permanent failure stays as it is. */
-void health_restart(struct health *h);
+void est_health_restart(struct health *h);
 /* The source found that its symbols after the first `since` (count.symbols then) came from a
  * flood, not from the events it times (a packet source that now samples): a permanent
  * failure among them is taken back to an intermittent one, the wait it started with it;
  * it stays counted. True if there was one. */
-bool health_forgive(struct health *h, uint64_t since);
+bool est_health_forgive(struct health *h, uint64_t since);
 
 /* For an instance whose earlier incarnation (same class and name, before a detach) failed
  * permanently: the wait goes on (and, if it was still failed, so does the failure). */
-void health_past_save(const struct health *h, struct health_past *p);
-void health_past_restore(struct health *h, const struct health_past *p);
+void est_health_past_save(const struct health *h, struct health_past *p);
+void est_health_past_restore(struct health *h, const struct health_past *p);
 
-void health_retry_due(struct health *h);
+void est_health_retry_due(struct health *h);
 /* The event time of the next symbol; a permanently failed instance whose wait is over is
- * re-qualified here (health_reset()). Call before each health_feed(). */
+ * re-qualified here (est_health_reset()). Call before each est_health_feed(). */
 static inline void health_time(struct health *h, uint64_t t_ns)
 {
 	h->now_ns = t_ns;
 	if (h->state == HEALTH_PERMANENT)
-		health_retry_due(h);
+		est_health_retry_due(h);
 }
 /* HEALTH_PERMANENT: the event time still to wait before it is re-qualified, as of the
  * latest symbol; otherwise 0. */
-uint64_t health_retry_left(const struct health *h);
+uint64_t est_health_retry_left(const struct health *h);
 
 /* Run both tests on the next symbol, O(1); returns the state after it. */
-enum health_state health_feed(struct health *h, uint8_t symbol);
-bool health_allows_credit(const struct health *h);
+enum health_state est_health_feed(struct health *h, uint8_t symbol);
+bool est_health_allows_credit(const struct health *h);
 
-const char *health_state_name(enum health_state s);
+const char *est_health_state_name(enum health_state s);
 /*
  * What the latest failure says of the source's timing, in words, for the log and the
  * status: a symbol is an interval between events, so either test failing means one interval
@@ -155,13 +155,13 @@ const char *health_state_name(enum health_state s);
  * timing became periodic: one interval N times in a row" (RCT) or "... in N of 512" (APT).
  * Never the interval itself. "" if it never failed.
  */
-void health_cause(const struct health *h, char *buf, size_t size);
-const char *health_test_name(enum health_test t);
+void est_health_cause(const struct health *h, char *buf, size_t size);
+const char *est_health_test_name(enum health_test t);
 
 /* RCT cutoff C = 1 + ceil(-log2(alpha) / H). */
-unsigned health_rct_cutoff(double h, double alpha);
+unsigned est_health_rct_cutoff(double h, double alpha);
 /* APT cutoff C = 1 + CRITBINOM(W, 2^-H, 1 - alpha): a window holding C copies of its first
  * symbol (that one included) fails. May exceed W, in which case the APT cannot fail. */
-unsigned health_apt_cutoff(unsigned w, double h, double alpha);
+unsigned est_health_apt_cutoff(unsigned w, double h, double alpha);
 
 #endif

@@ -74,8 +74,8 @@
 #define LIT_COSTLY (LIT_CHEAP | T(MULTI_MMC) | T(LZ78Y) | T(TUPLE) | T(LRS) | T(COMPRESSION))
 #define BIT_COSTLY (BIT_CHEAP | T(COMPRESSION) | T(TUPLE) | T(LRS))
 /* Every view's estimators, by level (see the schedule above). */
-const unsigned est_sp90b_lit[EST_LEVELS] = {LIT_CHEAP, LIT_COSTLY, SP90B_ALL_TESTS};
-const unsigned est_sp90b_bit[EST_LEVELS] = {BIT_CHEAP, BIT_COSTLY, SP90B_ALL_TESTS};
+const unsigned est_online_sp90b_lit[EST_LEVELS] = {LIT_CHEAP, LIT_COSTLY, SP90B_ALL_TESTS};
+const unsigned est_online_sp90b_bit[EST_LEVELS] = {BIT_CHEAP, BIT_COSTLY, SP90B_ALL_TESTS};
 #undef T
 
 struct sp90b_est {
@@ -125,7 +125,7 @@ static void sp90b_destroy(void *state)
 {
 	struct sp90b_est *s = state;
 
-	wipe(s, sizeof(*s));
+	util_wipe(s, sizeof(*s));
 	free(s);
 	if (--scratch.users == 0) {
 		sp90b_scratch_free(scratch.work); /* wipes its buffers */
@@ -161,7 +161,7 @@ static double least(const struct sp90b_view *v, double h_max, enum sp90b_test *b
 /* Estimate over buf[0..n) with the estimators of `level` (EST_LEVEL_*). */
 static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 {
-	unsigned lit = est_sp90b_lit[level], bit = est_sp90b_bit[level];
+	unsigned lit = est_online_sp90b_lit[level], bit = est_online_sp90b_bit[level];
 	struct sp90b_assessment a;
 	enum sp90b_test lit_by, bit_by;
 	double h_lit, h_bit;
@@ -309,7 +309,7 @@ static void sp90b_report(void *state, struct est_report *r)
 	}
 }
 
-const struct est_ops est_sp90b_ops = {
+const struct est_ops est_online_sp90b_ops = {
 	.name = "sp800-90b",
 	.create = sp90b_create,
 	.add = sp90b_add,

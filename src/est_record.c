@@ -42,7 +42,7 @@ struct recorder {
 
 static struct record_file *files;
 static struct log_ratelimit record_rl = LOG_RATELIMIT_INIT;
-static struct event *flush_ev; /* record_flush_on(): flushes every open recorder */
+static struct event *flush_ev; /* est_record_flush_on(): flushes every open recorder */
 
 static void sanitise(char *dst, const char *src, size_t keep)
 {
@@ -59,7 +59,7 @@ static void sanitise(char *dst, const char *src, size_t keep)
 	dst[i] = '\0';
 }
 
-char *record_file_name(const char *cls, const char *name)
+char *est_record_file_name(const char *cls, const char *name)
 {
 	char c[32], n[NAME_KEEP + 1];
 
@@ -146,7 +146,7 @@ static int open_file(int dfd, const char *base, const char **why)
 	return fd;
 }
 
-struct recorder *record_open(const char *dir, const char *cls, const char *name,
+struct recorder *est_record_open(const char *dir, const char *cls, const char *name,
 			     uint64_t max_bytes)
 {
 	char *base, *path;
@@ -164,7 +164,7 @@ struct recorder *record_open(const char *dir, const char *cls, const char *name,
 			    "record: directory \"%s\" is not an absolute path; not recording", dir);
 		return NULL;
 	}
-	base = record_file_name(cls, name);
+	base = est_record_file_name(cls, name);
 	len = strlen(dir);
 	while (len > 1 && dir[len - 1] == '/')
 		len--;
@@ -240,7 +240,7 @@ static void stop(struct recorder *r)
 	close(r->fd);
 	r->fd = -1;
 	r->file->stopped = true;
-	wipe(r->buf, sizeof(r->buf));
+	util_wipe(r->buf, sizeof(r->buf));
 	r->used = 0;
 }
 
@@ -263,7 +263,7 @@ static void flush(struct recorder *r)
 		}
 		off += (size_t)n;
 	}
-	wipe(r->buf, r->used);
+	util_wipe(r->buf, r->used);
 	r->used = 0;
 }
 
@@ -277,14 +277,14 @@ static void flush_cb(evutil_socket_t fd, short what, void *arg)
 			flush(f->open);
 }
 
-void record_flush_on(struct event_base *base)
+void est_record_flush_on(struct event_base *base)
 {
 	if (flush_ev)
 		event_free(flush_ev);
 	flush_ev = base ? evtimer_new(base, flush_cb, NULL) : NULL;
 }
 
-void record_symbol(struct recorder *r, uint8_t sym)
+void est_record_symbol(struct recorder *r, uint8_t sym)
 {
 	static const struct timeval later = {.tv_sec = RECORD_FLUSH_S};
 
@@ -303,7 +303,7 @@ void record_symbol(struct recorder *r, uint8_t sym)
 	}
 }
 
-void record_close(struct recorder *r)
+void est_record_close(struct recorder *r)
 {
 	if (!r)
 		return;
@@ -314,25 +314,25 @@ void record_close(struct recorder *r)
 	}
 	r->file->open = NULL;
 	free(r->what);
-	wipe(r->buf, sizeof(r->buf));
+	util_wipe(r->buf, sizeof(r->buf));
 	free(r);
 }
 
-bool record_active(const struct recorder *r)
+bool est_record_active(const struct recorder *r)
 {
 	return r && r->fd >= 0;
 }
 
-uint64_t record_bytes(const struct recorder *r)
+uint64_t est_record_bytes(const struct recorder *r)
 {
 	return r ? r->bytes : 0;
 }
 
-void record_fini(void)
+void est_record_fini(void)
 {
 	struct record_file **p = &files, *f;
 
-	record_flush_on(NULL);
+	est_record_flush_on(NULL);
 	while ((f = *p)) {
 		/* an open recorder still points at its entry: keep it */
 		if (f->open) {

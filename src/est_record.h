@@ -28,7 +28,7 @@ struct recorder;
  * file with other links or another owner, one another open recorder already writes, or one
  * that reached its bound earlier in this run.
  */
-struct recorder *record_open(const char *dir, const char *cls, const char *name,
+struct recorder *est_record_open(const char *dir, const char *cls, const char *name,
 			     uint64_t max_bytes);
 
 struct event_base;
@@ -36,25 +36,25 @@ struct event_base;
 /* Flush on a timer of base's: what is buffered reaches its file within 2 s, however slowly
  * symbols come. Without it (NULL, the default) a file is written in 4 KiB steps and at
  * close. */
-void record_flush_on(struct event_base *base);
+void est_record_flush_on(struct event_base *base);
 
 /* Append one symbol (buffered). NULL, or a recorder that has stopped, ignores it. */
-void record_symbol(struct recorder *r, uint8_t sym);
+void est_record_symbol(struct recorder *r, uint8_t sym);
 
 /* Flush and close; NULL is ignored. */
-void record_close(struct recorder *r);
+void est_record_close(struct recorder *r);
 
 /* Still recording (not stopped by the bound or an error)? False for NULL. */
-bool record_active(const struct recorder *r);
+bool est_record_active(const struct recorder *r);
 
 /* Bytes in the file so far, buffered ones included. 0 for NULL. */
-uint64_t record_bytes(const struct recorder *r);
+uint64_t est_record_bytes(const struct recorder *r);
 
-/* "CLS-NAME.bin" with both sanitised, as record_open names the file. Free with free(). */
-char *record_file_name(const char *cls, const char *name);
+/* "CLS-NAME.bin" with both sanitised, as est_record_open names the file. Free with free(). */
+char *est_record_file_name(const char *cls, const char *name);
 
 /* Forget which files this run has opened (the next open truncates again) and free that
- * memory, and the timer of record_flush_on. Recorders still open are unaffected. */
-void record_fini(void);
+ * memory, and the timer of est_record_flush_on. Recorders still open are unaffected. */
+void est_record_fini(void);
 
 #endif

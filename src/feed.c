@@ -109,7 +109,7 @@ static void note_ready(struct feed *f)
 		return;
 	f->ks.crng_ready = true;
 	if (f->saw_not_ready) {
-		f->ready_after_ns = mono_ns() - f->start_ns;
+		f->ready_after_ns = util_mono_ns() - f->start_ns;
 		f->credited_before_ready = f->sink->credited;
 	}
 	if (f->phase == PHASE_BOOT) {
@@ -159,7 +159,7 @@ static bool take(struct feed *f)
 {
 	if (f->queued == FEED_QUEUE)
 		return false;
-	pool_take(f->pool, &f->queue[f->queued++]);
+	feed_pool_take(f->pool, &f->queue[f->queued++]);
 	return true;
 }
 
@@ -187,9 +187,9 @@ static void send_taken(struct feed *f)
 		 * credited. */
 		if (f->phase == PHASE_MIX && f->ks.credit_until_ready)
 			b->credit_bits = 0;
-		if (sink_feed(f->sink, b) == 0 && f->phase == PHASE_MIX && f->cfg->feed.reseed)
-			sink_reseed(f->sink);
-		batch_wipe(b);
+		if (feed_sink_feed(f->sink, b) == 0 && f->phase == PHASE_MIX && f->cfg->feed.reseed)
+			feed_sink_reseed(f->sink);
+		feed_pool_batch_wipe(b);
 		if (probe_ready(f))
 			note_ready(f);
 		if (f->after_flush)
@@ -201,7 +201,7 @@ static void send_taken(struct feed *f)
 static void flush(struct feed *f)
 {
 	send_taken(f); /* what was taken before goes first, and leaves room */
-	if (!pool_empty(f->pool)) {
+	if (!feed_pool_empty(f->pool)) {
 		take(f);
 		send_taken(f);
 	}
@@ -219,7 +219,7 @@ static bool below_watermark(const struct feed *f)
  * without that each event would be a batch). */
 static void wait_low(struct feed *f)
 {
-	uint64_t since = mono_ns() - f->low_fed_ns;
+	uint64_t since = util_mono_ns() - f->low_fed_ns;
 	double gap = f->cfg->feed.batch_interval;
 
 	if (f->low_armed || f->timer_armed)
@@ -240,8 +240,8 @@ static void low_cb(evutil_socket_t fd, short what, void *arg)
 	if (f->phase != PHASE_WATERMARK)
 		return;
 	flush(f);
-	f->low_fed_ns = mono_ns();
-	if (!pool_empty(f->pool))
+	f->low_fed_ns = util_mono_ns();
+	if (!feed_pool_empty(f->pool))
 		wait_low(f);
 }
 
@@ -251,13 +251,13 @@ static void timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	f->timer_armed = false;
 	if (f->phase == PHASE_WATERMARK && feed_watermark_by_pollout(f)) {
-		if (!pool_empty(f->pool))
+		if (!feed_pool_empty(f->pool))
 			wait_low(f);
 		return;
 	}
 	if (f->phase != PHASE_WATERMARK || below_watermark(f))
 		flush(f);
-	if (!pool_empty(f->pool))
+	if (!feed_pool_empty(f->pool))
 		arm_timer(f);
 }
 
@@ -269,7 +269,7 @@ static bool decide(struct feed *f)
 	switch (f->phase) {
 	case PHASE_BOOT:
 	case PHASE_ALWAYS:
-		now = pool_full(f->pool) || pool_credit(f->pool) >= f->cfg->feed.batch_bits;
+		now = feed_pool_full(f->pool) || feed_pool_credit(f->pool) >= f->cfg->feed.batch_bits;
 		break;
 	case PHASE_MIX:
 	case PHASE_WATERMARK:
@@ -278,9 +278,9 @@ static bool decide(struct feed *f)
 	}
 	/* A full queue leaves the pool be: what comes next is folded in, as in a full pool
 	 * that waits for the timer. */
-	if (now && !pool_empty(f->pool))
+	if (now && !feed_pool_empty(f->pool))
 		take(f);
-	if (!pool_empty(f->pool)) {
+	if (!feed_pool_empty(f->pool)) {
 		if (f->phase == PHASE_WATERMARK && feed_watermark_by_pollout(f))
 			wait_low(f);
 		else if (!f->timer_armed)
@@ -382,7 +382,7 @@ void feed_init(struct feed *f, struct event_base *base, const struct config *cfg
 	f->watch_fd = -1;
 	f->run = event_new(base, -1, 0, run_cb, f);
 	f->timer = evtimer_new(base, timer_cb, f);
-	f->start_ns = mono_ns();
+	f->start_ns = util_mono_ns();
 	kernel_probe(&ks);
 	/* Only its poll() answers are wanted, which do not depend on the mode: opened for
 	 * writing, it cannot be read, and so can never set off the kernel's jitter loop. */
@@ -394,8 +394,8 @@ void feed_init(struct feed *f, struct event_base *base, const struct config *cfg
 	f->own_watch_fd = fd >= 0;
 	log_notice("kernel %u.%u: %s", f->ks.major, f->ks.minor, f->ks.why);
 	log_notice("kernel: %s", kernel_meaning(&f->ks));
-	log_notice("feeding %s: mode %s, phase %s: %s", sink_name(sink),
-		   feed_mode_name(cfg->feed.mode), feed_phase_name(f->phase),
+	log_notice("feeding %s: mode %s, phase %s: %s", feed_sink_name(sink),
+		   config_mode_name_feed(cfg->feed.mode), feed_phase_name(f->phase),
 		   feed_phase_meaning(f->phase));
 	log_watermark(f);
 }
@@ -431,7 +431,7 @@ void feed_flush(struct feed *f)
 void feed_fini(struct feed *f)
 {
 	for (size_t i = 0; i < f->queued; i++) /* unsent (the daemon flushes first): timing */
-		batch_wipe(&f->queue[i]);
+		feed_pool_batch_wipe(&f->queue[i]);
 	f->queued = 0;
 	if (f->run)
 		set_watch_fd(f, -1);

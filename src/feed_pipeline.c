@@ -35,7 +35,7 @@ struct instance {
 	struct rate_cap rate;
 	struct recorder *rec; /* --record: the symbols this instance's estimator sees */
 	double last_estimate;
-	double weight; /* set by the source (pipeline_set_weight); 1 unless it says otherwise */
+	double weight; /* set by the source (feed_pipeline_set_weight); 1 unless it says otherwise */
 	double share;  /* ... and why: the busiest flow's share */
 	/* Why the latest event's credit was not earned in full, decided beside the credit
 	 * itself (sample_one()); and whether the health tests have vouched for any credit
@@ -52,7 +52,7 @@ struct instance {
 	double boot_held, boot_run_held;
 	uint64_t boot_t0, boot_w0;
 	bool boot_clocked;
-	/* pipeline_set_sampling(): while sampled, events are mixed and counted only. */
+	/* feed_pipeline_set_sampling(): while sampled, events are mixed and counted only. */
 	bool sampled;
 	const char *sampling;
 	double sample_ratio, arrival_rate;
@@ -93,7 +93,7 @@ static const char *const reason_names[PIPELINE_REASONS] = {
 	[PIPELINE_SAMPLED] = "sampled",
 };
 
-const char *pipeline_reason_name(enum pipeline_reason r)
+const char *feed_pipeline_reason_name(enum pipeline_reason r)
 {
 	return (unsigned)r < PIPELINE_REASONS ? reason_names[r] : "?";
 }
@@ -105,15 +105,15 @@ static struct {
 	void *added_arg;
 	struct instance *head, **tail; /* oldest first; tail: the last one's next (or &head) */
 	size_t n;
-	/* pipeline_info()'s place: listing idx 0, 1, 2, ... walks the list once, not n times */
+	/* feed_pipeline_info()'s place: listing idx 0, 1, 2, ... walks the list once, not n times */
 	struct instance *at;
 	size_t at_idx;
 	struct inst_counters gone; /* counters of detached instances */
 	uint64_t jiffy_ns;         /* the kernel's own timing resolution, for INST_KERNEL_CREDITS */
 	unsigned hz;
 	const char *hz_from;
-	bool kernel_ignores; /* the kernel no longer counts credit (pipeline_kernel_counts) */
-	/* The boot allowance (pipeline_boot_allowance): the bits it may still vouch for, and
+	bool kernel_ignores; /* the kernel no longer counts credit (feed_pipeline_kernel_counts) */
+	/* The boot allowance (feed_pipeline_boot_allowance): the bits it may still vouch for, and
 	 * what it was given. */
 	double boot_left, boot_given;
 } P;
@@ -155,7 +155,7 @@ static void failed_remember(const struct instance *inst)
 		f->next = failed_list;
 		failed_list = f;
 	}
-	health_past_save(&inst->health, &f->past);
+	est_health_past_save(&inst->health, &f->past);
 }
 
 static void failed_forget_all(void)
@@ -179,12 +179,12 @@ static void failed_forget_all(void)
 static struct est_params est_params_for(const struct instance *inst)
 {
 	return (struct est_params){
-		.quantum_ns = (uint64_t)class_quantum_ns(P.cfg, inst->cls),
+		.quantum_ns = (uint64_t)source_class_quantum_ns(P.cfg, inst->cls),
 		.estimate_every_ns =
-			(uint64_t)(class_estimate_interval(P.cfg, inst->cls) * NS_PER_SEC),
+			(uint64_t)(source_class_estimate_interval(P.cfg, inst->cls) * NS_PER_SEC),
 		.cap_bits = inst->rule.cap_bits_per_event,
 		.jiffy_ns = (inst->flags & INST_KERNEL_CREDITS) ? P.jiffy_ns : 0,
-		.batch_ns = source_classes[inst->cls]->batch_ns,
+		.batch_ns = source_class_all[inst->cls]->batch_ns,
 	};
 }
 
@@ -205,13 +205,13 @@ static void health_claim(struct instance *inst, bool init)
 		h = HEALTH_CLAIM_MIN;
 	if (h > 8)
 		h = 8;
-	health_cfg_default(&hc, h);
-	hc.retry_ns = (uint64_t)(class_health_retry(P.cfg, inst->cls) * NS_PER_SEC);
+	est_health_cfg_default(&hc, h);
+	hc.retry_ns = (uint64_t)(source_class_health_retry(P.cfg, inst->cls) * NS_PER_SEC);
 	if (init)
-		health_init(&inst->health, &hc);
+		est_health_init(&inst->health, &hc);
 	else if (hc.h_claimed != inst->health.cfg.h_claimed ||
 		 hc.retry_ns != inst->health.cfg.retry_ns)
-		health_reconfigure(&inst->health, &hc);
+		est_health_reconfigure(&inst->health, &hc);
 }
 
 static const struct est_ops *estimator(void)
@@ -221,7 +221,7 @@ static const struct est_ops *estimator(void)
 	return ops ? ops : &est_kernel_ops;
 }
 
-void pipeline_init(const struct config *cfg, struct pool *pool, void (*added)(void *arg),
+void feed_pipeline_init(const struct config *cfg, struct pool *pool, void (*added)(void *arg),
 		   void *arg)
 {
 	memset(&P, 0, sizeof(P));
@@ -246,16 +246,16 @@ static void add_counters(struct inst_counters *to, const struct inst_counters *f
 
 static void free_instance(struct instance *inst)
 {
-	record_close(inst->rec);
+	est_record_close(inst->rec);
 	est_fini(&inst->est);
 	free(inst->name);
 	free(inst->display);
 	free(inst->kind);
-	wipe(inst, sizeof(*inst));
+	util_wipe(inst, sizeof(*inst));
 	free(inst);
 }
 
-void pipeline_fini(void)
+void feed_pipeline_fini(void)
 {
 	while (P.head) {
 		struct instance *inst = P.head;
@@ -263,7 +263,7 @@ void pipeline_fini(void)
 		P.head = inst->next;
 		free_instance(inst);
 	}
-	record_fini();
+	est_record_fini();
 	failed_forget_all();
 	memset(&P, 0, sizeof(P));
 }
@@ -279,11 +279,11 @@ static void restart_estimator(struct instance *i, const struct est_params *p)
 	i->zero_run = 0;
 }
 
-void pipeline_reconfigure(const struct config *cfg)
+void feed_pipeline_reconfigure(const struct config *cfg)
 {
 	P.cfg = cfg;
 	for (struct instance *i = P.head; i; i = i->next) {
-		struct policy_rule r = policy_resolve(cfg, i->cls, i->name);
+		struct policy_rule r = config_policy_resolve(cfg, i->cls, i->name);
 		struct est_params p;
 
 		/* Credit still waiting was earned under the old rule: the administrator's new
@@ -299,7 +299,7 @@ void pipeline_reconfigure(const struct config *cfg)
 			/* Symbols at another resolution are another stream: start afresh. */
 			restart_estimator(i, &p);
 			if (i->health.state != HEALTH_PERMANENT)
-				health_reset(&i->health);
+				est_health_reset(&i->health);
 			discard_held(i);
 			i->vouched = false;
 		} else if (p.estimate_every_ns != i->est.params.estimate_every_ns) {
@@ -312,12 +312,12 @@ void pipeline_reconfigure(const struct config *cfg)
 	}
 }
 
-bool pipeline_enabled(enum src_class cls, const char *name)
+bool feed_pipeline_enabled(enum src_class cls, const char *name)
 {
-	return policy_resolve(P.cfg, cls, name).mode != MODE_DISABLED;
+	return config_policy_resolve(P.cfg, cls, name).mode != MODE_DISABLED;
 }
 
-struct instance *pipeline_attach(enum src_class cls, const char *name, const char *kind,
+struct instance *feed_pipeline_attach(enum src_class cls, const char *name, const char *kind,
 				 unsigned flags)
 {
 	struct instance *inst = xcalloc(1, sizeof(*inst));
@@ -325,11 +325,11 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 
 	inst->cls = cls;
 	inst->name = xstrdup(name);
-	inst->display = printable_dup(name);
+	inst->display = util_printable_dup(name);
 	inst->kind = xstrdup(kind ? kind : "");
 	inst->state = "open";
 	inst->flags = flags;
-	inst->rule = policy_resolve(P.cfg, cls, name);
+	inst->rule = config_policy_resolve(P.cfg, cls, name);
 	inst->weight = 1.0;
 	inst->sample_ratio = 1.0;
 	inst->arrival_rate = NAN;
@@ -341,14 +341,14 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 		const struct failed *f = failed_find(cls, name);
 
 		if (f) {
-			health_past_restore(&inst->health, &f->past);
+			est_health_past_restore(&inst->health, &f->past);
 			if (f->past.failed)
 				log_warn("%s/%s: failed its health tests permanently before: no credit "
-					 "until it is re-qualified", class_name(cls), name);
+					 "until it is re-qualified", source_class_name(cls), name);
 		}
 	}
 	inst->health_was = inst->health.state;
-	inst->rec = record_open(P.cfg->record.dir, class_name(cls), name,
+	inst->rec = est_record_open(P.cfg->record.dir, source_class_name(cls), name,
 				(uint64_t)P.cfg->record.max_bytes);
 	if (!P.tail)
 		P.tail = &P.head;
@@ -356,22 +356,22 @@ struct instance *pipeline_attach(enum src_class cls, const char *name, const cha
 	P.tail = &inst->next;
 	P.n++;
 	P.at = NULL;
-	log_info("%s/%s: attached (%s), policy %s", class_name(cls), name,
-		 inst->kind[0] ? inst->kind : "-", policy_mode_name(inst->rule.mode));
+	log_info("%s/%s: attached (%s), policy %s", source_class_name(cls), name,
+		 inst->kind[0] ? inst->kind : "-", config_mode_name_policy(inst->rule.mode));
 	return inst;
 }
 
-void pipeline_set_state(struct instance *inst, const char *state)
+void feed_pipeline_set_state(struct instance *inst, const char *state)
 {
 	inst->state = state;
 }
 
-void pipeline_set_backend(struct instance *inst, const char *backend)
+void feed_pipeline_set_backend(struct instance *inst, const char *backend)
 {
 	inst->backend = backend;
 }
 
-void pipeline_set_weight(struct instance *inst, double w, double share)
+void feed_pipeline_set_weight(struct instance *inst, double w, double share)
 {
 	inst->weight = w >= 0 && w <= 1 ? w : 0; /* NaN or out of range: no credit */
 	inst->share = share >= 0 && share <= 1 ? share : 0;
@@ -392,7 +392,7 @@ static bool boot_allowance(void)
 	return P.boot_left > 0 && !P.kernel_ignores && P.cfg->feed.boot_allowance;
 }
 
-void pipeline_boot_allowance(double bits)
+void feed_pipeline_boot_allowance(double bits)
 {
 	P.boot_left = P.boot_given = bits > 0 ? bits : 0; /* NaN: none */
 	if (P.boot_left > 0 && P.cfg->feed.boot_allowance)
@@ -409,7 +409,7 @@ static void boot_allowance_end(const char *why)
 	P.boot_left = P.boot_given = 0;
 }
 
-void pipeline_set_sampling(struct instance *inst, const char *state, double ratio,
+void feed_pipeline_set_sampling(struct instance *inst, const char *state, double ratio,
 			   double rate_pps)
 {
 	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
@@ -432,35 +432,35 @@ void pipeline_set_sampling(struct instance *inst, const char *state, double rati
 		discard_held(inst);
 		inst->vouched = false;
 		inst->reason = PIPELINE_SAMPLED;
-		if (health_forgive(&inst->health, inst->marks[0]))
+		if (est_health_forgive(&inst->health, inst->marks[0]))
 			log_limited(&rl, LOG_NOTICE,
 				    "%s/%s: its health tests failed on the start of a flood, not for "
 				    "good: they start up again when it ends",
-				    class_name(inst->cls), inst->display);
+				    source_class_name(inst->cls), inst->display);
 		inst->health_was = inst->health.state;
 		log_limited(&rl, LOG_NOTICE,
 			    "%s/%s: about %.0f events a second: sampled (1 in %.0f kept), mixed but "
 			    "not estimated or credited",
-			    class_name(inst->cls), inst->display, rate_pps, 1 / ratio);
+			    source_class_name(inst->cls), inst->display, rate_pps, 1 / ratio);
 		return;
 	}
 	/* A new stream: its gaps span the pause. */
 	restart_estimator(inst, &inst->est.params);
-	health_restart(&inst->health);
+	est_health_restart(&inst->health);
 	inst->health_was = inst->health.state;
 	log_limited(&rl, LOG_NOTICE,
 		    "%s/%s: no longer sampled: credit resumes after the health tests' start-up",
-		    class_name(inst->cls), inst->display);
+		    source_class_name(inst->cls), inst->display);
 }
 
-void pipeline_kernel_counts(bool counts)
+void feed_pipeline_kernel_counts(bool counts)
 {
 	P.kernel_ignores = !counts;
 	if (P.kernel_ignores && P.boot_given > 0)
 		boot_allowance_end("the kernel no longer counts credit");
 }
 
-void pipeline_skip(struct instance *inst, uint64_t n)
+void feed_pipeline_skip(struct instance *inst, uint64_t n)
 {
 	inst->c.events += n;
 	inst->c.skipped += n;
@@ -475,12 +475,12 @@ static void health_check(struct instance *inst, uint8_t symbol, uint64_t t_ns)
 	char cause[96];
 
 	health_time(h, t_ns);
-	now = health_feed(h, symbol);
+	now = est_health_feed(h, symbol);
 	if (h->count.symbols % HEALTH_CLAIM_EVERY == 0)
 		health_claim(inst, false);
 	if (now == inst->health_was)
 		return;
-	health_cause(h, cause, sizeof(cause));
+	est_health_cause(h, cause, sizeof(cause));
 	/* A failure says what the tests saw, in words. A permanent one is a warning while
 	 * credit still counts (the kernel's CRNG is not ready); after that it is information:
 	 * the machine's randomness no longer waits for this source. */
@@ -488,32 +488,32 @@ static void health_check(struct instance *inst, uint8_t symbol, uint64_t t_ns)
 		log_limited(&rl, P.kernel_ignores ? LOG_NOTICE : LOG_WARNING,
 			    "%s/%s: %s (%s test, permanent): no credit until it is re-qualified, "
 			    "%.0f s of its events from now",
-			    class_name(inst->cls), inst->name, cause, health_test_name(h->last_test),
-			    (double)health_retry_left(h) / NS_PER_SEC);
+			    source_class_name(inst->cls), inst->name, cause, est_health_test_name(h->last_test),
+			    (double)est_health_retry_left(h) / NS_PER_SEC);
 	else if (now == HEALTH_FAILED && h->last_permanent)
 		log_limited(&rl, P.kernel_ignores ? LOG_NOTICE : LOG_WARNING,
 			    "%s/%s: %s (%s test, permanent): no credit until it passes again",
-			    class_name(inst->cls), inst->name, cause, health_test_name(h->last_test));
+			    source_class_name(inst->cls), inst->name, cause, est_health_test_name(h->last_test));
 	else if (now == HEALTH_FAILED)
 		/* The intermittent cutoff is passed by a good source now and then (its false
 		 * alarms are set at 2^-30 a symbol): the test doing its job, not a fault. */
 		log_limited(&rl, LOG_NOTICE,
 			    "%s/%s: %s (%s test): no credit while it is; its events are still mixed "
 			    "in",
-			    class_name(inst->cls), inst->name, cause, health_test_name(h->last_test));
+			    source_class_name(inst->cls), inst->name, cause, est_health_test_name(h->last_test));
 	else if (inst->health_was == HEALTH_PERMANENT)
 		log_limited(&rl, LOG_NOTICE,
 			    "%s/%s: re-qualifying after a permanent health failure: no credit until "
 			    "%d symbols pass the start-up tests",
-			    class_name(inst->cls), inst->name, HEALTH_STARTUP_SYMBOLS);
+			    source_class_name(inst->cls), inst->name, HEALTH_STARTUP_SYMBOLS);
 	else if (inst->health_was != HEALTH_STARTUP || h->retry.requalified)
 		log_limited(&rl, LOG_NOTICE,
 			    "%s/%s: its timing varies again (the health tests pass): credit resumes",
-			    class_name(inst->cls), inst->name);
+			    source_class_name(inst->cls), inst->name);
 	inst->health_was = now;
 }
 
-/* The pool changed: its owner may want to take it on (see pipeline_init). */
+/* The pool changed: its owner may want to take it on (see feed_pipeline_init). */
 static void pool_added(void)
 {
 	if (P.added)
@@ -551,7 +551,7 @@ static void hold(struct instance *inst, double credit, double boot_credit, bool 
 		inst->held = inst->boot_held = 0;
 		if (!(take > 0))
 			return;
-		took = pool_vouch(P.pool, take);
+		took = feed_pool_vouch(P.pool, take);
 		if (boot_allowance()) {
 			P.boot_left = took < P.boot_left ? P.boot_left - took : 0;
 			if (P.boot_left == 0)
@@ -592,7 +592,7 @@ static enum pipeline_reason reason_of(const struct instance *inst, const struct 
 {
 	if (inst->rule.mode == MODE_MIX_ONLY)
 		return PIPELINE_MIX_ONLY;
-	if (!health_allows_credit(&inst->health))
+	if (!est_health_allows_credit(&inst->health))
 		return inst->health.state == HEALTH_STARTUP ? PIPELINE_STARTUP : PIPELINE_HEALTH;
 	if (!(out->bits > 0)) {
 		/* One event's estimate can be zero in a stream that earns (the kernel's rule
@@ -636,7 +636,7 @@ static bool boot_real_time(struct instance *inst, uint64_t t_ns, uint64_t now_ns
 	return t_ns - inst->boot_t0 <= now_ns - inst->boot_w0 + BOOT_LEAD_NS;
 }
 
-/* One event of a run that pipeline_samples() has mixed into the pool already, with what the
+/* One event of a run that feed_pipeline_samples() has mixed into the pool already, with what the
  * estimator made of it; fits: its bytes went in whole, so it may earn credit. *now_ns: the
  * coarse clock, read once a run, at its first credit (0 until then). */
 static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_out *out,
@@ -653,7 +653,7 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 	}
 	if (out->have_symbol) {
 		health_check(inst, out->symbol, t_ns);
-		record_symbol(inst->rec, out->symbol);
+		est_record_symbol(inst->rec, out->symbol);
 	}
 	inst->last_estimate = out->bits;
 	inst->c.estimated_bits += out->bits;
@@ -663,7 +663,7 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 	} else if (est_ready(inst, out) && inst->zero_run < UINT32_MAX)
 		inst->zero_run++;
 	/* Data folded into a full pool earns none, and takes nothing from the per-second cap. */
-	credit = fits && health_allows_credit(&inst->health) ? policy_credit(&inst->rule, out->bits)
+	credit = fits && est_health_allows_credit(&inst->health) ? config_policy_credit(&inst->rule, out->bits)
 							       : 0;
 	credit *= inst->weight;
 	want = credit;
@@ -671,14 +671,14 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 	 * tick's resolution is plenty for a per-second cap. */
 	if (credit > 0) {
 		if (!*now_ns)
-			*now_ns = mono_coarse_ns();
-		credit = rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
+			*now_ns = util_mono_coarse_ns();
+		credit = config_policy_rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
 				       *now_ns);
 	}
 	boot = false;
 	if (boot_allowance() && (want > 0 || !inst->boot_clocked)) {
 		if (!*now_ns)
-			*now_ns = mono_coarse_ns();
+			*now_ns = util_mono_coarse_ns();
 		boot = boot_real_time(inst, t_ns, *now_ns) && want > 0;
 	}
 	hold(inst, credit, boot ? want : credit, out->have_symbol);
@@ -686,7 +686,7 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 	inst->reason = reason_of(inst, out, fits, want, boot ? want : credit);
 }
 
-void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
+void feed_pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 {
 	uint64_t now_ns = 0;
 	struct est_out out[PIPELINE_RUN];
@@ -702,7 +702,7 @@ void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 	if (inst->sampled) {
 		/* Mixed in (folded into a full pool, as they earn nothing); nothing else is
 		 * made of them. */
-		pool_add_events(P.pool, t_ns, n * sizeof(*t_ns), n);
+		feed_pool_add_events(P.pool, t_ns, n * sizeof(*t_ns), n);
 		pool_added();
 		inst->reason = PIPELINE_SAMPLED;
 		return;
@@ -714,7 +714,7 @@ void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 		 * estimator takes the events a run at a time, and a run ends where the health
 		 * tests next read its estimate (health_claim()): each of them sees the
 		 * estimate as of its own event, as if every event came alone. */
-		size_t room = pool_room(P.pool) / sizeof(*t_ns);
+		size_t room = feed_pool_room(P.pool) / sizeof(*t_ns);
 		size_t claim = HEALTH_CLAIM_EVERY - inst->health.count.symbols % HEALTH_CLAIM_EVERY;
 		size_t run = room && room < n ? room : n;
 		bool fits;
@@ -722,7 +722,7 @@ void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 		run = run < PIPELINE_RUN ? run : PIPELINE_RUN;
 		run = run < claim ? run : claim;
 		used = run > used ? run : used;
-		fits = pool_add_events(P.pool, t_ns, run * sizeof(*t_ns), run);
+		fits = feed_pool_add_events(P.pool, t_ns, run * sizeof(*t_ns), run);
 		pool_added();
 		est_add_run(&inst->est, t_ns, run, out);
 		for (size_t i = 0; i < run; i++)
@@ -730,15 +730,15 @@ void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
 		t_ns += run;
 		n -= run;
 	}
-	wipe(out, used * sizeof(out[0])); /* symbols are timing: none is left behind */
+	util_wipe(out, used * sizeof(out[0])); /* symbols are timing: none is left behind */
 }
 
-void pipeline_sample(struct instance *inst, uint64_t t_ns)
+void feed_pipeline_sample(struct instance *inst, uint64_t t_ns)
 {
-	pipeline_samples(inst, &t_ns, 1);
+	feed_pipeline_samples(inst, &t_ns, 1);
 }
 
-void pipeline_detach(struct instance *inst)
+void feed_pipeline_detach(struct instance *inst)
 {
 	for (struct instance **pp = &P.head; *pp; pp = &(*pp)->next) {
 		if (*pp != inst)
@@ -750,25 +750,25 @@ void pipeline_detach(struct instance *inst)
 		P.at = NULL;
 		add_counters(&P.gone, &inst->c);
 		failed_remember(inst);
-		log_info("%s/%s: detached after %llu %s", class_name(inst->cls), inst->name,
-			 (unsigned long long)inst->c.events, plural(inst->c.events, "event", "events"));
+		log_info("%s/%s: detached after %llu %s", source_class_name(inst->cls), inst->name,
+			 (unsigned long long)inst->c.events, util_plural(inst->c.events, "event", "events"));
 		free_instance(inst);
 		return;
 	}
 }
 
-unsigned pipeline_kernel_hz(const char **from)
+unsigned feed_pipeline_kernel_hz(const char **from)
 {
 	*from = P.hz_from;
 	return P.hz;
 }
 
-size_t pipeline_count(void)
+size_t feed_pipeline_count(void)
 {
 	return P.n;
 }
 
-size_t pipeline_failing(void)
+size_t feed_pipeline_failing(void)
 {
 	size_t n = 0;
 
@@ -813,14 +813,14 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 			 (unsigned)h->clean_needed);
 		break;
 	case PIPELINE_HEALTH:
-		health_cause(h, cause, sizeof(cause));
+		est_health_cause(h, cause, sizeof(cause));
 		if (h->state == HEALTH_PERMANENT)
 			snprintf(b, n, "%s (%s, permanent): no credit until it is re-qualified, in "
-				 "%.0f s of its events' time", cause, health_test_name(h->last_test),
-				 (double)health_retry_left(h) / NS_PER_SEC);
+				 "%.0f s of its events' time", cause, est_health_test_name(h->last_test),
+				 (double)est_health_retry_left(h) / NS_PER_SEC);
 		else
 			snprintf(b, n, "%s (%s): no credit while it is, until %u symbols pass "
-				 "(%u so far)", cause, health_test_name(h->last_test),
+				 "(%u so far)", cause, est_health_test_name(h->last_test),
 				 (unsigned)h->clean_needed, (unsigned)h->clean);
 		break;
 	case PIPELINE_NO_ESTIMATE:
@@ -860,7 +860,7 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 	}
 }
 
-bool pipeline_info(size_t idx, struct inst_info *out)
+bool feed_pipeline_info(size_t idx, struct inst_info *out)
 {
 	struct instance *i = P.head;
 	size_t k = 0;
@@ -886,15 +886,15 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 	out->last_estimate = i->est_ready ? i->last_estimate : NAN;
 	out->kernel_credits = (i->flags & INST_KERNEL_CREDITS) != 0;
 	out->jiffy_ns = i->est.params.jiffy_ns;
-	out->health = health_state_name(i->health.state);
+	out->health = est_health_state_name(i->health.state);
 	out->health_last = i->health.last_test == HEALTH_TEST_NONE
 				   ? "none"
-				   : health_test_name(i->health.last_test);
+				   : est_health_test_name(i->health.last_test);
 	out->health_failures = i->health.count.rct_intermittent + i->health.count.apt_intermittent +
 			       i->health.count.rct_permanent + i->health.count.apt_permanent;
 	out->health_requalified = i->health.retry.requalified;
 	out->health_retry_in = i->health.state == HEALTH_PERMANENT
-				       ? (double)health_retry_left(&i->health) / NS_PER_SEC
+				       ? (double)est_health_retry_left(&i->health) / NS_PER_SEC
 				       : NAN;
 	out->c = i->c;
 	out->c.held_bits = held_bits(i);
@@ -926,7 +926,7 @@ bool pipeline_info(size_t idx, struct inst_info *out)
 	return true;
 }
 
-void pipeline_totals(struct inst_counters *out)
+void feed_pipeline_totals(struct inst_counters *out)
 {
 	*out = P.gone;
 	for (struct instance *i = P.head; i; i = i->next) {

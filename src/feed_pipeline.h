@@ -19,7 +19,7 @@ enum {
 /* Counters of one instance; never raw timings. */
 struct inst_counters {
 	uint64_t events;       /* samples received */
-	uint64_t skipped;      /* not estimated: instance disabled by policy, or pipeline_skip */
+	uint64_t skipped;      /* not estimated: instance disabled by policy, or feed_pipeline_skip */
 	uint64_t merged;       /* closer than the quantum to the event before: mixed, no symbol */
 	uint64_t mixed_bytes;  /* bytes handed to the pool */
 	double estimated_bits; /* sum of per-event estimates (after the class cap) */
@@ -44,12 +44,12 @@ enum pipeline_reason {
 	PIPELINE_RATE_CAP,    /* the per-second cap */
 	PIPELINE_HELD,        /* earned, waiting for the health tests to vouch for it */
 	PIPELINE_KERNEL,      /* the kernel no longer counts credit */
-	PIPELINE_SAMPLED,     /* the source samples its events (pipeline_set_sampling()) */
+	PIPELINE_SAMPLED,     /* the source samples its events (feed_pipeline_set_sampling()) */
 	PIPELINE_REASONS
 };
 
 /* The short name of a reason ("pool-full"); "-" for PIPELINE_CREDITS. */
-const char *pipeline_reason_name(enum pipeline_reason r);
+const char *feed_pipeline_reason_name(enum pipeline_reason r);
 
 struct inst_info {
 	enum src_class cls;
@@ -62,7 +62,7 @@ struct inst_info {
 	double last_estimate; /* bits/event of the most recent sample; NaN: no estimate yet */
 	bool kernel_credits;
 	uint64_t jiffy_ns;          /* nonzero: symbols only from timing finer than the kernel's */
-	const char *health;         /* health_state_name(): "startup", "ok", "failed", ... */
+	const char *health;         /* est_health_state_name(): "startup", "ok", "failed", ... */
 	const char *health_last;    /* the test that failed last, or "none" */
 	uint64_t health_failures;
 	uint64_t health_requalified; /* times re-qualified after a permanent failure */
@@ -75,7 +75,7 @@ struct inst_info {
 	bool flow_zero;        /* the source's own weight is 0 (the dominant-flow rule) */
 	char flow_text[96];    /* that rule in a sentence while it weighs (its own weight
 				* below 1); "" otherwise */
-	/* Where the source samples its events (pipeline_set_sampling()): "off", "on" or
+	/* Where the source samples its events (feed_pipeline_set_sampling()): "off", "on" or
 	 * "refused"; NULL where it never does. */
 	const char *sampling;
 	double sample_ratio; /* the share of events kept: 1 when not sampling */
@@ -85,26 +85,26 @@ struct inst_info {
 /* added(arg) is called whenever data or vouched credit went into the pool, for the pool's
  * owner to schedule what takes it on: the daemon's only marks the feed as wanted
  * (feed_want()), so nothing reaches the sink on a source's read path. NULL: nobody. */
-void pipeline_init(const struct config *cfg, struct pool *pool, void (*added)(void *arg),
+void feed_pipeline_init(const struct config *cfg, struct pool *pool, void (*added)(void *arg),
 		   void *arg);
-void pipeline_fini(void);
+void feed_pipeline_fini(void);
 
 /* A new, valid config: every instance re-resolves its policy; estimator state stays. */
-void pipeline_reconfigure(const struct config *cfg);
+void feed_pipeline_reconfigure(const struct config *cfg);
 
 /* Does policy let this instance be opened at all (mode != disabled)? */
-bool pipeline_enabled(enum src_class cls, const char *name);
+bool feed_pipeline_enabled(enum src_class cls, const char *name);
 
 /* A source opened an instance. Name must be unique within the class. */
-struct instance *pipeline_attach(enum src_class cls, const char *name, const char *kind,
+struct instance *feed_pipeline_attach(enum src_class cls, const char *name, const char *kind,
 				 unsigned flags);
-void pipeline_set_state(struct instance *inst, const char *state);
+void feed_pipeline_set_state(struct instance *inst, const char *state);
 /* The backend that reads it, where a class has more than one (a static string). */
-void pipeline_set_backend(struct instance *inst, const char *backend);
+void feed_pipeline_set_backend(struct instance *inst, const char *backend);
 /* A source's own weight on the instance's credit, 0 <= w <= 1 (default 1): applied after the
  * policy, before the per-second cap. share: why, the busiest flow's share of the events
  * (0..1), shown with the weight. */
-void pipeline_set_weight(struct instance *inst, double w, double share);
+void feed_pipeline_set_weight(struct instance *inst, double w, double share);
 /* The source keeps only a random share `ratio` of its events (0 < ratio <= 1; 1: all of
  * them), an estimated rate_pps arriving a second (NaN: not known); state: "off", "on" or
  * "refused" (the source could not sample), shown in status. While ratio < 1 the instance's
@@ -112,35 +112,35 @@ void pipeline_set_weight(struct instance *inst, double w, double share);
  * events are kept is the sampler's randomness, and crediting their gaps would count that
  * randomness as the source's. When it is back at 1, estimation starts afresh and the health
  * tests start up again as after an intermittent failure. */
-void pipeline_set_sampling(struct instance *inst, const char *state, double ratio,
+void feed_pipeline_set_sampling(struct instance *inst, const char *state, double ratio,
 			   double rate_pps);
 /* Whether the kernel still counts credit (since Linux 5.18 only until the CRNG is ready):
  * the daemon tells, for the reason shown when it does not. */
-void pipeline_kernel_counts(bool counts);
+void feed_pipeline_kernel_counts(bool counts);
 /* The boot allowance (see feed_pipeline.c, entropyd.conf(5) feed.boot_allowance): while the
  * kernel still counts credit, vouched credit may go past the per-second caps, up to `bits`
  * in all (what the kernel still needs: kernel_bits_needed()), given once at start. */
-void pipeline_boot_allowance(double bits);
+void feed_pipeline_boot_allowance(double bits);
 /* n events the source saw but does not hand in (over its own event cap): counted as events
  * and as skipped, never estimated, mixed or credited. */
-void pipeline_skip(struct instance *inst, uint64_t n);
+void feed_pipeline_skip(struct instance *inst, uint64_t n);
 /* One event at t_ns (CLOCK_MONOTONIC, or the replayed timestamp). */
-void pipeline_sample(struct instance *inst, uint64_t t_ns);
-/* n events in order, as n pipeline_sample() calls would take them, but mixed into the pool
+void feed_pipeline_sample(struct instance *inst, uint64_t t_ns);
+/* n events in order, as n feed_pipeline_sample() calls would take them, but mixed into the pool
  * and counted in runs, with the clock read once. */
-void pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n);
+void feed_pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n);
 /* The instance went away: its counters move to the class totals, its state is freed. */
-void pipeline_detach(struct instance *inst);
+void feed_pipeline_detach(struct instance *inst);
 
 /* Reading state for status and tests. */
-size_t pipeline_count(void);
+size_t feed_pipeline_count(void);
 /* Live instances whose health tests have failed (for now or for good): no credit. */
-size_t pipeline_failing(void);
-/* The i-th live instance (0 <= i < pipeline_count()), filled into *out. */
-bool pipeline_info(size_t i, struct inst_info *out);
+size_t feed_pipeline_failing(void);
+/* The i-th live instance (0 <= i < feed_pipeline_count()), filled into *out. */
+bool feed_pipeline_info(size_t i, struct inst_info *out);
 /* The kernel's tick rate used for the no-double-counting rule, and where it was read. */
-unsigned pipeline_kernel_hz(const char **from);
+unsigned feed_pipeline_kernel_hz(const char **from);
 /* Totals over all instances, live and detached. */
-void pipeline_totals(struct inst_counters *out);
+void feed_pipeline_totals(struct inst_counters *out);
 
 #endif

@@ -8,7 +8,7 @@
 
 #include "util.h"
 
-void pool_init(struct pool *p)
+void feed_pool_init(struct pool *p)
 {
 	memset(p, 0, sizeof(*p));
 }
@@ -65,7 +65,7 @@ static bool mix(struct pool *p, const uint8_t *d, size_t len)
 	return false;
 }
 
-bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
+bool feed_pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
 {
 	bool fits = mix(p, data, len);
 
@@ -75,7 +75,7 @@ bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits)
 	return fits;
 }
 
-bool pool_add_events(struct pool *p, const void *data, size_t len, uint64_t events)
+bool feed_pool_add_events(struct pool *p, const void *data, size_t len, uint64_t events)
 {
 	bool fits = mix(p, data, len);
 
@@ -83,12 +83,12 @@ bool pool_add_events(struct pool *p, const void *data, size_t len, uint64_t even
 	return fits;
 }
 
-size_t pool_room(const struct pool *p)
+size_t feed_pool_room(const struct pool *p)
 {
 	return POOL_BYTES - p->len;
 }
 
-double pool_vouch(struct pool *p, double credit_bits)
+double feed_pool_vouch(struct pool *p, double credit_bits)
 {
 	double took;
 
@@ -99,22 +99,22 @@ double pool_vouch(struct pool *p, double credit_bits)
 	return took;
 }
 
-double pool_credit(const struct pool *p)
+double feed_pool_credit(const struct pool *p)
 {
 	return floor(fmin(p->credit + p->deferred, 8.0 * (double)p->len));
 }
 
-bool pool_empty(const struct pool *p)
+bool feed_pool_empty(const struct pool *p)
 {
 	return p->len == 0;
 }
 
-bool pool_full(const struct pool *p)
+bool feed_pool_full(const struct pool *p)
 {
 	return p->len == POOL_BYTES;
 }
 
-void pool_take(struct pool *p, struct batch *b)
+void feed_pool_take(struct pool *p, struct batch *b)
 {
 	double max_credit = 8.0 * (double)p->len;
 	double credit = fmin(p->credit, max_credit);
@@ -133,10 +133,10 @@ void pool_take(struct pool *p, struct batch *b)
 	p->len = p->pos = 0;
 	p->credit = 0;
 	p->events = 0;
-	wipe(p->buf, sizeof(p->buf));
+	util_wipe(p->buf, sizeof(p->buf));
 }
 
-void batch_wipe(struct batch *b)
+void feed_pool_batch_wipe(struct batch *b)
 {
-	wipe(b, sizeof(*b));
+	util_wipe(b, sizeof(*b));
 }

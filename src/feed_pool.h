@@ -27,26 +27,26 @@ struct batch {
 };
 
 /* The pool is passive: it calls nothing, and what it holds goes on only when its owner takes
- * it (pool_take). */
-void pool_init(struct pool *p);
+ * it (feed_pool_take). */
+void feed_pool_init(struct pool *p);
 /* False if the pool was full and the data was folded in: such data earns no credit. */
-bool pool_add(struct pool *p, const void *data, size_t len, double credit_bits);
-/* The data of `events` events at once, no credit of its own (it follows by pool_vouch()).
- * False as pool_add(). */
-bool pool_add_events(struct pool *p, const void *data, size_t len, uint64_t events);
+bool feed_pool_add(struct pool *p, const void *data, size_t len, double credit_bits);
+/* The data of `events` events at once, no credit of its own (it follows by feed_pool_vouch()).
+ * False as feed_pool_add(). */
+bool feed_pool_add_events(struct pool *p, const void *data, size_t len, uint64_t events);
 /* Bytes that can still be added whole, before the pool folds. */
-size_t pool_room(const struct pool *p);
+size_t feed_pool_room(const struct pool *p);
 /* Credit vouched for now, for data handed in before (see deferred). At most
  * POOL_DEFERRED_MAX bits wait; more is dropped. Returns the bits taken. */
 #define POOL_DEFERRED_MAX (8.0 * POOL_BYTES)
-double pool_vouch(struct pool *p, double credit_bits);
+double feed_pool_vouch(struct pool *p, double credit_bits);
 /* What the next batch would credit now: whole bits, at most 8 per byte it carries. */
-double pool_credit(const struct pool *p);
-bool pool_empty(const struct pool *p);
-bool pool_full(const struct pool *p);
+double feed_pool_credit(const struct pool *p);
+bool feed_pool_empty(const struct pool *p);
+bool feed_pool_full(const struct pool *p);
 /* Move everything pending into *b and clear the pool (its memory is wiped). */
-void pool_take(struct pool *p, struct batch *b);
+void feed_pool_take(struct pool *p, struct batch *b);
 /* Wipe a batch once the sink is done with it. */
-void batch_wipe(struct batch *b);
+void feed_pool_batch_wipe(struct batch *b);
 
 #endif

@@ -17,7 +17,7 @@ static struct log_ratelimit feed_rl = LOG_RATELIMIT_INIT;
 
 static int probe_kernel(struct sink *s)
 {
-	uint64_t probe = mono_ns() ^ ((uint64_t)getpid() << 32);
+	uint64_t probe = util_mono_ns() ^ ((uint64_t)getpid() << 32);
 
 	int credited;
 
@@ -34,7 +34,7 @@ static int probe_kernel(struct sink *s)
 	return -1;
 }
 
-int sink_open(struct sink *s, enum sink_kind kind, const char *device)
+int feed_sink_open(struct sink *s, enum sink_kind kind, const char *device)
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = kind;
@@ -58,7 +58,7 @@ int sink_open(struct sink *s, enum sink_kind kind, const char *device)
 	return 0;
 }
 
-int sink_feed(struct sink *s, const struct batch *b)
+int feed_sink_feed(struct sink *s, const struct batch *b)
 {
 	int credited = b->credit_bits;
 
@@ -66,9 +66,9 @@ int sink_feed(struct sink *s, const struct batch *b)
 		return 0;
 	if (s->kind == SINK_DRY_RUN) {
 		log_info("dry run: would feed %zu %s from %llu %s, crediting %d %s", b->len,
-			 plural(b->len, "byte", "bytes"), (unsigned long long)b->events,
-			 plural(b->events, "event", "events"), b->credit_bits,
-			 plural((unsigned long long)b->credit_bits, "bit", "bits"));
+			 util_plural(b->len, "byte", "bytes"), (unsigned long long)b->events,
+			 util_plural(b->events, "event", "events"), b->credit_bits,
+			 util_plural((unsigned long long)b->credit_bits, "bit", "bits"));
 	} else if (priv_add_entropy(s->fd, b->data, b->len, b->credit_bits, &credited) < 0) {
 		s->errors++;
 		log_limited(&feed_rl, LOG_WARNING, "RNDADDENTROPY on %s failed: %s", s->device,
@@ -81,7 +81,7 @@ int sink_feed(struct sink *s, const struct batch *b)
 	return 0;
 }
 
-int sink_reseed(struct sink *s)
+int feed_sink_reseed(struct sink *s)
 {
 	if (s->kind == SINK_DRY_RUN) {
 		log_debug("dry run: would reseed the CRNG");
@@ -95,7 +95,7 @@ int sink_reseed(struct sink *s)
 	return 0;
 }
 
-void sink_close(struct sink *s)
+void feed_sink_close(struct sink *s)
 {
 	if (s->fd >= 0)
 		close(s->fd);
@@ -104,7 +104,7 @@ void sink_close(struct sink *s)
 	s->device = NULL;
 }
 
-const char *sink_name(const struct sink *s)
+const char *feed_sink_name(const struct sink *s)
 {
 	return s->kind == SINK_DRY_RUN ? "dry-run" : "kernel";
 }

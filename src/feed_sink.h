@@ -26,12 +26,12 @@ struct sink {
  * kernel sink, a probe RNDADDENTROPY with zero credit finds out at start whether we may
  * credit at all: without CAP_SYS_ADMIN it fails with EPERM, and the one
  * clear message says so. Returns -1 on failure (logged). */
-int sink_open(struct sink *s, enum sink_kind kind, const char *device);
+int feed_sink_open(struct sink *s, enum sink_kind kind, const char *device);
 /* Hand over one batch. 0 on success; -1 on failure (logged, rate-limited). */
-int sink_feed(struct sink *s, const struct batch *b);
+int feed_sink_feed(struct sink *s, const struct batch *b);
 /* Ask the kernel to reseed its CRNG from the pool now (RNDRESEEDCRNG). */
-int sink_reseed(struct sink *s);
-void sink_close(struct sink *s);
-const char *sink_name(const struct sink *s);
+int feed_sink_reseed(struct sink *s);
+void feed_sink_close(struct sink *s);
+const char *feed_sink_name(const struct sink *s);
 
 #endif

@@ -80,17 +80,17 @@ static struct log_ratelimit rl_notify = LOG_RATELIMIT_INIT;
 
 /* ---- pure parts: node names, classification, globs, the frame parser ---- */
 
-bool evdev_node_name(const char *name)
+bool input_node_name(const char *name)
 {
 	return strncmp(name, "event", 5) == 0;
 }
 
-void evdev_bit_set(unsigned long *bits, unsigned bit)
+void input_bit_set(unsigned long *bits, unsigned bit)
 {
 	bits[bit / EVDEV_LONG_BITS] |= 1UL << (bit % EVDEV_LONG_BITS);
 }
 
-bool evdev_bit_test(const unsigned long *bits, unsigned bit)
+bool input_bit_test(const unsigned long *bits, unsigned bit)
 {
 	return (bits[bit / EVDEV_LONG_BITS] >> (bit % EVDEV_LONG_BITS)) & 1;
 }
@@ -100,25 +100,25 @@ static const unsigned short letter_keys[] = {
 	KEY_N, KEY_O, KEY_P, KEY_Q, KEY_R, KEY_S, KEY_T, KEY_U, KEY_V, KEY_W, KEY_X, KEY_Y, KEY_Z,
 };
 
-const char *evdev_classify(const struct evdev_caps *c)
+const char *input_classify(const struct evdev_caps *c)
 {
 	/* Any letter key makes a keyboard, even alongside pointer axes: "exclude keyboard" must
 	 * catch everything that can type text (a gaming mouse's macro node, a combo receiver). */
-	if (evdev_bit_test(c->ev, EV_KEY))
+	if (input_bit_test(c->ev, EV_KEY))
 		for (size_t i = 0; i < ARRAY_SIZE(letter_keys); i++)
-			if (evdev_bit_test(c->key, letter_keys[i]))
+			if (input_bit_test(c->key, letter_keys[i]))
 				return "keyboard";
-	if (evdev_bit_test(c->ev, EV_REL) && evdev_bit_test(c->rel, REL_X) &&
-	    evdev_bit_test(c->rel, REL_Y))
+	if (input_bit_test(c->ev, EV_REL) && input_bit_test(c->rel, REL_X) &&
+	    input_bit_test(c->rel, REL_Y))
 		return "mouse";
-	if (evdev_bit_test(c->ev, EV_ABS) && evdev_bit_test(c->abs, ABS_X) &&
-	    evdev_bit_test(c->abs, ABS_Y) && evdev_bit_test(c->ev, EV_KEY) &&
-	    (evdev_bit_test(c->key, BTN_TOUCH) || evdev_bit_test(c->key, BTN_TOOL_FINGER)))
+	if (input_bit_test(c->ev, EV_ABS) && input_bit_test(c->abs, ABS_X) &&
+	    input_bit_test(c->abs, ABS_Y) && input_bit_test(c->ev, EV_KEY) &&
+	    (input_bit_test(c->key, BTN_TOUCH) || input_bit_test(c->key, BTN_TOOL_FINGER)))
 		return "touchpad";
 	return "other";
 }
 
-const char *evdev_glob_match(const struct strlist *globs, const char *base, const char *path,
+const char *input_glob_match(const struct strlist *globs, const char *base, const char *path,
 			     const char *devname, const char *kind)
 {
 	const char *subject[] = {base, path, devname, kind};
@@ -130,7 +130,7 @@ const char *evdev_glob_match(const struct strlist *globs, const char *base, cons
 	return NULL;
 }
 
-size_t evdev_parse(struct evdev_parser *p, const void *buf, size_t len, evdev_sample_fn *fn,
+size_t input_parse(struct evdev_parser *p, const void *buf, size_t len, evdev_sample_fn *fn,
 		   void *ctx)
 {
 	const unsigned char *b = buf;
@@ -169,7 +169,7 @@ size_t evdev_parse(struct evdev_parser *p, const void *buf, size_t len, evdev_sa
 		}
 		fn(ctx, (uint64_t)sec * NS_PER_SEC + (uint64_t)usec * 1000);
 	}
-	wipe(&ev, sizeof(ev));
+	util_wipe(&ev, sizeof(ev));
 	return n * REC_SIZE;
 }
 
@@ -204,7 +204,7 @@ static void evdev_close(struct src_inst *si)
 		close(d->fd);
 		d->fd = -1;
 	}
-	wipe(d->carry, sizeof(d->carry));
+	util_wipe(d->carry, sizeof(d->carry));
 	d->ncarry = 0;
 	d->devname[0] = '\0';
 	d->kind = NULL;
@@ -283,7 +283,7 @@ static int probe_evdev(struct src_inst *si, int fd, const struct stat *sb)
 	(void)ioctl(fd, EVIOCGBIT(EV_KEY, sizeof(caps.key)), caps.key);
 	(void)ioctl(fd, EVIOCGBIT(EV_REL, sizeof(caps.rel)), caps.rel);
 	(void)ioctl(fd, EVIOCGBIT(EV_ABS, sizeof(caps.abs)), caps.abs);
-	d->kind = evdev_classify(&caps);
+	d->kind = input_classify(&caps);
 	d->virt = id.bustype == BUS_VIRTUAL || sysfs_virtual(sb->st_rdev);
 	return 1;
 }
@@ -296,13 +296,13 @@ static const char *rejection(const struct config *cfg, const struct src_inst *si
 	const char *devname = d->devname[0] ? d->devname : NULL;
 	const char *pat;
 
-	pat = evdev_glob_match(&cfg->input.exclude, si->name, d->path, devname, d->kind);
+	pat = input_glob_match(&cfg->input.exclude, si->name, d->path, devname, d->kind);
 	if (pat) {
 		snprintf(why, size, "matches the input exclude pattern \"%s\"", pat);
 		return why;
 	}
 	if (cfg->input.include.n &&
-	    !evdev_glob_match(&cfg->input.include, si->name, d->path, devname, d->kind)) {
+	    !input_glob_match(&cfg->input.include, si->name, d->path, devname, d->kind)) {
 		snprintf(why, size, "matches no input include pattern");
 		return why;
 	}
@@ -325,7 +325,7 @@ static void dev_sample(void *ctx, uint64_t t_ns)
 {
 	struct src_inst *si = ctx;
 
-	pipeline_sample(si->inst, t_ns);
+	feed_pipeline_sample(si->inst, t_ns);
 }
 
 /* Say the first time per instance that reports were not sampled; evdev_detach sums up. */
@@ -396,11 +396,11 @@ static void dev_read_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		memcpy(st->buf, d->carry, d->ncarry);
 		len = d->ncarry + (size_t)n;
-		used = evdev_parse(&d->parser, st->buf, len, dev_sample, si);
+		used = input_parse(&d->parser, st->buf, len, dev_sample, si);
 		d->ncarry = len - used;
-		wipe(d->carry, sizeof(d->carry));
+		util_wipe(d->carry, sizeof(d->carry));
 		memcpy(d->carry, st->buf + used, d->ncarry);
-		wipe(st->buf, len);
+		util_wipe(st->buf, len);
 		dev_report_parser(si);
 	}
 	/* A regular file never says EAGAIN: come back for the rest after other events. */
@@ -421,7 +421,7 @@ static enum src_status evdev_open(struct src_inst *si)
 	memset(&d->parser, 0, sizeof(d->parser));
 	d->logged_dropped = d->logged_bad_time = 0;
 	/* Excluded by node name or path: never opened at all. */
-	pat = evdev_glob_match(&cfg->input.exclude, si->name, d->path, NULL, NULL);
+	pat = input_glob_match(&cfg->input.exclude, si->name, d->path, NULL, NULL);
 	if (pat) {
 		log_info("input/%s: not opened: matches the input exclude pattern \"%s\"",
 			 si->name, pat);
@@ -536,7 +536,7 @@ static int cmp_names(const struct dirent **a, const struct dirent **b)
 
 static int filter_names(const struct dirent *de)
 {
-	return evdev_node_name(de->d_name);
+	return input_node_name(de->d_name);
 }
 
 static bool watch_dir_add(struct evdev_state *st);
@@ -646,7 +646,7 @@ static void handle_dir_event(struct evdev_state *st, const struct inotify_event 
 		dir_gone(st);
 		return;
 	}
-	if (!ie->len || (ie->mask & IN_ISDIR) || !evdev_node_name(ie->name))
+	if (!ie->len || (ie->mask & IN_ISDIR) || !input_node_name(ie->name))
 		return;
 	si = source_find(st->src, ie->name);
 	if (ie->mask & (IN_DELETE | IN_MOVED_FROM)) {
@@ -793,7 +793,7 @@ static void evdev_stop(struct source *src)
 		return;
 	watch_stop(st);
 	free(st->watch);
-	wipe(st, sizeof(*st));
+	util_wipe(st, sizeof(*st));
 	free(st);
 	src->priv = NULL;
 }
@@ -811,7 +811,7 @@ static size_t evdev_names(const struct src_inst *si, const char **out, size_t ma
 	return n;
 }
 
-const struct source_ops source_evdev_ops = {
+const struct source_ops input_source_ops = {
 	.name = "input",
 	.cls = CLASS_INPUT,
 	.inst_size = sizeof(struct dev),

@@ -12,10 +12,10 @@
 #include "source.h"
 
 /* The "input" class driver. */
-extern const struct source_ops source_evdev_ops;
+extern const struct source_ops input_source_ops;
 
 /* Does a directory entry name an input node ("event*")? */
-bool evdev_node_name(const char *name);
+bool input_node_name(const char *name);
 
 /* Capability bitmaps as EVIOCGBIT fills them. */
 #define EVDEV_LONG_BITS (sizeof(unsigned long) * CHAR_BIT)
@@ -27,15 +27,15 @@ struct evdev_caps {
 	unsigned long abs[EVDEV_NLONGS(ABS_CNT)];
 };
 
-void evdev_bit_set(unsigned long *bits, unsigned bit);
-bool evdev_bit_test(const unsigned long *bits, unsigned bit);
+void input_bit_set(unsigned long *bits, unsigned bit);
+bool input_bit_test(const unsigned long *bits, unsigned bit);
 
 /* "keyboard", "mouse", "touchpad" or "other" (static strings). */
-const char *evdev_classify(const struct evdev_caps *caps);
+const char *input_classify(const struct evdev_caps *caps);
 
 /* The first glob in `globs` (fnmatch) that matches the node's basename, its full path, the
  * device name or the kind; NULL if none does. Any of the strings may be NULL. */
-const char *evdev_glob_match(const struct strlist *globs, const char *base, const char *path,
+const char *input_glob_match(const struct strlist *globs, const char *base, const char *path,
 			     const char *devname, const char *kind);
 
 /* The frame parser: struct input_event records in, one sample per SYN_REPORT out. Only the
@@ -51,7 +51,7 @@ typedef void evdev_sample_fn(void *ctx, uint64_t t_ns);
 /* Parse the whole records in buf[0..len) and call fn once per sampled report. Returns the
  * bytes consumed, a multiple of sizeof(struct input_event); the caller keeps the rest (a
  * partial record) until more arrives. */
-size_t evdev_parse(struct evdev_parser *p, const void *buf, size_t len, evdev_sample_fn *fn,
+size_t input_parse(struct evdev_parser *p, const void *buf, size_t len, evdev_sample_fn *fn,
 		   void *ctx);
 
 #endif

@@ -30,7 +30,7 @@ static const char *input_backend(const struct config *cfg)
 }
 
 /* Human timing, and the kernel credits only its own jiffy-resolution view of it. */
-const struct source_class class_input = {
+const struct source_class input_class = {
 	.name = "input",
 	.policy_help = "policy for input devices",
 	.sources_help = "input devices (evdev)",

@@ -21,7 +21,7 @@
 #define MAX_SECONDS (366.0 * 86400)
 #define MAX_BITS 1e9
 
-bool kboot_boot_id(char *buf, size_t size)
+bool kernel_boot_id(char *buf, size_t size)
 {
 	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
 	bool ok;
@@ -40,7 +40,7 @@ static json_t *real_or_null(double v)
 	return v >= 0 ? json_real(round(v * 1000) / 1000) : json_null();
 }
 
-char *kboot_format(const struct kboot *b)
+char *kernel_boot_format(const struct kboot *b)
 {
 	json_t *srcs = json_array(), *o;
 	char *s;
@@ -133,12 +133,12 @@ static void source(struct check *c, const json_t *s, size_t i, struct kboot_sour
 		return;
 	}
 	strlcopy(out->cls, cls, sizeof(out->cls));
-	printable(out->name, sizeof(out->name), name);
+	util_printable(out->name, sizeof(out->name), name);
 	out->events = (uint64_t)number(c, s, "events", 0, 1e15, -2);
 	out->credited_bits = number(c, s, "credited_bits", 0, MAX_BITS, -2);
 }
 
-int kboot_parse(const char *buf, size_t len, const char *boot_id, struct kboot *out, char *why,
+int kernel_boot_parse(const char *buf, size_t len, const char *boot_id, struct kboot *out, char *why,
 		size_t why_size)
 {
 	struct check c = {.why = why, .size = why_size};
@@ -200,7 +200,7 @@ int kboot_parse(const char *buf, size_t len, const char *boot_id, struct kboot *
 
 /* ---- the file ---- */
 
-char *kboot_read(const char *path, size_t *len, char *why, size_t why_size)
+char *kernel_boot_read(const char *path, size_t *len, char *why, size_t why_size)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
@@ -250,7 +250,7 @@ char *kboot_read(const char *path, size_t *len, char *why, size_t why_size)
 	return buf;
 }
 
-int kboot_create(const char *path, char *why, size_t why_size)
+int kernel_boot_create(const char *path, char *why, size_t why_size)
 {
 	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 	int fd;
@@ -278,9 +278,9 @@ int kboot_create(const char *path, char *why, size_t why_size)
 	return fd;
 }
 
-int kboot_write(int fd, const struct kboot *b)
+int kernel_boot_write(int fd, const struct kboot *b)
 {
-	char *s = kboot_format(b);
+	char *s = kernel_boot_format(b);
 	size_t len = strlen(s);
 	ssize_t n = pwrite(fd, s, len, 0);
 	int e = errno;

@@ -37,26 +37,26 @@ struct kboot {
 };
 
 /* This boot's id into buf (at least 40 bytes); false if it cannot be read. */
-bool kboot_boot_id(char *buf, size_t size);
+bool kernel_boot_id(char *buf, size_t size);
 
 /* The record as JSON (malloc'ed, NUL-terminated). */
-char *kboot_format(const struct kboot *b);
+char *kernel_boot_format(const struct kboot *b);
 
 /* Parse and check len bytes (not NUL-terminated) as a record of the boot `boot_id`. 0 and
  * *out filled, or -1 with why (a sentence naming the problem) and *out untouched. */
-int kboot_parse(const char *buf, size_t len, const char *boot_id, struct kboot *out,
+int kernel_boot_parse(const char *buf, size_t len, const char *boot_id, struct kboot *out,
 		char *why, size_t why_size);
 
-/* Read the file at path for kboot_parse: a regular file of root's that no one else may
+/* Read the file at path for kernel_boot_parse: a regular file of root's that no one else may
  * write, of at most KBOOT_MAX_BYTES, not through a symlink. The bytes (malloc'ed) and their
  * number; NULL with errno ENOENT (no record: nothing to say) or with why. */
-char *kboot_read(const char *path, size_t *len, char *why, size_t why_size);
+char *kernel_boot_read(const char *path, size_t *len, char *why, size_t why_size);
 
 /* Create (or empty) the file at path for writing, its directory if missing (0755), the file
  * 0644: written by its creator, read by all. A descriptor, or -1 with why. */
-int kboot_create(const char *path, char *why, size_t why_size);
+int kernel_boot_create(const char *path, char *why, size_t why_size);
 
 /* Replace what fd holds with the record. 0, or -1 with errno. */
-int kboot_write(int fd, const struct kboot *b);
+int kernel_boot_write(int fd, const struct kboot *b);
 
 #endif

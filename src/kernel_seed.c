@@ -107,7 +107,7 @@ static bool at_least(const struct kseed *k, unsigned major, unsigned minor)
 	return k->major > major || (k->major == major && k->minor >= minor);
 }
 
-void kseed_detect(struct kseed *k, const struct kseed_paths *p)
+void kernel_seed_detect(struct kseed *k, const struct kseed_paths *p)
 {
 	struct utsname u;
 	const char *proc = p && p->proc ? p->proc : "/proc";
@@ -155,14 +155,14 @@ void kseed_detect(struct kseed *k, const struct kseed_paths *p)
 	if (rng) {
 		rng[strcspn(rng, "\n")] = '\0';
 		if (strcmp(rng, "none") != 0)
-			printable(k->hw_rng, sizeof(k->hw_rng), rng);
+			util_printable(k->hw_rng, sizeof(k->hw_rng), rng);
 	}
 	free(rng);
 	free(cmdline);
 	free(cpuinfo);
 }
 
-const char *kseed_verdict_name(enum kseed_verdict v)
+const char *kernel_seed_verdict_name(enum kernel_seed_verdict v)
 {
 	switch (v) {
 	case KSEED_OLD_KERNEL: return "old-kernel";
@@ -174,7 +174,7 @@ const char *kseed_verdict_name(enum kseed_verdict v)
 	return "?";
 }
 
-const char *kseed_seeded_by(const struct kseed *k)
+const char *kernel_seed_seeded_by(const struct kseed *k)
 {
 	static char buf[128];
 
@@ -188,7 +188,7 @@ const char *kseed_seeded_by(const struct kseed *k)
 	       "which cannot be told from user space";
 }
 
-enum kseed_verdict kseed_verdict(const struct kseed *k, const struct kseed_boot *b, char *text,
+enum kernel_seed_verdict kernel_seed_verdict(const struct kseed *k, const struct kseed_boot *b, char *text,
 				 size_t size)
 {
 	int needed = b->needed_at_start >= 0 ? b->needed_at_start : 256;
@@ -203,7 +203,7 @@ enum kseed_verdict kseed_verdict(const struct kseed *k, const struct kseed_boot 
 	}
 	if (b->ready_at_start) {
 		snprintf(text, size, "CRNG was ready before %s started, seeded by %s: "
-				     "entropyd only mixes here", ed, kseed_seeded_by(k));
+				     "entropyd only mixes here", ed, kernel_seed_seeded_by(k));
 		return KSEED_READY_BEFORE;
 	}
 	if (!b->ready_now) {
@@ -225,6 +225,6 @@ enum kseed_verdict kseed_verdict(const struct kseed *k, const struct kseed_boot 
 		return KSEED_CREDITED;
 	}
 	snprintf(text, size, "CRNG became ready after %s started with none of its credit "
-			     "(seeded by %s): entropyd did not help this boot", ed, kseed_seeded_by(k));
+			     "(seeded by %s): entropyd did not help this boot", ed, kernel_seed_seeded_by(k));
 	return KSEED_READY_WITHOUT;
 }

@@ -25,7 +25,7 @@ struct kseed {
 	char hw_rng[64];      /* hw_random's rng_current ("virtio_rng.0", "tpm-rng-0"); "": none */
 };
 
-void kseed_detect(struct kseed *k, const struct kseed_paths *p);
+void kernel_seed_detect(struct kseed *k, const struct kseed_paths *p);
 
 /* What entropyd saw of this boot. */
 struct kseed_boot {
@@ -40,7 +40,7 @@ struct kseed_boot {
 				     * record), which ran before this one */
 };
 
-enum kseed_verdict {
+enum kernel_seed_verdict {
 	KSEED_OLD_KERNEL,      /* credit counts all along: entropyd feeds when it runs low */
 	KSEED_READY_BEFORE,    /* ready before entropyd started: it only mixes */
 	KSEED_CREDITED,        /* entropyd's credit went into making it ready */
@@ -49,11 +49,11 @@ enum kseed_verdict {
 };
 
 /* The verdict's name ("ready-before", ...) */
-const char *kseed_verdict_name(enum kseed_verdict v);
+const char *kernel_seed_verdict_name(enum kernel_seed_verdict v);
 /* What seeded the CRNG as far as can be told, in words (a static string or k's). */
-const char *kseed_seeded_by(const struct kseed *k);
+const char *kernel_seed_seeded_by(const struct kseed *k);
 /* The verdict, and the sentence an administrator reads. */
-enum kseed_verdict kseed_verdict(const struct kseed *k, const struct kseed_boot *b, char *text,
+enum kernel_seed_verdict kernel_seed_verdict(const struct kseed *k, const struct kseed_boot *b, char *text,
 				 size_t size);
 
 #endif

@@ -55,7 +55,7 @@ static void log_v(int prio, const char *fmt, va_list ap, int err)
 	/* Messages carry names and errors from outside (an interface's name, a device's,
 	 * libpcap's words about them): no byte of them may reach a terminal or the journal
 	 * as a control sequence. */
-	printable(buf, sizeof(buf), raw);
+	util_printable(buf, sizeof(buf), raw);
 	if (tee_fn)
 		tee_fn(prio, buf, tee_arg);
 	if (!use_stderr) {
@@ -91,7 +91,7 @@ void log_errno(int prio, const char *fmt, ...)
 
 void log_limited(struct log_ratelimit *rl, int prio, const char *fmt, ...)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = util_mono_ns();
 	va_list ap;
 
 	if (rl->window_start_ns == 0 || now - rl->window_start_ns >= rl->interval_s * NS_PER_SEC) {

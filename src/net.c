@@ -96,7 +96,7 @@ static bool filter_ok(const struct config *cfg, const char *key, const struct ne
 	char msg[PCAP_ERRBUF_SIZE];
 	const char *filter = cap->filter;
 
-	if (net_filter_compiles(filter, cap->snaplen, msg, sizeof(msg)))
+	if (net_class_filter_compiles(filter, cap->snaplen, msg, sizeof(msg)))
 		return true;
 	log_err("%s: %s: \"%s\" does not compile: %s; %s", cfg->path ? cfg->path : "configuration",
 		key, filter, msg, then);
@@ -202,13 +202,13 @@ static void if_close(struct src_inst *si)
 		/* What the kernel has handed over already still counts. */
 		if (si->status == SRC_OPEN)
 			for (int round = 0; round < DISPATCH_ROUNDS; round++)
-				if (pcap_dispatch(f->p, DISPATCH_BATCH, capture_packet, (u_char *)&f->cap) <
+				if (pcap_dispatch(f->p, DISPATCH_BATCH, net_capture_packet, (u_char *)&f->cap) <
 				    DISPATCH_BATCH)
 					break;
 		if (si->status == SRC_OPEN)
 			count_drops(f);
-		capture_flush(&f->cap);
-		if_sample_stop(si);
+		net_capture_flush(&f->cap);
+		net_sock_sample_stop(si);
 		pcap_close(f->p);
 		f->p = NULL;
 	}
@@ -220,7 +220,7 @@ static void if_failed(struct src_inst *si)
 	struct iface *f = si->drv;
 
 	source_failed(si);
-	capture_set_state(&f->cap, "error");
+	net_capture_set_state(&f->cap, "error");
 }
 
 /* Read what the ring holds, up to DISPATCH_ROUNDS batches. The packets read, or -1. */
@@ -229,14 +229,14 @@ static int if_drain(struct iface *f)
 	int n = 0, total = 0;
 
 	for (int round = 0; round < DISPATCH_ROUNDS; round++) {
-		n = pcap_dispatch(f->p, DISPATCH_BATCH, capture_packet, (u_char *)&f->cap);
+		n = pcap_dispatch(f->p, DISPATCH_BATCH, net_capture_packet, (u_char *)&f->cap);
 		if (n > 0)
 			total += n;
 		if (n < DISPATCH_BATCH)
 			break;
 	}
 	count_drops(f);
-	capture_flush(&f->cap);
+	net_capture_flush(&f->cap);
 	return n < 0 ? -1 : total;
 }
 
@@ -273,11 +273,11 @@ static void live_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct src_inst *si = arg;
 	struct iface *f = si->drv;
-	uint64_t now = mono_ns(), last = f->woken_ns;
+	uint64_t now = util_mono_ns(), last = f->woken_ns;
 	int n;
 
 	/* Before the packets: a flood is sampled from its first read on. */
-	if_sample_tick(si);
+	net_sock_sample_tick(si);
 	n = if_drain(f);
 	f->woken_ns = now;
 	if (n < 0) {
@@ -295,7 +295,7 @@ static void drain_cb(evutil_socket_t fd, short what, void *arg)
 	struct timeval now = {0, 0};
 	int n;
 
-	if_sample_tick(si);
+	net_sock_sample_tick(si);
 	n = if_drain(f);
 	if (n < 0) {
 		if_lost(si);
@@ -349,7 +349,7 @@ static const char *activate_error(struct iface *f, int rc, char *msg, size_t siz
 static int tstamp_choice(pcap_t *p)
 {
 	int *types = NULL;
-	int n = pcap_list_tstamp_types(p, &types), type = tstamp_pick(types, n);
+	int n = pcap_list_tstamp_types(p, &types), type = net_stack_tstamp_pick(types, n);
 
 	if (types)
 		pcap_free_tstamp_types(types);
@@ -363,8 +363,8 @@ static bool hwtstamp_left_alone(const char *ifname)
 {
 	struct hwtstamp_config hc = {0};
 
-	return net_dev_ioctl(ifname, SIOCGHWTSTAMP, &hc) == 0 &&
-	       !hwtstamp_config_free(hc.tx_type, hc.rx_filter);
+	return net_link_dev_ioctl(ifname, SIOCGHWTSTAMP, &hc) == 0 &&
+	       !net_flow_hwtstamp_config_free(hc.tx_type, hc.rx_filter);
 }
 
 /* pcap_create and pcap_activate with our settings, the card's timestamps if `hw` and it
@@ -403,7 +403,7 @@ static enum src_status if_not_open(struct src_inst *si, const char *state, const
 
 	if_close(si);
 	source_set_error(si, "%s", why);
-	capture_set_state(&f->cap, state);
+	net_capture_set_state(&f->cap, state);
 	return SRC_RETRY;
 }
 
@@ -411,7 +411,7 @@ static enum src_status if_open(struct src_inst *si)
 {
 	struct iface *f = si->drv;
 	const struct config *cfg = si->src->cfg;
-	const struct net_capture *want = config_net_capture(cfg, si->name);
+	const struct net_capture *want = net_class_capture_config(cfg, si->name);
 	char errbuf[PCAP_ERRBUF_SIZE] = "", msg[PCAP_ERRBUF_SIZE + 128];
 	const char *tstamp, *state;
 	int rc;
@@ -472,7 +472,7 @@ static enum src_status if_open(struct src_inst *si)
 		return if_not_open(si, "error", "cannot capture only the configured direction "
 				   "(sources.network.direction)");
 	}
-	if (if_set_filter(si, f->filter, msg, sizeof(msg)) < 0) {
+	if (net_sock_set_filter(si, f->filter, msg, sizeof(msg)) < 0) {
 		log_limited(&rl_open, LOG_ERR, "network/%s: %s; not captured", si->name, msg);
 		return if_not_open(si, "filter error", msg);
 	}
@@ -489,12 +489,12 @@ static enum src_status if_open(struct src_inst *si)
 			    "network/%s: cannot register with the event loop", si->name);
 		return if_not_open(si, "error", "cannot register with the event loop");
 	}
-	capture_begin(&f->cap, pcap_datalink(f->p), nano, capture_max_eps(cfg));
+	net_capture_begin(&f->cap, pcap_datalink(f->p), nano, net_capture_max_eps(cfg));
 	f->drops = 0;
 	f->woken_ns = 0;
 	f->logged = NULL;
-	capture_set_state(&f->cap, "open");
-	if_sample_start(si);
+	net_capture_set_state(&f->cap, "open");
+	net_sock_sample_start(si);
 	log_info("network/%s: capturing (snaplen %d, direction %s, %s timestamps, %s precision%s%s%s)",
 		 si->name, f->snaplen, direction_name(f->direction), tstamp,
 		 nano ? "nanosecond" : "microsecond", f->filter[0] ? ", filter \"" : "",
@@ -507,7 +507,7 @@ static void if_attach(struct src_inst *si)
 	struct iface *f = si->drv;
 
 	source_attach(si, f->kind, 0);
-	capture_attach(&f->cap, si->inst);
+	net_capture_attach(&f->cap, si->inst);
 }
 
 /* Closed for a reason of this driver's (down, stacked): tried again at once when it goes. */
@@ -561,7 +561,7 @@ static void if_sync(struct src_inst *si)
 			source_set_error(si, "ENODEV: no such interface%s",
 					 f->ever_present ? " any more" : "");
 		if (si->inst)
-			capture_set_state(&f->cap, if_state_down(f));
+			net_capture_set_state(&f->cap, if_state_down(f));
 		return;
 	}
 	if (f->stacked[0]) {
@@ -585,7 +585,7 @@ static void if_sync(struct src_inst *si)
 		if (!si->inst && f->match != M_AUTO)
 			if_attach(si);
 		if (si->inst)
-			capture_set_state(&f->cap, f->stacked);
+			net_capture_set_state(&f->cap, f->stacked);
 		return;
 	}
 	f->stacked_logged[0] = '\0';
@@ -622,8 +622,8 @@ static void link_update(void *arg, const struct link_info *li)
 	f->lower = li->lower;
 	f->loopback = li->loopback;
 	/* A tunnel bound to a device is stacked on it; one that is not, and the like, carry
-	 * secondhand packets (link_secondhand()). */
-	f->secondhand = !li->lower && link_secondhand(li->kind, li->arphrd);
+	 * secondhand packets (net_stack_link_secondhand()). */
+	f->secondhand = !li->lower && net_stack_link_secondhand(li->kind, li->arphrd);
 	f->ever_present = true;
 	snprintf(f->kind, sizeof(f->kind), "%s",
 		 li->kind[0] ? li->kind : li->loopback ? "loopback" : "device");
@@ -684,12 +684,12 @@ static void pcap_settle(struct source *src)
 		l[i].lower = f->lower;
 		l[i].up = f->ifindex && (f->flags & IFF_UP);
 		l[i].wanted = f->match != M_NONE && l[i].up &&
-			      pipeline_enabled(CLASS_NETWORK, si->name);
+			      feed_pipeline_enabled(CLASS_NETWORK, si->name);
 		l[i].secondhand = f->secondhand;
 		l[i].own_only = f->match == M_AUTO;
 		i++;
 	}
-	stack_resolve(l, n, v);
+	net_stack_resolve(l, n, v);
 	i = 0;
 	SOURCE_FOREACH(si, src) {
 		struct iface *f = si->drv;
@@ -697,7 +697,7 @@ static void pcap_settle(struct source *src)
 			v[i].why >= STACK_PORT ? if_find_index(st, v[i].by) : NULL;
 
 		if (by)
-			snprintf(f->stacked, sizeof(f->stacked), "%s %s", stack_why_text(v[i].why),
+			snprintf(f->stacked, sizeof(f->stacked), "%s %s", net_stack_why_text(v[i].why),
 				 by->name);
 		else
 			f->stacked[0] = '\0';
@@ -761,7 +761,7 @@ static bool pcap_scan(struct source *src)
 		savefile_found(st);
 		return true;
 	}
-	if (net_links_dump(&st->links) < 0) {
+	if (net_link_dump(&st->links) < 0) {
 		log_limited(&rl_link, LOG_WARNING,
 			    "network: cannot list interfaces (rtnetlink and /proc/net/dev); "
 			    "policy.network.mode = \"disabled\" turns the class off");
@@ -774,7 +774,7 @@ static enum src_status pcap_src_open(struct src_inst *si)
 {
 	struct pcap_state *st = si->src->priv;
 
-	return st->offline ? net_replay_open(si) : if_open(si);
+	return st->offline ? net_file_replay_open(si) : if_open(si);
 }
 
 static void pcap_src_close(struct src_inst *si)
@@ -782,14 +782,14 @@ static void pcap_src_close(struct src_inst *si)
 	struct pcap_state *st = si->src->priv;
 
 	if (st->offline)
-		net_replay_close(si);
+		net_file_replay_close(si);
 	else
 		if_close(si);
 }
 
 static void pcap_src_detach(struct src_inst *si)
 {
-	capture_detach(&((struct iface *)si->drv)->cap, si->name);
+	net_capture_detach(&((struct iface *)si->drv)->cap, si->name);
 }
 
 static void pcap_src_forget(struct src_inst *si)
@@ -799,7 +799,7 @@ static void pcap_src_forget(struct src_inst *si)
 
 /* A reload: an interface whose snaplen or direction changed is captured afresh (closing a
  * capture loses what the kernel had not handed over yet); one whose filter alone changed
- * gets the new filter in place, losing nothing (if_set_filter()). Neither happens if
+ * gets the new filter in place, losing nothing (net_sock_set_filter()). Neither happens if
  * the new filter does not compile (filters_compile said so): the capture stays as it is.
  * The others keep theirs, and every instance its state. A new direction needs a new capture:
  * libpcap leaves the kernel's PACKET_IGNORE_OUTGOING set once "in" was asked for. A savefile
@@ -808,20 +808,20 @@ static enum src_status pcap_recheck(struct src_inst *si, char *why, size_t size)
 {
 	const struct pcap_state *st = si->src->priv;
 	const struct config *cfg = si->src->cfg;
-	const struct net_capture *want = config_net_capture(cfg, si->name);
+	const struct net_capture *want = net_class_capture_config(cfg, si->name);
 	struct iface *f = si->drv;
 	char msg[PCAP_ERRBUF_SIZE + 64];
 
 	if (st->offline)
 		return SRC_OPEN;
-	f->cap.max_eps = capture_max_eps(cfg);
-	if (!net_filter_compiles(want->filter, want->snaplen, msg, sizeof(msg)))
+	f->cap.max_eps = net_capture_max_eps(cfg);
+	if (!net_class_filter_compiles(want->filter, want->snaplen, msg, sizeof(msg)))
 		return SRC_OPEN;
 	if (f->snaplen != want->snaplen || f->direction != want->direction)
 		return SRC_CLOSED;
 	if (strcmp(f->filter, want->filter) == 0)
 		return SRC_OPEN;
-	if (if_set_filter(si, want->filter, msg, sizeof(msg)) < 0) {
+	if (net_sock_set_filter(si, want->filter, msg, sizeof(msg)) < 0) {
 		log_limited(&rl_open, LOG_WARNING, "network/%s: %s; captured afresh", si->name, msg);
 		return SRC_CLOSED;
 	}
@@ -845,7 +845,7 @@ static void state_start(struct pcap_state *st)
 	st->links = (struct net_links){.update = link_update, .gone = link_gone,
 				       .settle = links_settle, .lost = links_lost, .arg = st,
 				       .fd = -1};
-	if (net_links_monitor(&st->links, src->base) < 0) {
+	if (net_link_monitor(&st->links, src->base) < 0) {
 		log_errno(LOG_WARNING, "network: no rtnetlink link notifications; interfaces are "
 				       "rescanned every %d s",
 			  RESCAN_S);
@@ -864,7 +864,7 @@ static void state_start(struct pcap_state *st)
 static void state_stop(struct pcap_state *st)
 {
 	source_forget_all(st->src);
-	net_links_monitor_stop(&st->links);
+	net_link_monitor_stop(&st->links);
 	source_poll_every(st->src, 0);
 	free(st->file);
 	st->file = NULL;
@@ -924,12 +924,12 @@ static void pcap_src_stop(struct source *src)
 	if (!st)
 		return;
 	state_stop(st);
-	wipe(st, sizeof(*st));
+	util_wipe(st, sizeof(*st));
 	free(st);
 	src->priv = NULL;
 }
 
-const struct source_ops source_pcap_ops = {
+const struct source_ops net_source_ops = {
 	.name = "network",
 	.cls = CLASS_NETWORK,
 	.inst_size = sizeof(struct iface),

@@ -6,6 +6,6 @@
 #include "source.h"
 
 /* The "network" class driver. */
-extern const struct source_ops source_pcap_ops;
+extern const struct source_ops net_source_ops;
 
 #endif

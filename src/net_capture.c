@@ -32,19 +32,19 @@ static void capture_state(struct capture *c)
 			 c->base_state, c->share_pct);
 	else
 		snprintf(c->state, sizeof(c->state), "%s", c->base_state);
-	pipeline_set_state(c->inst, c->state);
+	feed_pipeline_set_state(c->inst, c->state);
 }
 
-void capture_set_state(struct capture *c, const char *base)
+void net_capture_set_state(struct capture *c, const char *base)
 {
 	c->base_state = base;
 	capture_state(c);
 }
 
 /* A new stream on an instance: counters start afresh, the instance keeps its own state. */
-void capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps)
+void net_capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps)
 {
-	capture_flush(c);
+	net_capture_flush(c);
 	c->dlt = dlt;
 	c->nano = nano;
 	c->max_eps = max_eps;
@@ -55,13 +55,13 @@ void capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps)
  * packets, a quarter of the counter's window); the state shows it in whole percent. */
 static void capture_weigh(struct capture *c)
 {
-	double s = flow_top_share(&c->top);
-	double w = flow_weight(c->sampled || c->sample_left ? flow_share_bound(s, c->top.total) : s);
+	double s = net_flow_top_share(&c->top);
+	double w = net_flow_weight(c->sampled || c->sample_left ? net_flow_share_bound(s, c->top.total) : s);
 	int pct = s > FLOW_DOMINANT ? (int)(s * 100) : 0;
 
 	if (w != c->weight) {
 		c->weight = w;
-		pipeline_set_weight(c->inst, w, s);
+		feed_pipeline_set_weight(c->inst, w, s);
 	}
 	if (pct != c->share_pct) {
 		c->share_pct = pct;
@@ -69,20 +69,20 @@ static void capture_weigh(struct capture *c)
 	}
 }
 
-void capture_flush(struct capture *c)
+void net_capture_flush(struct capture *c)
 {
 	if (c->n_batch && c->inst) {
 		capture_weigh(c);
-		pipeline_samples(c->inst, c->batch, c->n_batch);
-		wipe(c->batch, c->n_batch * sizeof(c->batch[0]));
+		feed_pipeline_samples(c->inst, c->batch, c->n_batch);
+		util_wipe(c->batch, c->n_batch * sizeof(c->batch[0]));
 	}
 	c->n_batch = 0;
 	if (c->skip_pending && c->inst)
-		pipeline_skip(c->inst, c->skip_pending);
+		feed_pipeline_skip(c->inst, c->skip_pending);
 	c->skip_pending = 0;
 }
 
-bool capture_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t)
+bool net_capture_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t)
 {
 	long long sec = (long long)h->ts.tv_sec, frac = (long long)h->ts.tv_usec;
 	long long per_sec = nano ? 1000000000LL : 1000000LL;
@@ -94,24 +94,24 @@ bool capture_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t)
 	return true;
 }
 
-void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
+void net_capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 {
 	struct capture *c = (struct capture *)user;
 	struct flow_key k;
 	uint64_t t;
 
 	c->packets++;
-	if (!capture_time(h, c->nano, &t)) {
+	if (!net_capture_time(h, c->nano, &t)) {
 		c->bad_time++;
 		c->skip_pending++;
 		return;
 	}
-	if (!event_cap_take(&c->ecap, c->max_eps, t)) {
+	if (!net_flow_event_cap_take(&c->ecap, c->max_eps, t)) {
 		c->skip_pending++;
 		return;
 	}
-	flow_key_of(c->dlt, bytes, h->caplen, &k);
-	flow_top_add(&c->top, &k);
+	net_flow_key_of(c->dlt, bytes, h->caplen, &k);
+	net_flow_top_add(&c->top, &k);
 	if (c->sample_left)
 		c->sample_left--;
 	/* For the tests' and the curious administrator's benefit (debug log, counts only): how
@@ -119,17 +119,17 @@ void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *byt
 	c->sub_us += t % 1000 != 0;
 	c->batch[c->n_batch++] = t;
 	if (c->n_batch == CAPTURE_BATCH)
-		capture_flush(c);
+		net_capture_flush(c);
 }
 
-void capture_sampled(struct capture *c, bool on)
+void net_capture_sampled(struct capture *c, bool on)
 {
 	if (!on && c->sampled)
 		c->sample_left = 2 * FLOW_WINDOW;
 	c->sampled = on;
 }
 
-void capture_attach(struct capture *c, struct instance *inst)
+void net_capture_attach(struct capture *c, struct instance *inst)
 {
 	memset(c, 0, sizeof(*c));
 	c->weight = 1.0;
@@ -138,24 +138,24 @@ void capture_attach(struct capture *c, struct instance *inst)
 	capture_state(c);
 }
 
-void capture_detach(struct capture *c, const char *name)
+void net_capture_detach(struct capture *c, const char *name)
 {
 	if (!c->inst)
 		return;
-	capture_flush(c);
+	net_capture_flush(c);
 	log_debug("network/%s: %llu packets, %llu with a timestamp finer than a microsecond, "
 		  "%llu with an invalid timestamp, %llu dropped by the kernel",
 		  name, (unsigned long long)c->packets, (unsigned long long)c->sub_us,
 		  (unsigned long long)c->bad_time, (unsigned long long)c->dropped);
-	wipe(c, sizeof(*c));
+	util_wipe(c, sizeof(*c));
 }
 
-int capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size)
+int net_capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size)
 {
 	struct bpf_program prog;
 
 	/* No filter is the empty one, which accepts every packet: set too, so that the kernel
-	 * has a program for a reload to replace in place (if_set_filter()). */
+	 * has a program for a reload to replace in place (net_sock_set_filter()). */
 	if (!filter)
 		filter = "";
 	if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
@@ -171,7 +171,7 @@ int capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size)
 	return 0;
 }
 
-uint32_t capture_max_eps(const struct config *cfg)
+uint32_t net_capture_max_eps(const struct config *cfg)
 {
 	return cfg->network.max_events_per_second > 0 ? (uint32_t)cfg->network.max_events_per_second
 						       : 1;

@@ -60,7 +60,7 @@ static const struct setting network_tab[] = {
 };
 
 /* A filter that does not compile for Ethernet is a configuration error. */
-bool net_filter_compiles(const char *filter, int snaplen, char *err, size_t size)
+bool net_class_filter_compiles(const char *filter, int snaplen, char *err, size_t size)
 {
 	pcap_t *p;
 	struct bpf_program prog;
@@ -89,10 +89,10 @@ static void check_filter(struct settings_ctx *ctx, const config_setting_t *grp,
 	char msg[512], *key;
 
 	if (!cs || config_setting_type(cs) != CONFIG_TYPE_STRING ||
-	    net_filter_compiles(cap->filter, cap->snaplen, msg, sizeof(msg)))
+	    net_class_filter_compiles(cap->filter, cap->snaplen, msg, sizeof(msg)))
 		return;
 	key = xasprintf("%s.filter", path);
-	settings_err(ctx, cs, key, "an expression in the syntax of pcap-filter(7), or \"\"",
+	config_settings_err(ctx, cs, key, "an expression in the syntax of pcap-filter(7), or \"\"",
 		     "\"%s\" does not compile: %s", cap->filter, msg);
 	free(key);
 }
@@ -127,7 +127,7 @@ static const struct inst_kind net_kind = {
 	.check = check_capture,
 };
 
-const struct net_capture *config_net_capture(const struct config *cfg, const char *name)
+const struct net_capture *net_class_capture_config(const struct config *cfg, const char *name)
 {
 	for (size_t i = 0; i < cfg->network.n_instances; i++)
 		if (fnmatch(cfg->network.instances[i].name, name, 0) == 0)
@@ -143,7 +143,7 @@ static const char *network_backend(const struct config *cfg)
 
 /* An attacker on the path can observe and set packet timing, so only a fraction is
  * credited by default. */
-const struct source_class class_network = {
+const struct source_class net_class = {
 	.name = "network",
 	.policy_help = "policy for network interfaces",
 	.sources_help = "packet arrivals (libpcap)",

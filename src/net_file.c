@@ -44,7 +44,7 @@ static void replay_end(struct replay *rp, const char *state)
 	struct capture *c = cap_of(rp);
 
 	source_close(rp->si, SRC_ENDED);
-	capture_set_state(c, state);
+	net_capture_set_state(c, state);
 }
 
 /* pcap_fopen_offline on a fresh stream over our descriptor, from the start. */
@@ -77,7 +77,7 @@ static void check_packet(u_char *user, const struct pcap_pkthdr *h, const u_char
 	uint64_t t;
 
 	rp->checked++;
-	if (!capture_time(h, true, &t) || h->caplen > h->len)
+	if (!net_capture_time(h, true, &t) || h->caplen > h->len)
 		rp->bad++;
 }
 
@@ -127,15 +127,15 @@ static void replay_cb(evutil_socket_t fd, short what, void *arg)
 			replay_end(rp, "refused");
 			return;
 		}
-		if (capture_set_filter(rp->p, config_net_capture(cfg, si->name)->filter, msg,
+		if (net_capture_set_filter(rp->p, net_class_capture_config(cfg, si->name)->filter, msg,
 				       sizeof(msg)) < 0) {
 			log_err("network/%s: %s", si->name, msg);
 			replay_end(rp, "filter error");
 			return;
 		}
-		capture_begin(c, pcap_datalink(rp->p), true, capture_max_eps(cfg));
+		net_capture_begin(c, pcap_datalink(rp->p), true, net_capture_max_eps(cfg));
 		rp->pass = 2;
-		capture_set_state(c, "reading");
+		net_capture_set_state(c, "reading");
 		log_info("network/%s: %s: %llu packets, link type %s; replaying at their recorded "
 			 "timestamps",
 			 si->name, rp->path, (unsigned long long)rp->checked,
@@ -144,8 +144,8 @@ static void replay_cb(evutil_socket_t fd, short what, void *arg)
 		event_active(rp->ev, EV_READ, 0);
 		return;
 	}
-	n = pcap_dispatch(rp->p, REPLAY_CHUNK, capture_packet, (u_char *)c);
-	capture_flush(c);
+	n = pcap_dispatch(rp->p, REPLAY_CHUNK, net_capture_packet, (u_char *)c);
+	net_capture_flush(c);
 	if (n < 0) {
 		log_limited(&rl_file, LOG_ERR,
 			    "network/%s: %s changed while it was read: %s; stopped after %llu "
@@ -166,12 +166,12 @@ static void replay_cb(evutil_socket_t fd, short what, void *arg)
 /* Not replayed after all: closed here, the state says why. */
 static enum src_status not_replayed(struct src_inst *si, const char *state)
 {
-	net_replay_close(si);
-	capture_set_state(&((struct iface *)si->drv)->cap, state);
+	net_file_replay_close(si);
+	net_capture_set_state(&((struct iface *)si->drv)->cap, state);
 	return SRC_ENDED;
 }
 
-enum src_status net_replay_open(struct src_inst *si)
+enum src_status net_file_replay_open(struct src_inst *si)
 {
 	struct iface *f = si->drv;
 	const struct pcap_state *st = si->src->priv;
@@ -184,8 +184,8 @@ enum src_status net_replay_open(struct src_inst *si)
 	rp->fd = -1;
 	rp->path = xstrdup(st->file);
 	source_attach(si, "savefile", 0);
-	capture_attach(&f->cap, si->inst);
-	capture_set_state(&f->cap, "checking");
+	net_capture_attach(&f->cap, si->inst);
+	net_capture_set_state(&f->cap, "checking");
 	/* O_NONBLOCK: a FIFO named here must not hang the event loop at open. */
 	rp->fd = open(rp->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (rp->fd < 0) {
@@ -218,7 +218,7 @@ enum src_status net_replay_open(struct src_inst *si)
 	return SRC_OPEN;
 }
 
-void net_replay_close(struct src_inst *si)
+void net_file_replay_close(struct src_inst *si)
 {
 	struct iface *f = si->drv;
 	struct replay *rp = f->rp;
@@ -231,9 +231,9 @@ void net_replay_close(struct src_inst *si)
 		pcap_close(rp->p);
 	if (rp->fd >= 0)
 		close(rp->fd);
-	capture_flush(&f->cap);
+	net_capture_flush(&f->cap);
 	free(rp->path);
-	wipe(rp, sizeof(*rp));
+	util_wipe(rp, sizeof(*rp));
 	free(rp);
 	f->rp = NULL;
 }

@@ -130,7 +130,7 @@ static void null_loop(const uint8_t *pkt, size_t caplen, struct flow_key *k)
 	(void)ip_source(pkt, caplen, 4, 0, k);
 }
 
-void flow_key_of(int dlt, const uint8_t *pkt, size_t caplen, struct flow_key *k)
+void net_flow_key_of(int dlt, const uint8_t *pkt, size_t caplen, struct flow_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	switch (dlt) {
@@ -166,7 +166,7 @@ static uint64_t key_word(const struct flow_key *k, size_t i)
 	return w;
 }
 
-/* Keys are zero beyond len (flow_key_of clears them), so the whole struct compares; as
+/* Keys are zero beyond len (net_flow_key_of clears them), so the whole struct compares; as
  * words, since this runs for every packet. */
 static bool key_eq(const struct flow_key *a, const struct flow_key *b)
 {
@@ -196,7 +196,7 @@ static unsigned slot_of(struct flow_top *ft, const struct flow_key *k)
 	return min_i;
 }
 
-void flow_top_add(struct flow_top *ft, const struct flow_key *k)
+void net_flow_top_add(struct flow_top *ft, const struct flow_key *k)
 {
 	unsigned i = slot_of(ft, k);
 
@@ -212,11 +212,11 @@ void flow_top_add(struct flow_top *ft, const struct flow_key *k)
 	for (i = 0; i < FLOW_SLOTS; i++) {
 		ft->count[i] /= 2;
 		if (!ft->count[i])
-			wipe(&ft->key[i], sizeof(ft->key[i]));
+			util_wipe(&ft->key[i], sizeof(ft->key[i]));
 	}
 }
 
-double flow_top_share(const struct flow_top *ft)
+double net_flow_top_share(const struct flow_top *ft)
 {
 	uint32_t top = ft->count[ft->top];
 
@@ -226,7 +226,7 @@ double flow_top_share(const struct flow_top *ft)
 	return top >= ft->total ? 1.0 : (double)top / ft->total;
 }
 
-double flow_weight(double share)
+double net_flow_weight(double share)
 {
 	if (!(share > FLOW_DOMINANT))
 		return share >= 0 ? 1.0 : 0.0; /* NaN: no credit */
@@ -235,7 +235,7 @@ double flow_weight(double share)
 	return 1 - share;
 }
 
-double flow_share_bound(double share, uint32_t n)
+double net_flow_share_bound(double share, uint32_t n)
 {
 	double z2 = FLOW_Z * FLOW_Z, b;
 
@@ -247,7 +247,7 @@ double flow_share_bound(double share, uint32_t n)
 	return b < 1 ? b : 1.0;
 }
 
-bool event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns)
+bool net_flow_event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns)
 {
 	if (!c->started || t_ns < c->start_ns || t_ns - c->start_ns >= NS_PER_SEC) {
 		c->started = true;
@@ -260,7 +260,7 @@ bool event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns)
 	return true;
 }
 
-bool hwtstamp_config_free(int tx_type, int rx_filter)
+bool net_flow_hwtstamp_config_free(int tx_type, int rx_filter)
 {
 	return tx_type == HWTSTAMP_TX_OFF &&
 	       (rx_filter == HWTSTAMP_FILTER_NONE || rx_filter == HWTSTAMP_FILTER_ALL);

@@ -20,7 +20,7 @@ struct flow_key {
 /* Fill *k from the first caplen bytes of a frame of link type `dlt` (a DLT_ value). Frames
  * too short to tell, and link types not known here, give the "unknown" key: all of them
  * then count as one source, which can only lower credit. */
-void flow_key_of(int dlt, const uint8_t *pkt, size_t caplen, struct flow_key *k);
+void net_flow_key_of(int dlt, const uint8_t *pkt, size_t caplen, struct flow_key *k);
 
 /*
  * The dominant-flow rule. The share of the busiest source address among an interface's
@@ -51,18 +51,18 @@ struct flow_top {
 	unsigned last;              /* the slot counted last: most packets repeat it */
 };
 
-void flow_top_add(struct flow_top *ft, const struct flow_key *k);
+void net_flow_top_add(struct flow_top *ft, const struct flow_key *k);
 /* The busiest source's share of the counted packets, 0..1 (0 when nothing was counted). */
-double flow_top_share(const struct flow_top *ft);
+double net_flow_top_share(const struct flow_top *ft);
 /* The credit weight for a share, by the rule above. */
-double flow_weight(double share);
+double net_flow_weight(double share);
 /* While the counter holds packets the kernel sampled (and for 2 * FLOW_WINDOW packets after
  * sampling stops, until they have been halved away), its share is an estimate from a sample
  * of the traffic, and the weight is taken at an upper confidence bound of it: Wilson's score
  * bound at FLOW_Z standard deviations over the n packets counted. So the weight on a sample
  * errs low: the bound falls below the share the whole traffic has with odds under 1e-6. */
 #define FLOW_Z 5.0
-double flow_share_bound(double share, uint32_t n);
+double net_flow_share_bound(double share, uint32_t n);
 
 /* The per-instance event cap: at most max events in any one second of event time. A
  * second starts at the first event after the previous one ended; time that runs backwards
@@ -74,12 +74,12 @@ struct event_cap {
 };
 
 /* true: handle the event at t_ns; false: it is over the cap (count it as skipped). */
-bool event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns);
+bool net_flow_event_cap_take(struct event_cap *c, uint32_t max_per_second, uint64_t t_ns);
 
 
 /* May libpcap switch a card's timestamping to "receive all, transmit off", given how it
  * is set now (struct hwtstamp_config's tx_type and rx_filter)? Only if no one else set it
  * up: transmit off and receive none, or already all. */
-bool hwtstamp_config_free(int tx_type, int rx_filter);
+bool net_flow_hwtstamp_config_free(int tx_type, int rx_filter);
 
 #endif

@@ -35,7 +35,7 @@ struct capture {
 	const char *base_state;
 	uint64_t packets, skip_pending, bad_time, sub_us;
 	uint64_t dropped; /* by the kernel for want of room (counted in skip_pending too) */
-	/* The kernel samples the packets (capture_sampled()), or did within the flow counter's
+	/* The kernel samples the packets (net_capture_sampled()), or did within the flow counter's
 	 * memory: packets still to count before it has forgotten the sample. */
 	bool sampled;
 	uint32_t sample_left;
@@ -45,28 +45,28 @@ struct capture {
 };
 
 /* The stream starts on a pipeline instance the core attached. */
-void capture_attach(struct capture *c, struct instance *inst);
+void net_capture_attach(struct capture *c, struct instance *inst);
 /* The instance is about to be detached: what is pending goes in, a debug line gives the
  * counts, and the stream is cleared. */
-void capture_detach(struct capture *c, const char *name);
+void net_capture_detach(struct capture *c, const char *name);
 /* The state shown: base ("open", "down", ...) and the dominant-flow weight if any. */
-void capture_set_state(struct capture *c, const char *base);
+void net_capture_set_state(struct capture *c, const char *base);
 /* A new stream on the instance (a new capture or a replay's second pass). */
-void capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps);
-/* Hand what capture_packet gathered to the pipeline: the timed packets as samples, under the
+void net_capture_begin(struct capture *c, int dlt, bool nano, uint32_t max_eps);
+/* Hand what net_capture_packet gathered to the pipeline: the timed packets as samples, under the
  * dominant-flow weight as it is after them, and those over the event cap as skipped. */
-void capture_flush(struct capture *c);
+void net_capture_flush(struct capture *c);
 /* Whether the kernel samples the packets now: the flow rule weighs a sample by its upper
- * bound (flow_share_bound()). */
-void capture_sampled(struct capture *c, bool on);
+ * bound (net_flow_share_bound()). */
+void net_capture_sampled(struct capture *c, bool on);
 /* The pcap_handler for every packet; user is the struct capture. */
-void capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes);
+void net_capture_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes);
 /* A packet's timestamp in ns; false if it is invalid. */
-bool capture_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t);
+bool net_capture_time(const struct pcap_pkthdr *h, bool nano, uint64_t *t);
 /* Compile and set a BPF filter ("" or NULL: none, every packet), as a capture opens; -1 with
  * the reason in err. */
-int capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size);
-uint32_t capture_max_eps(const struct config *cfg);
+int net_capture_set_filter(pcap_t *p, const char *filter, char *err, size_t size);
+uint32_t net_capture_max_eps(const struct config *cfg);
 
 /* What rtnetlink or the fallback scan says about one link. */
 struct link_info {
@@ -94,12 +94,12 @@ struct net_links {
 
 /* Every link, through update (-1 if neither rtnetlink nor /proc/net/dev can be read); the
  * rtnetlink monitor (-1 if there is none). */
-int net_links_dump(struct net_links *nl);
-int net_links_monitor(struct net_links *nl, struct event_base *base);
-void net_links_monitor_stop(struct net_links *nl);
+int net_link_dump(struct net_links *nl);
+int net_link_monitor(struct net_links *nl, struct event_base *base);
+void net_link_monitor_stop(struct net_links *nl);
 /* An interface ioctl whose struct ifreq carries a pointer (ifr_data: ethtool's, the card's
  * timestamping), on a socket of its own; ioctl's result. */
-int net_dev_ioctl(const char *ifname, unsigned long request, void *data);
+int net_link_dev_ioctl(const char *ifname, unsigned long request, void *data);
 
 /* The driver's class-wide state (source.priv). */
 struct pcap_state {
@@ -135,7 +135,7 @@ struct iface {
 	struct event *drain_ev; /* the timer that reads the ring under a flood */
 	uint64_t woken_ns;      /* when ev last fired */
 	unsigned drops;         /* the kernel's drops (pcap_stats) already counted */
-	/* What the capture was last opened with (config_net_capture), to tell at a reload
+	/* What the capture was last opened with (net_class_capture_config), to tell at a reload
 	 * whether it has to be opened afresh. */
 	int snaplen;
 	enum net_direction direction;
@@ -152,22 +152,22 @@ struct iface {
 
 /* net_sock.c: sampling in the kernel on a live capture. The capture opened (its filter
  * set): not sampled yet. */
-void if_sample_start(struct src_inst *si);
+void net_sock_sample_start(struct src_inst *si);
 /* On the read path: the packets and drops counted since, and the share re-set if the rate
  * asks for it (at most once a window). */
-void if_sample_tick(struct src_inst *si);
+void net_sock_sample_tick(struct src_inst *si);
 /* The capture closes. */
-void if_sample_stop(struct src_inst *si);
+void net_sock_sample_stop(struct src_inst *si);
 /* The capture's socket filter with filter, the administrator's (priv_filter.c, set by the
  * privileged process): as the capture opens, and a reload's new one on the running capture,
  * losing nothing (the kernel replaces the program in force in one step; the packets the ring
  * holds were taken under the filter before, those after under this one); the share kept
  * while sampling stays. -1 with the reason in err. */
-int if_set_filter(struct src_inst *si, const char *filter, char *err, size_t size);
+int net_sock_set_filter(struct src_inst *si, const char *filter, char *err, size_t size);
 
 /* net_file.c: the savefile as the class's one instance: checked whole, then
  * replayed (SRC_OPEN), or SRC_ENDED with the state saying why not; and closed. */
-enum src_status net_replay_open(struct src_inst *si);
-void net_replay_close(struct src_inst *si);
+enum src_status net_file_replay_open(struct src_inst *si);
+void net_file_replay_close(struct src_inst *si);
 
 #endif

@@ -234,7 +234,7 @@ static int sys_ifindex(const char *name, const char *rel)
 	return ix > 0 && ix <= INT_MAX ? (int)ix : 0;
 }
 
-int net_dev_ioctl(const char *ifname, unsigned long request, void *data)
+int net_link_dev_ioctl(const char *ifname, unsigned long request, void *data)
 {
 	struct ifreq ifr;
 	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0), r;
@@ -256,7 +256,7 @@ static bool driver_name(const char *ifname, char *out, size_t size)
 	struct ethtool_drvinfo info = {.cmd = ETHTOOL_GDRVINFO};
 	int n;
 
-	if (net_dev_ioctl(ifname, SIOCETHTOOL, &info) < 0 || !info.driver[0])
+	if (net_link_dev_ioctl(ifname, SIOCETHTOOL, &info) < 0 || !info.driver[0])
 		return false;
 	n = snprintf(out, size, "%.*s", (int)sizeof(info.driver), info.driver);
 	return n >= 0 && (size_t)n < size;
@@ -286,7 +286,7 @@ static void sys_kind(struct link_info *li)
 		snprintf(li->kind, sizeof(li->kind), "tun");
 	li->arphrd = type > 0 && type <= UINT16_MAX ? (unsigned)type : 0;
 	if (!li->kind[0] && driver_name(li->name, driver, sizeof(driver)) &&
-	    (link_secondhand(driver, ARPHRD_ETHER) || strcmp(driver, "veth") == 0))
+	    (net_stack_link_secondhand(driver, ARPHRD_ETHER) || strcmp(driver, "veth") == 0))
 		snprintf(li->kind, sizeof(li->kind), "%s", driver);
 }
 
@@ -386,7 +386,7 @@ static void nl_read_cb(evutil_socket_t fd, short what, void *arg)
 	nl->settle(nl->arg);
 }
 
-int net_links_monitor(struct net_links *nl, struct event_base *base)
+int net_link_monitor(struct net_links *nl, struct event_base *base)
 {
 	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK};
 
@@ -410,7 +410,7 @@ int net_links_monitor(struct net_links *nl, struct event_base *base)
 	return 0;
 }
 
-void net_links_monitor_stop(struct net_links *nl)
+void net_link_monitor_stop(struct net_links *nl)
 {
 	if (nl->ev)
 		event_free(nl->ev);
@@ -420,7 +420,7 @@ void net_links_monitor_stop(struct net_links *nl)
 	nl->fd = -1;
 }
 
-int net_links_dump(struct net_links *nl)
+int net_link_dump(struct net_links *nl)
 {
 	return nl_dump(nl) < 0 && proc_scan(nl) < 0 ? -1 : 0;
 }

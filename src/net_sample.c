@@ -9,17 +9,17 @@
 
 #include "util.h"
 
-void sampler_init(struct sampler *s)
+void net_sample_init(struct sampler *s)
 {
 	*s = (struct sampler){.ratio = 1.0, .rate = NAN};
 }
 
-void sampler_count(struct sampler *s, uint64_t n)
+void net_sample_count(struct sampler *s, uint64_t n)
 {
 	s->taken += n;
 }
 
-void sampler_set(struct sampler *s, double ratio, uint64_t now_ns)
+void net_sample_set(struct sampler *s, double ratio, uint64_t now_ns)
 {
 	s->settling = ratio != s->ratio;
 	s->ratio = ratio;
@@ -27,7 +27,7 @@ void sampler_set(struct sampler *s, double ratio, uint64_t now_ns)
 	s->taken = 0;
 }
 
-enum sampler_news sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio)
+enum sampler_news net_sample_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio)
 {
 	double secs, want;
 	bool settling = s->settling, early;

@@ -30,18 +30,18 @@ struct sampler {
 	bool settling;      /* the window after a change: measured, not acted on */
 };
 
-void sampler_init(struct sampler *s);
+void net_sample_init(struct sampler *s);
 /* n more packets the socket took (that passed its filter) since the last count. */
-void sampler_count(struct sampler *s, uint64_t n);
+void net_sample_count(struct sampler *s, uint64_t n);
 enum sampler_news {
 	SAMPLER_NONE,     /* the window goes on */
 	SAMPLER_MEASURED, /* a window ended: s->rate is new */
 	SAMPLER_CHANGE,   /* ... and the share should change, to *ratio (1: stop sampling) */
 };
 /* At now_ns (CLOCK_MONOTONIC). The caller sets a change in the kernel, and says whether that
- * worked with sampler_set(). */
-enum sampler_news sampler_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio);
-/* The share now in force (after sampler_tick() asked for it, or 1 when the kernel refused). */
-void sampler_set(struct sampler *s, double ratio, uint64_t now_ns);
+ * worked with net_sample_set(). */
+enum sampler_news net_sample_tick(struct sampler *s, uint32_t cap, uint64_t now_ns, double *ratio);
+/* The share now in force (after net_sample_tick() asked for it, or 1 when the kernel refused). */
+void net_sample_set(struct sampler *s, double ratio, uint64_t now_ns);
 
 #endif

@@ -1,6 +1,6 @@
 /* net_sock: sampling in the kernel on a live capture — the share of frames the capture's
  * socket filter keeps (net_sample.c decides it), the rate it follows measured from what the
- * socket took, and the instance told (pipeline_set_sampling()).
+ * socket took, and the instance told (feed_pipeline_set_sampling()).
  *
  * The socket filter is not this process's to set: the privileged process puts its own on
  * every packet socket it hands over (priv_filter.c: the interface, the direction, the
@@ -28,8 +28,8 @@ static struct log_ratelimit rl_sample = LOG_RATELIMIT_INIT;
 static void tell(struct iface *f)
 {
 	if (f->cap.inst)
-		pipeline_set_sampling(f->cap.inst, f->sampling, f->smp.ratio, f->smp.rate);
-	capture_sampled(&f->cap, f->smp.ratio < 1);
+		feed_pipeline_set_sampling(f->cap.inst, f->sampling, f->smp.ratio, f->smp.rate);
+	net_capture_sampled(&f->cap, f->smp.ratio < 1);
 }
 
 /* The capture's socket filter, with filter (the administrator's) and the share `ratio` kept
@@ -39,7 +39,7 @@ static int attach(struct src_inst *si, const char *filter, double ratio, char *e
 	struct iface *f = si->drv;
 
 	return priv_packet_filter(pcap_fileno(f->p), (unsigned)f->ifindex, f->direction, filter,
-				  priv_guard_keep(ratio), err, size);
+				  priv_filter_keep(ratio), err, size);
 }
 
 static void refused(struct src_inst *si, const char *what)
@@ -56,7 +56,7 @@ static void refused(struct src_inst *si, const char *what)
 	if (f->smp.ratio < 1) {
 		/* The filter without the share, if the privileged process sets it. */
 		(void)attach(si, f->filter, 1.0, err, sizeof(err));
-		sampler_set(&f->smp, 1.0, mono_ns());
+		net_sample_set(&f->smp, 1.0, util_mono_ns());
 	}
 	if (f->sample_ev)
 		event_del(f->sample_ev);
@@ -64,7 +64,7 @@ static void refused(struct src_inst *si, const char *what)
 
 static void sample_cb(evutil_socket_t fd, short what, void *arg)
 {
-	if_sample_tick(arg);
+	net_sock_sample_tick(arg);
 }
 
 /* Sampling now at `ratio` (1: off): the kernel's filter, the timer, the instance. */
@@ -88,7 +88,7 @@ static void set_ratio(struct src_inst *si, double ratio)
 	else if (ratio >= 1 && f->smp.ratio < 1)
 		log_info("network/%s: about %.0f packets a second: sampling stops", si->name,
 			 f->smp.rate);
-	sampler_set(&f->smp, ratio, mono_ns());
+	net_sample_set(&f->smp, ratio, util_mono_ns());
 	f->sampling = ratio < 1 ? "on" : "off";
 	if (ratio < 1) {
 		if (!f->sample_ev)
@@ -111,7 +111,7 @@ static bool taken(struct iface *f, uint64_t *n)
 	return true;
 }
 
-int if_set_filter(struct src_inst *si, const char *filter, char *err, size_t size)
+int net_sock_set_filter(struct src_inst *si, const char *filter, char *err, size_t size)
 {
 	struct iface *f = si->drv;
 
@@ -119,7 +119,7 @@ int if_set_filter(struct src_inst *si, const char *filter, char *err, size_t siz
 	return attach(si, filter, f->sampling ? f->smp.ratio : 1.0, err, size);
 }
 
-void if_sample_start(struct src_inst *si)
+void net_sock_sample_start(struct src_inst *si)
 {
 	struct iface *f = si->drv;
 
@@ -127,12 +127,12 @@ void if_sample_start(struct src_inst *si)
 		return;
 	if (!taken(f, &f->taken))
 		f->taken = 0;
-	sampler_init(&f->smp);
+	net_sample_init(&f->smp);
 	f->sampling = "off";
 	tell(f);
 }
 
-void if_sample_tick(struct src_inst *si)
+void net_sock_sample_tick(struct src_inst *si)
 {
 	struct iface *f = si->drv;
 	uint64_t n;
@@ -141,9 +141,9 @@ void if_sample_tick(struct src_inst *si)
 	if (!f->p || !taken(f, &n))
 		return;
 	/* libpcap's sum is an unsigned int: it wraps. */
-	sampler_count(&f->smp, (uint32_t)(n - f->taken));
+	net_sample_count(&f->smp, (uint32_t)(n - f->taken));
 	f->taken = n;
-	switch (sampler_tick(&f->smp, f->cap.max_eps, mono_ns(), &ratio)) {
+	switch (net_sample_tick(&f->smp, f->cap.max_eps, util_mono_ns(), &ratio)) {
 	case SAMPLER_NONE:
 		return;
 	case SAMPLER_CHANGE:
@@ -156,7 +156,7 @@ void if_sample_tick(struct src_inst *si)
 	tell(f);
 }
 
-void if_sample_stop(struct src_inst *si)
+void net_sock_sample_stop(struct src_inst *si)
 {
 	struct iface *f = si->drv;
 
@@ -164,7 +164,7 @@ void if_sample_stop(struct src_inst *si)
 		event_free(f->sample_ev);
 		f->sample_ev = NULL;
 	}
-	sampler_init(&f->smp);
+	net_sample_init(&f->smp);
 	f->sampling = NULL;
 	tell(f); /* a new capture starts unsampled */
 }

@@ -17,7 +17,7 @@
  * Only devices that are up carry arrivals upward, and a down one is not wanted, so a port
  * whose bridge is down is captured itself.
  *
- * A device whose packets are secondhand (a tunnel's, link_secondhand()) passes them upward
+ * A device whose packets are secondhand (a tunnel's, net_stack_link_secondhand()) passes them upward
  * too: a bridge with a VXLAN or tap port, a VLAN on a VXLAN, carry packets that arrived on
  * another interface first. Where only devices of their own are wanted ("auto", own_only),
  * such a device is left out (STACK_SECONDHAND) before the rest is decided, and its ports come
@@ -140,7 +140,7 @@ static void carry_up(const struct stack_link *l, size_t n, size_t k, size_t *fro
 	}
 }
 
-void stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v)
+void net_stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v)
 {
 	struct order *o = xcalloc(n ? n : 1, sizeof(*o));
 	size_t *by = xcalloc(n ? n : 1, sizeof(*by)), *stack = xcalloc(n ? n : 1, sizeof(*stack));
@@ -200,7 +200,7 @@ void stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v
 	free(seen);
 }
 
-const char *stack_why_text(enum stack_why why)
+const char *net_stack_why_text(enum stack_why why)
 {
 	switch (why) {
 	case STACK_PORT: return "port of";
@@ -211,7 +211,7 @@ const char *stack_why_text(enum stack_why why)
 	}
 }
 
-int tstamp_pick(const int *types, int n)
+int net_stack_tstamp_pick(const int *types, int n)
 {
 	/* The card's own clock, free-running before synchronised: the free-running one has no
 	 * steps from a servo. The host's stamps are what libpcap gives without asking. */
@@ -232,7 +232,7 @@ int tstamp_pick(const int *types, int n)
  * (IP-in-IP, SIT, GRE, PPP, netlink). Not by the link type "none": WireGuard, tun and
  * OpenVPN's ovpn have it, and are known by their kinds, but so do cellular modems in raw-IP
  * mode (qmi_wwan, hso), whose packets are their own. */
-bool link_secondhand(const char *kind, unsigned arphrd)
+bool net_stack_link_secondhand(const char *kind, unsigned arphrd)
 {
 	static const char *const kinds[] = {
 		"gre",     "gretap", "erspan", "ip6gre", "ip6gretap", "ip6erspan", "ipip",

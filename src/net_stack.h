@@ -16,7 +16,7 @@ struct stack_link {
 	int lower;
 	bool up;
 	bool wanted;     /* it would be captured but for this rule (matched, up, not disabled) */
-	bool secondhand; /* its packets arrived on another interface first (link_secondhand()) */
+	bool secondhand; /* its packets arrived on another interface first (net_stack_link_secondhand()) */
 	bool own_only;   /* wanted only if its packets are its own ("auto") */
 };
 
@@ -36,20 +36,20 @@ struct stack_verdict {
 };
 
 /* A verdict for each of the n links. */
-void stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v);
+void net_stack_resolve(const struct stack_link *l, size_t n, struct stack_verdict *v);
 /* "port of", "stacked on", "counted on", "carries the packets of"; "" for the others. */
-const char *stack_why_text(enum stack_why why);
+const char *net_stack_why_text(enum stack_why why);
 
 
 /* Are the packets seen on a device of this kind (rtnetlink's IFLA_INFO_KIND, or sysfs's
  * device type; "" if none) and link type (ARPHRD_*) secondhand, arrivals that another
  * interface saw first, or no arrivals at all? For a device the kernel names no lower
  * device of: such a device is left out by auto (net_stack.c). */
-bool link_secondhand(const char *kind, unsigned arphrd);
+bool net_stack_link_secondhand(const char *kind, unsigned arphrd);
 
 
 /* Of the timestamp types a card offers (pcap_list_tstamp_types), the one asked for: the
  * card's own clock, unsynced before synced; -1: none of them, the host's stamps. */
-int tstamp_pick(const int *types, int n);
+int net_stack_tstamp_pick(const int *types, int n);
 
 #endif

@@ -94,11 +94,11 @@ static int call(union priv_req *req, enum priv_type type, struct priv_reply *rep
 
 	req->h.version = PRIV_VERSION;
 	req->h.type = (uint16_t)type;
-	req->h.size = (uint32_t)priv_req_size[type];
+	req->h.size = (uint32_t)priv_ops_req_size[type];
 	do
-		n = send(priv_fd, req, priv_req_size[type], MSG_NOSIGNAL);
+		n = send(priv_fd, req, priv_ops_req_size[type], MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)priv_req_size[type])
+	if (n != (ssize_t)priv_ops_req_size[type])
 		lost("is gone");
 	do
 		n = recvmsg(priv_fd, &mh, MSG_CMSG_CLOEXEC);
@@ -141,7 +141,7 @@ int priv_add_entropy(int fd, const uint8_t *data, size_t len, int bits, int *cre
 		return -1;
 	}
 	if (!priv_active()) {
-		if (priv_local_add_entropy(fd, data, len, bits) < 0)
+		if (priv_ops_add_entropy(fd, data, len, bits) < 0)
 			return -1;
 		*credited = bits;
 		return 0;
@@ -151,7 +151,7 @@ int priv_add_entropy(int fd, const uint8_t *data, size_t len, int bits, int *cre
 	req.entropy.len = (uint32_t)len;
 	memcpy(req.entropy.data, data, len);
 	e = call(&req, PRIV_ADD_ENTROPY, &rep, NULL);
-	wipe(&req, sizeof(req));
+	util_wipe(&req, sizeof(req));
 	if (e) {
 		errno = e;
 		return -1;
@@ -195,7 +195,7 @@ int priv_perf_open(unsigned cpu, enum priv_perf what, unsigned flags)
 	union priv_req req;
 
 	if (!priv_active())
-		return priv_local_perf_open(cpu, what, flags);
+		return priv_ops_perf_open(cpu, what, flags);
 	memset(&req, 0, sizeof(req));
 	req.perf.cpu = cpu;
 	req.perf.what = what;
@@ -219,7 +219,7 @@ int priv_blktrace_start(const char *name, unsigned major, unsigned minor, char *
 	int e;
 
 	if (!priv_active())
-		return priv_local_blktrace_start(name, major, minor, trace_name, stage);
+		return priv_ops_blktrace_start(name, major, minor, trace_name, stage);
 	if (strlen(name) >= PRIV_DISK_NAME) {
 		*stage = 0;
 		return ENAMETOOLONG;
@@ -240,7 +240,7 @@ int priv_blktrace_stop(const char *name, unsigned major, unsigned minor, bool te
 	int e;
 
 	if (!priv_active())
-		return priv_local_blktrace_stop(name, major, minor, teardown, opened);
+		return priv_ops_blktrace_stop(name, major, minor, teardown, opened);
 	blkt_req(&req, name, major, minor);
 	req.blkt.teardown = teardown;
 	e = call(&req, PRIV_BLKTRACE_STOP, &rep, NULL);
@@ -253,7 +253,7 @@ int priv_input_open(const char *watch, const char *name)
 	union priv_req req;
 
 	if (!priv_active())
-		return priv_local_input_open(watch, name, NULL);
+		return priv_ops_input_open(watch, name, NULL);
 	if (strlen(name) >= PRIV_INPUT_NAME) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -294,7 +294,7 @@ void priv_capture_end(void)
 	capturing = false;
 }
 
-int priv_socket(int domain, int type, int protocol)
+int priv_packet_socket(int domain, int type, int protocol)
 {
 	union priv_req req;
 	int fd, e, flags = type & (SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -329,7 +329,7 @@ int priv_packet_filter(int fd, unsigned ifindex, enum net_direction direction,
 	int e;
 
 	if (!priv_active()) {
-		if (priv_guard_attach(fd, ifindex, direction, filter, keep, err, size) == 0)
+		if (priv_filter_attach(fd, ifindex, direction, filter, keep, err, size) == 0)
 			return 0;
 		errno = EINVAL;
 		return -1;
@@ -348,19 +348,19 @@ int priv_packet_filter(int fd, unsigned ifindex, enum net_direction direction,
 	return -1;
 }
 
-void priv_notify(enum priv_notify what, const char *text)
+void priv_service_notify(enum priv_notify what, const char *text)
 {
 	union priv_req req;
 	struct priv_reply rep;
 
 	if (!priv_active()) {
-		priv_local_notify(what, text);
+		priv_ops_notify(what, text);
 		return;
 	}
 	memset(&req, 0, sizeof(req));
 	req.notify.what = what;
 	if (what == PRIV_N_STATUS && text)
-		printable(req.notify.text, sizeof(req.notify.text), text);
+		util_printable(req.notify.text, sizeof(req.notify.text), text);
 	(void)call(&req, PRIV_NOTIFY, &rep, NULL);
 }
 
@@ -450,13 +450,13 @@ int priv_collector_lockdown(const struct config *cfg, const char *config_path)
 		view_add(&view, watch_dir, sizeof(watch_dir), cfg->input.watch, true, false);
 		view_add(&view, net_dir, sizeof(net_dir), cfg->network.file, true, false);
 		view_add(&view, rec_dir, sizeof(rec_dir), record_dir, false, true);
-		if (sandbox_namespaces(&view) < 0)
+		if (priv_sandbox_namespaces(&view) < 0)
 			return -1;
 	}
 
 	/* Everything that needs root is open by now: the control socket, the configuration's
 	 * files, the privileged process's socketpair. */
-	if (privs_collector(cfg->collector.user, &bounding) < 0)
+	if (priv_drop_collector(cfg->collector.user, &bounding) < 0)
 		return -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		log_errno(LOG_ERR, "cannot set no_new_privs on the collector");
@@ -474,16 +474,16 @@ int priv_collector_lockdown(const struct config *cfg, const char *config_path)
 		    recv(priv_fd, conf_dir, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
 			lost("is gone");
 	}
-	sandbox_walls_user(cfg->collector.user, (unsigned)getuid(), (unsigned)getgid(), bounding,
+	priv_sandbox_walls_user(cfg->collector.user, (unsigned)getuid(), (unsigned)getgid(), bounding,
 			   true);
-	if (sandbox_landlock(record_dir) < 0 || sandbox_collector() < 0)
+	if (priv_sandbox_landlock(record_dir) < 0 || priv_sandbox_collector() < 0)
 		return -1;
 	log_info("collector: user %s, no supplementary groups, every capability dropped%s, no "
 		 "new privileges, system call filter",
 		 cfg->collector.user,
 		 bounding ? " (bounding set included)"
 			  : " (the bounding set stays as given: shrinking it needs CAP_SETPCAP)");
-	sandbox_walls_log();
+	priv_sandbox_walls_log();
 	return 0;
 }
 
@@ -507,9 +507,9 @@ int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int read
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, &old);
 	parent = getpid();
-	pidns = sandbox_pidns_begin();
+	pidns = priv_sandbox_pidns_begin();
 	pid = fork();
-	sandbox_pidns_end(pidns, pid == 0);
+	priv_sandbox_pidns_end(pidns, pid == 0);
 	if (pid < 0) {
 		log_errno(LOG_ERR, "cannot start the collector");
 		sigprocmask(SIG_SETMASK, &old, NULL);
@@ -529,7 +529,7 @@ int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int read
 	close(sv[1]);
 	if (ready_fd >= 0)
 		close(ready_fd);
-	privs_drop();
+	priv_drop();
 	log_info("privileged process %d: the collector is process %d", (int)getpid(), (int)pid);
 	*status = priv_serve(sv[0], cfg, config_path, rnd_fd, pid);
 	return 1;

@@ -66,9 +66,9 @@ int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int read
  * capability in any other set, no new privileges, death with the privileged process (set
  * after the change of uid, which clears it); before all that, where it can, a mount
  * namespace whose root is empty and read-only but for the paths it still needs
- * (sandbox_namespaces()), beside the PID namespace priv_start() gave it; Landlock where the
+ * (priv_sandbox_namespaces()), beside the PID namespace priv_start() gave it; Landlock where the
  * kernel has it (nothing written but beneath record_dir, NULL for nowhere; no signal outside
- * itself), then the system call filter. The walls up are logged (sandbox_walls_log()). 0, or
+ * itself), then the system call filter. The walls up are logged (priv_sandbox_walls_log()). 0, or
  * -1 (logged). */
 int priv_collector_lockdown(const struct config *cfg, const char *config_path);
 
@@ -116,16 +116,16 @@ int priv_relay_open(const char *debugfs, const char *trace, unsigned cpu);
 void priv_capture_begin(const char *ifname);
 void priv_capture_end(void);
 /* socket(2), but AF_PACKET from the privileged process between the two above. */
-int priv_socket(int domain, int type, int protocol);
+int priv_packet_socket(int domain, int type, int protocol);
 /* The socket filter of packet socket fd on interface ifindex (priv_filter.h), keeping the
- * share keep (priv_guard_keep()): the privileged process sets it on its own copy of the
+ * share keep (priv_filter_keep()): the privileged process sets it on its own copy of the
  * socket, as its configuration captures the interface; without one, this process sets it
  * with direction and filter. 0, or -1 with errno and the reason in err. */
 int priv_packet_filter(int fd, unsigned ifindex, enum net_direction direction,
 		       const char *filter, uint32_t keep, char *err, size_t size);
 
 /* sd_notify, from the main process. text: STATUS's text, or NULL. */
-void priv_notify(enum priv_notify what, const char *text);
+void priv_service_notify(enum priv_notify what, const char *text);
 
 /* Tell the privileged process to re-read the configuration. 0, or -1 with errno. */
 int priv_reload(void);

@@ -6,7 +6,7 @@
  * and CPUs that appear; CAP_NET_RAW to make packet sockets for interfaces that come up;
  * CAP_KILL to pass signals on to the collector, which runs as another user (and to kill
  * it when it breaks the protocol). The collector, which parses packets, trace records and
- * control requests, needs none, and leaves uid 0 (privs_collector), always: uid 0
+ * control requests, needs none, and leaves uid 0 (priv_drop_collector), always: uid 0
  * without capabilities still owns root's files, processes and sockets.
  * The rest goes for good, bounding set included, so nothing either could exec gets them
  * back: no CAP_DAC_OVERRIDE (files it reads on a reload
@@ -54,7 +54,7 @@ static bool holds_others(void)
 	return false;
 }
 
-int privs_drop(void)
+int priv_drop(void)
 {
 	bool have[ARRAY_SIZE(keep)];
 	capng_select_t what = CAPNG_SELECT_CAPS | CAPNG_SELECT_AMBIENT;
@@ -97,7 +97,7 @@ int privs_drop(void)
 	return 0;
 }
 
-bool privs_lookup(const char *user, uid_t *uid, gid_t *gid)
+bool priv_drop_lookup(const char *user, uid_t *uid, gid_t *gid)
 {
 	struct passwd pw, *found = NULL;
 	char buf[4096];
@@ -113,7 +113,7 @@ bool privs_lookup(const char *user, uid_t *uid, gid_t *gid)
 	return *uid != 0;
 }
 
-bool privs_collector_user(const char *user, uid_t *uid, gid_t *gid, char *why, size_t size)
+bool priv_drop_collector_user(const char *user, uid_t *uid, gid_t *gid, char *why, size_t size)
 {
 	struct passwd pw, *found = NULL;
 	char buf[4096];
@@ -144,7 +144,7 @@ bool privs_collector_user(const char *user, uid_t *uid, gid_t *gid, char *why, s
 	return true;
 }
 
-int privs_collector(const char *user, bool *bounding)
+int priv_drop_collector(const char *user, bool *bounding)
 {
 	uid_t uid = 0, r, e, s;
 	gid_t gid = 0;
@@ -152,7 +152,7 @@ int privs_collector(const char *user, bool *bounding)
 
 	*bounding = false;
 	/* Checked at start already; the user may have gone since. */
-	if (!privs_collector_user(user, &uid, &gid, why, sizeof(why))) {
+	if (!priv_drop_collector_user(user, &uid, &gid, why, sizeof(why))) {
 		log_err("collector: %s", why);
 		return -1;
 	}

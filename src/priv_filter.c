@@ -213,7 +213,7 @@ static size_t length(enum link link, struct sock_filter *out, size_t n)
 /* The tail's longest: LINK_ETHER's. */
 #define TAIL_MAX 32
 
-size_t priv_guard_program(const struct priv_guard *g, struct sock_filter *out, char *err,
+size_t priv_filter_program(const struct priv_guard *g, struct sock_filter *out, char *err,
 			  size_t size)
 {
 	size_t n = 0;
@@ -248,7 +248,7 @@ size_t priv_guard_program(const struct priv_guard *g, struct sock_filter *out, c
 	return length(link, out, n);
 }
 
-uint32_t priv_guard_keep(double ratio)
+uint32_t priv_filter_keep(double ratio)
 {
 	/* Kept when the kernel's random 32-bit number is at most ratio * 2^32 - 1. */
 	double t = ratio * 4294967296.0 - 1;
@@ -273,7 +273,7 @@ static unsigned arphrd_of(const char *name)
 	return t;
 }
 
-int priv_guard_attach(int fd, unsigned ifindex, enum net_direction direction,
+int priv_filter_attach(int fd, unsigned ifindex, enum net_direction direction,
 		      const char *filter, uint32_t keep, char *err, size_t size)
 {
 	struct priv_guard g = {.ifindex = ifindex, .direction = direction, .filter = filter,
@@ -292,7 +292,7 @@ int priv_guard_attach(int fd, unsigned ifindex, enum net_direction direction,
 		return -1;
 	}
 	g.arphrd = arphrd_of(name);
-	fp.len = (unsigned short)priv_guard_program(&g, prog, err, size);
+	fp.len = (unsigned short)priv_filter_program(&g, prog, err, size);
 	fp.filter = prog;
 	if (!fp.len)
 		return -1;

@@ -29,16 +29,16 @@ struct priv_guard {
  * share kept, the administrator's filter (compiled here with libpcap for the link), then
  * the length: up to the end of the IP header (the link header alone for other protocols),
  * never more. Its length, or 0 with the reason in err. */
-size_t priv_guard_program(const struct priv_guard *g, struct sock_filter *out, char *err,
+size_t priv_filter_program(const struct priv_guard *g, struct sock_filter *out, char *err,
 			  size_t size);
 
 /* The program for interface ifindex, frames of direction that filter (the administrator's)
  * accepts, with the share keep, on packet socket fd (its type and the link's read here).
  * 0, or -1 with the reason in err. */
-int priv_guard_attach(int fd, unsigned ifindex, enum net_direction direction,
+int priv_filter_attach(int fd, unsigned ifindex, enum net_direction direction,
 		      const char *filter, uint32_t keep, char *err, size_t size);
 
 /* The threshold of priv_guard.keep for a share (0 < ratio <= 1) of the frames. */
-uint32_t priv_guard_keep(double ratio);
+uint32_t priv_filter_keep(double ratio);
 
 #endif

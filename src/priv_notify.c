@@ -18,32 +18,32 @@
 static void notify(enum priv_notify what, const char *text)
 {
 	if (priv_active())
-		priv_notify(what, text);
+		priv_service_notify(what, text);
 	else
-		priv_local_notify(what, text);
+		priv_ops_notify(what, text);
 }
 
-void notify_ready(void)
+void priv_notify_ready(void)
 {
 	notify(PRIV_N_READY, NULL);
 }
 
-void notify_reloading(void)
+void priv_notify_reloading(void)
 {
 	notify(PRIV_N_RELOADING, NULL);
 }
 
-void notify_stopping(void)
+void priv_notify_stopping(void)
 {
 	notify(PRIV_N_STOPPING, NULL);
 }
 
-void notify_watchdog(void)
+void priv_notify_watchdog(void)
 {
 	notify(PRIV_N_WATCHDOG, NULL);
 }
 
-void notify_status(const char *fmt, ...)
+void priv_notify_status(const char *fmt, ...)
 {
 	char text[PRIV_STATUS_TEXT];
 	va_list ap;
@@ -56,7 +56,7 @@ void notify_status(const char *fmt, ...)
 
 /* Asked once, before the fork: sd_watchdog_enabled() answers only in the process systemd
  * started (WATCHDOG_PID), which the collector is not. */
-uint64_t notify_watchdog_usec(void)
+uint64_t priv_notify_watchdog_usec(void)
 {
 	static bool asked;
 	static uint64_t usec;

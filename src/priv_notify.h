@@ -7,13 +7,13 @@
 #include "priv.h"
 #include "util.h"
 
-void notify_ready(void);
-void notify_reloading(void);
-void notify_stopping(void);
-void notify_watchdog(void);
-void notify_status(const char *fmt, ...) PRINTF_LIKE(1, 2);
+void priv_notify_ready(void);
+void priv_notify_reloading(void);
+void priv_notify_stopping(void);
+void priv_notify_watchdog(void);
+void priv_notify_status(const char *fmt, ...) PRINTF_LIKE(1, 2);
 /* The watchdog interval the manager asked for, in µs; 0 if none. The first call must come
  * from the process the manager started. */
-uint64_t notify_watchdog_usec(void);
+uint64_t priv_notify_watchdog_usec(void);
 
 #endif

@@ -6,12 +6,12 @@
  * the whole of what runs with privilege: it includes no driver and no part of the
  * collector.
  *
- *   RNDADDENTROPY                 priv_local_add_entropy
- *   perf_event_open (tracepoint)  priv_local_perf_open, with the id of priv_local_tracepoint
- *   input nodes                   priv_local_input_open (priv_input_name_ok first)
- *   BLKTRACESETUP/START/STOP/     priv_local_blktrace_start, _stop, and the state file that
+ *   RNDADDENTROPY                 priv_ops_add_entropy
+ *   perf_event_open (tracepoint)  priv_ops_perf_open, with the id of priv_ops_tracepoint
+ *   input nodes                   priv_ops_input_open (priv_ops_input_name_ok first)
+ *   BLKTRACESETUP/START/STOP/     priv_ops_blktrace_start, _stop, and the state file that
  *     TEARDOWN                    lists the traces set up (_take, _release, _cleanup)
- *   sd_notify                     priv_local_notify
+ *   sd_notify                     priv_ops_notify
  */
 #include "autoconf.h"
 
@@ -42,7 +42,7 @@
 #include <systemd/sd-daemon.h>
 #endif
 
-const size_t priv_req_size[PRIV_TYPE_MAX + 1] = {
+const size_t priv_ops_req_size[PRIV_TYPE_MAX + 1] = {
 	[PRIV_ADD_ENTROPY] = sizeof(struct req_entropy),
 	[PRIV_RESEED] = sizeof(struct priv_hdr),
 	[PRIV_PERF_OPEN] = sizeof(struct req_perf),
@@ -66,7 +66,7 @@ struct rand_req {
 	uint32_t buf[PRIV_ENTROPY_BYTES / sizeof(uint32_t)];
 };
 
-int priv_local_add_entropy(int fd, const uint8_t *data, size_t len, int bits)
+int priv_ops_add_entropy(int fd, const uint8_t *data, size_t len, int bits)
 {
 	struct rand_req req;
 	int rc;
@@ -75,7 +75,7 @@ int priv_local_add_entropy(int fd, const uint8_t *data, size_t len, int bits)
 	req.buf_size = (int)len;
 	memcpy(req.buf, data, len);
 	rc = ioctl(fd, RNDADDENTROPY, &req);
-	wipe(&req, sizeof(req));
+	util_wipe(&req, sizeof(req));
 	return rc;
 }
 
@@ -85,7 +85,7 @@ int priv_local_add_entropy(int fd, const uint8_t *data, size_t len, int bits)
  * fork). 0 until then. */
 static unsigned tracepoint_id;
 
-void priv_local_tracepoint(unsigned id)
+void priv_ops_tracepoint(unsigned id)
 {
 	tracepoint_id = id;
 }
@@ -121,7 +121,7 @@ static int perf_event(unsigned id, unsigned cpu, enum priv_perf what, bool lost)
 	return (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-int priv_local_perf_open(unsigned cpu, unsigned what, unsigned flags)
+int priv_ops_perf_open(unsigned cpu, unsigned what, unsigned flags)
 {
 	if (what > PRIV_PERF_WAKER || (what != PRIV_PERF_OWNER && !tracepoint_id)) {
 		errno = what > PRIV_PERF_WAKER ? EINVAL : ENOENT;
@@ -132,7 +132,7 @@ int priv_local_perf_open(unsigned cpu, unsigned what, unsigned flags)
 
 /* ---- input nodes ---- */
 
-bool priv_input_name_ok(const char *s, size_t size)
+bool priv_ops_input_name_ok(const char *s, size_t size)
 {
 	size_t len = strnlen(s, size);
 
@@ -160,13 +160,13 @@ static bool input_kind_ok(const struct stat *st)
 	return S_ISFIFO(st->st_mode) || (S_ISREG(st->st_mode) && st->st_nlink == 1);
 }
 
-int priv_local_input_open(const char *watch, const char *name, char *why)
+int priv_ops_input_open(const char *watch, const char *name, char *why)
 {
 	struct stat st, fst;
 	char *real;
 	int dfd, fd, e;
 
-	if (!priv_input_name_ok(name, strlen(name) + 1)) {
+	if (!priv_ops_input_name_ok(name, strlen(name) + 1)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -389,7 +389,7 @@ static void recover(struct blkt_state *b)
 	fclose(f);
 }
 
-char *priv_rundir(void)
+char *priv_ops_rundir(void)
 {
 	const char *env = getenv("RUNTIME_DIRECTORY");
 
@@ -410,7 +410,7 @@ static struct blkt_state *state_take(const char *rundir)
 		return b;
 	b->tried = true;
 	if (!rundir)
-		rundir = own = priv_rundir();
+		rundir = own = priv_ops_rundir();
 	b->state_path = xasprintf("%s/%s", rundir, PRIV_BLKTRACE_STATE);
 	if (mkdir(rundir, 0755) < 0 && errno != EEXIST)
 		log_errno(LOG_WARNING, "block: cannot create %s", rundir);
@@ -433,12 +433,12 @@ static struct blkt_state *state_take(const char *rundir)
 	return b;
 }
 
-void priv_local_blktrace_take(const char *rundir)
+void priv_ops_blktrace_take(const char *rundir)
 {
 	(void)state_take(rundir);
 }
 
-void priv_local_blktrace_release(void)
+void priv_ops_blktrace_release(void)
 {
 	struct blkt_state *b = &steps_state;
 
@@ -454,7 +454,7 @@ void priv_local_blktrace_release(void)
 }
 
 
-int priv_local_blktrace_start(const char *name, unsigned major, unsigned minor, char *trace_name,
+int priv_ops_blktrace_start(const char *name, unsigned major, unsigned minor, char *trace_name,
 		   int *stage)
 {
 	struct blkt_setup su;
@@ -493,7 +493,7 @@ int priv_local_blktrace_start(const char *name, unsigned major, unsigned minor, 
 	return 0;
 }
 
-int priv_local_blktrace_stop(const char *name, unsigned major, unsigned minor, bool teardown,
+int priv_ops_blktrace_stop(const char *name, unsigned major, unsigned minor, bool teardown,
 		  bool *opened)
 {
 	char path[300];
@@ -517,7 +517,7 @@ int priv_local_blktrace_stop(const char *name, unsigned major, unsigned minor, b
 }
 /* Tear down whatever a crashed instance listed in rundir's state file, unless a live
  * instance holds it; then remove the file. For a daemon that does not use blktrace. */
-void priv_local_blktrace_cleanup(const char *rundir)
+void priv_ops_blktrace_cleanup(const char *rundir)
 {
 	char *path = xasprintf("%s/%s", rundir, PRIV_BLKTRACE_STATE);
 	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
@@ -544,7 +544,7 @@ static void notify_send(const char *msg)
 #endif
 }
 
-void priv_local_notify(enum priv_notify what, const char *text)
+void priv_ops_notify(enum priv_notify what, const char *text)
 {
 	char msg[64 + PRIV_STATUS_TEXT];
 
@@ -555,7 +555,7 @@ void priv_local_notify(enum priv_notify what, const char *text)
 	case PRIV_N_RELOADING:
 		/* MONOTONIC_USEC lets newer managers (Type=notify-reload) match the reload. */
 		snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
-			 (unsigned long long)(mono_ns() / 1000));
+			 (unsigned long long)(util_mono_ns() / 1000));
 		notify_send(msg);
 		break;
 	case PRIV_N_STOPPING:

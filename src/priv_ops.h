@@ -11,50 +11,50 @@
 
 /* RNDADDENTROPY of len bytes (at most PRIV_ENTROPY_BYTES) crediting bits, on fd
  * (/dev/random). 0, or -1 with errno. */
-int priv_local_add_entropy(int fd, const uint8_t *data, size_t len, int bits);
+int priv_ops_add_entropy(int fd, const uint8_t *data, size_t len, int bits);
 
 /* The block tracepoint's id, read by the block driver from tracefs, which is root's alone
  * (so before the fork): what PRIV_PERF_DISK and PRIV_PERF_WAKER events open. */
-void priv_local_tracepoint(unsigned id);
+void priv_ops_tracepoint(unsigned id);
 /* The perf event `what` (enum priv_perf) on cpu; flags: PRIV_PERF_LOST. A descriptor
  * (close-on-exec), or -1 with errno (ENOENT: no tracepoint id yet). */
-int priv_local_perf_open(unsigned cpu, unsigned what, unsigned flags);
+int priv_ops_perf_open(unsigned cpu, unsigned what, unsigned flags);
 
 #define PRIV_INPUT_MAJOR 13 /* the kernel's input subsystem (evdev nodes) */
 /* An input node's name: "event" then [A-Za-z0-9._-], NUL-terminated within size, zeros
  * after. */
-bool priv_input_name_ok(const char *s, size_t size);
+bool priv_ops_input_name_ok(const char *s, size_t size);
 /* Open input node name of directory watch as priv_input_open says (priv.h); why (160
  * bytes, or NULL) gets the reason of a refusal (EACCES). */
-int priv_local_input_open(const char *watch, const char *name, char *why);
+int priv_ops_input_open(const char *watch, const char *name, char *why);
 
 /* The state file, in the runtime directory, that lists the disks this daemon has a blktrace
  * on; what a crashed instance left in it is torn down by the next one. */
 #define PRIV_BLKTRACE_STATE "blktrace.state"
 /* The runtime directory: systemd's RuntimeDirectory= (the first, if it names several), else
  * /run/entropyd. Freed by the caller. */
-char *priv_rundir(void);
+char *priv_ops_rundir(void);
 /* BLKTRACESETUP (completions only) and BLKTRACESTART on whole disk name, major:minor, listed
  * in the state file first. 0 with the relay directory's name in trace_name (PRIV_DISK_NAME
  * bytes); else an errno, with *stage: 0 opening the node, 1 BLKTRACESETUP, 2 BLKTRACESTART
  * (then nothing is left on the disk). */
-int priv_local_blktrace_start(const char *name, unsigned major, unsigned minor,
+int priv_ops_blktrace_start(const char *name, unsigned major, unsigned minor,
 			      char *trace_name, int *stage);
 /* BLKTRACESTOP, and BLKTRACETEARDOWN if teardown (then off the state file). 0, or an errno
  * (of opening the node if *opened is false, else of the teardown). */
-int priv_local_blktrace_stop(const char *name, unsigned major, unsigned minor, bool teardown,
+int priv_ops_blktrace_stop(const char *name, unsigned major, unsigned minor, bool teardown,
 			     bool *opened);
 /* The state file is kept by the process that makes the steps above, taken at its first
- * trace (or now, in rundir; NULL: priv_rundir()): what it lists is torn down first. Without
+ * trace (or now, in rundir; NULL: priv_ops_rundir()): what it lists is torn down first. Without
  * one tracing still works, but is not crash-safe (and says so). */
-void priv_local_blktrace_take(const char *rundir);
+void priv_ops_blktrace_take(const char *rundir);
 /* Release it (removed if it lists nothing) once this process's traces are torn down. */
-void priv_local_blktrace_release(void);
+void priv_ops_blktrace_release(void);
 /* For a daemon that does not trace: tear down what a crashed instance left listed in
  * rundir's state file (unless a live instance holds it), and remove the file. */
-void priv_local_blktrace_cleanup(const char *rundir);
+void priv_ops_blktrace_cleanup(const char *rundir);
 
 /* sd_notify: text is STATUS's, or NULL. */
-void priv_local_notify(enum priv_notify what, const char *text);
+void priv_ops_notify(enum priv_notify what, const char *text);
 
 #endif

@@ -63,10 +63,10 @@
 
 /* ---- the walls, as they stand ---- */
 
-static struct sandbox_walls walls = {.pidns_errno = ENOSYS, .mntns_errno = ENOSYS,
+static struct priv_sandbox_walls walls = {.pidns_errno = ENOSYS, .mntns_errno = ENOSYS,
 				     .ro_errno = ENOSYS, .landlock_errno = ENOSYS};
 
-const struct sandbox_walls *sandbox_walls(void)
+const struct priv_sandbox_walls *priv_sandbox_walls(void)
 {
 	return &walls;
 }
@@ -83,7 +83,7 @@ static void missing(const char *fmt, ...)
 	va_end(ap);
 }
 
-void sandbox_walls_user(const char *user, unsigned uid, unsigned gid, bool bounding,
+void priv_sandbox_walls_user(const char *user, unsigned uid, unsigned gid, bool bounding,
 			bool no_new_privs)
 {
 	strlcopy(walls.user, user, sizeof(walls.user));
@@ -93,7 +93,7 @@ void sandbox_walls_user(const char *user, unsigned uid, unsigned gid, bool bound
 	walls.no_new_privs = no_new_privs;
 }
 
-void sandbox_walls_log(void)
+void priv_sandbox_walls_log(void)
 {
 	char landlock[32] = "no Landlock";
 
@@ -264,7 +264,7 @@ static const char *const conditional[] = {"tgkill",  "prlimit64", "sched_getaffi
 					  "socket",  "ioctl",     "setsockopt",
 					  "sendmsg", "sendmmsg"};
 
-bool sandbox_call_listed(const char *name)
+bool priv_sandbox_call_listed(const char *name)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
 		if (strcmp(allowed[i], name) == 0)
@@ -361,7 +361,7 @@ static bool kill_process_available(void)
 	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
-int sandbox_collector(void)
+int priv_sandbox_collector(void)
 {
 	int rc;
 
@@ -423,7 +423,7 @@ struct ll_path_beneath {
 	int32_t parent_fd;
 } __attribute__((packed));
 
-int sandbox_landlock(const char *writable_dir)
+int priv_sandbox_landlock(const char *writable_dir)
 {
 	struct ll_ruleset_attr attr = {0};
 	size_t size = sizeof(attr.handled_access_fs);
@@ -513,7 +513,7 @@ int sandbox_landlock(const char *writable_dir)
 static int pidns_errno = ENOSYS;
 static bool pidns_tried;
 
-int sandbox_pidns_begin(void)
+int priv_sandbox_pidns_begin(void)
 {
 	int fd;
 
@@ -536,7 +536,7 @@ int sandbox_pidns_begin(void)
 	return fd;
 }
 
-void sandbox_pidns_end(int fd, bool child)
+void priv_sandbox_pidns_end(int fd, bool child)
 {
 	if (fd < 0)
 		return;
@@ -567,7 +567,7 @@ static int seal(const char *path, unsigned long flags)
 	if (!walls.ro_errno)
 		walls.ro_errno = errno;
 #endif
-	/* Older kernels: the top mount only (said by sandbox_namespaces()). */
+	/* Older kernels: the top mount only (said by priv_sandbox_namespaces()). */
 	return mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | flags, NULL);
 }
 
@@ -734,7 +734,7 @@ out:
 	return rc;
 }
 
-int sandbox_namespaces(const struct sandbox_view *v)
+int priv_sandbox_namespaces(const struct sandbox_view *v)
 {
 	const char *what = "";
 	char pid_note[160] = "";

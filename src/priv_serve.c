@@ -131,7 +131,7 @@ static double class_rate(const struct config *cfg, enum src_class cls)
 	double best = rule_rate(&cp->rule);
 
 	for (size_t i = 0; i < cp->n_overrides; i++) {
-		struct policy_rule r = policy_override_apply(&cp->rule, &cp->overrides[i]);
+		struct policy_rule r = config_policy_override_apply(&cp->rule, &cp->overrides[i]);
 
 		best = fmax(best, rule_rate(&r));
 	}
@@ -145,9 +145,9 @@ static bool disk_selected(const struct config *cfg, const char *name,
 {
 	struct policy_rule r;
 
-	if (!block_disk_probe("", name, info) || !block_selects(&cfg->block.devices, name, info))
+	if (!block_disks_probe("", name, info) || !block_disks_selects(&cfg->block.devices, name, info))
 		return false;
-	r = policy_resolve(cfg, CLASS_BLOCK, name);
+	r = config_policy_resolve(cfg, CLASS_BLOCK, name);
 	return r.mode != MODE_DISABLED;
 }
 
@@ -208,11 +208,11 @@ static void note_start_nodes(struct priv *p)
 	struct dirent *e;
 	bool chr;
 
-	if (!policy_class_runs(p->cfg, CLASS_INPUT) || !(d = opendir(p->cfg->input.watch)))
+	if (!config_policy_class_runs(p->cfg, CLASS_INPUT) || !(d = opendir(p->cfg->input.watch)))
 		return;
 	while ((e = readdir(d)) && p->start_nodes.n < MAX_START_NODES)
 		if (input_node(p->cfg, e->d_name, &chr) && !chr)
-			strlist_add(&p->start_nodes, e->d_name);
+			config_settings_strlist_add(&p->start_nodes, e->d_name);
 	closedir(d);
 }
 
@@ -241,7 +241,7 @@ static bool iface_selected(const struct config *cfg, const char *name)
 	}
 	if (!sel)
 		return false;
-	r = policy_resolve(cfg, CLASS_NETWORK, name);
+	r = config_policy_resolve(cfg, CLASS_NETWORK, name);
 	return r.mode != MODE_DISABLED;
 }
 
@@ -270,11 +270,11 @@ static double ceiling_rate(struct priv *p)
 	const struct config *cfg = p->cfg;
 	unsigned n_in = 0, n_blk = 0, n_net = 0;
 
-	if (policy_class_runs(cfg, CLASS_INPUT))
+	if (config_policy_class_runs(cfg, CLASS_INPUT))
 		n_in = count_dir(cfg->input.watch, want_input, cfg);
-	if (policy_class_runs(cfg, CLASS_BLOCK))
+	if (config_policy_class_runs(cfg, CLASS_BLOCK))
 		n_blk = count_dir(SYS_BLOCK, want_disk, cfg);
-	if (policy_class_runs(cfg, CLASS_NETWORK)) {
+	if (config_policy_class_runs(cfg, CLASS_NETWORK)) {
 		n_net = count_dir("/sys/class/net", want_iface, cfg);
 		if (cfg->network.file && cfg->network.file[0])
 			n_net++;
@@ -285,7 +285,7 @@ static double ceiling_rate(struct priv *p)
 
 static void ceiling_update(struct priv *p, bool recount)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = util_mono_ns();
 
 	p->tokens = fmin(p->depth, p->tokens + p->rate * (double)(now - p->refill_ns) / 1e9);
 	p->refill_ns = now;
@@ -401,7 +401,7 @@ static bool do_entropy(struct priv *p, const struct req_entropy *r, struct priv_
 		rep->err = EBADF;
 		return true;
 	}
-	if (priv_local_add_entropy(p->rnd_fd, r->data, r->len, bits) < 0) {
+	if (priv_ops_add_entropy(p->rnd_fd, r->data, r->len, bits) < 0) {
 		rep->err = errno;
 		return true;
 	}
@@ -425,7 +425,7 @@ static bool do_entropy(struct priv *p, const struct req_entropy *r, struct priv_
 static double *perf_budget(struct priv *p, unsigned cpu, unsigned what)
 {
 	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
-	uint64_t now = mono_ns();
+	uint64_t now = util_mono_ns();
 	unsigned need = 1;
 	size_t i;
 	double most;
@@ -467,14 +467,14 @@ static bool do_perf(struct priv *p, const struct req_perf *r, struct priv_reply 
 		return closes(p, "PERF_OPEN of kind %u on CPU %u (flags %#x); the system has %d "
 				 "CPUs",
 			      r->what, r->cpu, r->flags, ncpus);
-	if (!policy_class_runs(p->cfg, CLASS_BLOCK) || p->cfg->block.backend == BACKEND_BLKTRACE)
+	if (!config_policy_class_runs(p->cfg, CLASS_BLOCK) || p->cfg->block.backend == BACKEND_BLKTRACE)
 		return refuses(p, rep, "PERF_OPEN: the configuration has no block tracepoint");
 	tokens = perf_budget(p, r->cpu, r->what);
 	if (!tokens) {
 		rep->err = EAGAIN;
 		return true;
 	}
-	*fd = priv_local_perf_open(r->cpu, r->what, r->flags);
+	*fd = priv_ops_perf_open(r->cpu, r->what, r->flags);
 	if (*fd < 0) {
 		rep->err = errno ? errno : EIO; /* nothing made: nothing spent (an offline CPU) */
 	} else {
@@ -498,7 +498,7 @@ static bool do_blkt(struct priv *p, enum priv_type type, const struct req_blkt *
 	if (type == PRIV_BLKTRACE_STOP) {
 		if (!t)
 			return closes(p, "BLKTRACE_STOP on %s, which it did not start", r->name);
-		rep->err = priv_local_blktrace_stop(t->name, t->major, t->minor, r->teardown, &opened);
+		rep->err = priv_ops_blktrace_stop(t->name, t->major, t->minor, r->teardown, &opened);
 		rep->value = opened;
 		if (!opened || (r->teardown && !rep->err))
 			t->used = false;
@@ -520,7 +520,7 @@ static bool do_blkt(struct priv *p, enum priv_type type, const struct req_blkt *
 			return true;
 		}
 	}
-	rep->err = priv_local_blktrace_start(r->name, r->major, r->minor, rep->name, &stage);
+	rep->err = priv_ops_blktrace_start(r->name, r->major, r->minor, rep->name, &stage);
 	rep->value = stage;
 	if (!rep->err) {
 		memcpy(t->name, r->name, sizeof(t->name));
@@ -558,9 +558,9 @@ static bool guard(struct priv *p, int fd, unsigned ifindex, uint32_t keep)
 	if (!if_indextoname(ifindex, name)) {
 		snprintf(why, sizeof(why), "interface %u is gone", ifindex);
 	} else {
-		const struct net_capture *cap = config_net_capture(p->cfg, name);
+		const struct net_capture *cap = net_class_capture_config(p->cfg, name);
 
-		if (priv_guard_attach(fd, ifindex, cap->direction, cap->filter, keep, why,
+		if (priv_filter_attach(fd, ifindex, cap->direction, cap->filter, keep, why,
 				      sizeof(why)) == 0)
 			return true;
 	}
@@ -612,7 +612,7 @@ static void deafen_unselected(struct priv *p)
 static bool packet_budget(struct priv *p)
 {
 	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
-	uint64_t now = mono_ns();
+	uint64_t now = util_mono_ns();
 	unsigned n = count_dir("/sys/class/net", want_iface, p->cfg);
 	double most = n + PRIV_PACKET_SPARE;
 
@@ -644,7 +644,7 @@ static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_re
 	    r->ifindex == 0 || r->ifindex > INT32_MAX)
 		return closes(p, "PACKET_SOCKET of type %d, protocol %d, interface %u", r->type,
 			      r->protocol, r->ifindex);
-	if (!policy_class_runs(p->cfg, CLASS_NETWORK))
+	if (!config_policy_class_runs(p->cfg, CLASS_NETWORK))
 		return refuses(p, rep, "PACKET_SOCKET: the configuration captures on no interface");
 	if (!if_indextoname(r->ifindex, name)) {
 		rep->err = ENODEV;
@@ -653,7 +653,7 @@ static bool do_packet(struct priv *p, const struct req_packet *r, struct priv_re
 	if (!iface_selected(p->cfg, name)) {
 		char safe[IF_NAMESIZE * 4];
 
-		printable(safe, sizeof(safe), name);
+		util_printable(safe, sizeof(safe), name);
 		return refuses(p, rep, "PACKET_SOCKET on %s, which the configuration does not "
 				       "select", safe);
 	}
@@ -780,11 +780,11 @@ static bool do_input(struct priv *p, const struct req_input *r, struct priv_repl
 {
 	char why[160] = "";
 
-	if (!priv_input_name_ok(r->name, sizeof(r->name)))
+	if (!priv_ops_input_name_ok(r->name, sizeof(r->name)))
 		return closes(p, "INPUT_OPEN with a malformed node name");
-	if (!policy_class_runs(p->cfg, CLASS_INPUT))
+	if (!config_policy_class_runs(p->cfg, CLASS_INPUT))
 		return refuses(p, rep, "INPUT_OPEN: the configuration has no input class");
-	*fd = priv_local_input_open(p->cfg->input.watch, r->name, why);
+	*fd = priv_ops_input_open(p->cfg->input.watch, r->name, why);
 	if (*fd < 0) {
 		rep->err = errno ? errno : EIO;
 		if (rep->err == EACCES && why[0])
@@ -798,7 +798,7 @@ static bool do_notify(struct priv *p, const struct req_notify *r)
 {
 	if (r->what > PRIV_N_STATUS || !text_ok(r->text, sizeof(r->text), r->what == PRIV_N_STATUS))
 		return closes(p, "NOTIFY of kind %u with text not allowed", r->what);
-	priv_local_notify(r->what, r->text);
+	priv_ops_notify(r->what, r->text);
 	return true;
 }
 
@@ -844,7 +844,7 @@ static bool answer(struct priv *p, union priv_req *req, size_t n)
 			      PRIV_VERSION);
 	if (req->h.type < 1 || req->h.type > PRIV_TYPE_MAX)
 		return closes(p, "the collector sent a message of unknown type %u", req->h.type);
-	if (req->h.size != n || n != priv_req_size[req->h.type])
+	if (req->h.size != n || n != priv_ops_req_size[req->h.type])
 		return closes(p, "the collector sent a message of type %u and %zu bytes (%u said)", req->h.type, n,
 			      req->h.size);
 	memset(&rep, 0, sizeof(rep));
@@ -892,7 +892,7 @@ static bool answer(struct priv *p, union priv_req *req, size_t n)
 	rep.h.version = PRIV_VERSION;
 	rep.h.type = req->h.type;
 	rep.h.size = sizeof(rep);
-	ok = send_with_fd(p->sock, &rep, sizeof(rep), fd) == (ssize_t)sizeof(rep);
+	ok = util_send_with_fd(p->sock, &rep, sizeof(rep), fd) == (ssize_t)sizeof(rep);
 	if (fd >= 0)
 		close(fd);
 	if (!ok && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -936,7 +936,7 @@ static bool serve_one(struct priv *p)
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		return closes(p, "the collector sent a message longer than any request");
 	ok = answer(p, &req, (size_t)n);
-	wipe(&req, sizeof(req));
+	util_wipe(&req, sizeof(req));
 	return ok;
 }
 
@@ -972,7 +972,7 @@ static void teardown(struct priv *p)
 
 		if (!t->used)
 			continue;
-		e = priv_local_blktrace_stop(t->name, t->major, t->minor, true, &opened);
+		e = priv_ops_blktrace_stop(t->name, t->major, t->minor, true, &opened);
 		if (!opened)
 			log_info("block/%s: gone, and its trace with it", t->name);
 		else if (e && e != EINVAL && e != ENXIO)
@@ -981,7 +981,7 @@ static void teardown(struct priv *p)
 			log_info("block/%s: blktrace torn down by the privileged process", t->name);
 		t->used = false;
 	}
-	priv_local_blktrace_release();
+	priv_ops_blktrace_release();
 }
 
 /* How long the collector has to end after SIGTERM or SIGINT passed on to it: then it is
@@ -1007,14 +1007,14 @@ static void pass_signals(int sfd, pid_t child, uint64_t *deadline)
 	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		kill(child, (int)si.ssi_signo);
 		if ((si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) && !*deadline)
-			*deadline = mono_ns() + stop_grace_ns();
+			*deadline = util_mono_ns() + stop_grace_ns();
 	}
 }
 
 /* poll()'s timeout until deadline (0: none). */
 static int until(uint64_t deadline)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = util_mono_ns();
 
 	if (!deadline)
 		return -1;
@@ -1082,7 +1082,7 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	p->config_path = config_path;
 	p->rnd_fd = rnd_fd;
 	p->child = child;
-	p->refill_ns = mono_ns();
+	p->refill_ns = util_mono_ns();
 	for (size_t i = 0; i < MAX_IFS; i++)
 		p->handed[i].fd = -1;
 	{
@@ -1170,9 +1170,9 @@ int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd
 	config_free(p->cfg);
 	free(p->perf_tokens);
 	free(p->perf_ns);
-	strlist_free(&p->start_nodes);
+	config_settings_strlist_free(&p->start_nodes);
 	start_nodes = NULL;
-	wipe(p, sizeof(*p));
+	util_wipe(p, sizeof(*p));
 	free(p);
 	return status;
 }

@@ -14,5 +14,5 @@
 
 int socket(int domain, int type, int protocol)
 {
-	return priv_socket(domain, type, protocol);
+	return priv_packet_socket(domain, type, protocol);
 }

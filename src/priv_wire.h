@@ -135,6 +135,6 @@ struct priv_reply {
 enum priv_perf { PRIV_PERF_OWNER, PRIV_PERF_DISK, PRIV_PERF_WAKER };
 #define PRIV_PERF_LOST 1u /* flag: PERF_FORMAT_LOST (Linux >= 6.0) */
 /* The size of each request type (0: no such type). */
-extern const size_t priv_req_size[PRIV_TYPE_MAX + 1];
+extern const size_t priv_ops_req_size[PRIV_TYPE_MAX + 1];
 
 #endif

@@ -51,9 +51,9 @@ void source_attach(struct src_inst *si, const char *kind, unsigned flags)
 {
 	if (si->inst)
 		return;
-	si->inst = pipeline_attach(si->src->ops->cls, si->name, kind, flags);
+	si->inst = feed_pipeline_attach(si->src->ops->cls, si->name, kind, flags);
 	if (si->state[0])
-		pipeline_set_state(si->inst, si->state);
+		feed_pipeline_set_state(si->inst, si->state);
 }
 
 void source_detach(struct src_inst *si)
@@ -62,7 +62,7 @@ void source_detach(struct src_inst *si)
 		return;
 	if (si->src->ops->detach)
 		si->src->ops->detach(si);
-	pipeline_detach(si->inst);
+	feed_pipeline_detach(si->inst);
 	si->inst = NULL;
 }
 
@@ -74,7 +74,7 @@ void source_set_state(struct src_inst *si, const char *fmt, ...)
 	vsnprintf(si->state, sizeof(si->state), fmt, ap);
 	va_end(ap);
 	if (si->inst)
-		pipeline_set_state(si->inst, si->state);
+		feed_pipeline_set_state(si->inst, si->state);
 }
 
 void source_set_error(struct src_inst *si, const char *fmt, ...)
@@ -96,9 +96,9 @@ bool source_view(enum src_class cls, const char *name, struct src_view *out)
 	if (!src)
 		return false;
 	SOURCE_FOREACH(si, src) {
-		uint64_t now = mono_ns();
+		uint64_t now = util_mono_ns();
 
-		printable(shown, sizeof(shown), si->name);
+		util_printable(shown, sizeof(shown), si->name);
 		if (strcmp(shown, name) != 0)
 			continue;
 		out->detail = si->error[0] ? si->error : si->state[0] ? si->state : NULL;
@@ -168,13 +168,13 @@ void source_forget(struct src_inst *si)
 	src->ops->close(si);
 	source_detach(si);
 	if (si->disabled)
-		disabled_set(src->ops->cls, si->name, false);
+		source_disabled_set(src->ops->cls, si->name, false);
 	if (src->ops->forget)
 		src->ops->forget(si);
-	wipe(si->drv, src->ops->inst_size);
+	util_wipe(si->drv, src->ops->inst_size);
 	free(si->drv);
 	free(si->name);
-	wipe(si, sizeof(*si));
+	util_wipe(si, sizeof(*si));
 	free(si);
 }
 
@@ -188,7 +188,7 @@ void source_forget_all(struct source *src)
 
 static void arm_retry(struct source *src)
 {
-	uint64_t now = mono_ns(), first = 0;
+	uint64_t now = util_mono_ns(), first = 0;
 	struct timeval tv;
 
 	if (!src->retry_ev)
@@ -217,7 +217,7 @@ unsigned source_next_retry_s(const struct src_inst *si)
 static void back_off(struct src_inst *si)
 {
 	si->retry_s = source_next_retry_s(si);
-	si->retry_at = mono_ns() + (uint64_t)si->retry_s * NS_PER_SEC;
+	si->retry_at = util_mono_ns() + (uint64_t)si->retry_s * NS_PER_SEC;
 	si->status = SRC_RETRY;
 	arm_retry(si->src);
 }
@@ -226,13 +226,13 @@ bool source_allowed(struct src_inst *si)
 {
 	const struct source_ops *ops = si->src->ops;
 
-	if (pipeline_enabled(ops->cls, si->name)) {
+	if (feed_pipeline_enabled(ops->cls, si->name)) {
 		if (si->disabled)
-			disabled_set(ops->cls, si->name, false);
+			source_disabled_set(ops->cls, si->name, false);
 		si->disabled = false;
 		return true;
 	}
-	disabled_set(ops->cls, si->name, true); /* shown in status as such */
+	source_disabled_set(ops->cls, si->name, true); /* shown in status as such */
 	if (!si->disabled)
 		log_info("%s/%s: %s", ops->name, si->name,
 			 si->inst || si->status == SRC_OPEN ? "closed: now disabled by policy"
@@ -293,7 +293,7 @@ void source_failed(struct src_inst *si)
 static void retry_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct source *src = arg;
-	uint64_t now = mono_ns();
+	uint64_t now = util_mono_ns();
 	bool retried = false;
 
 	SOURCE_FOREACH_SAFE(si, nx, src)
@@ -449,7 +449,7 @@ void source_reload(struct source *src, const struct config *cfg)
 			/* A reload is also the way to say "try again now": on the retry timer, so
 			 * that it holds even if the rescan below cannot look. */
 			si->retry_s = 0;
-			si->retry_at = mono_ns();
+			si->retry_at = util_mono_ns();
 			break;
 		case SRC_SKIPPED:
 		case SRC_WAIT:

@@ -3,7 +3,7 @@
  * backoff, rescans on a notifier's word or on a timer, the reconciliation on reload, and
  * attaching each to the pipeline. A driver finds candidates, opens, reads and closes them;
  * the rules that decide between instances of one class (stacking) stay the driver's own.
- * Sources only produce timestamped samples (pipeline_sample); they never decide credit. */
+ * Sources only produce timestamped samples (feed_pipeline_sample); they never decide credit. */
 #ifndef ENTROPYD_SOURCE_H
 #define ENTROPYD_SOURCE_H
 

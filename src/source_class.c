@@ -5,43 +5,43 @@
 
 #include <string.h>
 
-const struct source_class *const source_classes[CLASS_COUNT] = {
-#define SRC_CLASS_ENTRY(id, name, driver) [CLASS_##id] = &class_##name,
+const struct source_class *const source_class_all[CLASS_COUNT] = {
+#define SRC_CLASS_ENTRY(id, name, module) [CLASS_##id] = &module##_class,
 	SRC_CLASSES(SRC_CLASS_ENTRY)
 #undef SRC_CLASS_ENTRY
 };
 
-const char *class_name(enum src_class cls)
+const char *source_class_name(enum src_class cls)
 {
-	return (unsigned)cls < CLASS_COUNT ? source_classes[cls]->name : NULL;
+	return (unsigned)cls < CLASS_COUNT ? source_class_all[cls]->name : NULL;
 }
 
-int class_from_name(const char *name)
+int source_class_from_name(const char *name)
 {
 	int c;
 
 	for (c = 0; c < CLASS_COUNT; c++)
-		if (name && strcmp(name, source_classes[c]->name) == 0)
+		if (name && strcmp(name, source_class_all[c]->name) == 0)
 			return c;
 	return -1;
 }
 
-long class_quantum_ns(const struct config *cfg, enum src_class cls)
+long source_class_quantum_ns(const struct config *cfg, enum src_class cls)
 {
-	return *(const long *)((const char *)cfg + source_classes[cls]->quantum_ns);
+	return *(const long *)((const char *)cfg + source_class_all[cls]->quantum_ns);
 }
 
-double class_estimate_interval(const struct config *cfg, enum src_class cls)
+double source_class_estimate_interval(const struct config *cfg, enum src_class cls)
 {
-	return *(const double *)((const char *)cfg + source_classes[cls]->estimate_interval);
+	return *(const double *)((const char *)cfg + source_class_all[cls]->estimate_interval);
 }
 
-double class_health_retry(const struct config *cfg, enum src_class cls)
+double source_class_health_retry(const struct config *cfg, enum src_class cls)
 {
-	return *(const double *)((const char *)cfg + source_classes[cls]->health_retry);
+	return *(const double *)((const char *)cfg + source_class_all[cls]->health_retry);
 }
 
-const char *class_backend(const struct config *cfg, enum src_class cls)
+const char *source_class_backend(const struct config *cfg, enum src_class cls)
 {
-	return (unsigned)cls < CLASS_COUNT ? source_classes[cls]->backend(cfg) : "unknown";
+	return (unsigned)cls < CLASS_COUNT ? source_class_all[cls]->backend(cfg) : "unknown";
 }

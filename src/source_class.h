@@ -94,20 +94,20 @@ struct source_class {
 	const char *(*backend)(const struct config *cfg);
 };
 
-#define SRC_CLASS_DECL(id, name, driver) extern const struct source_class class_##name;
+#define SRC_CLASS_DECL(id, name, module) extern const struct source_class module##_class;
 SRC_CLASSES(SRC_CLASS_DECL)
 #undef SRC_CLASS_DECL
 
 /* Indexed by enum src_class. */
-extern const struct source_class *const source_classes[CLASS_COUNT];
+extern const struct source_class *const source_class_all[CLASS_COUNT];
 
 /* sources.NAME.quantum_ns and .estimate_interval of class cls. */
-long class_quantum_ns(const struct config *cfg, enum src_class cls);
-double class_estimate_interval(const struct config *cfg, enum src_class cls);
+long source_class_quantum_ns(const struct config *cfg, enum src_class cls);
+double source_class_estimate_interval(const struct config *cfg, enum src_class cls);
 /* sources.NAME.health_retry, seconds. */
-double class_health_retry(const struct config *cfg, enum src_class cls);
+double source_class_health_retry(const struct config *cfg, enum src_class cls);
 
 /* The backend its instances use; "unknown" for an out-of-range class. */
-const char *class_backend(const struct config *cfg, enum src_class cls);
+const char *source_class_backend(const struct config *cfg, enum src_class cls);
 
 #endif

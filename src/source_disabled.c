@@ -23,7 +23,7 @@ static bool same(const struct disabled *d, enum src_class cls, const char *name)
 	return d->cls == cls && (name && d->name ? strcmp(name, d->name) == 0 : !name && !d->name);
 }
 
-void disabled_set(enum src_class cls, const char *name, bool on)
+void source_disabled_set(enum src_class cls, const char *name, bool on)
 {
 	struct disabled **pp, *d;
 
@@ -46,13 +46,13 @@ void disabled_set(enum src_class cls, const char *name, bool on)
 	}
 }
 
-void disabled_forget_all(void)
+void source_disabled_forget_all(void)
 {
 	while (head)
-		disabled_set(head->cls, head->name, false);
+		source_disabled_set(head->cls, head->name, false);
 }
 
-bool disabled_info(size_t i, const struct config *cfg, struct inst_info *out)
+bool source_disabled_info(size_t i, const struct config *cfg, struct inst_info *out)
 {
 	const struct disabled *d = head;
 
@@ -66,7 +66,7 @@ bool disabled_info(size_t i, const struct config *cfg, struct inst_info *out)
 	out->kind = d->name ? "-" : "class";
 	out->state = "disabled by policy";
 	out->backend = "-";
-	out->rule = d->name ? policy_resolve(cfg, d->cls, d->name) : cfg->policy[d->cls].rule;
+	out->rule = d->name ? config_policy_resolve(cfg, d->cls, d->name) : cfg->policy[d->cls].rule;
 	out->estimator = "-";
 	out->last_estimate = NAN;
 	out->health = "-";

@@ -15,12 +15,12 @@
 
 /* Class cls's instance `name` (NULL: the whole class) is disabled by policy now, or no
  * longer (on = false; also when it is gone). Listed in the order they were first set. */
-void disabled_set(enum src_class cls, const char *name, bool on);
-void disabled_forget_all(void);
+void source_disabled_set(enum src_class cls, const char *name, bool on);
+void source_disabled_forget_all(void);
 
 /* The i-th, as a row of status: its rule under cfg, state "disabled by policy", no events,
  * no estimate, reason PIPELINE_DISABLED, weight 0. False past the last. The strings stay
- * valid until the next disabled_set. */
-bool disabled_info(size_t i, const struct config *cfg, struct inst_info *out);
+ * valid until the next source_disabled_set. */
+bool source_disabled_info(size_t i, const struct config *cfg, struct inst_info *out);
 
 #endif

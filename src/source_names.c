@@ -42,7 +42,7 @@ static void add(struct source_names *sn, char *key, const char *pattern, bool an
 
 struct source_names *source_names_new(const struct config *cfg, enum src_class cls)
 {
-	const struct source_class *sc = source_classes[cls];
+	const struct source_class *sc = source_class_all[cls];
 	const struct class_policy *cp = &cfg->policy[cls];
 	struct source_names *sn = xcalloc(1, sizeof(*sn));
 	const char *base = (const char *)cfg;
@@ -106,7 +106,7 @@ void source_names_saw(struct source_names *sn, const char *const *names, size_t 
 
 size_t source_names_report(struct source_names *sn, const char *when, FILE *out)
 {
-	const char *cls = class_name(sn->cls), *noun = source_classes[sn->cls]->instance_noun;
+	const char *cls = source_class_name(sn->cls), *noun = source_class_all[sn->cls]->instance_noun;
 	size_t unmatched = 0;
 
 	for (size_t i = 0; i < sn->n; i++) {
@@ -119,7 +119,7 @@ size_t source_names_report(struct source_names *sn, const char *when, FILE *out)
 		if (e->said)
 			continue;
 		e->said = true;
-		shown = printable_dup(e->pattern);
+		shown = util_printable_dup(e->pattern);
 		if (out)
 			fprintf(out, "warning: %s: %s \"%s\" matches no %s %s\n", cls, e->key, shown,
 				noun, when);
@@ -196,7 +196,7 @@ size_t source_names_check_host(const struct config *cfg, FILE *out)
 	for (int c = 0; c < CLASS_COUNT; c++) {
 		struct source_names *sn;
 
-		if (!policy_class_runs(cfg, (enum src_class)c))
+		if (!config_policy_class_runs(cfg, (enum src_class)c))
 			continue;
 		sn = source_names_new(cfg, (enum src_class)c);
 		switch ((enum src_class)c) {

@@ -12,27 +12,27 @@
 #include "source_disabled.h"
 #include "util.h"
 
-#define SOURCE_DRIVER_DECL(id, name, driver) extern const struct source_ops source_##driver##_ops;
+#define SOURCE_DRIVER_DECL(id, name, module) extern const struct source_ops module##_source_ops;
 SRC_CLASSES(SOURCE_DRIVER_DECL)
 #undef SOURCE_DRIVER_DECL
 
 static const struct source_ops *const drivers[CLASS_COUNT] = {
-#define SOURCE_DRIVER_ENTRY(id, name, driver) [CLASS_##id] = &source_##driver##_ops,
+#define SOURCE_DRIVER_ENTRY(id, name, module) [CLASS_##id] = &module##_source_ops,
 	SRC_CLASSES(SOURCE_DRIVER_ENTRY)
 #undef SOURCE_DRIVER_ENTRY
 };
 
-const struct source_ops *source_driver(enum src_class cls)
+const struct source_ops *source_table_driver(enum src_class cls)
 {
 	return drivers[cls];
 }
 
 static bool class_wanted(const struct config *cfg, enum src_class cls)
 {
-	return policy_class_runs(cfg, cls);
+	return config_policy_class_runs(cfg, cls);
 }
 
-int sources_start(struct source *srcs, struct event_base *base, const struct config *cfg)
+int source_table_start(struct source *srcs, struct event_base *base, const struct config *cfg)
 {
 	for (int c = 0; c < CLASS_COUNT; c++) {
 		struct source *src = &srcs[c];
@@ -43,7 +43,7 @@ int sources_start(struct source *srcs, struct event_base *base, const struct con
 		src->cfg = cfg;
 		if (!class_wanted(cfg, (enum src_class)c)) {
 			log_info("%s source: disabled by policy", src->ops->name);
-			disabled_set((enum src_class)c, NULL, true);
+			source_disabled_set((enum src_class)c, NULL, true);
 			continue;
 		}
 		if (source_start(src, drivers[c], base, cfg) < 0)
@@ -52,14 +52,14 @@ int sources_start(struct source *srcs, struct event_base *base, const struct con
 	return 0;
 }
 
-void sources_reload(struct source *srcs, const struct config *cfg)
+void source_table_reload(struct source *srcs, const struct config *cfg)
 {
 	for (int c = 0; c < CLASS_COUNT; c++) {
 		struct source *src = &srcs[c];
 		bool wanted = class_wanted(cfg, (enum src_class)c);
 
 		src->cfg = cfg;
-		disabled_set((enum src_class)c, NULL, !wanted);
+		source_disabled_set((enum src_class)c, NULL, !wanted);
 		if (src->running && !wanted) {
 			source_stop(src);
 			log_info("%s source: stopped, now disabled by policy", src->ops->name);
@@ -74,21 +74,21 @@ void sources_reload(struct source *srcs, const struct config *cfg)
 	}
 }
 
-void sources_stop(struct source *srcs)
+void source_table_stop(struct source *srcs)
 {
 	for (int c = CLASS_COUNT - 1; c >= 0; c--)
 		source_stop(&srcs[c]);
-	disabled_forget_all();
+	source_disabled_forget_all();
 }
 
-void sources_summary(struct source *srcs, int prio)
+void source_table_summary(struct source *srcs, int prio)
 {
 	for (int c = 0; c < CLASS_COUNT; c++)
 		if (srcs[c].running && srcs[c].ops->summary)
 			srcs[c].ops->summary(&srcs[c], prio);
 }
 
-size_t sources_open(const struct source *srcs, char *not_open, size_t size)
+size_t source_table_open(const struct source *srcs, char *not_open, size_t size)
 {
 	size_t n = 0, used = 0;
 
@@ -110,7 +110,7 @@ size_t sources_open(const struct source *srcs, char *not_open, size_t size)
 				continue;
 			if (used + 4 >= size)
 				continue; /* "..." is there already */
-			printable(name, sizeof(name), si->name);
+			util_printable(name, sizeof(name), si->name);
 			w = snprintf(not_open + used, size - used, "%s%s/%s (%s)", used ? ", " : "",
 				     srcs[c].ops->name, name,
 				     si->error[0]		  ? si->error

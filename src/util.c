@@ -64,12 +64,12 @@ char *xasprintf(const char *fmt, ...)
 	return s;
 }
 
-void wipe(void *p, size_t n)
+void util_wipe(void *p, size_t n)
 {
 	explicit_bzero(p, n);
 }
 
-uint64_t mono_ns(void)
+uint64_t util_mono_ns(void)
 {
 	struct timespec ts;
 
@@ -77,7 +77,7 @@ uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t mono_coarse_ns(void)
+uint64_t util_mono_coarse_ns(void)
 {
 	struct timespec ts;
 
@@ -105,7 +105,7 @@ static bool is_printable(unsigned char ch)
 	return ch >= 0x20 && ch < 0x7f;
 }
 
-bool printable(char *dst, size_t size, const char *src)
+bool util_printable(char *dst, size_t size, const char *src)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t o = 0;
@@ -133,16 +133,16 @@ bool printable(char *dst, size_t size, const char *src)
 	return true;
 }
 
-char *printable_dup(const char *src)
+char *util_printable_dup(const char *src)
 {
 	size_t size = strlen(src) * 4 + 1;
 	char *dst = xmalloc(size);
 
-	printable(dst, size, src);
+	util_printable(dst, size, src);
 	return dst;
 }
 
-ssize_t send_with_fd(int sock, void *buf, size_t len, int fd)
+ssize_t util_send_with_fd(int sock, void *buf, size_t len, int fd)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = {.iov_base = buf, .iov_len = len};
@@ -163,7 +163,7 @@ ssize_t send_with_fd(int sock, void *buf, size_t len, int fd)
 	return sendmsg(sock, &mh, MSG_NOSIGNAL);
 }
 
-const char *plural(unsigned long long n, const char *one, const char *many)
+const char *util_plural(unsigned long long n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
 }
@@ -186,7 +186,7 @@ static uint64_t le64(const uint8_t *p)
 	return v;
 }
 
-uint64_t siphash24(const uint8_t key[16], const void *data, size_t len)
+uint64_t util_siphash24(const uint8_t key[16], const void *data, size_t len)
 {
 	const uint8_t *in = data;
 	uint64_t k0 = le64(key), k1 = le64(key + 8), m, b = (uint64_t)len << 56;
@@ -229,7 +229,7 @@ uint64_t siphash24(const uint8_t key[16], const void *data, size_t len)
 	X(ENOTCONN) X(ETIMEDOUT) X(ECONNREFUSED) X(EHOSTUNREACH) X(EALREADY) X(EINPROGRESS)    \
 	X(ESTALE) X(EDQUOT) X(ECANCELED) X(EOWNERDEAD) X(ENOTRECOVERABLE) X(ENOMEDIUM)
 
-const char *errno_name(int e)
+const char *util_errno_name(int e)
 {
 	switch (e) {
 #define ERRNO_CASE(name)                                                                       \

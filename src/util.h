@@ -29,37 +29,37 @@ char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) PRINTF_LIKE(1, 2);
 
 /* Clear memory that held raw input or timing data; the compiler may not elide it. */
-void wipe(void *p, size_t n);
+void util_wipe(void *p, size_t n);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t mono_ns(void);
+uint64_t util_mono_ns(void);
 /* CLOCK_MONOTONIC_COARSE: a few ns to read, a tick (1-10 ms) fine. */
-uint64_t mono_coarse_ns(void);
+uint64_t util_mono_coarse_ns(void);
 
 /* Copy at most size-1 bytes and terminate; returns false if src was truncated. */
 bool strlcopy(char *dst, const char *src, size_t size);
 
 /* The noun that goes with a count: one for 1, many for any other ("1 batch", "0 batches").
  * Every count shown or logged with its noun uses it. */
-const char *plural(unsigned long long n, const char *one, const char *many);
+const char *util_plural(unsigned long long n, const char *one, const char *many);
 
 /* Names from outside (interfaces, devices, disks) may hold any byte, terminal escapes too:
  * shown anywhere, every byte that is not printable ASCII becomes \xHH. Writes at most
  * size-1 bytes and never splits an escape; returns false if src did not fit. */
-bool printable(char *dst, size_t size, const char *src);
+bool util_printable(char *dst, size_t size, const char *src);
 /* The same, allocated. */
-char *printable_dup(const char *src);
+char *util_printable_dup(const char *src);
 
 /* The symbolic name of an errno value ("EPERM"), or NULL for one it does not know: ours,
  * not glibc's strerrorname_np(), which musl and glibc before 2.32 lack. */
-const char *errno_name(int e);
+const char *util_errno_name(int e);
 
 /* One message of len bytes on sock, with descriptor fd attached (SCM_RIGHTS) if fd >= 0;
  * no SIGPIPE. sendmsg(2)'s result. */
-ssize_t send_with_fd(int sock, void *buf, size_t len, int fd);
+ssize_t util_send_with_fd(int sock, void *buf, size_t len, int fd);
 
 /* SipHash-2-4: a keyed pseudo-random function (Aumasson and Bernstein); the output tells
  * nothing useful about the key. */
-uint64_t siphash24(const uint8_t key[16], const void *data, size_t len);
+uint64_t util_siphash24(const uint8_t key[16], const void *data, size_t len);
 
 #endif

@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_ASSERT(errs.n == 0);
 	config_errors_free(&errs); /* the notices of keys that do not apply, if any */
-	(void)config_net_capture(cfg, "eth0");
+	(void)net_class_capture_config(cfg, "eth0");
 	text = print(cfg, &len);
 	fd = file_of(text, len, path, sizeof(path));
 	again = config_load(path, &errs);

@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data += 4;
 	size -= 4;
 
-	used = evdev_parse(&whole, data, size, take, &sw);
+	used = input_parse(&whole, data, size, take, &sw);
 	FUZZ_ASSERT(used == size / REC * REC);
 	/* As the reader does: what is left of a record waits in its buffer for the rest. */
 	for (size_t off = 0, i = 0; off < size; i++) {
@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(carry + ncarry, data + off, len);
 		ncarry += len;
 		off += len;
-		used = evdev_parse(&cut, carry, ncarry, take, &sc);
+		used = input_parse(&cut, carry, ncarry, take, &sc);
 		FUZZ_ASSERT(used % REC == 0 && used <= ncarry && ncarry - used < REC);
 		memmove(carry, carry + used, ncarry - used);
 		ncarry -= used;

@@ -1,7 +1,7 @@
 /* fuzz_pcap: a savefile of any content through the network source's per-packet path, as a
- * replay takes it: libpcap reads it, capture_packet() times each packet, applies the event
+ * replay takes it: libpcap reads it, net_capture_packet() times each packet, applies the event
  * cap, counts its flow and hands the batch to a real pipeline. Each packet's flow key is
- * also taken as every link type flow_key_of() knows would read it; a key must stay within
+ * also taken as every link type net_flow_key_of() knows would read it; a key must stay within
  * its bounds whatever the bytes. */
 #include "autoconf.h"
 
@@ -29,9 +29,9 @@ static void drain(void *arg)
 {
 	struct batch b;
 
-	if (pool_full(&pool)) {
-		pool_take(&pool, &b);
-		batch_wipe(&b);
+	if (feed_pool_full(&pool)) {
+		feed_pool_take(&pool, &b);
+		feed_pool_batch_wipe(&b);
 	}
 }
 
@@ -51,13 +51,13 @@ static void packet(u_char *user, const struct pcap_pkthdr *h, const u_char *byte
 
 	packets++;
 	for (size_t i = 0; i < sizeof(dlts) / sizeof(dlts[0]); i++) {
-		flow_key_of(dlts[i], bytes, h->caplen, &k);
+		net_flow_key_of(dlts[i], bytes, h->caplen, &k);
 		check_key(&k);
 	}
 	/* Cut short: a snap length shorter than the headers. */
-	flow_key_of(cap.dlt, bytes, h->caplen / 2, &k);
+	net_flow_key_of(cap.dlt, bytes, h->caplen / 2, &k);
 	check_key(&k);
-	capture_packet(user, h, bytes);
+	net_capture_packet(user, h, bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -72,8 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!cfg) {
 		log_open(true, 0);
 		cfg = config_defaults();
-		pool_init(&pool);
-		pipeline_init(cfg, &pool, drain, NULL);
+		feed_pool_init(&pool);
+		feed_pipeline_init(cfg, &pool, drain, NULL);
 	}
 	if (size == 0)
 		return 0;
@@ -88,20 +88,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(copy);
 		return 0;
 	}
-	inst = pipeline_attach(CLASS_NETWORK, "savefile", "file", 0);
+	inst = feed_pipeline_attach(CLASS_NETWORK, "savefile", "file", 0);
 	FUZZ_ASSERT(inst != NULL);
-	capture_attach(&cap, inst);
-	capture_begin(&cap, pcap_datalink(p), true, capture_max_eps(cfg));
+	net_capture_attach(&cap, inst);
+	net_capture_begin(&cap, pcap_datalink(p), true, net_capture_max_eps(cfg));
 	packets = 0;
 	(void)pcap_loop(p, -1, packet, (u_char *)&cap);
-	capture_flush(&cap);
+	net_capture_flush(&cap);
 	FUZZ_ASSERT(cap.packets == packets && cap.bad_time <= cap.packets);
 	FUZZ_ASSERT(cap.weight >= 0 && cap.weight <= 1);
-	FUZZ_ASSERT(pipeline_count() == 1 && pipeline_info(0, &info));
+	FUZZ_ASSERT(feed_pipeline_count() == 1 && feed_pipeline_info(0, &info));
 	FUZZ_ASSERT(info.c.events == packets);
 	FUZZ_ASSERT(info.c.credited_bits >= 0 && info.c.credited_bits <= info.c.estimated_bits + 1e-9);
-	capture_detach(&cap, "savefile");
-	pipeline_detach(inst);
+	net_capture_detach(&cap, "savefile");
+	feed_pipeline_detach(inst);
 	pcap_close(p);
 	free(copy);
 	return 0;

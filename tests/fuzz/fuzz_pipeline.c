@@ -25,9 +25,9 @@ static void drain(void *arg)
 {
 	struct batch b;
 
-	if (pool_full(&pool)) {
-		pool_take(&pool, &b);
-		batch_wipe(&b);
+	if (feed_pool_full(&pool)) {
+		feed_pool_take(&pool, &b);
+		feed_pool_batch_wipe(&b);
 	}
 }
 
@@ -35,7 +35,7 @@ static void check(struct instance *inst, uint64_t events)
 {
 	struct inst_info info;
 
-	FUZZ_ASSERT(pipeline_count() == 1 && pipeline_info(0, &info));
+	FUZZ_ASSERT(feed_pipeline_count() == 1 && feed_pipeline_info(0, &info));
 	FUZZ_ASSERT(info.c.events == events && info.c.skipped <= events);
 	FUZZ_ASSERT(isfinite(info.c.estimated_bits) && info.c.estimated_bits >= 0);
 	FUZZ_ASSERT(isfinite(info.c.credited_bits) && info.c.credited_bits >= 0);
@@ -56,15 +56,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!cfg) {
 		log_open(true, 0);
 		cfg = config_defaults();
-		pool_init(&pool);
-		pipeline_init(cfg, &pool, drain, NULL);
+		feed_pool_init(&pool);
+		feed_pipeline_init(cfg, &pool, drain, NULL);
 	}
 	if (size < 9)
 		return 0;
 	memcpy(&t, data + 1, 8);
 	/* What the kernel still needs, as at a boot, or nothing, as once it is ready. */
-	pipeline_boot_allowance(data[0] & 0x20 ? KERNEL_READY_BITS : 0);
-	inst = pipeline_attach((enum src_class)(data[0] % CLASS_COUNT), names[data[0] % CLASS_COUNT],
+	feed_pipeline_boot_allowance(data[0] & 0x20 ? KERNEL_READY_BITS : 0);
+	inst = feed_pipeline_attach((enum src_class)(data[0] % CLASS_COUNT), names[data[0] % CLASS_COUNT],
 			       "fuzz", data[0] & 0x10 ? INST_KERNEL_CREDITS : 0);
 	FUZZ_ASSERT(inst != NULL);
 	data += 9;
@@ -91,34 +91,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 7: /* what the batch holds goes in now */
 			if (nbatch) {
-				pipeline_samples(inst, batch, nbatch);
+				feed_pipeline_samples(inst, batch, nbatch);
 				events += nbatch;
 				nbatch = 0;
 			}
 			continue;
 		case 8: /* events seen but not handed in, and the source's weight */
-			pipeline_skip(inst, arg % 100);
+			feed_pipeline_skip(inst, arg % 100);
 			events += arg % 100;
-			pipeline_set_weight(inst, (double)(arg & 0xff) / 255.0,
+			feed_pipeline_set_weight(inst, (double)(arg & 0xff) / 255.0,
 					    (double)((arg >> 8) & 0xff) / 255.0);
 			continue;
 		case 9: /* one at a time */
-			pipeline_sample(inst, t);
+			feed_pipeline_sample(inst, t);
 			events++;
 			continue;
 		}
 		batch[nbatch++] = t;
 		if (nbatch == BATCH) {
-			pipeline_samples(inst, batch, nbatch);
+			feed_pipeline_samples(inst, batch, nbatch);
 			events += nbatch;
 			nbatch = 0;
 		}
 	}
 	if (nbatch) {
-		pipeline_samples(inst, batch, nbatch);
+		feed_pipeline_samples(inst, batch, nbatch);
 		events += nbatch;
 	}
 	check(inst, events);
-	pipeline_detach(inst);
+	feed_pipeline_detach(inst);
 	return 0;
 }

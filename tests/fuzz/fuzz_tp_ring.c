@@ -21,7 +21,7 @@ static void take(void *ctx, const struct block_sample *s, size_t n)
 {
 	FUZZ_ASSERT(n > 0 && n <= TP_BATCH);
 	for (size_t i = 0; i < n; i++) {
-		FUZZ_ASSERT(tp_in_list(rd.want, rd.nwant, s[i].kdev));
+		FUZZ_ASSERT(block_tp_ring_in_list(rd.want, rd.nwant, s[i].kdev));
 		FUZZ_ASSERT(i == 0 || s[i - 1].t_ns <= s[i].t_ns);
 	}
 	handed += n;
@@ -71,8 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mp->data_head = tail + span;
 	handed = 0;
 
-	tp_ring_drain(&rd, map, PAGE, pages, 0);
-	tp_ring_flush(&rd);
+	block_tp_ring_drain(&rd, map, PAGE, pages, 0);
+	block_tp_ring_flush(&rd);
 	/* Everything up to the head is read (or given up as bad): the kernel may write on. */
 	FUZZ_ASSERT(mp->data_tail == (tail + span < tail ? tail : tail + span));
 	FUZZ_ASSERT(handed == st.samples && rd.nbatch == 0);

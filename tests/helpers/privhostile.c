@@ -86,7 +86,7 @@ static void start(const char *path)
 /* Send len bytes of msg, with fd attached if >= 0. */
 static void sendraw(void *msg, size_t len, int fd)
 {
-	if (send_with_fd(sock, msg, len, fd) != (ssize_t)len) {
+	if (util_send_with_fd(sock, msg, len, fd) != (ssize_t)len) {
 		perror("privhostile: send");
 		exit(1);
 	}
@@ -127,7 +127,7 @@ static int priv_status(void)
 
 static double now_s(void)
 {
-	return (double)mono_ns() / 1e9;
+	return (double)util_mono_ns() / 1e9;
 }
 
 /* As a collector (uid 0) could: more input nodes (FIFOs) in dir, once the privileged
@@ -508,7 +508,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "privhostile: perfs: %s\n", argc < 4 ? "N?" : err);
 			return 2;
 		}
-		priv_local_tracepoint(id); /* read before the fork, as the daemon does */
+		priv_ops_tracepoint(id); /* read before the fork, as the daemon does */
 		start(argv[1]);
 		return perfs(atoi(argv[3]), argc == 5 && strcmp(argv[4], "hold") == 0);
 	}

@@ -222,8 +222,8 @@ void tu_pool_drain_full(void *arg)
 	struct pool *p = arg;
 	struct batch b;
 
-	if (!pool_full(p))
+	if (!feed_pool_full(p))
 		return;
-	pool_take(p, &b);
-	batch_wipe(&b);
+	feed_pool_take(p, &b);
+	feed_pool_batch_wipe(&b);
 }

@@ -425,8 +425,8 @@ if ctl --json status | jq -e '.kernel.credit_counts' > /dev/null; then
 else
 	"$EVGEN" -n 3000 -p random -r 3 >&9 2>/dev/null || fail "evgen"
 	reasons() { ctl --json sources | jq -c '[.sources[0].credit.reasons[].reason]'; }
-	pool_full() { reasons | grep -q '"pool-full"'; }
-	wait_for 10 pool_full || fail "the mix phase never filled the pool: $(reasons)"
+	feed_pool_full() { reasons | grep -q '"pool-full"'; }
+	wait_for 10 feed_pool_full || fail "the mix phase never filled the pool: $(reasons)"
 	r=$(reasons)
 	jq -en --argjson r "$r" '$r[0] == "kernel" and ($r | index("pool-full")) > 0' > /dev/null ||
 		fail "the kernel is not the first reason: $r"

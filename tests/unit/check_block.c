@@ -114,7 +114,7 @@ START_TEST(test_probe)
 {
 	struct block_disk_info in;
 
-	ck_assert(block_disk_probe(root, "sda", &in));
+	ck_assert(block_disks_probe(root, "sda", &in));
 	ck_assert_uint_eq(in.major, 8);
 	ck_assert_uint_eq(in.minor, 0);
 	ck_assert(!in.is_virtual);
@@ -122,21 +122,21 @@ START_TEST(test_probe)
 	ck_assert(in.add_random);
 	ck_assert_uint_eq(in.sectors, 1953525168ull);
 
-	ck_assert(block_disk_probe(root, "loop0", &in));
+	ck_assert(block_disks_probe(root, "loop0", &in));
 	ck_assert(in.is_virtual);
 	ck_assert(!in.add_random);
-	ck_assert(block_disk_probe(root, "loop1", &in));
+	ck_assert(block_disks_probe(root, "loop1", &in));
 	ck_assert_uint_eq(in.sectors, 0);
-	ck_assert(block_disk_probe(root, "dm-0", &in));
+	ck_assert(block_disks_probe(root, "dm-0", &in));
 	ck_assert(in.stacked && in.is_virtual);
-	ck_assert(block_disk_probe(root, "bcache0", &in));
+	ck_assert(block_disks_probe(root, "bcache0", &in));
 	ck_assert(in.stacked && !in.is_virtual);
-	ck_assert(block_disk_probe(root, "nvme0c0n1", &in));
+	ck_assert(block_disks_probe(root, "nvme0c0n1", &in));
 	ck_assert(in.hidden);
 
-	ck_assert(!block_disk_probe(root, "nosuch", &in));
-	ck_assert(!block_disk_probe(root, "../sys", &in));
-	ck_assert(!block_disk_probe(root, "", &in));
+	ck_assert(!block_disks_probe(root, "nosuch", &in));
+	ck_assert(!block_disks_probe(root, "../sys", &in));
+	ck_assert(!block_disks_probe(root, "", &in));
 }
 END_TEST
 
@@ -162,8 +162,8 @@ static bool selected(const char *const *pats, size_t n, const char *name)
 	struct block_disk_info in;
 	bool yes;
 
-	ck_assert_msg(block_disk_probe(root, name, &in), "probe %s", name);
-	yes = block_selects(&l, name, &in) != NULL;
+	ck_assert_msg(block_disks_probe(root, name, &in), "probe %s", name);
+	yes = block_disks_selects(&l, name, &in) != NULL;
 	list_free(&l);
 	return yes;
 }
@@ -181,14 +181,14 @@ START_TEST(test_auto)
 		ck_assert_msg(selected(aut, 1, yes[i]), "auto must select %s", yes[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(no); i++)
 		ck_assert_msg(!selected(aut, 1, no[i]), "auto must not select %s", no[i]);
-	ck_assert(block_disk_probe(root, "dm-0", &in));
-	ck_assert(!block_auto_disk("dm-0", &in, &why));
+	ck_assert(block_disks_probe(root, "dm-0", &in));
+	ck_assert(!block_disks_auto("dm-0", &in, &why));
 	ck_assert_ptr_nonnull(why);
-	ck_assert(block_disk_probe(root, "bcache0", &in));
-	ck_assert(!block_auto_disk("bcache0", &in, &why));
+	ck_assert(block_disks_probe(root, "bcache0", &in));
+	ck_assert(!block_disks_auto("bcache0", &in, &why));
 	ck_assert_ptr_nonnull(strstr(why, "stacked"));
-	ck_assert(block_disk_probe(root, "sda", &in));
-	ck_assert(block_auto_disk("sda", &in, &why));
+	ck_assert(block_disks_probe(root, "sda", &in));
+	ck_assert(block_disks_auto("sda", &in, &why));
 	ck_assert_ptr_null(why);
 }
 END_TEST
@@ -214,8 +214,8 @@ START_TEST(test_names_and_globs)
 	ck_assert(selected(mixed, 2, "sda"));
 	ck_assert(!selected(mixed, 2, "ram0"));
 	/* The pattern that selected a disk is the one returned. */
-	ck_assert(block_disk_probe(root, "sda", &in));
-	ck_assert_str_eq(block_selects(&l, "sda", &in), "sd?");
+	ck_assert(block_disks_probe(root, "sda", &in));
+	ck_assert_str_eq(block_disks_selects(&l, "sda", &in), "sd?");
 	list_free(&l);
 }
 END_TEST
@@ -289,17 +289,17 @@ START_TEST(test_sort)
 		s[250 + i].t_ns = 1010 + i * 20;
 		s[250 + i].kdev = 2;
 	}
-	block_samples_sort(s, 500);
+	block_backend_samples_sort(s, 500);
 	for (size_t i = 1; i < 500; i++) {
 		ck_assert_uint_le(s[i - 1].t_ns, s[i].t_ns);
 		ck_assert_uint_eq(s[i].kdev, i % 2 ? 2 : 1);
 	}
 	for (size_t i = 0; i < 500; i++)
 		s[i].t_ns = (uint64_t)rand_r(&seed);
-	block_samples_sort(s, 500);
+	block_backend_samples_sort(s, 500);
 	for (size_t i = 1; i < 500; i++)
 		ck_assert_uint_le(s[i - 1].t_ns, s[i].t_ns);
-	block_samples_sort(s, 0);
+	block_backend_samples_sort(s, 0);
 }
 END_TEST
 
@@ -403,7 +403,7 @@ START_TEST(test_network)
 	for (size_t i = 0; i < ARRAY_SIZE(disks); i++) {
 		const char *pat[] = {disks[i].name};
 
-		ck_assert_msg(block_disk_probe(root, disks[i].name, &in), "probe %s",
+		ck_assert_msg(block_disks_probe(root, disks[i].name, &in), "probe %s",
 			      disks[i].name);
 		why = NULL;
 		if (!disks[i].network) {
@@ -417,7 +417,7 @@ START_TEST(test_network)
 			      "%s: %s, not %s", disks[i].name, in.network ? in.network : "local",
 			      disks[i].network);
 		/* "auto" leaves it out, and says why ... */
-		ck_assert_msg(!block_auto_disk(disks[i].name, &in, &why), "auto must not take %s",
+		ck_assert_msg(!block_disks_auto(disks[i].name, &in, &why), "auto must not take %s",
 			      disks[i].name);
 		ck_assert_ptr_nonnull(why);
 		ck_assert_ptr_nonnull(strstr(why, "network-backed"));
@@ -465,7 +465,7 @@ START_TEST(test_network_below)
 	write_file("sys/devices/virtual/nvme-fabrics/ctl/nvme1/nvme1n1/nvme1n1p1/partition", "1\n");
 	fake_disk("md2", "virtual/block", "9:2\n", "2097152\n", 0, "nvme1n1p1");
 	for (size_t i = 0; i < ARRAY_SIZE(disks); i++) {
-		ck_assert_msg(block_disk_probe(root, disks[i].name, &in), "probe %s",
+		ck_assert_msg(block_disks_probe(root, disks[i].name, &in), "probe %s",
 			      disks[i].name);
 		if (!disks[i].network)
 			ck_assert_msg(!in.network, "%s is local, not %s", disks[i].name,
@@ -492,7 +492,7 @@ static const char *stacked_on(const char *name, const char *const *traced)
 	static char below[64];
 
 	below[0] = '\0';
-	if (!block_stacked_on(root, name, traced_in, (void *)(uintptr_t)traced, below,
+	if (!block_disks_stacked_on(root, name, traced_in, (void *)(uintptr_t)traced, below,
 			      sizeof(below)))
 		return "";
 	ck_assert_str_ne(below, "");
@@ -550,10 +550,10 @@ START_TEST(test_stacked)
 	write_file("sys/block/loop1/loop/backing_file", "/dev/shm");
 	if (stat("/dev/shm", &sb) == 0 && major(sb.st_dev) == 0)
 		ck_assert_str_eq(stacked_on("loop1", vda), "");
-	ck_assert(block_fs_hides_disk(0x794c7630)); /* overlayfs */
-	ck_assert(block_fs_hides_disk(0x9123683e)); /* btrfs */
-	ck_assert(!block_fs_hides_disk(0x01021994)); /* tmpfs */
-	ck_assert(!block_fs_hides_disk(0xef53));     /* ext4 */
+	ck_assert(block_disks_fs_hides(0x794c7630)); /* overlayfs */
+	ck_assert(block_disks_fs_hides(0x9123683e)); /* btrfs */
+	ck_assert(!block_disks_fs_hides(0x01021994)); /* tmpfs */
+	ck_assert(!block_disks_fs_hides(0xef53));     /* ext4 */
 }
 END_TEST
 

@@ -271,7 +271,7 @@ static void assert_defaults(const struct config *cfg)
 	ck_assert_double_eq(cfg->network.health_retry, 3600);
 	ck_assert_double_eq(cfg->network.estimate_interval, 60);
 	ck_assert_uint_eq(cfg->network.n_instances, 0);
-	ck_assert_ptr_eq(config_net_capture(cfg, "eth0"), &cfg->network.capture);
+	ck_assert_ptr_eq(net_class_capture_config(cfg, "eth0"), &cfg->network.capture);
 	ck_assert_str_eq(cfg->control.socket, "/run/entropyd/io.entropyd");
 	ck_assert_str_eq(cfg->control.group, "entropyd");
 	ck_assert_double_eq(cfg->control.timeout, 10.0);
@@ -302,20 +302,20 @@ END_TEST
 
 START_TEST(test_names)
 {
-	ck_assert_str_eq(class_name(CLASS_INPUT), "input");
-	ck_assert_str_eq(class_name(CLASS_BLOCK), "block");
-	ck_assert_str_eq(class_name(CLASS_NETWORK), "network");
-	ck_assert_ptr_null(class_name(CLASS_COUNT));
-	ck_assert_int_eq(class_from_name("network"), CLASS_NETWORK);
-	ck_assert_int_eq(class_from_name("input"), CLASS_INPUT);
-	ck_assert_int_eq(class_from_name("disk"), -1);
-	ck_assert_int_eq(class_from_name(NULL), -1);
-	ck_assert_str_eq(feed_mode_name(FEED_WATERMARK), "watermark");
-	ck_assert_str_eq(feed_mode_name(FEED_ALWAYS), "always");
-	ck_assert_ptr_null(feed_mode_name((enum feed_mode)4));
-	ck_assert_str_eq(policy_mode_name(MODE_MIX_ONLY), "mix-only");
-	ck_assert_str_eq(policy_mode_name(MODE_DISABLED), "disabled");
-	ck_assert_ptr_null(policy_mode_name((enum policy_mode)4));
+	ck_assert_str_eq(source_class_name(CLASS_INPUT), "input");
+	ck_assert_str_eq(source_class_name(CLASS_BLOCK), "block");
+	ck_assert_str_eq(source_class_name(CLASS_NETWORK), "network");
+	ck_assert_ptr_null(source_class_name(CLASS_COUNT));
+	ck_assert_int_eq(source_class_from_name("network"), CLASS_NETWORK);
+	ck_assert_int_eq(source_class_from_name("input"), CLASS_INPUT);
+	ck_assert_int_eq(source_class_from_name("disk"), -1);
+	ck_assert_int_eq(source_class_from_name(NULL), -1);
+	ck_assert_str_eq(config_mode_name_feed(FEED_WATERMARK), "watermark");
+	ck_assert_str_eq(config_mode_name_feed(FEED_ALWAYS), "always");
+	ck_assert_ptr_null(config_mode_name_feed((enum feed_mode)4));
+	ck_assert_str_eq(config_mode_name_policy(MODE_MIX_ONLY), "mix-only");
+	ck_assert_str_eq(config_mode_name_policy(MODE_DISABLED), "disabled");
+	ck_assert_ptr_null(config_mode_name_policy((enum policy_mode)4));
 }
 END_TEST
 
@@ -683,24 +683,24 @@ START_TEST(test_scale_ignored)
 	ck_assert_ptr_null(errs.note);
 
 	/* trusted: the whole capped estimate, not half of it */
-	r = policy_resolve(cfg, CLASS_INPUT, "event0");
+	r = config_policy_resolve(cfg, CLASS_INPUT, "event0");
 	ck_assert_int_eq(r.mode, MODE_TRUSTED);
-	ck_assert_double_eq(policy_credit(&r, 1.0), 1.0);
+	ck_assert_double_eq(config_policy_credit(&r, 1.0), 1.0);
 	ck_assert_double_eq(cfg->policy[CLASS_INPUT].rule.scale, POLICY_SCALE_DEFAULT);
-	r = policy_resolve(cfg, CLASS_NETWORK, "eth1");
+	r = config_policy_resolve(cfg, CLASS_NETWORK, "eth1");
 	ck_assert_int_eq(r.mode, MODE_TRUSTED);
-	ck_assert_double_eq(policy_credit(&r, 0.25), 0.25);
+	ck_assert_double_eq(config_policy_credit(&r, 0.25), 0.25);
 	ck_assert_uint_eq(cfg->policy[CLASS_NETWORK].overrides[0].set, RULE_SET_MODE);
 	/* the other interfaces keep the class's reduced mode and its default scale */
-	r = policy_resolve(cfg, CLASS_NETWORK, "eth0");
+	r = config_policy_resolve(cfg, CLASS_NETWORK, "eth0");
 	ck_assert_int_eq(r.mode, MODE_REDUCED);
 	ck_assert_double_eq(r.scale, POLICY_SCALE_DEFAULT);
 	/* the scale of a disabled class that an instance inherits is in effect there */
-	r = policy_resolve(cfg, CLASS_BLOCK, "sdb");
+	r = config_policy_resolve(cfg, CLASS_BLOCK, "sdb");
 	ck_assert_int_eq(r.mode, MODE_REDUCED);
 	ck_assert_double_eq(r.scale, 0.5);
-	ck_assert_double_eq(policy_credit(&r, 1.0), 0.5);
-	r = policy_resolve(cfg, CLASS_BLOCK, "sda");
+	ck_assert_double_eq(config_policy_credit(&r, 1.0), 0.5);
+	r = config_policy_resolve(cfg, CLASS_BLOCK, "sda");
 	ck_assert_int_eq(r.mode, MODE_DISABLED);
 
 	/* what -p prints has none of the ignored keys: it reads back without a notice */
@@ -802,13 +802,13 @@ START_TEST(test_net_instances)
 	ck_assert_int_eq(o[3].cap.direction, DIR_IN);
 
 	/* the first match wins: eth1 is before eth*; no match is the class */
-	ck_assert_ptr_eq(config_net_capture(cfg, "eth1"), &o[0].cap);
-	ck_assert_ptr_eq(config_net_capture(cfg, "eth0"), &o[1].cap);
-	ck_assert_ptr_eq(config_net_capture(cfg, "eth10"), &o[1].cap);
-	ck_assert_ptr_eq(config_net_capture(cfg, "wlan0"), &o[2].cap);
-	ck_assert_ptr_eq(config_net_capture(cfg, "trace.pcap"), &o[3].cap);
-	ck_assert_ptr_eq(config_net_capture(cfg, "wlan1"), cls);
-	ck_assert_ptr_eq(config_net_capture(cfg, "lo"), cls);
+	ck_assert_ptr_eq(net_class_capture_config(cfg, "eth1"), &o[0].cap);
+	ck_assert_ptr_eq(net_class_capture_config(cfg, "eth0"), &o[1].cap);
+	ck_assert_ptr_eq(net_class_capture_config(cfg, "eth10"), &o[1].cap);
+	ck_assert_ptr_eq(net_class_capture_config(cfg, "wlan0"), &o[2].cap);
+	ck_assert_ptr_eq(net_class_capture_config(cfg, "trace.pcap"), &o[3].cap);
+	ck_assert_ptr_eq(net_class_capture_config(cfg, "wlan1"), cls);
+	ck_assert_ptr_eq(net_class_capture_config(cfg, "lo"), cls);
 	config_free(cfg);
 }
 END_TEST
@@ -908,17 +908,17 @@ START_TEST(test_print_keys)
 		ck_assert_msg(has_line(text, common[i]), "%s missing", common[i]);
 	for (c = 0; c < CLASS_COUNT; c++) {
 		for (j = 0; j < ARRAY_SIZE(rule); j++) {
-			key = xasprintf("policy.%s.%s", class_name(c), rule[j]);
+			key = xasprintf("policy.%s.%s", source_class_name(c), rule[j]);
 			ck_assert_msg(has_line(text, key), "%s missing", key);
 			free(key);
-			key = xasprintf("policy.%s.instances[].%s", class_name(c), rule[j]);
+			key = xasprintf("policy.%s.instances[].%s", source_class_name(c), rule[j]);
 			ck_assert_msg(has_line(text, key), "%s missing", key);
 			free(key);
 		}
-		key = xasprintf("policy.%s.instances[].name", class_name(c));
+		key = xasprintf("policy.%s.instances[].name", source_class_name(c));
 		ck_assert_msg(has_line(text, key), "%s missing", key);
 		free(key);
-		key = xasprintf("policy.%s.instances", class_name(c));
+		key = xasprintf("policy.%s.instances", source_class_name(c));
 		ck_assert_msg(has_line(text, key), "%s missing", key);
 		free(key);
 	}

@@ -58,9 +58,9 @@ START_TEST(test_resolve_no_overrides)
 
 	cfg_with(&cfg, CLASS_NETWORK, NULL, 0);
 	cfg.policy[CLASS_BLOCK].rule = other_rule;
-	r = policy_resolve(&cfg, CLASS_NETWORK, "eth0");
+	r = config_policy_resolve(&cfg, CLASS_NETWORK, "eth0");
 	rule_eq(&r, &class_rule, "network/eth0");
-	r = policy_resolve(&cfg, CLASS_BLOCK, "sda");
+	r = config_policy_resolve(&cfg, CLASS_BLOCK, "sda");
 	rule_eq(&r, &other_rule, "block/sda takes its own class rule");
 }
 END_TEST
@@ -77,14 +77,14 @@ START_TEST(test_resolve_full_override)
 	struct policy_rule r;
 
 	cfg_with(&cfg, CLASS_NETWORK, ov, 1);
-	r = policy_resolve(&cfg, CLASS_NETWORK, "eth1");
+	r = config_policy_resolve(&cfg, CLASS_NETWORK, "eth1");
 	rule_eq(&r, &other_rule, "eth1 overridden");
-	r = policy_resolve(&cfg, CLASS_NETWORK, "eth10");
+	r = config_policy_resolve(&cfg, CLASS_NETWORK, "eth10");
 	rule_eq(&r, &class_rule, "eth10 is not eth1");
-	r = policy_resolve(&cfg, CLASS_NETWORK, "eth");
+	r = config_policy_resolve(&cfg, CLASS_NETWORK, "eth");
 	rule_eq(&r, &class_rule, "eth is not eth1");
 	/* An override belongs to its class only. */
-	r = policy_resolve(&cfg, CLASS_INPUT, "eth1");
+	r = config_policy_resolve(&cfg, CLASS_INPUT, "eth1");
 	rule_eq(&r, &class_rule, "input/eth1");
 }
 END_TEST
@@ -111,7 +111,7 @@ START_TEST(test_resolve_partial_override)
 		if (flags[i] == RULE_SET_CAP_SECOND)
 			want.cap_bits_per_second = other_rule.cap_bits_per_second;
 		cfg_with(&cfg, CLASS_BLOCK, &ov, 1);
-		r = policy_resolve(&cfg, CLASS_BLOCK, "sda");
+		r = config_policy_resolve(&cfg, CLASS_BLOCK, "sda");
 		snprintf(what, sizeof(what), "set = %#x", flags[i]);
 		rule_eq(&r, &want, what);
 	}
@@ -127,7 +127,7 @@ START_TEST(test_resolve_partial_override)
 		want.mode = other_rule.mode;
 		want.cap_bits_per_second = other_rule.cap_bits_per_second;
 		cfg_with(&cfg, CLASS_BLOCK, &ov, 1);
-		r = policy_resolve(&cfg, CLASS_BLOCK, "sda");
+		r = config_policy_resolve(&cfg, CLASS_BLOCK, "sda");
 		rule_eq(&r, &want, "mode + cap/second");
 	}
 
@@ -138,7 +138,7 @@ START_TEST(test_resolve_partial_override)
 		struct config cfg;
 
 		cfg_with(&cfg, CLASS_BLOCK, &ov, 1);
-		r = policy_resolve(&cfg, CLASS_BLOCK, "sda");
+		r = config_policy_resolve(&cfg, CLASS_BLOCK, "sda");
 		rule_eq(&r, &class_rule, "set = 0");
 	}
 }
@@ -160,26 +160,26 @@ START_TEST(test_resolve_first_match_wins)
 	ov[2] = (struct policy_override){.name = wl, .set = RULE_SET_MODE, .rule = reduced};
 	cfg_with(&cfg, CLASS_NETWORK, ov, 3);
 	cfg.policy[CLASS_NETWORK].rule.mode = MODE_TRUSTED;
-	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "eth1").mode, MODE_DISABLED);
-	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "eth0").mode, MODE_DISABLED);
-	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "wlan2").mode, MODE_REDUCED);
-	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "wlan4").mode, MODE_TRUSTED);
-	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "lo").mode, MODE_TRUSTED);
+	ck_assert_int_eq(config_policy_resolve(&cfg, CLASS_NETWORK, "eth1").mode, MODE_DISABLED);
+	ck_assert_int_eq(config_policy_resolve(&cfg, CLASS_NETWORK, "eth0").mode, MODE_DISABLED);
+	ck_assert_int_eq(config_policy_resolve(&cfg, CLASS_NETWORK, "wlan2").mode, MODE_REDUCED);
+	ck_assert_int_eq(config_policy_resolve(&cfg, CLASS_NETWORK, "wlan4").mode, MODE_TRUSTED);
+	ck_assert_int_eq(config_policy_resolve(&cfg, CLASS_NETWORK, "lo").mode, MODE_TRUSTED);
 
 	/* The exact name first: it wins for eth1, the glob still catches the rest. */
 	ov[0] = (struct policy_override){.name = exact, .set = RULE_SET_MODE, .rule = reduced};
 	ov[1] = (struct policy_override){.name = glob, .set = RULE_SET_MODE, .rule = disabled};
-	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "eth1").mode, MODE_REDUCED);
-	ck_assert_int_eq(policy_resolve(&cfg, CLASS_NETWORK, "eth0").mode, MODE_DISABLED);
+	ck_assert_int_eq(config_policy_resolve(&cfg, CLASS_NETWORK, "eth1").mode, MODE_REDUCED);
+	ck_assert_int_eq(config_policy_resolve(&cfg, CLASS_NETWORK, "eth0").mode, MODE_DISABLED);
 
 	/* A later match does not fill in fields the first match left unset. */
 	ov[0] = (struct policy_override){.name = exact, .set = RULE_SET_MODE, .rule = reduced};
 	ov[1] = (struct policy_override){.name = glob, .set = RULE_SET_SCALE,
 					 .rule = other_rule};
-	r = policy_resolve(&cfg, CLASS_NETWORK, "eth1");
+	r = config_policy_resolve(&cfg, CLASS_NETWORK, "eth1");
 	ck_assert_int_eq(r.mode, MODE_REDUCED);
 	ck_assert(r.scale == class_rule.scale);
-	r = policy_resolve(&cfg, CLASS_NETWORK, "eth7");
+	r = config_policy_resolve(&cfg, CLASS_NETWORK, "eth7");
 	ck_assert_int_eq(r.mode, MODE_TRUSTED);
 	ck_assert(r.scale == other_rule.scale);
 }
@@ -195,11 +195,11 @@ START_TEST(test_credit_trusted)
 {
 	struct policy_rule r = rule_of(MODE_TRUSTED, 0.5, 4);
 
-	ck_assert_double_eq_tol(policy_credit(&r, 1.5), 1.5, EPS);
-	ck_assert_double_eq_tol(policy_credit(&r, 4), 4, EPS);
-	ck_assert_double_eq_tol(policy_credit(&r, 9.75), 4, EPS); /* cap applied */
-	ck_assert_double_eq_tol(policy_credit(&r, INFINITY), 4, EPS);
-	ck_assert_double_eq_tol(policy_credit(&r, 0), 0, EPS);
+	ck_assert_double_eq_tol(config_policy_credit(&r, 1.5), 1.5, EPS);
+	ck_assert_double_eq_tol(config_policy_credit(&r, 4), 4, EPS);
+	ck_assert_double_eq_tol(config_policy_credit(&r, 9.75), 4, EPS); /* cap applied */
+	ck_assert_double_eq_tol(config_policy_credit(&r, INFINITY), 4, EPS);
+	ck_assert_double_eq_tol(config_policy_credit(&r, 0), 0, EPS);
 }
 END_TEST
 
@@ -207,11 +207,11 @@ START_TEST(test_credit_reduced)
 {
 	struct policy_rule r = rule_of(MODE_REDUCED, 0.25, 4);
 
-	ck_assert_double_eq_tol(policy_credit(&r, 2), 0.5, EPS);
+	ck_assert_double_eq_tol(config_policy_credit(&r, 2), 0.5, EPS);
 	/* The cap is applied before the weight: 0.25 * min(4, 10), not min(4, 0.25 * 10). */
-	ck_assert_double_eq_tol(policy_credit(&r, 10), 1.0, EPS);
+	ck_assert_double_eq_tol(config_policy_credit(&r, 10), 1.0, EPS);
 	r.scale = 0.75;
-	ck_assert_double_eq_tol(policy_credit(&r, 3), 2.25, EPS);
+	ck_assert_double_eq_tol(config_policy_credit(&r, 3), 2.25, EPS);
 }
 END_TEST
 
@@ -221,10 +221,10 @@ START_TEST(test_credit_mix_only_and_disabled)
 	static const double est[] = {0.5, 3, 4, 11, 1e6};
 
 	for (size_t i = 0; i < sizeof(est) / sizeof(est[0]); i++) {
-		ck_assert_msg(policy_credit(&m, est[i]) == 0, "mix-only credits %g for %g",
-			      policy_credit(&m, est[i]), est[i]);
-		ck_assert_msg(policy_credit(&d, est[i]) == 0, "disabled credits %g for %g",
-			      policy_credit(&d, est[i]), est[i]);
+		ck_assert_msg(config_policy_credit(&m, est[i]) == 0, "mix-only credits %g for %g",
+			      config_policy_credit(&m, est[i]), est[i]);
+		ck_assert_msg(config_policy_credit(&d, est[i]) == 0, "disabled credits %g for %g",
+			      config_policy_credit(&d, est[i]), est[i]);
 	}
 }
 END_TEST
@@ -239,7 +239,7 @@ START_TEST(test_credit_bad_estimates_give_zero)
 		struct policy_rule r = rule_of(modes[m], 0.5, 4);
 
 		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-			double c = policy_credit(&r, bad[i]);
+			double c = config_policy_credit(&r, bad[i]);
 
 			ck_assert_msg(c == 0, "mode %d: estimate %g credits %g", modes[m], bad[i],
 				      c);
@@ -252,7 +252,7 @@ START_TEST(test_credit_cap_zero)
 {
 	struct policy_rule r = rule_of(MODE_TRUSTED, 0.5, 0);
 
-	ck_assert(policy_credit(&r, 5) == 0);
+	ck_assert(config_policy_credit(&r, 5) == 0);
 }
 END_TEST
 
@@ -264,15 +264,15 @@ START_TEST(test_rate_initial_burst)
 
 	memset(&rc, 0, sizeof(rc));
 	/* One second's worth is there at once, not more. */
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 5 * SEC, 9 * SEC), 10, EPS);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 5 * SEC, 9 * SEC), 0, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, 5 * SEC, 9 * SEC), 10, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, 5 * SEC, 9 * SEC), 0, EPS);
 
 	/* Smaller wants are granted in full until the burst is spent. */
 	memset(&rc, 0, sizeof(rc));
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 3, 0, 0), 3, EPS);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 3, 0, 0), 3, EPS);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 0, 0), 4, EPS);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 1, 0, 0), 0, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 3, 0, 0), 3, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 3, 0, 0), 3, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, 0, 0), 4, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 1, 0, 0), 0, EPS);
 }
 END_TEST
 
@@ -283,15 +283,15 @@ START_TEST(test_rate_refills_by_event_time)
 
 	/* Live events: their time and the daemon's pass alike. */
 	memset(&rc, 0, sizeof(rc));
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0, w0), 10, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, t0, w0), 10, EPS);
 	/* Half a second earns half the cap. */
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 + SEC / 2, w0 + SEC / 2), 5, 1e-6);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 + 6 * SEC / 10, w0 + 6 * SEC / 10), 1,
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, t0 + SEC / 2, w0 + SEC / 2), 5, 1e-6);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, t0 + 6 * SEC / 10, w0 + 6 * SEC / 10), 1,
 				1e-6);
 	/* A long pause refills to one second's worth, never more. */
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 + 3600 * SEC, w0 + 3600 * SEC), 10,
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, t0 + 3600 * SEC, w0 + 3600 * SEC), 10,
 				1e-6);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 + 3600 * SEC, w0 + 3600 * SEC), 0,
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, t0 + 3600 * SEC, w0 + 3600 * SEC), 0,
 				1e-6);
 }
 END_TEST
@@ -305,16 +305,16 @@ START_TEST(test_rate_replay_held_to_real_time)
 
 	memset(&rc, 0, sizeof(rc));
 	for (int i = 0; i <= 100; i++)
-		total += rate_cap_take(&rc, 10, 100, 50 * SEC + i * 10 * SEC, i * SEC / 10);
+		total += config_policy_rate_cap_take(&rc, 10, 100, 50 * SEC + i * 10 * SEC, i * SEC / 10);
 	/* 10 s of the daemon's time: the burst plus 10 s worth, not 1000 s worth. */
 	ck_assert_double_eq_tol(total, 10 + 10 * 10, 1e-6);
 	/* The recording ran ahead; of that lead only what could fill the bucket is kept: at the
 	 * last step, whose refill had left it 1 bit full, 0.9 s. */
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 1050 * SEC, 3600 * SEC), 9, 1e-6);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, 1050 * SEC, 3600 * SEC), 9, 1e-6);
 	/* Recorded time standing still then earns nothing, however long the daemon waits. */
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 1050 * SEC, 7200 * SEC), 0, 1e-6);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, 1050 * SEC, 7200 * SEC), 0, 1e-6);
 	/* Both moving again: what both agree on. */
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 1050 * SEC + SEC / 5, 7201 * SEC), 2,
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, 1050 * SEC + SEC / 5, 7201 * SEC), 2,
 				1e-6);
 }
 END_TEST
@@ -327,11 +327,11 @@ START_TEST(test_rate_batch_refills_by_its_span)
 	double per_batch[5];
 
 	memset(&rc, 0, sizeof(rc));
-	rate_cap_take(&rc, 10, 100, 0, 0); /* the initial burst */
+	config_policy_rate_cap_take(&rc, 10, 100, 0, 0); /* the initial burst */
 	for (int b = 0; b < 5; b++) {
 		per_batch[b] = 0;
 		for (int i = 0; i < 10; i++)
-			per_batch[b] += rate_cap_take(&rc, 10, 100, (uint64_t)(b * 10 + i) * SEC / 10,
+			per_batch[b] += config_policy_rate_cap_take(&rc, 10, 100, (uint64_t)(b * 10 + i) * SEC / 10,
 						      (uint64_t)(b + 1) * SEC);
 	}
 	for (int b = 1; b < 5; b++)
@@ -347,14 +347,14 @@ START_TEST(test_rate_no_second_bucket_at_one_instant)
 	struct rate_cap rc;
 
 	memset(&rc, 0, sizeof(rc));
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1, 10 * SEC, 10 * SEC), 1, EPS);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1000, 11 * SEC, 3600 * SEC), 100, 1e-6);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1000, 12 * SEC, 3600 * SEC), 0, 1e-6);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 100, 1, 10 * SEC, 10 * SEC), 1, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 100, 1000, 11 * SEC, 3600 * SEC), 100, 1e-6);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 100, 1000, 12 * SEC, 3600 * SEC), 0, 1e-6);
 	/* The same with the clocks the other way round. */
 	memset(&rc, 0, sizeof(rc));
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1, 10 * SEC, 10 * SEC), 1, EPS);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1000, 3600 * SEC, 11 * SEC), 100, 1e-6);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 100, 1000, 3600 * SEC, 12 * SEC), 0, 1e-6);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 100, 1, 10 * SEC, 10 * SEC), 1, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 100, 1000, 3600 * SEC, 11 * SEC), 100, 1e-6);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 100, 1000, 3600 * SEC, 12 * SEC), 0, 1e-6);
 }
 END_TEST
 
@@ -364,12 +364,12 @@ START_TEST(test_rate_time_backwards_no_refill)
 	uint64_t t0 = 50 * SEC, w0 = 7 * SEC;
 
 	memset(&rc, 0, sizeof(rc));
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0, w0), 10, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, t0, w0), 10, EPS);
 	/* Earlier timestamps (a replay starting over, a clock step) earn nothing ... */
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 - 20 * SEC, w0), 0, EPS);
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, 0, w0), 0, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, t0 - 20 * SEC, w0), 0, EPS);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, 0, w0), 0, EPS);
 	/* ... and later ones earn no more than the daemon's own clock allows. */
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, t0 + SEC / 2, w0 + SEC / 2), 5, 1e-6);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, t0 + SEC / 2, w0 + SEC / 2), 5, 1e-6);
 }
 END_TEST
 
@@ -378,18 +378,18 @@ START_TEST(test_rate_never_negative)
 	struct rate_cap rc;
 
 	memset(&rc, 0, sizeof(rc));
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 4, SEC, SEC), 4, EPS);
-	ck_assert(rate_cap_take(&rc, 10, -5, SEC, SEC) == 0);
-	ck_assert(rate_cap_take(&rc, 10, -INFINITY, SEC, SEC) == 0);
-	ck_assert(rate_cap_take(&rc, 10, NAN, SEC, SEC) == 0);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 4, SEC, SEC), 4, EPS);
+	ck_assert(config_policy_rate_cap_take(&rc, 10, -5, SEC, SEC) == 0);
+	ck_assert(config_policy_rate_cap_take(&rc, 10, -INFINITY, SEC, SEC) == 0);
+	ck_assert(config_policy_rate_cap_take(&rc, 10, NAN, SEC, SEC) == 0);
 	/* A negative want neither returned anything nor added tokens. */
-	ck_assert_double_eq_tol(rate_cap_take(&rc, 10, 100, SEC, SEC), 6, EPS);
-	ck_assert(rate_cap_take(&rc, 10, 100, SEC, SEC) == 0);
+	ck_assert_double_eq_tol(config_policy_rate_cap_take(&rc, 10, 100, SEC, SEC), 6, EPS);
+	ck_assert(config_policy_rate_cap_take(&rc, 10, 100, SEC, SEC) == 0);
 
 	/* A zero cap grants nothing, ever. */
 	memset(&rc, 0, sizeof(rc));
-	ck_assert(rate_cap_take(&rc, 0, 5, SEC, SEC) == 0);
-	ck_assert(rate_cap_take(&rc, 0, 5, 100 * SEC, 100 * SEC) == 0);
+	ck_assert(config_policy_rate_cap_take(&rc, 0, 5, SEC, SEC) == 0);
+	ck_assert(config_policy_rate_cap_take(&rc, 0, 5, 100 * SEC, 100 * SEC) == 0);
 }
 END_TEST
 
@@ -416,7 +416,7 @@ START_TEST(test_rate_long_run_bound)
 			t_forward += step;
 		}
 		w += (uint64_t)((double)step * (0.3 + 1.2 * tu_rng_unit()));
-		got = rate_cap_take(&rc, cap, want, t, w);
+		got = config_policy_rate_cap_take(&rc, cap, want, t, w);
 		ck_assert_msg(got >= 0 && got <= want + EPS,
 			      "event %d: got %g of %g (seed %#llx)", i, got, want,
 			      (unsigned long long)tu_seed);

@@ -20,9 +20,9 @@ START_TEST(test_frame_complete)
 {
 	size_t n = 99;
 
-	ck_assert_int_eq(ctl_frame("{}\0{\"a\":1}\0", 12, 16, &n), CTL_FRAME_COMPLETE);
+	ck_assert_int_eq(ctl_proto_frame("{}\0{\"a\":1}\0", 12, 16, &n), CTL_FRAME_COMPLETE);
 	ck_assert_uint_eq(n, 2);
-	ck_assert_int_eq(ctl_frame("\0", 1, 16, &n), CTL_FRAME_COMPLETE);
+	ck_assert_int_eq(ctl_proto_frame("\0", 1, 16, &n), CTL_FRAME_COMPLETE);
 	ck_assert_uint_eq(n, 0);
 }
 END_TEST
@@ -31,8 +31,8 @@ START_TEST(test_frame_incomplete)
 {
 	size_t n;
 
-	ck_assert_int_eq(ctl_frame("", 0, 16, &n), CTL_FRAME_INCOMPLETE);
-	ck_assert_int_eq(ctl_frame("{\"method\"", 9, 16, &n), CTL_FRAME_INCOMPLETE);
+	ck_assert_int_eq(ctl_proto_frame("", 0, 16, &n), CTL_FRAME_INCOMPLETE);
+	ck_assert_int_eq(ctl_proto_frame("{\"method\"", 9, 16, &n), CTL_FRAME_INCOMPLETE);
 }
 END_TEST
 
@@ -44,15 +44,15 @@ START_TEST(test_frame_limit)
 	size_t n;
 
 	memset(buf, 'x', sizeof(buf));
-	ck_assert_int_eq(ctl_frame(buf, L, L, &n), CTL_FRAME_INCOMPLETE);
-	ck_assert_int_eq(ctl_frame(buf, L + 1, L, &n), CTL_FRAME_TOO_LARGE);
-	ck_assert_int_eq(ctl_frame(buf, sizeof(buf), L, &n), CTL_FRAME_TOO_LARGE);
+	ck_assert_int_eq(ctl_proto_frame(buf, L, L, &n), CTL_FRAME_INCOMPLETE);
+	ck_assert_int_eq(ctl_proto_frame(buf, L + 1, L, &n), CTL_FRAME_TOO_LARGE);
+	ck_assert_int_eq(ctl_proto_frame(buf, sizeof(buf), L, &n), CTL_FRAME_TOO_LARGE);
 	buf[L] = '\0';
-	ck_assert_int_eq(ctl_frame(buf, sizeof(buf), L, &n), CTL_FRAME_COMPLETE);
+	ck_assert_int_eq(ctl_proto_frame(buf, sizeof(buf), L, &n), CTL_FRAME_COMPLETE);
 	ck_assert_uint_eq(n, L);
 	buf[L] = 'x';
 	buf[L + 1] = '\0'; /* a NUL beyond the limit does not make it acceptable */
-	ck_assert_int_eq(ctl_frame(buf, sizeof(buf), L, &n), CTL_FRAME_TOO_LARGE);
+	ck_assert_int_eq(ctl_proto_frame(buf, sizeof(buf), L, &n), CTL_FRAME_TOO_LARGE);
 	ck_assert_int_eq(CTL_MAX_REQUEST, 65536);
 }
 END_TEST
@@ -64,7 +64,7 @@ static json_t *err_of(const char *msg)
 	struct ctl_call call;
 	json_t *err = NULL;
 
-	ck_assert_int_eq(ctl_parse_call(msg, strlen(msg), &call, &err), -1);
+	ck_assert_int_eq(ctl_proto_parse_call(msg, strlen(msg), &call, &err), -1);
 	ck_assert_ptr_null(call.msg);
 	ck_assert_ptr_nonnull(err);
 	return err;
@@ -107,13 +107,13 @@ START_TEST(test_call_ok)
 		struct ctl_call call;
 		json_t *err = NULL;
 
-		ck_assert_msg(ctl_parse_call(good[i], strlen(good[i]), &call, &err) == 0, "%s",
+		ck_assert_msg(ctl_proto_parse_call(good[i], strlen(good[i]), &call, &err) == 0, "%s",
 			      good[i]);
 		ck_assert_ptr_null(err);
 		ck_assert_int_eq(call.method, want[i]);
 		ck_assert(json_is_object(call.params));
 		ck_assert(!call.oneway && !call.more);
-		ctl_call_free(&call);
+		ctl_proto_call_free(&call);
 	}
 }
 END_TEST
@@ -124,13 +124,13 @@ START_TEST(test_call_flags)
 	struct ctl_call call;
 	json_t *err = NULL;
 
-	ck_assert_int_eq(ctl_parse_call(m, strlen(m), &call, &err), 0);
+	ck_assert_int_eq(ctl_proto_parse_call(m, strlen(m), &call, &err), 0);
 	ck_assert(call.oneway);
 	ck_assert(call.more);
-	ctl_call_free(&call);
+	ctl_proto_call_free(&call);
 	/* A oneway call that fails: the caller must be able to tell, to stay silent. */
 	m = "{\"method\":\"io.entropyd.Nope\",\"oneway\":true}";
-	ck_assert_int_eq(ctl_parse_call(m, strlen(m), &call, &err), -1);
+	ck_assert_int_eq(ctl_proto_parse_call(m, strlen(m), &call, &err), -1);
 	ck_assert(call.oneway);
 	json_decref(err);
 }
@@ -210,8 +210,8 @@ START_TEST(test_call_order)
 	/* a root-only method with bad parameters: the parameters (access comes last) */
 	expect_error("{\"method\":\"io.entropyd.Reload\",\"parameters\":{\"x\":1}}",
 		     CTL_E_INVALID_PARAMETER, "parameter", "x");
-	ck_assert(ctl_methods[CTL_RELOAD].root_only);
-	ck_assert(!ctl_methods[CTL_GET_STATUS].root_only);
+	ck_assert(ctl_proto_methods[CTL_RELOAD].root_only);
+	ck_assert(!ctl_proto_methods[CTL_GET_STATUS].root_only);
 }
 END_TEST
 
@@ -233,11 +233,11 @@ START_TEST(test_call_random)
 			buf[k] = alphabet[random() % (long)(sizeof(alphabet) - 1)];
 		if (i % 3 == 0 && len > 40) /* often start like a real call */
 			memcpy(buf, "{\"method\":\"io.entropyd.GetStatus\",", 34);
-		if (ctl_parse_call(buf, len, &call, &err) == 0) {
-			ctl_call_free(&call);
+		if (ctl_proto_parse_call(buf, len, &call, &err) == 0) {
+			ctl_proto_call_free(&call);
 			continue;
 		}
-		out = ctl_encode(err, &n);
+		out = ctl_proto_encode(err, &n);
 		ck_assert_msg(out != NULL, "seed %u, case %d: the error does not encode", seed, i);
 		ck_assert_uint_eq(strlen(out) + 1, n);
 		free(out);
@@ -250,22 +250,22 @@ END_TEST
 
 START_TEST(test_encode)
 {
-	json_t *msg = ctl_reply_new(json_pack("{s:s, s:o}", "a", "x\001y", "n", ctl_real(NAN)));
+	json_t *msg = ctl_proto_reply_new(json_pack("{s:s, s:o}", "a", "x\001y", "n", ctl_proto_real(NAN)));
 	struct ctl_reply r;
 	size_t len;
-	char *out = ctl_encode(msg, &len);
+	char *out = ctl_proto_encode(msg, &len);
 
 	ck_assert_ptr_nonnull(out);
 	ck_assert_uint_eq(strlen(out) + 1, len); /* exactly one NUL, at the end */
-	ck_assert_int_eq(ctl_parse_reply(out, len - 1, &r), 0);
+	ck_assert_int_eq(ctl_proto_parse_reply(out, len - 1, &r), 0);
 	ck_assert_ptr_null(r.error);
 	ck_assert_str_eq(json_string_value(json_object_get(r.params, "a")), "x\001y");
 	ck_assert(json_is_null(json_object_get(r.params, "n")));
-	ctl_reply_free(&r);
+	ctl_proto_reply_free(&r);
 	free(out);
 	json_decref(msg);
-	ck_assert(json_is_null(ctl_real(INFINITY)));
-	msg = ctl_real(1.5);
+	ck_assert(json_is_null(ctl_proto_real(INFINITY)));
+	msg = ctl_proto_real(1.5);
 	ck_assert(json_real_value(msg) == 1.5);
 	json_decref(msg);
 }
@@ -279,25 +279,25 @@ START_TEST(test_reply_parse)
 			"{\"errors\":[\"a.conf:3: feed.mode: no\"]}}";
 	struct ctl_reply r;
 
-	ck_assert_int_eq(ctl_parse_reply(m, strlen(m), &r), 0);
+	ck_assert_int_eq(ctl_proto_parse_reply(m, strlen(m), &r), 0);
 	ck_assert_str_eq(r.error, CTL_E_CONFIG_INVALID);
 	ck_assert_uint_eq(json_array_size(json_object_get(r.params, "errors")), 1);
-	ctl_reply_free(&r);
+	ctl_proto_reply_free(&r);
 	m = "{\"continues\":true}";
-	ck_assert_int_eq(ctl_parse_reply(m, strlen(m), &r), 0);
+	ck_assert_int_eq(ctl_proto_parse_reply(m, strlen(m), &r), 0);
 	ck_assert(json_is_object(r.params));
 	ck_assert(r.continues);
-	ctl_reply_free(&r);
+	ctl_proto_reply_free(&r);
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
-		ck_assert_msg(ctl_parse_reply(bad[i], strlen(bad[i]), &r) == -1, "%s", bad[i]);
+		ck_assert_msg(ctl_proto_parse_reply(bad[i], strlen(bad[i]), &r) == -1, "%s", bad[i]);
 }
 END_TEST
 
 START_TEST(test_error_utf8)
 {
-	json_t *err = ctl_error_str(CTL_E_INVALID_REQUEST, "reason", "cut \xc3");
+	json_t *err = ctl_proto_error_str(CTL_E_INVALID_REQUEST, "reason", "cut \xc3");
 	size_t n;
-	char *out = ctl_encode(err, &n);
+	char *out = ctl_proto_encode(err, &n);
 
 	ck_assert_ptr_nonnull(out);
 	free(out);
@@ -564,7 +564,7 @@ START_TEST(test_description_entropyd)
 {
 	static const char *const errors[] = {CTL_E_CONFIG_INVALID, CTL_E_INVALID_REQUEST,
 					     CTL_E_REQUEST_TOO_LARGE, CTL_E_TOO_MANY_CLIENTS};
-	const char *text = ctl_interface_description(CTL_INTERFACE), *why;
+	const char *text = ctl_proto_interface_description(CTL_INTERFACE), *why;
 	char version[64];
 	static struct idl x;
 
@@ -573,7 +573,7 @@ START_TEST(test_description_entropyd)
 	ck_assert_msg(why == NULL, "io.entropyd: %s", why);
 	/* Every io.entropyd method the server dispatches, and every error it sends, is declared. */
 	for (int i = 0; i < CTL_METHOD_COUNT; i++) {
-		const char *m = ctl_methods[i].name;
+		const char *m = ctl_proto_methods[i].name;
 
 		if (!strncmp(m, CTL_INTERFACE ".", strlen(CTL_INTERFACE) + 1))
 			ck_assert_msg(has(x.methods, x.n_methods, m + strlen(CTL_INTERFACE) + 1),
@@ -594,17 +594,17 @@ START_TEST(test_description_service)
 	static const char *const errors[] = {CTL_E_INTERFACE_NOT_FOUND, CTL_E_METHOD_NOT_FOUND,
 					     CTL_E_INVALID_PARAMETER, CTL_E_PERMISSION_DENIED};
 	static struct idl x;
-	const char *why = parse_idl(&x, ctl_interface_description(CTL_SERVICE), CTL_SERVICE);
+	const char *why = parse_idl(&x, ctl_proto_interface_description(CTL_SERVICE), CTL_SERVICE);
 
 	ck_assert_msg(why == NULL, "org.varlink.service: %s", why);
 	ck_assert(has(x.methods, x.n_methods, "GetInfo"));
 	ck_assert(has(x.methods, x.n_methods, "GetInterfaceDescription"));
 	for (size_t i = 0; i < ARRAY_SIZE(errors); i++)
 		ck_assert(has(x.errors, x.n_errors, errors[i] + strlen(CTL_SERVICE) + 1));
-	ck_assert_ptr_null(ctl_interface_description("org.example.ftl"));
-	ck_assert_ptr_null(ctl_interface_description(""));
-	for (size_t i = 0; ctl_interfaces[i]; i++)
-		ck_assert_ptr_nonnull(ctl_interface_description(ctl_interfaces[i]));
+	ck_assert_ptr_null(ctl_proto_interface_description("org.example.ftl"));
+	ck_assert_ptr_null(ctl_proto_interface_description(""));
+	for (size_t i = 0; ctl_proto_interfaces[i]; i++)
+		ck_assert_ptr_nonnull(ctl_proto_interface_description(ctl_proto_interfaces[i]));
 }
 END_TEST
 

@@ -25,7 +25,7 @@ static json_t *source(const char *name, const char *mode, const char *state, con
 
 static enum check_state judge(json_t *st, json_t *src, char *line, size_t size)
 {
-	enum check_state s = check_judge(st, src, &lim, line, size);
+	enum check_state s = entropyctl_check_judge(st, src, &lim, line, size);
 
 	json_decref(st);
 	json_decref(src);
@@ -52,7 +52,7 @@ START_TEST(crng_not_ready_by_the_limits)
 					   sizeof(line));
 
 		ck_assert_msg(s == cases[i].want, "uptime %lld: %s, want %s: %s", cases[i].uptime,
-			      check_state_name(s), check_state_name(cases[i].want), line);
+			      entropyctl_check_state_name(s), entropyctl_check_state_name(cases[i].want), line);
 		if (s != CHECK_OK)
 			ck_assert_msg(strstr(line, "CRNG not ready ") == line, "%s", line);
 		else

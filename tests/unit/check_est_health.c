@@ -33,9 +33,9 @@ static void init_h(struct health *h, double h_claimed)
 {
 	struct health_cfg cfg;
 
-	health_cfg_default(&cfg, h_claimed);
-	ck_assert_ptr_null(health_cfg_check(&cfg));
-	health_init(h, &cfg);
+	est_health_cfg_default(&cfg, h_claimed);
+	ck_assert_ptr_null(est_health_cfg_check(&cfg));
+	est_health_init(h, &cfg);
 }
 
 /* Feed random symbols (other than `avoid`, if it is 0..255) until start-up is over. */
@@ -49,7 +49,7 @@ static void reach_ok(struct health *h, int avoid)
 		do
 			s = rnd();
 		while (s == avoid);
-		health_feed(h, s);
+		est_health_feed(h, s);
 	}
 	ck_assert_msg(h->state == HEALTH_OK, "not OK after start-up (seed %#llx)",
 		      (unsigned long long)SEED);
@@ -70,12 +70,12 @@ START_TEST(test_cutoff_table)
 
 		if (sscanf(line, "| %lf | %u | %u | %u | %u | %u / %u |", &hh, &rct20, &rct30,
 			   &apt20, &apt30, &aptw20, &aptw30) == 7) {
-			ck_assert_uint_eq(health_rct_cutoff(hh, 0x1p-20), rct20);
-			ck_assert_uint_eq(health_rct_cutoff(hh, 0x1p-30), rct30);
-			ck_assert_uint_eq(health_apt_cutoff(512, hh, 0x1p-20), apt20);
-			ck_assert_uint_eq(health_apt_cutoff(512, hh, 0x1p-30), apt30);
-			ck_assert_uint_eq(health_apt_cutoff(1024, hh, 0x1p-20), aptw20);
-			ck_assert_uint_eq(health_apt_cutoff(1024, hh, 0x1p-30), aptw30);
+			ck_assert_uint_eq(est_health_rct_cutoff(hh, 0x1p-20), rct20);
+			ck_assert_uint_eq(est_health_rct_cutoff(hh, 0x1p-30), rct30);
+			ck_assert_uint_eq(est_health_apt_cutoff(512, hh, 0x1p-20), apt20);
+			ck_assert_uint_eq(est_health_apt_cutoff(512, hh, 0x1p-30), apt30);
+			ck_assert_uint_eq(est_health_apt_cutoff(1024, hh, 0x1p-20), aptw20);
+			ck_assert_uint_eq(est_health_apt_cutoff(1024, hh, 0x1p-30), aptw30);
 			rows++;
 		}
 		/* The "corrected" form, 2 + CRITBINOM(W - 1, ...), is 1 + the plain cutoff of
@@ -87,7 +87,7 @@ START_TEST(test_cutoff_table)
 			int i;
 
 			for (i = 0; i < 5; i++)
-				ck_assert_uint_eq(1 + health_apt_cutoff(511, hs[i], 0x1p-20), c[i]);
+				ck_assert_uint_eq(1 + est_health_apt_cutoff(511, hs[i], 0x1p-20), c[i]);
 			corrected++;
 		}
 	}
@@ -107,11 +107,11 @@ START_TEST(test_cutoffs_misc)
 	ck_assert_uint_gt(h.apt_cutoff_permanent, h.apt_cutoff);
 	ck_assert_uint_le(h.apt_cutoff_permanent, HEALTH_APT_WINDOW);
 	/* Exact integers are not pushed up by rounding. */
-	ck_assert_uint_eq(health_rct_cutoff(3, 0x1p-30), 11);
-	ck_assert_uint_eq(health_rct_cutoff(0.1, 0x1p-30), 301);
+	ck_assert_uint_eq(est_health_rct_cutoff(3, 0x1p-30), 11);
+	ck_assert_uint_eq(est_health_rct_cutoff(0.1, 0x1p-30), 301);
 	/* A tiny claim: cutoffs beyond reach rather than overflow. */
-	ck_assert_uint_eq(health_rct_cutoff(1e-12, 0x1p-60), UINT_MAX);
-	ck_assert_uint_gt(health_apt_cutoff(512, 0.001, 0x1p-30), 512);
+	ck_assert_uint_eq(est_health_rct_cutoff(1e-12, 0x1p-60), UINT_MAX);
+	ck_assert_uint_gt(est_health_apt_cutoff(512, 0.001, 0x1p-30), 512);
 }
 END_TEST
 
@@ -119,34 +119,34 @@ START_TEST(test_cfg)
 {
 	struct health_cfg c;
 
-	health_cfg_default(&c, 8);
-	ck_assert_ptr_null(health_cfg_check(&c));
+	est_health_cfg_default(&c, 8);
+	ck_assert_ptr_null(est_health_cfg_check(&c));
 	c.h_claimed = 0;
-	ck_assert_ptr_nonnull(health_cfg_check(&c));
+	ck_assert_ptr_nonnull(est_health_cfg_check(&c));
 	c.h_claimed = 8.5;
-	ck_assert_ptr_nonnull(health_cfg_check(&c));
+	ck_assert_ptr_nonnull(est_health_cfg_check(&c));
 	c.h_claimed = NAN;
-	ck_assert_ptr_nonnull(health_cfg_check(&c));
-	health_cfg_default(&c, 2);
+	ck_assert_ptr_nonnull(est_health_cfg_check(&c));
+	est_health_cfg_default(&c, 2);
 	c.alpha_permanent = c.alpha_intermittent;
-	ck_assert_ptr_nonnull(health_cfg_check(&c));
-	health_cfg_default(&c, 2);
+	ck_assert_ptr_nonnull(est_health_cfg_check(&c));
+	est_health_cfg_default(&c, 2);
 	c.alpha_intermittent = 1;
-	ck_assert_ptr_nonnull(health_cfg_check(&c));
-	health_cfg_default(&c, 2);
+	ck_assert_ptr_nonnull(est_health_cfg_check(&c));
+	est_health_cfg_default(&c, 2);
 	c.apt_window = 8;
-	ck_assert_ptr_nonnull(health_cfg_check(&c));
-	health_cfg_default(&c, 2);
+	ck_assert_ptr_nonnull(est_health_cfg_check(&c));
+	est_health_cfg_default(&c, 2);
 	ck_assert_uint_eq(c.retry_ns, 3600 * SEC);
 	c.retry_ns = 0;
-	ck_assert_ptr_nonnull(health_cfg_check(&c));
+	ck_assert_ptr_nonnull(est_health_cfg_check(&c));
 
-	ck_assert_str_eq(health_state_name(HEALTH_STARTUP), "startup");
-	ck_assert_str_eq(health_state_name(HEALTH_OK), "ok");
-	ck_assert_str_eq(health_state_name(HEALTH_FAILED), "failed");
-	ck_assert_str_eq(health_state_name(HEALTH_PERMANENT), "failed-permanent");
-	ck_assert_str_eq(health_test_name(HEALTH_TEST_RCT), "repetition-count");
-	ck_assert_str_eq(health_test_name(HEALTH_TEST_APT), "adaptive-proportion");
+	ck_assert_str_eq(est_health_state_name(HEALTH_STARTUP), "startup");
+	ck_assert_str_eq(est_health_state_name(HEALTH_OK), "ok");
+	ck_assert_str_eq(est_health_state_name(HEALTH_FAILED), "failed");
+	ck_assert_str_eq(est_health_state_name(HEALTH_PERMANENT), "failed-permanent");
+	ck_assert_str_eq(est_health_test_name(HEALTH_TEST_RCT), "repetition-count");
+	ck_assert_str_eq(est_health_test_name(HEALTH_TEST_APT), "adaptive-proportion");
 }
 END_TEST
 
@@ -163,9 +163,9 @@ START_TEST(test_random_passes)
 	rng_state = SEED;
 	init_h(&h, cases[_i].h);
 	for (i = 0; i < (1U << 20); i++)
-		health_feed(&h, rnd() & cases[_i].mask);
-	ck_assert_msg(h.state == HEALTH_OK && health_allows_credit(&h),
-		      "H=%g: state %s (seed %#llx)", cases[_i].h, health_state_name(h.state),
+		est_health_feed(&h, rnd() & cases[_i].mask);
+	ck_assert_msg(h.state == HEALTH_OK && est_health_allows_credit(&h),
+		      "H=%g: state %s (seed %#llx)", cases[_i].h, est_health_state_name(h.state),
 		      (unsigned long long)SEED);
 	ck_assert_uint_eq(h.count.rct_intermittent + h.count.apt_intermittent, 0);
 	ck_assert_int_eq(h.last_test, HEALTH_TEST_NONE);
@@ -181,11 +181,11 @@ START_TEST(test_startup)
 	rng_state = SEED;
 	init_h(&h, 8);
 	for (i = 1; i < HEALTH_STARTUP_SYMBOLS; i++) {
-		ck_assert_int_eq(health_feed(&h, rnd()), HEALTH_STARTUP);
-		ck_assert(!health_allows_credit(&h));
+		ck_assert_int_eq(est_health_feed(&h, rnd()), HEALTH_STARTUP);
+		ck_assert(!est_health_allows_credit(&h));
 	}
-	ck_assert_int_eq(health_feed(&h, rnd()), HEALTH_OK);
-	ck_assert(health_allows_credit(&h));
+	ck_assert_int_eq(est_health_feed(&h, rnd()), HEALTH_OK);
+	ck_assert(est_health_allows_credit(&h));
 }
 END_TEST
 
@@ -200,24 +200,24 @@ START_TEST(test_stuck)
 
 	rng_state = SEED;
 	init_h(&h, 2);
-	health_cause(&h, why, sizeof(why));
+	est_health_cause(&h, why, sizeof(why));
 	ck_assert_str_eq(why, ""); /* never failed */
 	reach_ok(&h, stuck);
 	for (i = 1; i < h.rct_cutoff; i++)
-		ck_assert_int_eq(health_feed(&h, stuck), HEALTH_OK);
-	ck_assert_int_eq(health_feed(&h, stuck), HEALTH_FAILED);
-	ck_assert(!health_allows_credit(&h));
+		ck_assert_int_eq(est_health_feed(&h, stuck), HEALTH_OK);
+	ck_assert_int_eq(est_health_feed(&h, stuck), HEALTH_FAILED);
+	ck_assert(!est_health_allows_credit(&h));
 	ck_assert_int_eq(h.last_test, HEALTH_TEST_RCT);
 	ck_assert(!h.last_permanent);
 	ck_assert_uint_eq(h.count.rct_intermittent, 1);
 	for (i++; i < h.rct_cutoff_permanent; i++)
-		ck_assert_int_eq(health_feed(&h, stuck), HEALTH_FAILED);
-	ck_assert_int_eq(health_feed(&h, stuck), HEALTH_PERMANENT);
+		ck_assert_int_eq(est_health_feed(&h, stuck), HEALTH_FAILED);
+	ck_assert_int_eq(est_health_feed(&h, stuck), HEALTH_PERMANENT);
 	ck_assert_uint_eq(h.count.rct_intermittent, 1); /* one run, counted once per level */
 	ck_assert_uint_eq(h.count.rct_permanent, 1);
-	ck_assert(!health_allows_credit(&h));
+	ck_assert(!est_health_allows_credit(&h));
 	/* Said in words, with the run's length and never the symbol. */
-	health_cause(&h, why, sizeof(why));
+	est_health_cause(&h, why, sizeof(why));
 	snprintf(want, sizeof(want), "its timing became periodic: one interval %u times in a row",
 		 h.rct_cutoff_permanent);
 	ck_assert_str_eq(why, want);
@@ -236,11 +236,11 @@ START_TEST(test_periodic)
 
 	init_h(&h, 4);
 	for (i = 0; i < 200000; i++) {
-		enum health_state st = health_feed(&h, (uint8_t)(0x30 + 7 * (i % period)));
+		enum health_state st = est_health_feed(&h, (uint8_t)(0x30 + 7 * (i % period)));
 
 		if (!failed_at && st == HEALTH_FAILED)
 			failed_at = i + 1;
-		ck_assert_msg(!health_allows_credit(&h), "period %u: credit at symbol %u", period,
+		ck_assert_msg(!est_health_allows_credit(&h), "period %u: credit at symbol %u", period,
 			      i + 1);
 	}
 	/* The window's first symbol recurs every `period` symbols. */
@@ -250,7 +250,7 @@ START_TEST(test_periodic)
 	ck_assert_uint_eq(h.count.rct_intermittent, 0);
 	ck_assert_uint_gt(h.count.apt_intermittent, 1);
 	ck_assert(h.last_count == h.apt_cutoff || h.last_count == h.apt_cutoff_permanent);
-	health_cause(&h, why, sizeof(why));
+	est_health_cause(&h, why, sizeof(why));
 	snprintf(want, sizeof(want), "its timing became periodic: one interval in %u of %u",
 		 h.last_count, HEALTH_APT_WINDOW);
 	ck_assert_str_eq(why, want);
@@ -270,7 +270,7 @@ START_TEST(test_recovery)
 	reach_ok(&h, stuck);
 	for (round = 0; round < 3; round++) {
 		for (i = 0; i < h.rct_cutoff; i++)
-			health_feed(&h, stuck);
+			est_health_feed(&h, stuck);
 		ck_assert_int_eq(h.state, HEALTH_FAILED);
 		ck_assert_uint_eq(h.count.rct_intermittent, round + 1);
 		/* Failures closer together than `need` keep it failed; after the last one,
@@ -281,11 +281,11 @@ START_TEST(test_recovery)
 			do
 				s = rnd();
 			while (s == stuck);
-			ck_assert_int_eq(health_feed(&h, s), HEALTH_FAILED);
+			ck_assert_int_eq(est_health_feed(&h, s), HEALTH_FAILED);
 		}
 	}
-	ck_assert_int_eq(health_feed(&h, (uint8_t)(stuck + 1)), HEALTH_OK);
-	ck_assert(health_allows_credit(&h));
+	ck_assert_int_eq(est_health_feed(&h, (uint8_t)(stuck + 1)), HEALTH_OK);
+	ck_assert(est_health_allows_credit(&h));
 	ck_assert_uint_eq(h.count.rct_permanent + h.count.apt_permanent, 0);
 }
 END_TEST
@@ -300,21 +300,21 @@ START_TEST(test_permanent)
 	init_h(&h, 8);
 	reach_ok(&h, 7);
 	for (i = 0; i < h.rct_cutoff_permanent; i++)
-		health_feed(&h, 7);
+		est_health_feed(&h, 7);
 	ck_assert_int_eq(h.state, HEALTH_PERMANENT);
 	ck_assert(h.last_permanent);
 	fails = h.count.rct_intermittent;
 	for (i = 0; i < 200000; i++)
-		ck_assert_int_eq(health_feed(&h, rnd()), HEALTH_PERMANENT);
-	ck_assert(!health_allows_credit(&h));
+		ck_assert_int_eq(est_health_feed(&h, rnd()), HEALTH_PERMANENT);
+	ck_assert(!est_health_allows_credit(&h));
 
 	/* Without event time (health_time()) only a reset ends it; the history stays. */
-	health_reset(&h);
+	est_health_reset(&h);
 	ck_assert_int_eq(h.state, HEALTH_STARTUP);
 	ck_assert_uint_eq(h.count.rct_intermittent, fails);
 	ck_assert_uint_eq(h.count.rct_permanent, 1);
 	reach_ok(&h, -1);
-	ck_assert(health_allows_credit(&h));
+	ck_assert(est_health_allows_credit(&h));
 }
 END_TEST
 
@@ -326,11 +326,11 @@ START_TEST(test_reconfigure)
 	rng_state = SEED;
 	init_h(&h, 8);
 	reach_ok(&h, -1);
-	health_cfg_default(&cfg, 2);
-	health_reconfigure(&h, &cfg);
+	est_health_cfg_default(&cfg, 2);
+	est_health_reconfigure(&h, &cfg);
 	ck_assert_int_eq(h.state, HEALTH_OK);
-	ck_assert_uint_eq(h.rct_cutoff, health_rct_cutoff(2, HEALTH_ALPHA_INTERMITTENT));
-	ck_assert_uint_eq(h.apt_cutoff, health_apt_cutoff(HEALTH_APT_WINDOW, 2,
+	ck_assert_uint_eq(h.rct_cutoff, est_health_rct_cutoff(2, HEALTH_ALPHA_INTERMITTENT));
+	ck_assert_uint_eq(h.apt_cutoff, est_health_apt_cutoff(HEALTH_APT_WINDOW, 2,
 							  HEALTH_ALPHA_INTERMITTENT));
 	ck_assert_uint_eq(h.count.symbols, HEALTH_STARTUP_SYMBOLS);
 }
@@ -362,16 +362,16 @@ START_TEST(test_reconfigure_keeps_run)
 			last = rnd();
 		while (last == h.rct_sym);
 		for (unsigned i = 0; i < cases[c].run; i++)
-			ck_assert_int_eq(health_feed(&h, last), HEALTH_OK);
-		health_cfg_default(&cfg, cases[c].to);
-		health_reconfigure(&h, &cfg);
+			ck_assert_int_eq(est_health_feed(&h, last), HEALTH_OK);
+		est_health_cfg_default(&cfg, cases[c].to);
+		est_health_reconfigure(&h, &cfg);
 		ck_assert_msg(h.state == cases[c].want, "case %zu: state %s", c,
-			      health_state_name(h.state));
+			      est_health_state_name(h.state));
 		ck_assert_uint_eq(h.rct_run, cases[c].run);
 		if (cases[c].want != HEALTH_OK)
 			ck_assert_int_eq(h.last_test, HEALTH_TEST_RCT);
 		/* The run goes on and counts on: no second failure for the same run. */
-		health_feed(&h, last);
+		est_health_feed(&h, last);
 		ck_assert_uint_eq(h.rct_run, cases[c].run + 1);
 	}
 }
@@ -388,10 +388,10 @@ START_TEST(test_reconfigure_keeps_window)
 	init_h(&h, 1);
 	reach_ok(&h, -1);
 	for (int i = 0; i < 100; i++)
-		health_feed(&h, rnd());
+		est_health_feed(&h, rnd());
 	seen = h.apt_seen;
-	health_cfg_default(&cfg, 2);
-	health_reconfigure(&h, &cfg);
+	est_health_cfg_default(&cfg, 2);
+	est_health_reconfigure(&h, &cfg);
 	ck_assert_uint_eq(h.apt_seen, seen);
 	ck_assert_int_eq(h.state, HEALTH_OK);
 }
@@ -404,7 +404,7 @@ static enum health_state feed_at(struct health *h, uint64_t *t, uint64_t step, u
 	for (unsigned i = 0; i < n; i++) {
 		*t += step;
 		health_time(h, *t);
-		health_feed(h, stuck ? 7 : rnd());
+		est_health_feed(h, stuck ? 7 : rnd());
 	}
 	return h->state;
 }
@@ -430,22 +430,22 @@ START_TEST(test_permanent_requalifies)
 	reach_ok(&h, 7);
 	fail_permanently(&h, &t);
 	failed_at = t;
-	ck_assert_uint_eq(health_retry_left(&h), HOUR);
+	ck_assert_uint_eq(est_health_retry_left(&h), HOUR);
 	/* Good symbols all through the hour, a second apart: still failed, and what is left
 	 * shrinks with the events' time. */
 	ck_assert_int_eq(feed_at(&h, &t, SEC, 3599, false), HEALTH_PERMANENT);
-	ck_assert_uint_eq(health_retry_left(&h), SEC);
-	ck_assert(!health_allows_credit(&h));
+	ck_assert_uint_eq(est_health_retry_left(&h), SEC);
+	ck_assert(!est_health_allows_credit(&h));
 	ck_assert_uint_eq(h.retry.requalified, 0);
 	/* The hour is over: a start-up again. */
 	ck_assert_int_eq(feed_at(&h, &t, SEC, 1, false), HEALTH_STARTUP);
 	ck_assert_uint_eq(t - failed_at, HOUR);
 	ck_assert_uint_eq(h.retry.requalified, 1);
-	ck_assert_uint_eq(health_retry_left(&h), 0);
+	ck_assert_uint_eq(est_health_retry_left(&h), 0);
 	ck_assert_int_eq(feed_at(&h, &t, SEC, HEALTH_STARTUP_SYMBOLS - 2, false), HEALTH_STARTUP);
-	ck_assert(!health_allows_credit(&h));
+	ck_assert(!est_health_allows_credit(&h));
 	ck_assert_int_eq(feed_at(&h, &t, SEC, 1, false), HEALTH_OK);
-	ck_assert(health_allows_credit(&h));
+	ck_assert(est_health_allows_credit(&h));
 	ck_assert_uint_eq(h.count.rct_permanent, 1);
 }
 END_TEST
@@ -464,18 +464,18 @@ START_TEST(test_permanent_stays_failed_on_bad_input)
 	reach_ok(&h, 7);
 	fail_permanently(&h, &t);
 	for (size_t k = 0; k < sizeof(waits) / sizeof(waits[0]); k++) {
-		ck_assert_msg(health_retry_left(&h) == waits[k] * HOUR, "wait %zu: %llu s, want %llu h",
-			      k, (unsigned long long)(health_retry_left(&h) / SEC),
+		ck_assert_msg(est_health_retry_left(&h) == waits[k] * HOUR, "wait %zu: %llu s, want %llu h",
+			      k, (unsigned long long)(est_health_retry_left(&h) / SEC),
 			      (unsigned long long)waits[k]);
 		/* Stuck all through the wait (a minute apart): failed, nothing credited. */
 		ck_assert_int_eq(feed_at(&h, &t, 60 * SEC, (unsigned)(waits[k] * 60 - 1), true),
 				 HEALTH_PERMANENT);
-		ck_assert(!health_allows_credit(&h));
+		ck_assert(!est_health_allows_credit(&h));
 		/* Re-qualified, and still stuck: a start-up that fails permanently again. */
 		ck_assert_int_eq(feed_at(&h, &t, 60 * SEC, 1, true), HEALTH_STARTUP);
 		ck_assert_uint_eq(h.retry.requalified, k + 1);
 		fail_permanently(&h, &t);
-		ck_assert(!health_allows_credit(&h));
+		ck_assert(!est_health_allows_credit(&h));
 	}
 	ck_assert_uint_eq(h.count.rct_permanent, 1 + sizeof(waits) / sizeof(waits[0]));
 
@@ -485,7 +485,7 @@ START_TEST(test_permanent_stays_failed_on_bad_input)
 	ck_assert_int_eq(feed_at(&h, &t, 60 * SEC, HEALTH_STARTUP_SYMBOLS, false), HEALTH_OK);
 	ck_assert_int_eq(feed_at(&h, &t, 60 * SEC, 24 * 60, false), HEALTH_OK);
 	fail_permanently(&h, &t);
-	ck_assert_uint_eq(health_retry_left(&h), HOUR);
+	ck_assert_uint_eq(est_health_retry_left(&h), HOUR);
 }
 END_TEST
 
@@ -502,7 +502,7 @@ START_TEST(test_permanent_wait_time_backwards)
 	ck_assert_int_eq(feed_at(&h, &t, SEC, 1800, false), HEALTH_PERMANENT);
 	t = 10 * HOUR; /* a stepped clock, a replay starting over */
 	ck_assert_int_eq(feed_at(&h, &t, SEC, 1, false), HEALTH_PERMANENT);
-	ck_assert_uint_eq(health_retry_left(&h), HOUR);
+	ck_assert_uint_eq(est_health_retry_left(&h), HOUR);
 	ck_assert_int_eq(feed_at(&h, &t, SEC, 3599, false), HEALTH_PERMANENT);
 	ck_assert_int_eq(feed_at(&h, &t, SEC, 1, false), HEALTH_STARTUP);
 }
@@ -520,22 +520,22 @@ START_TEST(test_permanent_past)
 	init_h(&h, 8);
 	reach_ok(&h, 7);
 	fail_permanently(&h, &t);
-	health_past_save(&h, &past);
+	est_health_past_save(&h, &past);
 	ck_assert(past.failed);
 	init_h(&later, 8);
-	health_past_restore(&later, &past);
+	est_health_past_restore(&later, &past);
 	ck_assert_int_eq(later.state, HEALTH_PERMANENT);
 	ck_assert_int_eq(later.last_test, HEALTH_TEST_RCT);
 	ck_assert_int_eq(feed_at(&later, &t, 60 * SEC, 59, false), HEALTH_PERMANENT);
 	ck_assert_int_eq(feed_at(&later, &t, 60 * SEC, 1, false), HEALTH_STARTUP);
 
-	health_past_save(&later, &past);
+	est_health_past_save(&later, &past);
 	ck_assert(!past.failed);
 	init_h(&h, 8);
-	health_past_restore(&h, &past);
+	est_health_past_restore(&h, &past);
 	ck_assert_int_eq(h.state, HEALTH_STARTUP);
 	fail_permanently(&h, &t);
-	ck_assert_uint_eq(health_retry_left(&h), 2 * HOUR);
+	ck_assert_uint_eq(est_health_retry_left(&h), 2 * HOUR);
 }
 END_TEST
 

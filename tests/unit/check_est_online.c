@@ -24,7 +24,7 @@ static void sp90b_est(struct est *e, uint64_t quantum_ns, double cap_bits, uint6
 	struct est_params p = {.quantum_ns = quantum_ns, .cap_bits = cap_bits,
 			       .jiffy_ns = jiffy_ns};
 
-	est_init(e, &est_sp90b_ops, &p);
+	est_init(e, &est_online_sp90b_ops, &p);
 }
 
 static struct est_report report(struct est *e)
@@ -62,8 +62,8 @@ static void add(struct est *e, struct stream *s, struct est_out *out)
 
 START_TEST(test_registry)
 {
-	ck_assert_ptr_eq(est_find("sp800-90b"), &est_sp90b_ops);
-	ck_assert_ptr_nonnull(est_sp90b_ops.report);
+	ck_assert_ptr_eq(est_find("sp800-90b"), &est_online_sp90b_ops);
+	ck_assert_ptr_nonnull(est_online_sp90b_ops.report);
 	ck_assert_ptr_eq(est_find("kernel"), &est_kernel_ops);
 }
 END_TEST
@@ -605,7 +605,7 @@ START_TEST(test_schedule_follows_interval)
 	uint64_t t = 2 * SEC;
 
 	tu_rng_seed(SEED);
-	est_init(&e, &est_sp90b_ops, &p);
+	est_init(&e, &est_online_sp90b_ops, &p);
 	busy(&e, &t, 3900);
 	r = report(&e);
 	/* one every 60-60.4 s after the first */
@@ -632,9 +632,9 @@ START_TEST(test_runs_as_single_events)
 		const struct est_ops *ops;
 		struct est_params p;
 	} cases[] = {
-		{&est_sp90b_ops, {.quantum_ns = 1000, .cap_bits = 8, .estimate_every_ns = SEC}},
-		{&est_sp90b_ops, {.quantum_ns = 100, .cap_bits = 6, .estimate_every_ns = SEC}},
-		{&est_sp90b_ops,
+		{&est_online_sp90b_ops, {.quantum_ns = 1000, .cap_bits = 8, .estimate_every_ns = SEC}},
+		{&est_online_sp90b_ops, {.quantum_ns = 100, .cap_bits = 6, .estimate_every_ns = SEC}},
+		{&est_online_sp90b_ops,
 		 {.quantum_ns = 1000, .cap_bits = 8, .jiffy_ns = 4 * MS, .estimate_every_ns = SEC}},
 		{&est_kernel_ops, {.quantum_ns = 1000, .cap_bits = 11}},
 	};

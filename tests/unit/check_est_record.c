@@ -55,14 +55,14 @@ static void setup(void)
 
 static void teardown(void)
 {
-	record_fini();
+	est_record_fini();
 	if (tu_rm_tree(dir) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
 }
 
 static char *path_of(const char *cls, const char *name)
 {
-	char *base = record_file_name(cls, name), *p = xasprintf("%s/%s", dir, base);
+	char *base = est_record_file_name(cls, name), *p = xasprintf("%s/%s", dir, base);
 
 	free(base);
 	return p;
@@ -100,23 +100,23 @@ START_TEST(test_names)
 {
 	char *n, *long_name = xmalloc(401);
 
-	n = record_file_name("input", "AT Translated Set 2 keyboard");
+	n = est_record_file_name("input", "AT Translated Set 2 keyboard");
 	ck_assert_str_eq(n, "input-AT_Translated_Set_2_keyboard.bin");
 	free(n);
-	n = record_file_name("block", "nvme0n1");
+	n = est_record_file_name("block", "nvme0n1");
 	ck_assert_str_eq(n, "block-nvme0n1.bin");
 	free(n);
 	/* a slash never leaves the directory; every other byte outside [A-Za-z0-9._-] is '_' */
-	n = record_file_name("network", "../../etc/passwd");
+	n = est_record_file_name("network", "../../etc/passwd");
 	ck_assert_str_eq(n, "network-.._.._etc_passwd.bin");
 	free(n);
-	n = record_file_name("input", "Logitech\xc2\xae Mouse:1*?\n");
+	n = est_record_file_name("input", "Logitech\xc2\xae Mouse:1*?\n");
 	ck_assert_str_eq(n, "input-Logitech___Mouse_1___.bin");
 	free(n);
 	/* a long name is cut, so that the file name stays below NAME_MAX */
 	memset(long_name, 'a', 400);
 	long_name[400] = '\0';
-	n = record_file_name("input", long_name);
+	n = est_record_file_name("input", long_name);
 	ck_assert_uint_le(strlen(n), NAME_MAX);
 	ck_assert_int_eq(strncmp(n, "input-aaaa", 10), 0);
 	free(n);
@@ -131,15 +131,15 @@ START_TEST(test_exact_bytes)
 	const size_t n = 10000;
 	uint8_t *sym = random_symbols(n);
 	char *path = path_of("input", "kbd 1");
-	struct recorder *r = record_open(dir, "input", "kbd 1", 16777216);
+	struct recorder *r = est_record_open(dir, "input", "kbd 1", 16777216);
 	size_t i;
 
 	ck_assert_ptr_nonnull(r);
-	ck_assert(record_active(r));
+	ck_assert(est_record_active(r));
 	for (i = 0; i < n; i++)
-		record_symbol(r, sym[i]);
-	ck_assert_uint_eq(record_bytes(r), n);
-	record_close(r);
+		est_record_symbol(r, sym[i]);
+	ck_assert_uint_eq(est_record_bytes(r), n);
+	est_record_close(r);
 	assert_file(path, sym, n);
 	free(path);
 	free(sym);
@@ -162,20 +162,20 @@ START_TEST(test_flush_on_timer)
 	uint8_t sym[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
 
 	ck_assert_ptr_nonnull(base);
-	record_flush_on(base);
-	r = record_open(dir, "input", "slow", 16777216);
+	est_record_flush_on(base);
+	r = est_record_open(dir, "input", "slow", 16777216);
 	ck_assert_ptr_nonnull(r);
 	for (size_t i = 0; i < 10; i++)
-		record_symbol(r, sym[i]);
+		est_record_symbol(r, sym[i]);
 	ck_assert_int_eq(size_of(path), 0); /* buffered */
 	/* 2 s, and some: 400 turns of at most 10 ms */
 	TU_PUMP_UNTIL(base, 400, size_of(path) == 10);
 	assert_file(path, sym, 10);
 	/* and again for what comes after */
-	record_symbol(r, 11);
+	est_record_symbol(r, 11);
 	TU_PUMP_UNTIL(base, 400, size_of(path) == 11);
-	record_close(r);
-	record_fini(); /* frees the timer before its base */
+	est_record_close(r);
+	est_record_fini(); /* frees the timer before its base */
 	event_base_free(base);
 	free(path);
 }
@@ -185,13 +185,13 @@ END_TEST
 START_TEST(test_no_timer_no_flush)
 {
 	char *path = path_of("input", "slow");
-	struct recorder *r = record_open(dir, "input", "slow", 16777216);
+	struct recorder *r = est_record_open(dir, "input", "slow", 16777216);
 
 	ck_assert_ptr_nonnull(r);
-	record_symbol(r, 42);
+	est_record_symbol(r, 42);
 	sleep(1);
 	ck_assert_int_eq(size_of(path), 0);
-	record_close(r);
+	est_record_close(r);
 	ck_assert_int_eq(size_of(path), 1);
 	free(path);
 }
@@ -202,20 +202,20 @@ START_TEST(test_mode_always_0600)
 {
 	char *path = path_of("block", "sda");
 	mode_t old = umask(0277);
-	struct recorder *r = record_open(dir, "block", "sda", 4096);
+	struct recorder *r = est_record_open(dir, "block", "sda", 4096);
 	uint8_t sym = 7;
 
 	umask(old);
 	ck_assert_ptr_nonnull(r);
-	record_symbol(r, sym);
-	record_close(r);
+	est_record_symbol(r, sym);
+	est_record_close(r);
 	assert_file(path, &sym, 1);
-	record_fini(); /* a new run */
+	est_record_fini(); /* a new run */
 
 	ck_assert_int_eq(chmod(path, 0644), 0);
-	r = record_open(dir, "block", "sda", 4096);
+	r = est_record_open(dir, "block", "sda", 4096);
 	ck_assert_ptr_nonnull(r);
-	record_close(r);
+	est_record_close(r);
 	assert_file(path, &sym, 0);
 	free(path);
 }
@@ -230,25 +230,25 @@ START_TEST(test_truncate_then_append)
 	size_t i;
 
 	write_file(path, "left over from the last run", 0600);
-	r = record_open(dir, "input", "mouse", 1 << 20);
+	r = est_record_open(dir, "input", "mouse", 1 << 20);
 	ck_assert_ptr_nonnull(r);
 	for (i = 0; i < 100; i++)
-		record_symbol(r, sym[i]);
-	record_close(r);
+		est_record_symbol(r, sym[i]);
+	est_record_close(r);
 	assert_file(path, sym, 100);
 
-	r = record_open(dir, "input", "mouse", 1 << 20);
+	r = est_record_open(dir, "input", "mouse", 1 << 20);
 	ck_assert_ptr_nonnull(r);
-	ck_assert_uint_eq(record_bytes(r), 100);
+	ck_assert_uint_eq(est_record_bytes(r), 100);
 	for (i = 100; i < 300; i++)
-		record_symbol(r, sym[i]);
-	record_close(r);
+		est_record_symbol(r, sym[i]);
+	est_record_close(r);
 	assert_file(path, sym, 300);
 
-	record_fini(); /* the next run starts afresh */
-	r = record_open(dir, "input", "mouse", 1 << 20);
+	est_record_fini(); /* the next run starts afresh */
+	r = est_record_open(dir, "input", "mouse", 1 << 20);
 	ck_assert_ptr_nonnull(r);
-	record_close(r);
+	est_record_close(r);
 	assert_file(path, sym, 0);
 	free(path);
 	free(sym);
@@ -266,15 +266,15 @@ START_TEST(test_bound)
 	size_t i;
 
 	tu_capture_begin();
-	r = record_open(dir, "network", "eth0", max);
+	r = est_record_open(dir, "network", "eth0", max);
 	ck_assert_ptr_nonnull(r);
 	for (i = 0; i < n; i++)
-		record_symbol(r, sym[i]);
-	ck_assert(!record_active(r));
-	ck_assert_uint_eq(record_bytes(r), max);
-	record_close(r);
+		est_record_symbol(r, sym[i]);
+	ck_assert(!est_record_active(r));
+	ck_assert_uint_eq(est_record_bytes(r), max);
+	est_record_close(r);
 	/* stopped for this run: a new attach does not start again */
-	ck_assert_ptr_null(record_open(dir, "network", "eth0", max));
+	ck_assert_ptr_null(est_record_open(dir, "network", "eth0", max));
 	log = tu_capture_end();
 	assert_file(path, sym, max);
 	ck_assert_msg(tu_count(log, "reached record.max_bytes") == 1, "log: %s", log);
@@ -293,16 +293,16 @@ START_TEST(test_bound_across_reattach)
 	struct recorder *r;
 	size_t i;
 
-	r = record_open(dir, "input", "kbd", 4096);
+	r = est_record_open(dir, "input", "kbd", 4096);
 	for (i = 0; i < 3000; i++)
-		record_symbol(r, sym[i]);
-	record_close(r);
-	r = record_open(dir, "input", "kbd", 4096);
+		est_record_symbol(r, sym[i]);
+	est_record_close(r);
+	r = est_record_open(dir, "input", "kbd", 4096);
 	ck_assert_ptr_nonnull(r);
 	for (; i < 6000; i++)
-		record_symbol(r, sym[i]);
-	ck_assert(!record_active(r));
-	record_close(r);
+		est_record_symbol(r, sym[i]);
+	ck_assert(!est_record_active(r));
+	est_record_close(r);
 	assert_file(path, sym, 4096);
 	free(path);
 	free(sym);
@@ -321,7 +321,7 @@ START_TEST(test_symlink_refused)
 	write_file(target, "precious", 0644);
 	ck_assert_int_eq(symlink(target, path), 0);
 	tu_capture_begin();
-	ck_assert_ptr_null(record_open(dir, "input", "kbd", 4096));
+	ck_assert_ptr_null(est_record_open(dir, "input", "kbd", 4096));
 	log = tu_capture_end();
 	ck_assert_msg(strstr(log, "symbolic link") != NULL, "log: %s", log);
 	free(log);
@@ -333,7 +333,7 @@ START_TEST(test_symlink_refused)
 	/* a link to nothing must not create its target either */
 	unlink(path);
 	ck_assert_int_eq(symlink(dangling, path), 0);
-	ck_assert_ptr_null(record_open(dir, "input", "kbd", 4096));
+	ck_assert_ptr_null(est_record_open(dir, "input", "kbd", 4096));
 	ck_assert_int_eq(lstat(dangling, &st), -1);
 	free(dangling);
 	free(target);
@@ -348,16 +348,16 @@ START_TEST(test_other_files_refused)
 
 	/* a FIFO: refused at once, without blocking or opening it */
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
-	ck_assert_ptr_null(record_open(dir, "input", "kbd", 4096));
+	ck_assert_ptr_null(est_record_open(dir, "input", "kbd", 4096));
 	unlink(path);
 	/* a directory */
 	ck_assert_int_eq(mkdir(path, 0700), 0);
-	ck_assert_ptr_null(record_open(dir, "input", "kbd", 4096));
+	ck_assert_ptr_null(est_record_open(dir, "input", "kbd", 4096));
 	rmdir(path);
 	/* a hard link to some other file: it would be truncated */
 	write_file(other, "precious", 0600);
 	ck_assert_int_eq(link(other, path), 0);
-	ck_assert_ptr_null(record_open(dir, "input", "kbd", 4096));
+	ck_assert_ptr_null(est_record_open(dir, "input", "kbd", 4096));
 	free(tu_read_file(other, &n));
 	ck_assert_uint_eq(n, strlen("precious"));
 	free(other);
@@ -368,12 +368,12 @@ END_TEST
 /* Two instances whose names sanitise alike: the second is not recorded. */
 START_TEST(test_same_file_twice)
 {
-	struct recorder *a = record_open(dir, "input", "kbd:1", 4096);
-	struct recorder *b = record_open(dir, "input", "kbd/1", 4096);
+	struct recorder *a = est_record_open(dir, "input", "kbd:1", 4096);
+	struct recorder *b = est_record_open(dir, "input", "kbd/1", 4096);
 
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_null(b);
-	record_close(a);
+	est_record_close(a);
 }
 END_TEST
 
@@ -384,19 +384,19 @@ START_TEST(test_off_and_bad_dir)
 	char *file = xasprintf("%s/plain", dir), *under = xasprintf("%s/sub", file), *log;
 
 	/* off */
-	ck_assert_ptr_null(record_open(NULL, "input", "kbd", 4096));
-	ck_assert_ptr_null(record_open("", "input", "kbd", 4096));
+	ck_assert_ptr_null(est_record_open(NULL, "input", "kbd", 4096));
+	ck_assert_ptr_null(est_record_open("", "input", "kbd", 4096));
 	tu_capture_begin();
-	ck_assert_ptr_null(record_open("relative/dir", "input", "kbd", 4096));
+	ck_assert_ptr_null(est_record_open("relative/dir", "input", "kbd", 4096));
 	write_file(file, "x", 0600);
-	ck_assert_ptr_null(record_open(under, "input", "kbd", 4096));
+	ck_assert_ptr_null(est_record_open(under, "input", "kbd", 4096));
 	/* unwritable: sysfs refuses new files even to root */
-	ck_assert_ptr_null(record_open("/sys", "input", "kbd", 4096));
+	ck_assert_ptr_null(est_record_open("/sys", "input", "kbd", 4096));
 	if (geteuid() != 0) {
 		char *ro = xasprintf("%s/ro", dir);
 
 		ck_assert_int_eq(mkdir(ro, 0500), 0);
-		ck_assert_ptr_null(record_open(ro, "input", "kbd", 4096));
+		ck_assert_ptr_null(est_record_open(ro, "input", "kbd", 4096));
 		chmod(ro, 0700);
 		free(ro);
 	}
@@ -406,10 +406,10 @@ START_TEST(test_off_and_bad_dir)
 	ck_assert_msg(strstr(log, "/sys/input-kbd.bin") != NULL, "log: %s", log);
 	free(log);
 	/* null is harmless everywhere */
-	record_symbol(NULL, 1);
-	record_close(NULL);
-	ck_assert(!record_active(NULL));
-	ck_assert_uint_eq(record_bytes(NULL), 0);
+	est_record_symbol(NULL, 1);
+	est_record_close(NULL);
+	ck_assert(!est_record_active(NULL));
+	ck_assert_uint_eq(est_record_bytes(NULL), 0);
 	free(under);
 	free(file);
 }
@@ -419,11 +419,11 @@ END_TEST
 START_TEST(test_dir_created)
 {
 	char *sub = xasprintf("%s/rec", dir);
-	struct recorder *r = record_open(sub, "block", "sda", 4096);
+	struct recorder *r = est_record_open(sub, "block", "sda", 4096);
 	struct stat st;
 
 	ck_assert_ptr_nonnull(r);
-	record_close(r);
+	est_record_close(r);
 	ck_assert_int_eq(stat(sub, &st), 0);
 	ck_assert(S_ISDIR(st.st_mode));
 	ck_assert_uint_eq(st.st_mode & 07777, 0700);
@@ -444,12 +444,12 @@ START_TEST(test_write_error)
 	signal(SIGXFSZ, SIG_IGN);
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
 	tu_capture_begin();
-	r = record_open(dir, "input", "kbd", 1 << 20);
+	r = est_record_open(dir, "input", "kbd", 1 << 20);
 	ck_assert_ptr_nonnull(r);
 	for (i = 0; i < n; i++)
-		record_symbol(r, sym[i]);
-	ck_assert(!record_active(r));
-	record_close(r);
+		est_record_symbol(r, sym[i]);
+	ck_assert(!est_record_active(r));
+	est_record_close(r);
 	log = tu_capture_end();
 	ck_assert_msg(tu_count(log, "recording of input/kbd stopped") == 1, "log: %s", log);
 	ck_assert_msg(strstr(log, "File too large") != NULL, "log: %s", log);

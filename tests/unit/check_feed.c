@@ -145,7 +145,7 @@ static void setup(void)
 	cfg->feed.low_watermark = 256;
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
-	ck_assert_int_eq(sink_open(&sink, SINK_DRY_RUN, "/dev/random"), 0);
+	ck_assert_int_eq(feed_sink_open(&sink, SINK_DRY_RUN, "/dev/random"), 0);
 	started = false;
 	flushes = 0;
 }
@@ -154,7 +154,7 @@ static void teardown(void)
 {
 	if (started)
 		feed_fini(&feed);
-	sink_close(&sink);
+	feed_sink_close(&sink);
 	event_base_free(base);
 	config_free(cfg);
 }
@@ -165,7 +165,7 @@ static void teardown(void)
 static void start(enum feed_mode mode, enum feed_phase phase)
 {
 	cfg->feed.mode = mode;
-	pool_init(&pool);
+	feed_pool_init(&pool);
 	memset(&feed, 0, sizeof(feed));
 	feed_init(&feed, base, cfg, &pool, &sink);
 	feed.after_flush = count_flush;
@@ -188,7 +188,7 @@ static void add_events(int n, double credit_each)
 	for (int i = 0; i < n; i++) {
 		uint64_t v = 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
 
-		pool_add(&pool, &v, sizeof(v), credit_each);
+		feed_pool_add(&pool, &v, sizeof(v), credit_each);
 		feed_want(&feed);
 	}
 }
@@ -222,7 +222,7 @@ START_TEST(test_boot_flushes_at_batch_bits)
 	add_events(6, 10); /* 60 < 64 */
 	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
-	ck_assert(!pool_empty(&pool));
+	ck_assert(!feed_pool_empty(&pool));
 	ck_assert(feed.timer_armed); /* a pending batch waits at most batch_interval */
 
 	add_events(1, 10); /* 70 >= 64: at this turn */
@@ -230,7 +230,7 @@ START_TEST(test_boot_flushes_at_batch_bits)
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.credited, 70);
 	ck_assert_uint_eq(sink.mixed_bytes, 7 * 8);
-	ck_assert(pool_empty(&pool));
+	ck_assert(feed_pool_empty(&pool));
 	ck_assert_int_eq(flushes, 1);
 	/* Readiness comes from /dev/random's POLLIN (test_ready_watched), not from a batch. */
 	ck_assert_int_eq(feed.phase, PHASE_BOOT);
@@ -262,7 +262,7 @@ START_TEST(test_boot_timer_flushes_small_batch)
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.credited, 4); /* floor(4.5) */
-	ck_assert(pool_empty(&pool));
+	ck_assert(feed_pool_empty(&pool));
 	ck_assert_int_eq(pending_events(), 0);
 }
 END_TEST
@@ -295,9 +295,9 @@ START_TEST(test_mix_flushes_on_timer_only)
 	turn();
 	ck_assert_uint_eq(sink.feeds, 0);
 	ck_assert(feed.timer_armed);
-	ck_assert(!pool_empty(&pool));
+	ck_assert(!feed_pool_empty(&pool));
 
-	t0 = mono_ns();
+	t0 = util_mono_ns();
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.mixed_bytes, 20 * 8);
@@ -306,9 +306,9 @@ START_TEST(test_mix_flushes_on_timer_only)
 	ck_assert_uint_eq(sink.reseeds, 1);
 	ck_assert_int_eq(flushes, 1);
 	/* Not before mix_interval (less a little for timer granularity). */
-	ck_assert_uint_ge(mono_ns() - t0, (uint64_t)(cfg->feed.mix_interval * 1e9) - 5000000);
+	ck_assert_uint_ge(util_mono_ns() - t0, (uint64_t)(cfg->feed.mix_interval * 1e9) - 5000000);
 	/* Nothing pending, nothing scheduled: an idle daemon sleeps. */
-	ck_assert(pool_empty(&pool));
+	ck_assert(feed_pool_empty(&pool));
 	ck_assert(!feed.timer_armed);
 	ck_assert_int_eq(pending_events(), 0);
 
@@ -361,7 +361,7 @@ START_TEST(test_watermark)
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
 	ck_assert_uint_eq(sink.feeds, 0);
 	ck_assert(feed.timer_armed);
-	ck_assert(!pool_empty(&pool));
+	ck_assert(!feed_pool_empty(&pool));
 
 	/* Below a watermark above anything the kernel reports: it goes, if avail is readable. */
 	cfg->feed.low_watermark = INT_MAX;
@@ -389,7 +389,7 @@ START_TEST(test_flush_on_exit)
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.mixed_bytes, 9 * 8);
 	ck_assert_uint_eq(sink.credited, 20); /* floor(20.25) */
-	ck_assert(pool_empty(&pool));
+	ck_assert(feed_pool_empty(&pool));
 	ck_assert_int_eq(flushes, 1);
 }
 END_TEST
@@ -404,7 +404,7 @@ START_TEST(test_flush_on_exit_boot_below_batch)
 	feed_flush(&feed);
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.credited, 12);
-	ck_assert(pool_empty(&pool));
+	ck_assert(feed_pool_empty(&pool));
 }
 END_TEST
 
@@ -420,7 +420,7 @@ START_TEST(test_reconfigure_to_always_flushes)
 	ck_assert_int_eq(feed.phase, PHASE_ALWAYS);
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.credited, 20);
-	ck_assert(pool_empty(&pool));
+	ck_assert(feed_pool_empty(&pool));
 }
 END_TEST
 
@@ -428,7 +428,7 @@ START_TEST(test_adds_wait_for_the_loop)
 {
 	start(FEED_ALWAYS, PHASE_ALWAYS);
 	add_events(7, 10); /* 70 >= 64: the batch is taken, and waits for the loop */
-	ck_assert(pool_empty(&pool));
+	ck_assert(feed_pool_empty(&pool));
 	ck_assert_uint_eq(sink.feeds, 0);
 	ck_assert_int_eq(flushes, 0);
 	turn();
@@ -458,14 +458,14 @@ START_TEST(test_queue_full_pool_waits)
 	 * what comes after it is folded in. */
 	add_events((FEED_QUEUE + 1) * POOL_BYTES / 8 + 3, 0);
 	ck_assert_uint_eq(feed.queued, FEED_QUEUE);
-	ck_assert(pool_full(&pool));
+	ck_assert(feed_pool_full(&pool));
 	ck_assert_uint_eq(pool.events, POOL_BYTES / 8 + 3);
 	ck_assert_uint_eq(sink.feeds, 0);
 	turn(); /* the queue goes, and then the pool */
 	ck_assert_uint_eq(sink.feeds, FEED_QUEUE + 1);
 	ck_assert_uint_eq(sink.mixed_bytes, (FEED_QUEUE + 1) * POOL_BYTES);
 	ck_assert_uint_eq(feed.queued, 0);
-	ck_assert(pool_empty(&pool));
+	ck_assert(feed_pool_empty(&pool));
 }
 END_TEST
 
@@ -482,7 +482,7 @@ static void source_read(evutil_socket_t fd, short what, void *arg)
 	uint64_t t = 10 * 1000000000ULL;
 
 	for (int i = 0; i < POOL_BYTES / 8 - 1; i++) /* with the one in already: full */
-		pipeline_sample(st->inst, t += 1000000 + (uint64_t)i * 7919);
+		feed_pipeline_sample(st->inst, t += 1000000 + (uint64_t)i * 7919);
 	st->feeds_inside = sink.feeds;
 }
 
@@ -493,12 +493,12 @@ START_TEST(test_sample_reaches_sink_from_the_loop)
 
 	cfg->feed.batch_bits = 1000000; /* only a full pool goes at once */
 	start(FEED_BOOT, PHASE_BOOT);
-	pipeline_init(cfg, &pool, feed_want, &feed);
-	st.inst = pipeline_attach(CLASS_INPUT, "event0", "keyboard", 0);
+	feed_pipeline_init(cfg, &pool, feed_want, &feed);
+	st.inst = feed_pipeline_attach(CLASS_INPUT, "event0", "keyboard", 0);
 	ck_assert_ptr_nonnull(st.inst);
 
 	/* Handed to the pipeline outside the loop: in the pool, not in the sink. */
-	pipeline_sample(st.inst, 1000000);
+	feed_pipeline_sample(st.inst, 1000000);
 	ck_assert_uint_eq(pool.len, 8);
 	ck_assert(feed.timer_armed); /* not enough to go yet: the timer waits */
 	turn();
@@ -514,7 +514,7 @@ START_TEST(test_sample_reaches_sink_from_the_loop)
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.mixed_bytes, POOL_BYTES);
 	event_free(src);
-	pipeline_fini();
+	feed_pipeline_fini();
 }
 END_TEST
 
@@ -632,7 +632,7 @@ START_TEST(test_watermark_wakes_on_pollout)
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
 	ck_assert_uint_eq(sink.feeds, 1);
 	ck_assert_uint_eq(sink.credited, 10 * 8 * 8); /* 8 bits per byte carried */
-	ck_assert(pool_empty(&pool));
+	ck_assert(feed_pool_empty(&pool));
 	ck_assert_int_eq(pending_events(), 0); /* nothing pending, nothing watched */
 
 	/* Still below (POLLOUT stays): the next batch no sooner than batch_interval after. */
@@ -644,7 +644,7 @@ START_TEST(test_watermark_wakes_on_pollout)
 	ck_assert(!feed.low_armed);
 	while (sink.feeds < 2)
 		ck_assert_int_eq(event_base_loop(base, EVLOOP_ONCE), 0);
-	ck_assert_uint_ge(mono_ns() - t0, (uint64_t)(cfg->feed.batch_interval * 1e9) - 5000000);
+	ck_assert_uint_ge(util_mono_ns() - t0, (uint64_t)(cfg->feed.batch_interval * 1e9) - 5000000);
 	ck_assert_uint_eq(sink.credited, 640 + 3);
 	ck_assert_int_eq(pending_events(), 0);
 
@@ -686,10 +686,10 @@ START_TEST(test_ready_watched)
 
 	/* The kernel says ready: noticed at that turn, the boot phase ends, the credit the
 	 * sink had by then is what it had before ready. */
-	before = mono_ns() - feed.start_ns;
+	before = util_mono_ns() - feed.start_ns;
 	ck_assert_int_eq(write(sv[0], "r", 1), 1);
 	ck_assert_int_eq(event_base_loop(base, EVLOOP_NONBLOCK), 0);
-	after = mono_ns() - feed.start_ns;
+	after = util_mono_ns() - feed.start_ns;
 	ck_assert_int_eq(feed.phase, PHASE_MIX);
 	ck_assert(feed.ks.crng_ready);
 	ck_assert_uint_ge(feed.ready_after_ns, before);

@@ -45,13 +45,13 @@ static void drain(void *arg)
 {
 	struct batch b;
 
-	if (!pool_full(&pool) || keep_full)
+	if (!feed_pool_full(&pool) || keep_full)
 		return;
-	pool_take(&pool, &b);
+	feed_pool_take(&pool, &b);
 	drained.events += b.events;
 	drained.bytes += b.len;
 	drained.credit += (uint64_t)b.credit_bits;
-	batch_wipe(&b);
+	feed_pool_batch_wipe(&b);
 }
 
 static void known_rules(struct config *c, int which)
@@ -87,13 +87,13 @@ static void setup(void)
 	cfg2 = NULL;
 	memset(&drained, 0, sizeof(drained));
 	keep_full = false;
-	pool_init(&pool);
-	pipeline_init(cfg, &pool, drain, NULL);
+	feed_pool_init(&pool);
+	feed_pipeline_init(cfg, &pool, drain, NULL);
 }
 
 static void teardown(void)
 {
-	pipeline_fini();
+	feed_pipeline_fini();
 	restore(cfg, 0);
 	config_free(cfg);
 	if (cfg2) {
@@ -202,12 +202,12 @@ static double stream_step(struct stream *s, struct instance *inst, uint64_t gap)
 	s->max = fmax(s->max, out.bits);
 	want = s->symbols >= HEALTH_STARTUP_SYMBOLS ? s->scale * out.bits : 0;
 	if (want > 0)
-		s->run_held += rate_cap_take(&s->rc, s->per_second, want, s->t, mono_ns());
+		s->run_held += config_policy_rate_cap_take(&s->rc, s->per_second, want, s->t, util_mono_ns());
 	if (out.have_symbol && s->win == 0 && s->held > 0) {
 		s->cred_sum += s->held; /* the window passed the APT */
 		s->held = 0;
 	}
-	pipeline_sample(inst, s->t);
+	feed_pipeline_sample(inst, s->t);
 	return out.bits;
 }
 
@@ -222,18 +222,18 @@ static struct inst_info info_of(size_t i)
 {
 	struct inst_info in;
 
-	ck_assert_msg(pipeline_info(i, &in), "no instance %zu", i);
+	ck_assert_msg(feed_pipeline_info(i, &in), "no instance %zu", i);
 	return in;
 }
 
-/* The names pipeline_info() lists, in order, comma-separated. */
+/* The names feed_pipeline_info() lists, in order, comma-separated. */
 static const char *listed(void)
 {
 	static char buf[256];
 	struct inst_info in;
 
 	buf[0] = '\0';
-	for (size_t i = 0; pipeline_info(i, &in); i++) {
+	for (size_t i = 0; feed_pipeline_info(i, &in); i++) {
 		if (i)
 			strcat(buf, ",");
 		strcat(buf, in.name);
@@ -246,30 +246,30 @@ START_TEST(test_listed_oldest_first)
 	struct instance *a, *b, *c, *d;
 	struct inst_info in;
 
-	a = pipeline_attach(CLASS_INPUT, "a", NULL, 0);
-	b = pipeline_attach(CLASS_BLOCK, "b", NULL, 0);
-	c = pipeline_attach(CLASS_NETWORK, "c", NULL, 0);
+	a = feed_pipeline_attach(CLASS_INPUT, "a", NULL, 0);
+	b = feed_pipeline_attach(CLASS_BLOCK, "b", NULL, 0);
+	c = feed_pipeline_attach(CLASS_NETWORK, "c", NULL, 0);
 	ck_assert_str_eq(listed(), "a,b,c");
 	/* Asked out of order, from the middle, again: the same answers. */
 	ck_assert_str_eq(info_of(2).name, "c");
 	ck_assert_str_eq(info_of(0).name, "a");
 	ck_assert_str_eq(info_of(1).name, "b");
 	ck_assert_str_eq(info_of(1).name, "b");
-	ck_assert(!pipeline_info(3, &in));
-	pipeline_detach(b);
+	ck_assert(!feed_pipeline_info(3, &in));
+	feed_pipeline_detach(b);
 	ck_assert_str_eq(listed(), "a,c");
-	d = pipeline_attach(CLASS_INPUT, "d", NULL, 0);
+	d = feed_pipeline_attach(CLASS_INPUT, "d", NULL, 0);
 	ck_assert_str_eq(listed(), "a,c,d");
-	pipeline_detach(d); /* the last one */
-	d = pipeline_attach(CLASS_INPUT, "e", NULL, 0);
+	feed_pipeline_detach(d); /* the last one */
+	d = feed_pipeline_attach(CLASS_INPUT, "e", NULL, 0);
 	ck_assert_str_eq(listed(), "a,c,e");
-	pipeline_detach(a); /* the first one */
-	pipeline_detach(d);
+	feed_pipeline_detach(a); /* the first one */
+	feed_pipeline_detach(d);
 	ck_assert_str_eq(listed(), "c");
-	pipeline_detach(c);
+	feed_pipeline_detach(c);
 	ck_assert_str_eq(listed(), "");
-	ck_assert_uint_eq(pipeline_count(), 0);
-	a = pipeline_attach(CLASS_INPUT, "f", NULL, 0);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
+	a = feed_pipeline_attach(CLASS_INPUT, "f", NULL, 0);
 	ck_assert_str_eq(listed(), "f");
 }
 END_TEST
@@ -281,18 +281,18 @@ START_TEST(test_attach_and_info)
 	struct inst_counters tot;
 	struct policy_rule want;
 
-	ck_assert_uint_eq(pipeline_count(), 0);
-	ck_assert(!pipeline_info(0, &in));
-	pipeline_totals(&tot);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
+	ck_assert(!feed_pipeline_info(0, &in));
+	feed_pipeline_totals(&tot);
 	ck_assert_uint_eq(tot.events, 0);
 
 	cfg->policy[CLASS_BLOCK].rule.mode = MODE_MIX_ONLY;
-	kbd = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", INST_KERNEL_CREDITS);
-	sda = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	kbd = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", INST_KERNEL_CREDITS);
+	sda = feed_pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
 	ck_assert_ptr_nonnull(kbd);
 	ck_assert_ptr_nonnull(sda);
 	ck_assert_ptr_ne(kbd, sda);
-	ck_assert_uint_eq(pipeline_count(), 2);
+	ck_assert_uint_eq(feed_pipeline_count(), 2);
 
 	/* Oldest first. */
 	in = info_of(0);
@@ -310,13 +310,13 @@ START_TEST(test_attach_and_info)
 	ck_assert_str_eq(in.name, "sda");
 	ck_assert_str_eq(in.kind, "");
 	ck_assert(!in.kernel_credits);
-	want = policy_resolve(cfg, CLASS_BLOCK, "sda");
+	want = config_policy_resolve(cfg, CLASS_BLOCK, "sda");
 	ck_assert_int_eq(in.rule.mode, MODE_MIX_ONLY);
 	ck_assert_int_eq(in.rule.mode, want.mode);
 	ck_assert(in.rule.cap_bits_per_event == want.cap_bits_per_event);
-	ck_assert(!pipeline_info(2, &in));
+	ck_assert(!feed_pipeline_info(2, &in));
 
-	pipeline_set_state(sda, "stream");
+	feed_pipeline_set_state(sda, "stream");
 	ck_assert_str_eq(info_of(1).state, "stream");
 	ck_assert_str_eq(info_of(0).state, "open");
 }
@@ -383,7 +383,7 @@ START_TEST(test_counters_trusted)
 	double d_est, d_cred;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
 	run_window(&s, inst, 0, n, &w);
 	in = info_of(0);
@@ -427,7 +427,7 @@ START_TEST(test_counters_kernel_credited)
 
 	tu_rng_seed(SEED);
 	cfg->policy[CLASS_INPUT].rule.cap_bits_per_event = 8;
-	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", INST_KERNEL_CREDITS);
+	inst = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", INST_KERNEL_CREDITS);
 	stream_init_jiffy(&s, 8, jiffy);
 	stream_run(&s, inst, n);
 	in = info_of(0);
@@ -456,7 +456,7 @@ START_TEST(test_counters_estimate_capped)
 
 	tu_rng_seed(SEED);
 	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1.5;
-	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	inst = feed_pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
 	stream_init(&s, 1.5);
 	stream_run(&s, inst, n);
 	in = info_of(0);
@@ -486,7 +486,7 @@ START_TEST(test_counters_reduced)
 	tu_rng_seed(SEED);
 	cfg->policy[CLASS_NETWORK].rule.mode = MODE_REDUCED;
 	cfg->policy[CLASS_NETWORK].rule.scale = 0.25;
-	inst = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
+	inst = feed_pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
 	stream_init(&s, cfg->policy[CLASS_NETWORK].rule.cap_bits_per_event);
 	s.scale = 0.25;
 	run_window(&s, inst, 0, n, &w);
@@ -516,7 +516,7 @@ START_TEST(test_counters_mix_only)
 
 	tu_rng_seed(SEED);
 	cfg->policy[CLASS_NETWORK].rule.mode = MODE_MIX_ONLY;
-	inst = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
+	inst = feed_pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
 	stream_init(&s, cfg->policy[CLASS_NETWORK].rule.cap_bits_per_event);
 	stream_run(&s, inst, n);
 	in = info_of(0);
@@ -548,13 +548,13 @@ START_TEST(test_per_second_cap)
 
 	tu_rng_seed(SEED);
 	cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = cap;
-	inst = pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
 	s.per_second = cap;
 	t0 = s.t;
-	w0 = mono_coarse_ns(); /* the clock the cap reads */
+	w0 = util_mono_coarse_ns(); /* the clock the cap reads */
 	run_window(&s, inst, 0, RUN, &w);
-	wall = (double)(mono_coarse_ns() - w0) / 1e9;
+	wall = (double)(util_mono_coarse_ns() - w0) / 1e9;
 	elapsed = (double)(s.t - t0) / 1e9;
 
 	estimate_matches(&w.after, &s); /* the cap must not change the estimate */
@@ -588,16 +588,16 @@ START_TEST(test_folded_events_take_nothing_from_cap)
 
 	tu_rng_seed(SEED);
 	cfg->policy[CLASS_INPUT].rule.cap_bits_per_second = cap;
-	inst = pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
 	for (int i = 0; i < WARM; i++) /* an estimate, the health tests passed, the bucket spent */
-		pipeline_sample(inst, t += MS / 2 + tu_rng_next() % (2 * MS));
+		feed_pipeline_sample(inst, t += MS / 2 + tu_rng_next() % (2 * MS));
 	keep_full = true;
-	pool_add(&pool, junk, sizeof(junk), 0);
-	ck_assert(pool_full(&pool));
+	feed_pool_add(&pool, junk, sizeof(junk), 0);
+	ck_assert(feed_pool_full(&pool));
 	usleep(1200 * 1000); /* the bucket refills on both clocks: a second and more */
 	before = info_of(0).c;
 	for (int i = 0; i < 2000; i++) /* ~3 s of events, all folded in */
-		pipeline_sample(inst, t += MS / 2 + tu_rng_next() % (2 * MS));
+		feed_pipeline_sample(inst, t += MS / 2 + tu_rng_next() % (2 * MS));
 	after = info_of(0).c;
 	ck_assert_msg(after.credited_bits + after.held_bits ==
 			      before.credited_bits + before.held_bits,
@@ -605,10 +605,10 @@ START_TEST(test_folded_events_take_nothing_from_cap)
 		      after.credited_bits + after.held_bits - before.credited_bits -
 			      before.held_bits, SEEDARG);
 	keep_full = false;
-	pool_take(&pool, &b);
-	batch_wipe(&b);
+	feed_pool_take(&pool, &b);
+	feed_pool_batch_wipe(&b);
 	for (int i = 0; i < 40; i++) /* ~4 bits wanted each: 160 */
-		pipeline_sample(inst, t += MS / 2 + tu_rng_next() % (2 * MS));
+		feed_pipeline_sample(inst, t += MS / 2 + tu_rng_next() % (2 * MS));
 	before = after;
 	after = info_of(0).c;
 	ck_assert_msg(after.credited_bits + after.held_bits -
@@ -638,21 +638,21 @@ static void counters_eq(const struct inst_counters *a, const struct inst_counter
 static struct inst_counters feed_stream(const char *name, const uint64_t *t, size_t n,
 					bool runs, struct pool *after)
 {
-	struct instance *inst = pipeline_attach(CLASS_NETWORK, name, "test", 0);
+	struct instance *inst = feed_pipeline_attach(CLASS_NETWORK, name, "test", 0);
 	struct inst_counters c;
-	size_t idx = pipeline_count() - 1;
+	size_t idx = feed_pipeline_count() - 1;
 
 	memset(&drained, 0, sizeof(drained));
-	pool_init(&pool);
+	feed_pool_init(&pool);
 	for (size_t i = 0; i < n;) {
 		size_t run = runs ? 1 + tu_rng_next() % 300 : 1;
 
 		if (run > n - i)
 			run = n - i;
 		if (runs)
-			pipeline_samples(inst, t + i, run);
+			feed_pipeline_samples(inst, t + i, run);
 		else
-			pipeline_sample(inst, t[i]);
+			feed_pipeline_sample(inst, t[i]);
 		i += run;
 	}
 	c = info_of(idx).c;
@@ -660,7 +660,7 @@ static struct inst_counters feed_stream(const char *name, const uint64_t *t, siz
 	return c;
 }
 
-/* pipeline_samples() takes events exactly as that many pipeline_sample() calls: the same
+/* feed_pipeline_samples() takes events exactly as that many feed_pipeline_sample() calls: the same
  * estimates, credit, held credit and pool contents, whether the pool drains when full or
  * folds what comes after (no credit for that). */
 START_TEST(test_runs_as_single_events)
@@ -722,8 +722,8 @@ START_TEST(test_detach_keeps_totals)
 
 	tu_rng_seed(SEED);
 	cfg->policy[CLASS_NETWORK].rule.mode = MODE_REDUCED;
-	a = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
-	b = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
+	a = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	b = feed_pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
 	stream_init(&sa, 4);
 	stream_init(&sb, 4);
 	stream_run(&sa, a, 700);
@@ -733,26 +733,26 @@ START_TEST(test_detach_keeps_totals)
 	ck_assert_uint_eq(ca.events, 700);
 	ck_assert_uint_eq(cb.events, 300);
 
-	pipeline_detach(a);
-	ck_assert_uint_eq(pipeline_count(), 1);
+	feed_pipeline_detach(a);
+	ck_assert_uint_eq(feed_pipeline_count(), 1);
 	ck_assert_str_eq(info_of(0).name, "eth0");
-	pipeline_totals(&tot);
+	feed_pipeline_totals(&tot);
 	want = sum(&ca, &cb);
 	counters_eq(&tot, &want, "after detaching kbd0");
 
 	stream_run(&sb, b, 200);
 	cb = info_of(0).c;
-	pipeline_detach(b);
-	ck_assert_uint_eq(pipeline_count(), 0);
-	pipeline_totals(&tot);
+	feed_pipeline_detach(b);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
+	feed_pipeline_totals(&tot);
 	want = sum(&ca, &cb);
 	counters_eq(&tot, &want, "after detaching both");
 	ck_assert_uint_eq(tot.events, 1200);
 
 	/* A new instance of the same name starts from zero; the totals keep the old ones. */
-	a = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	a = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	ck_assert_uint_eq(info_of(0).c.events, 0);
-	pipeline_totals(&tot);
+	feed_pipeline_totals(&tot);
 	ck_assert_uint_eq(tot.events, 1200);
 	est_fini(&sa.est);
 	est_fini(&sb.est);
@@ -785,11 +785,11 @@ START_TEST(test_added_after_every_change)
 	size_t done = 0;
 
 	tu_rng_seed(SEED);
-	pipeline_fini();
-	pipeline_init(cfg, &pool, note_added, NULL);
+	feed_pipeline_fini();
+	feed_pipeline_init(cfg, &pool, note_added, NULL);
 	memset(&seen, 0, sizeof(seen));
-	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
-	pipeline_sample(inst, now);
+	inst = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	feed_pipeline_sample(inst, now);
 	ck_assert_uint_eq(seen.calls, 1);
 	ck_assert_uint_eq(seen.first_len, 8); /* it sees the pool after the add */
 	/* Whatever a call did to the pool (data, folding, vouched credit), the hook saw last:
@@ -800,7 +800,7 @@ START_TEST(test_added_after_every_change)
 
 		for (size_t i = 0; i < run; i++)
 			t[i] = now += MS / 2 + tu_rng_next() % (2 * MS);
-		pipeline_samples(inst, t, run);
+		feed_pipeline_samples(inst, t, run);
 		done += run;
 		ck_assert_msg(seen.calls > before, "no call after %zu events" SEEDFMT, run, SEEDARG);
 		ck_assert_msg(seen.len == pool.len && seen.events == pool.events &&
@@ -811,9 +811,9 @@ START_TEST(test_added_after_every_change)
 
 	/* Nothing goes in from a disabled instance: nothing to say. */
 	cfg->policy[CLASS_INPUT].rule.mode = MODE_DISABLED;
-	pipeline_reconfigure(cfg);
+	feed_pipeline_reconfigure(cfg);
 	seen.calls = 0;
-	pipeline_samples(inst, t, 10);
+	feed_pipeline_samples(inst, t, 10);
 	ck_assert_uint_eq(seen.calls, 0);
 }
 END_TEST
@@ -828,7 +828,7 @@ START_TEST(test_reconfigure_changes_policy_keeps_state)
 	double est0, cred0;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
+	inst = feed_pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
 	stream_init(&s, 4);
 	stream_run(&s, inst, WARM);
 	before = info_of(0).c;
@@ -838,7 +838,7 @@ START_TEST(test_reconfigure_changes_policy_keeps_state)
 	c2 = second_config();
 	c2->policy[CLASS_NETWORK].rule.mode = MODE_REDUCED;
 	c2->policy[CLASS_NETWORK].rule.scale = 0.5;
-	pipeline_reconfigure(c2);
+	feed_pipeline_reconfigure(c2);
 	s.scale = 0.5;
 	s.held = s.run_held = 0; /* earned under the old rule: dropped */
 	in = info_of(0);
@@ -876,7 +876,7 @@ START_TEST(test_reconfigure_to_disabled)
 	struct config *c2;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_NETWORK, "wlan0", NULL, 0);
+	inst = feed_pipeline_attach(CLASS_NETWORK, "wlan0", NULL, 0);
 	stream_init(&s, 4);
 	stream_run(&s, inst, 100);
 	before = info_of(0).c;
@@ -884,8 +884,8 @@ START_TEST(test_reconfigure_to_disabled)
 	c2 = second_config();
 	c2->policy[CLASS_NETWORK].overrides = &ov;
 	c2->policy[CLASS_NETWORK].n_overrides = 1;
-	pipeline_reconfigure(c2);
-	ck_assert(!pipeline_enabled(CLASS_NETWORK, "wlan0"));
+	feed_pipeline_reconfigure(c2);
+	ck_assert(!feed_pipeline_enabled(CLASS_NETWORK, "wlan0"));
 	in = info_of(0);
 	ck_assert_int_eq(in.rule.mode, MODE_DISABLED);
 
@@ -907,7 +907,7 @@ static struct instance *warm_disk(struct stream *s, double *est0)
 	struct inst_info in;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	inst = feed_pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
 	stream_init(s, 4);
 	stream_run(s, inst, WARM);
 	in = info_of(0);
@@ -943,7 +943,7 @@ START_TEST(test_reconfigure_new_quantum_restarts_estimator)
 
 	c2 = second_config();
 	c2->block.quantum_ns = 10 * QUANTUM;
-	pipeline_reconfigure(c2);
+	feed_pipeline_reconfigure(c2);
 	stream_restart(&s, 10 * QUANTUM, 4);
 	/* Symbols at another resolution are another stream: the first event gives no delta,
 	 * the next 1023 symbols no estimate yet. */
@@ -969,7 +969,7 @@ START_TEST(test_reconfigure_estimate_interval_restarts_estimator_only)
 
 	c2 = second_config();
 	c2->block.estimate_interval = 30;
-	pipeline_reconfigure(c2);
+	feed_pipeline_reconfigure(c2);
 	/* The same stream on another schedule: a new estimator (no estimate for its first
 	 * 1023 symbols), but the health tests go on where they were. */
 	in = info_of(0);
@@ -992,24 +992,24 @@ START_TEST(test_enabled)
 	struct policy_override in_ov = {.name = kbd, .set = RULE_SET_MODE,
 					.rule = {.mode = MODE_TRUSTED}};
 
-	ck_assert(pipeline_enabled(CLASS_NETWORK, "wlan0"));
+	ck_assert(feed_pipeline_enabled(CLASS_NETWORK, "wlan0"));
 	cfg->policy[CLASS_NETWORK].overrides = &net_ov;
 	cfg->policy[CLASS_NETWORK].n_overrides = 1;
-	ck_assert(!pipeline_enabled(CLASS_NETWORK, "wlan0"));
-	ck_assert(pipeline_enabled(CLASS_NETWORK, "eth0"));
+	ck_assert(!feed_pipeline_enabled(CLASS_NETWORK, "wlan0"));
+	ck_assert(feed_pipeline_enabled(CLASS_NETWORK, "eth0"));
 
 	/* Every mode but disabled lets an instance open. */
 	cfg->policy[CLASS_BLOCK].rule.mode = MODE_MIX_ONLY;
-	ck_assert(pipeline_enabled(CLASS_BLOCK, "sda"));
+	ck_assert(feed_pipeline_enabled(CLASS_BLOCK, "sda"));
 	cfg->policy[CLASS_BLOCK].rule.mode = MODE_REDUCED;
-	ck_assert(pipeline_enabled(CLASS_BLOCK, "sda"));
+	ck_assert(feed_pipeline_enabled(CLASS_BLOCK, "sda"));
 
 	/* A disabled class, with one instance let back in by an override. */
 	cfg->policy[CLASS_INPUT].rule.mode = MODE_DISABLED;
 	cfg->policy[CLASS_INPUT].overrides = &in_ov;
 	cfg->policy[CLASS_INPUT].n_overrides = 1;
-	ck_assert(!pipeline_enabled(CLASS_INPUT, "mouse0"));
-	ck_assert(pipeline_enabled(CLASS_INPUT, "kbd0"));
+	ck_assert(!feed_pipeline_enabled(CLASS_INPUT, "mouse0"));
+	ck_assert(feed_pipeline_enabled(CLASS_INPUT, "kbd0"));
 }
 END_TEST
 
@@ -1022,10 +1022,10 @@ START_TEST(test_jiffy_only_for_kernel_credited)
 	struct inst_info kbd, sda;
 
 	ck_assert_uint_gt(hz, 0);
-	ck_assert_uint_eq(pipeline_kernel_hz(&p_from), hz);
+	ck_assert_uint_eq(feed_pipeline_kernel_hz(&p_from), hz);
 	ck_assert_str_eq(p_from, from);
-	pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", INST_KERNEL_CREDITS);
-	pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", INST_KERNEL_CREDITS);
+	feed_pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
 	kbd = info_of(0);
 	sda = info_of(1);
 	ck_assert(kbd.kernel_credits);
@@ -1036,7 +1036,7 @@ START_TEST(test_jiffy_only_for_kernel_credited)
 	ck_assert_uint_eq(sda.jiffy_ns, 0);
 
 	/* A reload keeps it. */
-	pipeline_reconfigure(second_config());
+	feed_pipeline_reconfigure(second_config());
 	ck_assert_uint_eq(info_of(0).jiffy_ns, NS_PER_SEC / hz);
 	ck_assert_uint_eq(info_of(1).jiffy_ns, 0);
 }
@@ -1050,7 +1050,7 @@ START_TEST(test_health_startup_holds_credit)
 	uint64_t symbols = 0;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	in = info_of(0);
 	ck_assert_str_eq(in.health, "startup");
 	ck_assert_str_eq(in.health_last, "none");
@@ -1119,7 +1119,7 @@ static bool health_failed(const struct inst_info *in)
 
 struct stuck {
 	int failed_at;            /* events fed before health first read failed* (n if never) */
-	struct inst_info at_fail; /* what pipeline_info said right then */
+	struct inst_info at_fail; /* what feed_pipeline_info said right then */
 	double min_after;         /* the reference's least estimate after that event */
 };
 
@@ -1157,7 +1157,7 @@ START_TEST(test_health_stuck_stream_fails)
 	double est_tail;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
 	stream_run(&s, inst, PRE_BLOCK);
 	in = info_of(0);
@@ -1226,16 +1226,16 @@ START_TEST(test_health_permanent_survives_reattach)
 	struct stuck st;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
 	stream_run(&s, inst, PRE_BLOCK);
 	stuck_run(&s, inst, 1000, MS, 0, &st);
 	in = info_of(0);
 	ck_assert_str_eq(in.health, "failed-permanent");
-	pipeline_detach(inst);
+	feed_pipeline_detach(inst);
 	est_fini(&s.est);
 
-	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	in = info_of(0);
 	ck_assert_str_eq(in.health, "failed-permanent");
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
@@ -1246,7 +1246,7 @@ START_TEST(test_health_permanent_survives_reattach)
 		      in.c.credited_bits, SEEDARG);
 
 	/* Another name is not touched. */
-	inst = pipeline_attach(CLASS_INPUT, "kbd1", "keyboard", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "kbd1", "keyboard", 0);
 	in = info_of(1);
 	ck_assert_str_eq(in.health, "startup");
 	est_fini(&s.est);
@@ -1269,7 +1269,7 @@ START_TEST(test_health_catches_what_estimator_credits)
 	struct stuck st;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	stream_init(&s, cap);
 	stream_run(&s, inst, PRE_BLOCK);
 	ck_assert_str_eq(info_of(0).health, "ok");
@@ -1306,9 +1306,9 @@ START_TEST(test_burst_is_one_timing_event)
 	struct instance *inst;
 	struct inst_info in;
 
-	ck_assert_uint_lt(health_rct_cutoff(cap, HEALTH_ALPHA_PERMANENT), burst);
+	ck_assert_uint_lt(est_health_rct_cutoff(cap, HEALTH_ALPHA_PERMANENT), burst);
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_BLOCK, "vda", "disk", 0);
+	inst = feed_pipeline_attach(CLASS_BLOCK, "vda", "disk", 0);
 	stream_init(&s, cap);
 	for (int b = 0; b < bursts; b++) {
 		stream_step(&s, inst, MS / 2 + tu_rng_next() % (2 * MS));
@@ -1344,7 +1344,7 @@ START_TEST(test_health_permanent_requalifies)
 	double credited;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	inst = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
 	stream_init(&s, cfg->policy[CLASS_INPUT].rule.cap_bits_per_event);
 	stream_run(&s, inst, PRE_BLOCK);
 	stuck_run(&s, inst, 1000, MS, 0, &st);
@@ -1409,7 +1409,7 @@ static struct inst_info info_named(const char *name)
 {
 	struct inst_info in;
 
-	for (size_t i = 0; pipeline_info(i, &in); i++)
+	for (size_t i = 0; feed_pipeline_info(i, &in); i++)
 		if (strcmp(in.name, name) == 0)
 			return in;
 	ck_abort_msg("no instance %s", name);
@@ -1420,7 +1420,7 @@ static struct inst_info info_named(const char *name)
 static void random_events(struct instance *inst, uint64_t *t, int n)
 {
 	for (int i = 0; i < n; i++)
-		pipeline_sample(inst, *t += MS / 2 + tu_rng_next() % (2 * MS));
+		feed_pipeline_sample(inst, *t += MS / 2 + tu_rng_next() % (2 * MS));
 }
 
 static void reason_is(const char *name, enum pipeline_reason want, const char *says)
@@ -1428,7 +1428,7 @@ static void reason_is(const char *name, enum pipeline_reason want, const char *s
 	struct inst_info in = info_named(name);
 
 	ck_assert_msg(in.reason == want, "%s: reason %s (%s), want %s" SEEDFMT, name,
-		      pipeline_reason_name(in.reason), in.reason_text, pipeline_reason_name(want),
+		      feed_pipeline_reason_name(in.reason), in.reason_text, feed_pipeline_reason_name(want),
 		      SEEDARG);
 	ck_assert_msg(strstr(in.reason_text, says), "%s: \"%s\" does not say \"%s\"" SEEDFMT, name,
 		      in.reason_text, says, SEEDARG);
@@ -1441,7 +1441,7 @@ START_TEST(test_no_estimate_is_not_zero)
 	uint64_t t = 10 * SEC;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	inst = feed_pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
 	ck_assert(isnan(info_of(0).last_estimate));
 	random_events(inst, &t, 500);
 	ck_assert_msg(isnan(info_of(0).last_estimate), "an estimate %g before the first",
@@ -1452,7 +1452,7 @@ START_TEST(test_no_estimate_is_not_zero)
 	 * pass, so that is the reason. */
 	c2 = second_config();
 	c2->block.estimate_interval = 30;
-	pipeline_reconfigure(c2);
+	feed_pipeline_reconfigure(c2);
 	ck_assert(isnan(info_of(0).last_estimate));
 	random_events(inst, &t, 100);
 	ck_assert(isnan(info_of(0).last_estimate));
@@ -1466,7 +1466,7 @@ static void stuck_events(struct instance *inst, uint64_t *t, int n)
 {
 	for (int i = 0; i < n; i++) {
 		*t += MS;
-		pipeline_sample(inst, *t);
+		feed_pipeline_sample(inst, *t);
 	}
 }
 
@@ -1481,19 +1481,19 @@ START_TEST(test_sampled_credits_nothing)
 	int n;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_NETWORK, "eth0", "veth", 0);
+	inst = feed_pipeline_attach(CLASS_NETWORK, "eth0", "veth", 0);
 	random_events(inst, &t, 4000);
 	a = info_of(0);
 	ck_assert_msg(a.c.credited_bits > 0 && !strcmp(a.health, "ok"), "no credit to start with"
 		      SEEDFMT, SEEDARG);
 	ck_assert_ptr_null(a.sampling);
-	pipeline_set_sampling(inst, "off", 1.0, 500);
+	feed_pipeline_set_sampling(inst, "off", 1.0, 500);
 	a = info_of(0);
 	ck_assert_str_eq(a.sampling, "off");
 	ck_assert(a.sample_ratio == 1 && a.arrival_rate == 500);
 	ck_assert_int_ne(a.reason, PIPELINE_SAMPLED);
 
-	pipeline_set_sampling(inst, "on", 0.01, 1e5);
+	feed_pipeline_set_sampling(inst, "on", 0.01, 1e5);
 	random_events(inst, &t, 3000);
 	stuck_events(inst, &t, 2000); /* would fail the tests for good, were they running */
 	random_events(inst, &t, 3000);
@@ -1513,7 +1513,7 @@ START_TEST(test_sampled_credits_nothing)
 
 	/* Back under the cap: nothing until a whole APT window and the start-up length have
 	 * passed (and the new estimator has its first estimate), then credit. */
-	pipeline_set_sampling(inst, "off", 1.0, 800);
+	feed_pipeline_set_sampling(inst, "off", 1.0, 800);
 	a = info_of(0);
 	ck_assert_str_eq(a.health, "startup");
 	ck_assert_int_ne(a.reason, PIPELINE_SAMPLED);
@@ -1540,35 +1540,35 @@ START_TEST(test_flood_start_forgiven)
 	uint64_t t = 10 * SEC;
 
 	tu_rng_seed(SEED);
-	inst = pipeline_attach(CLASS_NETWORK, "eth0", "veth", 0);
+	inst = feed_pipeline_attach(CLASS_NETWORK, "eth0", "veth", 0);
 	random_events(inst, &t, 3000);
-	pipeline_set_sampling(inst, "off", 1.0, 500);
-	pipeline_set_sampling(inst, "off", 1.0, 500);
+	feed_pipeline_set_sampling(inst, "off", 1.0, 500);
+	feed_pipeline_set_sampling(inst, "off", 1.0, 500);
 	stuck_events(inst, &t, 400); /* the flood's first packets, back to back */
 	in = info_of(0);
 	ck_assert_str_eq(in.health, "failed-permanent");
-	pipeline_set_sampling(inst, "on", 0.01, 1e5);
+	feed_pipeline_set_sampling(inst, "on", 0.01, 1e5);
 	in = info_of(0);
 	ck_assert_str_eq(in.health, "failed");
 	ck_assert(isnan(in.health_retry_in));
 	ck_assert_uint_ge(in.health_failures, 2);
-	pipeline_set_sampling(inst, "off", 1.0, 500);
+	feed_pipeline_set_sampling(inst, "off", 1.0, 500);
 	random_events(inst, &t, 6000);
 	in = info_of(0);
 	ck_assert_str_eq(in.health, "ok");
 
 	/* Failed for good two words before sampling starts: that stays. */
-	inst = pipeline_attach(CLASS_NETWORK, "eth1", "veth", 0);
+	inst = feed_pipeline_attach(CLASS_NETWORK, "eth1", "veth", 0);
 	random_events(inst, &t, 3000);
 	stuck_events(inst, &t, 400);
-	pipeline_set_sampling(inst, "off", 1.0, 500);
+	feed_pipeline_set_sampling(inst, "off", 1.0, 500);
 	random_events(inst, &t, 100);
-	pipeline_set_sampling(inst, "off", 1.0, 500);
-	pipeline_set_sampling(inst, "on", 0.01, 1e5);
+	feed_pipeline_set_sampling(inst, "off", 1.0, 500);
+	feed_pipeline_set_sampling(inst, "on", 0.01, 1e5);
 	in = info_of(1);
 	ck_assert_str_eq(in.name, "eth1");
 	ck_assert_str_eq(in.health, "failed-permanent");
-	pipeline_set_sampling(inst, "off", 1.0, 500);
+	feed_pipeline_set_sampling(inst, "off", 1.0, 500);
 	ck_assert_str_eq(info_of(1).health, "failed-permanent");
 }
 END_TEST
@@ -1584,11 +1584,11 @@ START_TEST(test_reasons)
 	tu_rng_seed(SEED);
 	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_second = 1;
 	cfg->policy[CLASS_NETWORK].rule.cap_bits_per_event = 0;
-	t_in = pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
-	c_in = pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
-	z_in = pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
+	t_in = feed_pipeline_attach(CLASS_INPUT, "kbd0", "keyboard", 0);
+	c_in = feed_pipeline_attach(CLASS_BLOCK, "sda", NULL, 0);
+	z_in = feed_pipeline_attach(CLASS_NETWORK, "eth0", NULL, 0);
 	cfg->policy[CLASS_INPUT].rule.mode = MODE_MIX_ONLY;
-	m_in = pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
+	m_in = feed_pipeline_attach(CLASS_INPUT, "mouse0", "mouse", 0);
 	cfg->policy[CLASS_INPUT].rule.mode = MODE_TRUSTED;
 	reason_is("kbd0", PIPELINE_IDLE, "no event");
 
@@ -1608,7 +1608,7 @@ START_TEST(test_reasons)
 			ck_assert(strstr(in.reason_text, "wait for the APT window"));
 		} else if (in.reason != PIPELINE_STARTUP) {
 			ck_assert_msg(in.reason == PIPELINE_CREDITS, "reason %s after %d events",
-				      pipeline_reason_name(in.reason), 101 + i);
+				      feed_pipeline_reason_name(in.reason), 101 + i);
 			ck_assert(held_seen && in.c.credited_bits > 0 && in.reason_text[0] == 0);
 			break;
 		}
@@ -1617,27 +1617,27 @@ START_TEST(test_reasons)
 	ck_assert(info_named("kbd0").weight == 1);
 
 	/* The kernel no longer counts: said of an instance that credits, decided or not. */
-	pipeline_kernel_counts(false);
+	feed_pipeline_kernel_counts(false);
 	reason_is("kbd0", PIPELINE_KERNEL, "no longer counts");
 	random_events(t_in, &t, 1);
 	reason_is("kbd0", PIPELINE_KERNEL, "no longer counts");
-	pipeline_kernel_counts(true);
+	feed_pipeline_kernel_counts(true);
 	reason_is("kbd0", PIPELINE_CREDITS, "");
 
 	/* The source's own weight, with the share behind it; the weight in force is shown. */
-	pipeline_set_weight(t_in, 0, 0.99);
+	feed_pipeline_set_weight(t_in, 0, 0.99);
 	random_events(t_in, &t, 1);
 	reason_is("kbd0", PIPELINE_FLOW, "one source 99% of packets: weight 0.00");
 	ck_assert(info_named("kbd0").weight == 0);
-	pipeline_set_weight(t_in, 0.5, 0.9);
+	feed_pipeline_set_weight(t_in, 0.5, 0.9);
 	random_events(t_in, &t, 1);
 	reason_is("kbd0", PIPELINE_FLOW, "90%");
 	ck_assert(info_named("kbd0").weight == 0.5);
-	pipeline_set_weight(t_in, 1, 0);
+	feed_pipeline_set_weight(t_in, 1, 0);
 
 	/* Folded into a full pool between feeds. */
 	keep_full = true;
-	pool_add(&pool, junk, sizeof(junk), 0);
+	feed_pool_add(&pool, junk, sizeof(junk), 0);
 	random_events(t_in, &t, 1);
 	reason_is("kbd0", PIPELINE_POOL_FULL, "pool full between feeds");
 	keep_full = false;
@@ -1654,7 +1654,7 @@ START_TEST(test_reasons)
 
 	/* A stuck stream fails the health tests: which test, and until when. */
 	for (int i = 0; i < 100; i++)
-		pipeline_sample(t_in, t += MS);
+		feed_pipeline_sample(t_in, t += MS);
 	reason_is("kbd0", PIPELINE_HEALTH, "repetition-count");
 	ck_assert(strstr(info_named("kbd0").reason_text, "until"));
 
@@ -1663,7 +1663,7 @@ START_TEST(test_reasons)
 		struct config *c2 = second_config();
 
 		c2->policy[CLASS_BLOCK].rule.mode = MODE_DISABLED;
-		pipeline_reconfigure(c2);
+		feed_pipeline_reconfigure(c2);
 		random_events(c_in, &t, 1);
 		reason_is("sda", PIPELINE_DISABLED, "policy: disabled");
 		ck_assert(info_named("sda").weight == 0);
@@ -1671,7 +1671,7 @@ START_TEST(test_reasons)
 }
 END_TEST
 
-/* ---- the boot allowance (pipeline_boot_allowance) ---- */
+/* ---- the boot allowance (feed_pipeline_boot_allowance) ---- */
 
 #define US 1000ULL
 #define BOOT_CAP 10.0 /* bits a second: far below what a window of events earns */
@@ -1692,28 +1692,28 @@ static struct instance *boot_disk(const char *name, struct stream *s)
 
 	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1;
 	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_second = BOOT_CAP;
-	inst = pipeline_attach(CLASS_BLOCK, name, NULL, 0);
+	inst = feed_pipeline_attach(CLASS_BLOCK, name, NULL, 0);
 	stream_init(s, 1);
 	return inst;
 }
 
 static double seconds_since(uint64_t w0)
 {
-	return (double)(mono_coarse_ns() - w0) / 1e9;
+	return (double)(util_mono_coarse_ns() - w0) / 1e9;
 }
 
 /* The seed, then the allowance (what the kernel still needs), then one disk. */
 static struct instance *boot_start(double need, struct stream *s)
 {
 	tu_rng_seed(SEED);
-	pipeline_boot_allowance(need);
+	feed_pipeline_boot_allowance(need);
 	return boot_disk("vda", s);
 }
 
 /* n completions 100..400 us apart, as fast as they can be handed over: the wall time. */
 static double boot_stream(struct stream *s, struct instance *inst, int n)
 {
-	uint64_t w0 = mono_coarse_ns();
+	uint64_t w0 = util_mono_coarse_ns();
 
 	stream_gaps(s, inst, n, 100 * US, 300 * US);
 	return seconds_since(w0);
@@ -1783,16 +1783,16 @@ START_TEST(test_boot_allowance_what_the_kernel_needs)
 	double wall;
 
 	tu_rng_seed(SEED);
-	pipeline_boot_allowance(need);
+	feed_pipeline_boot_allowance(need);
 	a = boot_disk("vda", &s1);
 	b = boot_disk("vdb", &s2);
-	w0 = mono_coarse_ns();
+	w0 = util_mono_coarse_ns();
 	for (int i = 0; i < 10; i++) {
 		stream_gaps(&s1, a, 300, 100 * US, 300 * US);
 		stream_gaps(&s2, b, 300, 100 * US, 300 * US);
 	}
 	wall = seconds_since(w0);
-	pipeline_totals(&t);
+	feed_pipeline_totals(&t);
 	ck_assert_msg(s1.cred_sum + s2.cred_sum > 2 * need,
 		      "the disks earned too little to prove anything" SEEDFMT, SEEDARG);
 	ck_assert_msg(t.credited_bits >= need - TOL, "credited %g of the %g allowed" SEEDFMT,
@@ -1818,14 +1818,14 @@ START_TEST(test_boot_allowance_ends_when_ready)
 	boot_stream(&s, inst, 1600); /* start-up and the first window */
 	before = info_of(0).c.credited_bits;
 	ck_assert_msg(before > 3 * BOOT_CAP, "the allowance gave only %g" SEEDFMT, before, SEEDARG);
-	pipeline_kernel_counts(false);
+	feed_pipeline_kernel_counts(false);
 	wall = boot_stream(&s, inst, 3000);
 	in = info_of(0);
 	ck_assert_msg(in.c.credited_bits - before <= BOOT_CAP * wall + BOOT_CAP + TOL,
 		      "credited %g more in %g s at %g/s after the CRNG was ready" SEEDFMT,
 		      in.c.credited_bits - before, wall, BOOT_CAP, SEEDARG);
 	/* The kernel counting again (it never does; a test can say so) brings back nothing. */
-	pipeline_kernel_counts(true);
+	feed_pipeline_kernel_counts(true);
 	before = info_of(0).c.credited_bits;
 	wall = boot_stream(&s, inst, 1024);
 	ck_assert_msg(info_of(0).c.credited_bits - before <= BOOT_CAP * wall + BOOT_CAP + TOL,
@@ -1846,7 +1846,7 @@ START_TEST(test_boot_allowance_held_to_real_time)
 
 	inst = boot_start(1e6, &s);
 	t0 = s.t;
-	w0 = mono_coarse_ns();
+	w0 = util_mono_coarse_ns();
 	stream_gaps(&s, inst, 5000, 2 * MS, MS);
 	wall = seconds_since(w0);
 	elapsed = (double)(s.t - t0) / 1e9;
@@ -1869,21 +1869,21 @@ START_TEST(test_boot_allowance_bad_streams_earn_nothing)
 	struct inst_counters total;
 
 	tu_rng_seed(SEED);
-	pipeline_boot_allowance(1e6);
+	feed_pipeline_boot_allowance(1e6);
 	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1;
-	per = pipeline_attach(CLASS_BLOCK, "periodic", NULL, 0);
-	stuck = pipeline_attach(CLASS_BLOCK, "stuck", NULL, 0);
-	rep = pipeline_attach(CLASS_BLOCK, "replay", NULL, 0);
+	per = feed_pipeline_attach(CLASS_BLOCK, "periodic", NULL, 0);
+	stuck = feed_pipeline_attach(CLASS_BLOCK, "stuck", NULL, 0);
+	rep = feed_pipeline_attach(CLASS_BLOCK, "replay", NULL, 0);
 	for (size_t i = 0; i < ARRAY_SIZE(loop); i++)
 		loop[i] = 100 * US + tu_rng_next() % (300 * US);
 	t = 10 * SEC;
 	for (int i = 0; i < 3000; i++) {
-		pipeline_sample(per, t + (uint64_t)i * 250 * US);
-		pipeline_sample(stuck, t);
+		feed_pipeline_sample(per, t + (uint64_t)i * 250 * US);
+		feed_pipeline_sample(stuck, t);
 	}
 	for (int i = 0; i < 3000; i++) {
 		t += loop[i % 512];
-		pipeline_sample(rep, t);
+		feed_pipeline_sample(rep, t);
 	}
 	for (size_t i = 0; i < 3; i++) {
 		struct inst_info in = info_of(i);
@@ -1893,7 +1893,7 @@ START_TEST(test_boot_allowance_bad_streams_earn_nothing)
 			      "%s: credited %g, %g held" SEEDFMT, in.name, in.c.credited_bits,
 			      in.c.held_bits, SEEDARG);
 	}
-	pipeline_totals(&total);
+	feed_pipeline_totals(&total);
 	ck_assert(total.credited_bits == 0);
 	/* The replay passes the health tests: its estimate is what stops it. */
 	ck_assert_str_eq(info_of(2).health, "ok");
@@ -1940,7 +1940,7 @@ static void replay(const char *file, enum src_class cls, struct instance *inst,
 {
 	const double cap = cfg->policy[cls].rule.cap_bits_per_event;
 	struct est_params p = {.quantum_ns = QUANTUM, .cap_bits = cap,
-			       .batch_ns = source_classes[cls]->batch_ns};
+			       .batch_ns = source_class_all[cls]->batch_ns};
 	struct est_params p0 = {.quantum_ns = QUANTUM, .cap_bits = cap};
 	struct health_cfg hc;
 	struct sp90b_assessment a;
@@ -1955,24 +1955,24 @@ static void replay(const char *file, enum src_class cls, struct instance *inst,
 	ck_assert_ptr_nonnull(sym);
 	est_init(&ref, est_find("sp800-90b"), &p);
 	est_init(&ref0, est_find("sp800-90b"), &p0);
-	health_cfg_default(&hc, cap);
-	health_init(&r->before, &hc);
+	est_health_cfg_default(&hc, cap);
+	est_health_init(&r->before, &hc);
 	r->symbols = 0;
 	for (size_t i = 0; i <= n; i++) {
 		struct est_out o;
 
 		t += i ? gaps[i - 1] : 0;
-		pipeline_sample(inst, t);
+		feed_pipeline_sample(inst, t);
 		est_add(&ref, t, &o);
 		if (o.have_symbol)
 			sym[r->symbols++] = o.symbol;
 		est_add(&ref0, t, &o);
 		if (o.have_symbol) {
 			health_time(&r->before, t);
-			health_feed(&r->before, o.symbol);
+			est_health_feed(&r->before, o.symbol);
 		}
 	}
-	r->in = info_of(pipeline_count() - 1);
+	r->in = info_of(feed_pipeline_count() - 1);
 	ck_assert_int_eq(sp90b_assess(NULL, sym, r->symbols, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
 				      &a), 0);
 	r->h_offline = a.h_assessed;
@@ -1992,12 +1992,12 @@ START_TEST(test_recording_busy_virtio_disk)
 	struct replay r;
 
 	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1; /* the class's default */
-	replay("block-virtio-busy.u32", CLASS_BLOCK, pipeline_attach(CLASS_BLOCK, "vda", NULL, 0),
+	replay("block-virtio-busy.u32", CLASS_BLOCK, feed_pipeline_attach(CLASS_BLOCK, "vda", NULL, 0),
 	       &r);
 	ck_assert_msg(r.before.state == HEALTH_PERMANENT &&
 			      r.before.last_test == HEALTH_TEST_RCT,
 		      "the recording no longer trips at the quantum alone: %s, %s",
-		      health_state_name(r.before.state), health_test_name(r.before.last_test));
+		      est_health_state_name(r.before.state), est_health_test_name(r.before.last_test));
 	ck_assert_msg(strcmp(r.in.health, "ok") == 0 && r.in.health_failures == 0,
 		      "health %s after %llu failures (last %s)", r.in.health,
 		      (unsigned long long)r.in.health_failures, r.in.health_last);
@@ -2025,8 +2025,8 @@ START_TEST(test_recording_packet_flood_start)
 	char *log;
 
 	cfg->policy[CLASS_NETWORK].rule.cap_bits_per_event = 0.5; /* the class's default */
-	inst = pipeline_attach(CLASS_NETWORK, "veth0", "veth", 0);
-	pipeline_set_sampling(inst, "off", 1, NAN); /* the source's word at the window before */
+	inst = feed_pipeline_attach(CLASS_NETWORK, "veth0", "veth", 0);
+	feed_pipeline_set_sampling(inst, "off", 1, NAN); /* the source's word at the window before */
 	tu_capture_begin();
 	replay("packet-flood-start.u32", CLASS_NETWORK, inst, &r);
 	free(tu_capture_end());
@@ -2043,7 +2043,7 @@ START_TEST(test_recording_packet_flood_start)
 		      r.in.c.credited_bits, (unsigned long long)r.symbols, r.h_offline);
 
 	tu_capture_begin();
-	pipeline_set_sampling(inst, "on", 0.5, 20000);
+	feed_pipeline_set_sampling(inst, "on", 0.5, 20000);
 	log = tu_capture_end();
 	ck_assert_msg(strstr(log, "network/veth0: its health tests failed on the start of a flood, "
 				  "not for good"), "the log said: %s", log);
@@ -2058,11 +2058,11 @@ END_TEST
 START_TEST(test_block_fixed_periods_fail)
 {
 	const uint64_t gaps[] = {0, 1, 5 * QUANTUM, 50 * QUANTUM, 250 * QUANTUM};
-	const uint64_t batch = source_classes[CLASS_BLOCK]->batch_ns;
+	const uint64_t batch = source_class_all[CLASS_BLOCK]->batch_ns;
 	unsigned cutoff;
 
 	cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event = 1;
-	cutoff = health_rct_cutoff(1, HEALTH_ALPHA_PERMANENT);
+	cutoff = est_health_rct_cutoff(1, HEALTH_ALPHA_PERMANENT);
 	ck_assert_uint_gt(batch, 5 * QUANTUM);
 	ck_assert_uint_lt(batch, 50 * QUANTUM);
 	tu_rng_seed(SEED);
@@ -2075,13 +2075,13 @@ START_TEST(test_block_fixed_periods_fail)
 		uint64_t i;
 
 		snprintf(name, sizeof(name), "p%zu", k);
-		inst = pipeline_attach(CLASS_BLOCK, name, NULL, 0);
+		inst = feed_pipeline_attach(CLASS_BLOCK, name, NULL, 0);
 		stream_init(&s, 1);
 		stream_run(&s, inst, PRE_BLOCK);
 		ck_assert_str_eq(info_of(k).health, "ok");
 		for (i = 0; i < (cutoff + 1) * per_symbol; i++) {
 			s.t += gaps[k];
-			pipeline_sample(inst, s.t);
+			feed_pipeline_sample(inst, s.t);
 			if (strcmp(info_of(k).health, "failed-permanent") == 0)
 				break;
 		}
@@ -2100,15 +2100,15 @@ END_TEST
 static char *periodic_until_permanent(const char *name)
 {
 	struct stream s;
-	struct instance *inst = pipeline_attach(CLASS_BLOCK, name, NULL, 0);
-	size_t idx = pipeline_count() - 1;
+	struct instance *inst = feed_pipeline_attach(CLASS_BLOCK, name, NULL, 0);
+	size_t idx = feed_pipeline_count() - 1;
 
 	stream_init(&s, cfg->policy[CLASS_BLOCK].rule.cap_bits_per_event);
 	stream_run(&s, inst, PRE_BLOCK);
 	tu_capture_begin();
 	for (int i = 0; i < 1000 && strcmp(info_of(idx).health, "failed-permanent"); i++) {
 		s.t += 50 * QUANTUM;
-		pipeline_sample(inst, s.t);
+		feed_pipeline_sample(inst, s.t);
 	}
 	est_fini(&s.est);
 	return tu_capture_end();
@@ -2142,7 +2142,7 @@ START_TEST(test_health_failure_said_in_words)
 					 "row (repetition-count, permanent): no credit until it is "
 					 "re-qualified, in 3600 s of its events' time");
 
-	pipeline_kernel_counts(false); /* the CRNG is ready */
+	feed_pipeline_kernel_counts(false); /* the CRNG is ready */
 	log = periodic_until_permanent("sdb");
 	ck_assert_msg(strstr(log, "entropyd: notice: block/sdb: its timing became periodic: one "
 				  "interval 61 times in a row (repetition-count test, permanent)") &&

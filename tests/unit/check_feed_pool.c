@@ -23,9 +23,9 @@ START_TEST(test_init_empty)
 	struct pool p;
 
 	memset(&p, 0xee, sizeof(p));
-	pool_init(&p);
-	ck_assert(pool_empty(&p));
-	ck_assert(!pool_full(&p));
+	feed_pool_init(&p);
+	ck_assert(feed_pool_empty(&p));
+	ck_assert(!feed_pool_full(&p));
 	ck_assert_uint_eq(p.len, 0);
 	ck_assert_uint_eq(p.events, 0);
 	ck_assert(p.credit == 0);
@@ -41,13 +41,13 @@ START_TEST(test_add_keeps_bytes_in_order)
 	uint8_t d[40];
 
 	fill(d, sizeof(d), 3);
-	pool_init(&p);
-	pool_add(&p, d, 16, 1);
-	pool_add(&p, d + 16, 24, 1);
-	ck_assert(!pool_empty(&p));
+	feed_pool_init(&p);
+	feed_pool_add(&p, d, 16, 1);
+	feed_pool_add(&p, d + 16, 24, 1);
+	ck_assert(!feed_pool_empty(&p));
 	ck_assert_uint_eq(p.len, 40);
 	ck_assert_uint_eq(p.events, 2);
-	pool_take(&p, &b);
+	feed_pool_take(&p, &b);
 	ck_assert_uint_eq(b.len, 40);
 	ck_assert_uint_eq(b.events, 2);
 	ck_assert_int_eq(memcmp(b.data, d, sizeof(d)), 0);
@@ -61,23 +61,23 @@ START_TEST(test_credit_at_most_8_bits_per_byte)
 	struct batch b;
 	uint64_t v = 0x0123456789abcdefULL;
 
-	pool_init(&p);
-	pool_add(&p, &v, 2, 100);
-	pool_take(&p, &b);
+	feed_pool_init(&p);
+	feed_pool_add(&p, &v, 2, 100);
+	feed_pool_take(&p, &b);
 	ck_assert_int_eq(b.credit_bits, 16);
 
 	/* A full pool carries at most 8 * POOL_BYTES, whatever was claimed. */
-	pool_init(&p);
+	feed_pool_init(&p);
 	for (int i = 0; i < 2 * POOL_BYTES / 8; i++)
-		pool_add(&p, &v, sizeof(v), 1000);
-	pool_take(&p, &b);
+		feed_pool_add(&p, &v, sizeof(v), 1000);
+	feed_pool_take(&p, &b);
 	ck_assert_uint_eq(b.len, POOL_BYTES);
 	ck_assert_int_eq(b.credit_bits, 8 * POOL_BYTES);
 
 	/* Zero bytes carry nothing. */
-	pool_init(&p);
-	pool_add(&p, &v, 0, 50);
-	pool_take(&p, &b);
+	feed_pool_init(&p);
+	feed_pool_add(&p, &v, 0, 50);
+	feed_pool_take(&p, &b);
 	ck_assert_uint_eq(b.len, 0);
 	ck_assert_int_eq(b.credit_bits, 0);
 }
@@ -90,7 +90,7 @@ START_TEST(test_credit_random_batches)
 	uint8_t d[64];
 
 	tu_rng_seed(SEED);
-	pool_init(&p);
+	feed_pool_init(&p);
 	for (int round = 0; round < 500; round++) {
 		int n = 1 + (int)(tu_rng_next() % 120);
 		size_t bytes = 0;
@@ -101,13 +101,13 @@ START_TEST(test_credit_random_batches)
 			double c = tu_rng_unit() * 12;
 
 			memset(d, round, len);
-			pool_add(&p, d, len, c);
+			feed_pool_add(&p, d, len, c);
 			/* Only data that fits whole earns credit: folded bytes carry no more. */
 			if (len > 0 && bytes + len <= POOL_BYTES)
 				sum += c;
 			bytes += len;
 		}
-		pool_take(&p, &b);
+		feed_pool_take(&p, &b);
 		{
 			size_t carried = bytes < POOL_BYTES ? bytes : POOL_BYTES;
 			int want = (int)floor(fmin(sum, 8.0 * (double)carried));
@@ -133,17 +133,17 @@ START_TEST(test_fractions_dropped_not_carried)
 	struct batch b;
 	uint64_t v = 1;
 
-	pool_init(&p);
-	pool_add(&p, &v, sizeof(v), 0.95);
-	pool_add(&p, &v, sizeof(v), 0.95);
-	pool_add(&p, &v, sizeof(v), 0.95);
-	pool_take(&p, &b);
+	feed_pool_init(&p);
+	feed_pool_add(&p, &v, sizeof(v), 0.95);
+	feed_pool_add(&p, &v, sizeof(v), 0.95);
+	feed_pool_add(&p, &v, sizeof(v), 0.95);
+	feed_pool_take(&p, &b);
 	ck_assert_int_eq(b.credit_bits, 2); /* 2.85 */
 	ck_assert(p.credit == 0);
 
 	/* 0.3 alone is no whole bit; with the 0.85 carried over it would be one. */
-	pool_add(&p, &v, sizeof(v), 0.3);
-	pool_take(&p, &b);
+	feed_pool_add(&p, &v, sizeof(v), 0.3);
+	feed_pool_take(&p, &b);
 	ck_assert_int_eq(b.credit_bits, 0);
 }
 END_TEST
@@ -154,13 +154,13 @@ START_TEST(test_bad_credit_ignored)
 	struct batch b;
 	uint64_t v = 1;
 
-	pool_init(&p);
-	pool_add(&p, &v, sizeof(v), 3);
-	pool_add(&p, &v, sizeof(v), -10);
-	pool_add(&p, &v, sizeof(v), NAN);
-	pool_add(&p, &v, sizeof(v), -INFINITY);
+	feed_pool_init(&p);
+	feed_pool_add(&p, &v, sizeof(v), 3);
+	feed_pool_add(&p, &v, sizeof(v), -10);
+	feed_pool_add(&p, &v, sizeof(v), NAN);
+	feed_pool_add(&p, &v, sizeof(v), -INFINITY);
 	ck_assert(p.credit == 3);
-	pool_take(&p, &b);
+	feed_pool_take(&p, &b);
 	ck_assert_int_eq(b.credit_bits, 3);
 	ck_assert_uint_eq(b.events, 4);
 }
@@ -175,22 +175,22 @@ START_TEST(test_full_folds_in)
 
 	fill(first, sizeof(first), 1);
 	fill(more, sizeof(more), 200);
-	pool_init(&p);
-	pool_add(&p, first, sizeof(first), 0);
-	ck_assert(pool_full(&p));
+	feed_pool_init(&p);
+	feed_pool_add(&p, first, sizeof(first), 0);
+	ck_assert(feed_pool_full(&p));
 	ck_assert_uint_eq(p.len, POOL_BYTES);
 
 	/* The next bytes are XORed in from the start and wrap around. */
-	pool_add(&p, more, 10, 0);
+	feed_pool_add(&p, more, 10, 0);
 	ck_assert_uint_eq(p.len, POOL_BYTES);
-	pool_add(&p, more + 10, sizeof(more) - 10, 0);
+	feed_pool_add(&p, more + 10, sizeof(more) - 10, 0);
 	ck_assert_uint_eq(p.len, POOL_BYTES);
-	ck_assert(pool_full(&p));
+	ck_assert(feed_pool_full(&p));
 
 	memcpy(want, first, sizeof(want));
 	for (size_t i = 0; i < sizeof(more); i++)
 		want[i % POOL_BYTES] ^= more[i];
-	pool_take(&p, &b);
+	feed_pool_take(&p, &b);
 	ck_assert_uint_eq(b.len, POOL_BYTES);
 	for (size_t i = 0; i < POOL_BYTES; i++)
 		ck_assert_msg(b.data[i] == want[i], "byte %zu: %#x, want %#x", i, b.data[i],
@@ -207,13 +207,13 @@ START_TEST(test_full_random_model)
 	struct batch b;
 
 	tu_rng_seed(SEED);
-	pool_init(&p);
+	feed_pool_init(&p);
 	while (total < 5 * POOL_BYTES) {
 		size_t len = tu_rng_next() % sizeof(d);
 
 		for (size_t i = 0; i < len; i++)
 			d[i] = (uint8_t)tu_rng_next();
-		pool_add(&p, d, len, 0);
+		feed_pool_add(&p, d, len, 0);
 		for (size_t i = 0; i < len; i++) {
 			if (mlen < POOL_BYTES) {
 				model[mlen++] = d[i];
@@ -226,7 +226,7 @@ START_TEST(test_full_random_model)
 		ck_assert_msg(p.len == mlen, "len %zu, want %zu (seed %#llx)", p.len, mlen,
 			      (unsigned long long)tu_seed);
 	}
-	pool_take(&p, &b);
+	feed_pool_take(&p, &b);
 	ck_assert_msg(memcmp(b.data, model, sizeof(model)) == 0, "pool differs (seed %#llx)",
 		      (unsigned long long)tu_seed);
 }
@@ -240,14 +240,14 @@ START_TEST(test_full_pool_adds_no_credit)
 	struct pool p;
 	struct batch b;
 
-	pool_init(&p);
+	feed_pool_init(&p);
 	for (int i = 0; i < POOL_BYTES / 8; i++)
-		pool_add(&p, d, sizeof(d), 2.0);
-	ck_assert(pool_full(&p));
+		feed_pool_add(&p, d, sizeof(d), 2.0);
+	ck_assert(feed_pool_full(&p));
 	for (int i = 0; i < 1000; i++)
-		pool_add(&p, d, sizeof(d), 2.0);
+		feed_pool_add(&p, d, sizeof(d), 2.0);
 	ck_assert_uint_eq(p.events, POOL_BYTES / 8 + 1000);
-	pool_take(&p, &b);
+	feed_pool_take(&p, &b);
 	ck_assert_int_eq(b.credit_bits, 2 * POOL_BYTES / 8);
 }
 END_TEST
@@ -259,12 +259,12 @@ START_TEST(test_take_empties_and_wipes)
 	struct batch b;
 
 	memset(d, 0xa7, sizeof(d));
-	pool_init(&p);
-	pool_add(&p, d, POOL_BYTES, 77.5);
-	pool_add(&p, d, sizeof(d) - POOL_BYTES, 0); /* folded in */
-	pool_take(&p, &b);
-	ck_assert(pool_empty(&p));
-	ck_assert(!pool_full(&p));
+	feed_pool_init(&p);
+	feed_pool_add(&p, d, POOL_BYTES, 77.5);
+	feed_pool_add(&p, d, sizeof(d) - POOL_BYTES, 0); /* folded in */
+	feed_pool_take(&p, &b);
+	ck_assert(feed_pool_empty(&p));
+	ck_assert(!feed_pool_full(&p));
 	ck_assert_uint_eq(p.len, 0);
 	ck_assert_uint_eq(p.pos, 0);
 	ck_assert_uint_eq(p.events, 0);
@@ -274,14 +274,14 @@ START_TEST(test_take_empties_and_wipes)
 	ck_assert_int_eq(b.credit_bits, 77);
 
 	/* A second take gives an empty batch. */
-	pool_take(&p, &b);
+	feed_pool_take(&p, &b);
 	ck_assert_uint_eq(b.len, 0);
 	ck_assert_int_eq(b.credit_bits, 0);
 	ck_assert_uint_eq(b.events, 0);
 
 	/* After a take the pool fills from the start again, not at the old fold position. */
-	pool_add(&p, "xyz", 3, 0);
-	pool_take(&p, &b);
+	feed_pool_add(&p, "xyz", 3, 0);
+	feed_pool_take(&p, &b);
 	ck_assert_uint_eq(b.len, 3);
 	ck_assert_int_eq(memcmp(b.data, "xyz", 3), 0);
 }
@@ -293,10 +293,10 @@ START_TEST(test_batch_wipe)
 	struct batch b;
 	static const uint8_t zero[sizeof(struct batch)];
 
-	pool_init(&p);
-	pool_add(&p, "secret timing", 13, 5);
-	pool_take(&p, &b);
-	batch_wipe(&b);
+	feed_pool_init(&p);
+	feed_pool_add(&p, "secret timing", 13, 5);
+	feed_pool_take(&p, &b);
+	feed_pool_batch_wipe(&b);
 	ck_assert_int_eq(memcmp(&b, zero, sizeof(b)), 0);
 }
 END_TEST
@@ -307,27 +307,27 @@ START_TEST(test_vouched_credit_rides_on_later_bytes)
 	struct batch b;
 	uint64_t v = 7;
 
-	pool_init(&p);
+	feed_pool_init(&p);
 	/* Credit for data sent on earlier waits for bytes to carry it: none in an empty pool. */
-	ck_assert_double_eq_tol(pool_vouch(&p, 100.5), 100.5, 1e-9);
-	ck_assert(pool_empty(&p));
-	ck_assert(pool_credit(&p) == 0);
+	ck_assert_double_eq_tol(feed_pool_vouch(&p, 100.5), 100.5, 1e-9);
+	ck_assert(feed_pool_empty(&p));
+	ck_assert(feed_pool_credit(&p) == 0);
 
 	/* Eight bytes carry 64 bits; the rest waits for the next batch. */
-	ck_assert(pool_add(&p, &v, sizeof(v), 0));
-	ck_assert(pool_credit(&p) == 64);
-	pool_take(&p, &b);
+	ck_assert(feed_pool_add(&p, &v, sizeof(v), 0));
+	ck_assert(feed_pool_credit(&p) == 64);
+	feed_pool_take(&p, &b);
 	ck_assert_int_eq(b.credit_bits, 64);
 	ck_assert_double_eq_tol(p.deferred, 36.5, 1e-9);
 
 	/* A batch's own credit comes first, vouched credit fills the room it leaves. */
-	ck_assert(pool_add(&p, &v, sizeof(v), 60));
-	ck_assert(pool_credit(&p) == 64);
-	pool_take(&p, &b);
+	ck_assert(feed_pool_add(&p, &v, sizeof(v), 60));
+	ck_assert(feed_pool_credit(&p) == 64);
+	feed_pool_take(&p, &b);
 	ck_assert_int_eq(b.credit_bits, 64);
 	ck_assert_double_eq_tol(p.deferred, 32.5, 1e-9);
-	ck_assert(pool_add(&p, &v, sizeof(v), 0));
-	pool_take(&p, &b);
+	ck_assert(feed_pool_add(&p, &v, sizeof(v), 0));
+	feed_pool_take(&p, &b);
 	ck_assert_int_eq(b.credit_bits, 32); /* the half bit is dropped */
 	ck_assert(p.deferred == 0);
 }
@@ -339,16 +339,16 @@ START_TEST(test_vouched_credit_bounded)
 	struct batch b;
 	uint8_t d[POOL_BYTES] = {1};
 
-	pool_init(&p);
-	ck_assert(pool_vouch(&p, -5) == 0);
-	ck_assert(pool_vouch(&p, NAN) == 0);
-	ck_assert(pool_vouch(&p, INFINITY) == POOL_DEFERRED_MAX);
-	ck_assert(pool_vouch(&p, 1) == 0); /* no room: dropped, and said so */
+	feed_pool_init(&p);
+	ck_assert(feed_pool_vouch(&p, -5) == 0);
+	ck_assert(feed_pool_vouch(&p, NAN) == 0);
+	ck_assert(feed_pool_vouch(&p, INFINITY) == POOL_DEFERRED_MAX);
+	ck_assert(feed_pool_vouch(&p, 1) == 0); /* no room: dropped, and said so */
 	ck_assert(p.deferred == POOL_DEFERRED_MAX);
 	/* A full pool carries it all at once, never more than 8 bits a byte. */
-	ck_assert(pool_add(&p, d, sizeof(d), 0));
-	ck_assert(!pool_add(&p, d, 1, 8)); /* folded in: no credit */
-	pool_take(&p, &b);
+	ck_assert(feed_pool_add(&p, d, sizeof(d), 0));
+	ck_assert(!feed_pool_add(&p, d, 1, 8)); /* folded in: no credit */
+	feed_pool_take(&p, &b);
 	ck_assert_int_eq(b.credit_bits, 8 * POOL_BYTES);
 	ck_assert(p.deferred == 0);
 }

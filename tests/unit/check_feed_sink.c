@@ -70,19 +70,19 @@ START_TEST(test_dry_run_counts_never_opens)
 	int fds = tu_count_fds();
 
 	/* A path that could not be opened: the dry run does not need it. */
-	ck_assert_int_eq(sink_open(&s, SINK_DRY_RUN, "/nonexistent/random"), 0);
+	ck_assert_int_eq(feed_sink_open(&s, SINK_DRY_RUN, "/nonexistent/random"), 0);
 	ck_assert_int_eq(s.fd, -1);
-	sink_close(&s);
+	feed_sink_close(&s);
 	/* A device that could be: the dry run still does not open it. */
-	ck_assert_int_eq(sink_open(&s, SINK_DRY_RUN, RANDOM_DEV), 0);
+	ck_assert_int_eq(feed_sink_open(&s, SINK_DRY_RUN, RANDOM_DEV), 0);
 	ck_assert_int_eq(s.kind, SINK_DRY_RUN);
 	ck_assert_int_eq(s.fd, -1);
-	ck_assert_str_eq(sink_name(&s), "dry-run");
+	ck_assert_str_eq(feed_sink_name(&s), "dry-run");
 	ck_assert_int_eq(tu_count_fds(), fds);
 
-	ck_assert_int_eq(sink_feed(&s, &a), 0);
-	ck_assert_int_eq(sink_feed(&s, &b), 0);
-	ck_assert_int_eq(sink_reseed(&s), 0);
+	ck_assert_int_eq(feed_sink_feed(&s, &a), 0);
+	ck_assert_int_eq(feed_sink_feed(&s, &b), 0);
+	ck_assert_int_eq(feed_sink_reseed(&s), 0);
 	ck_assert_uint_eq(s.feeds, 2);
 	ck_assert_uint_eq(s.mixed_bytes, 64 + POOL_BYTES);
 	ck_assert_uint_eq(s.credited, 100 + 4000);
@@ -90,7 +90,7 @@ START_TEST(test_dry_run_counts_never_opens)
 	ck_assert_uint_eq(s.errors, 0);
 	ck_assert_int_eq(s.fd, -1);
 	ck_assert_int_eq(tu_count_fds(), fds);
-	sink_close(&s);
+	feed_sink_close(&s);
 	ck_assert_int_eq(tu_count_fds(), fds);
 }
 END_TEST
@@ -102,10 +102,10 @@ START_TEST(test_dry_run_logs_counts_only)
 	char *out;
 
 	/* The log line carries the counts of a batch, and never its bytes. */
-	ck_assert_int_eq(sink_open(&s, SINK_DRY_RUN, RANDOM_DEV), 0);
+	ck_assert_int_eq(feed_sink_open(&s, SINK_DRY_RUN, RANDOM_DEV), 0);
 	memset(a.data, 'Q', a.len);
 	tu_capture_begin();
-	ck_assert_int_eq(sink_feed(&s, &a), 0);
+	ck_assert_int_eq(feed_sink_feed(&s, &a), 0);
 	out = tu_capture_end();
 	ck_assert_msg(strstr(out, "would feed 40 bytes from 5 events, crediting 7 bits"),
 		      "dry-run log: %s", out);
@@ -116,12 +116,12 @@ START_TEST(test_dry_run_logs_counts_only)
 	a.events = 1;
 	a.credit_bits = 1;
 	tu_capture_begin();
-	ck_assert_int_eq(sink_feed(&s, &a), 0);
+	ck_assert_int_eq(feed_sink_feed(&s, &a), 0);
 	out = tu_capture_end();
 	ck_assert_msg(strstr(out, "would feed 1 byte from 1 event, crediting 1 bit\n"),
 		      "dry-run log: %s", out);
 	free(out);
-	sink_close(&s);
+	feed_sink_close(&s);
 }
 END_TEST
 
@@ -130,11 +130,11 @@ static void assert_zero_len_noop(struct sink *s)
 	struct sink before = *s;
 	struct batch z = make_batch(0, 0);
 
-	ck_assert_int_eq(sink_feed(s, &z), 0);
+	ck_assert_int_eq(feed_sink_feed(s, &z), 0);
 	/* Even a malformed empty batch that claims credit is no batch at all. */
 	z.credit_bits = 64;
 	z.events = 3;
-	ck_assert_int_eq(sink_feed(s, &z), 0);
+	ck_assert_int_eq(feed_sink_feed(s, &z), 0);
 	ck_assert_uint_eq(s->feeds, before.feeds);
 	ck_assert_uint_eq(s->mixed_bytes, before.mixed_bytes);
 	ck_assert_uint_eq(s->credited, before.credited);
@@ -147,26 +147,26 @@ START_TEST(test_zero_length_is_noop)
 	struct batch a = make_batch(16, 0);
 	char *out;
 
-	ck_assert_int_eq(sink_open(&s, SINK_DRY_RUN, RANDOM_DEV), 0);
-	ck_assert_int_eq(sink_feed(&s, &a), 0);
+	ck_assert_int_eq(feed_sink_open(&s, SINK_DRY_RUN, RANDOM_DEV), 0);
+	ck_assert_int_eq(feed_sink_feed(&s, &a), 0);
 	tu_capture_begin();
 	assert_zero_len_noop(&s);
 	out = tu_capture_end();
 	ck_assert_msg(out[0] == '\0', "an empty batch was logged: %s", out);
 	free(out);
 	ck_assert_uint_eq(s.feeds, 1);
-	sink_close(&s);
+	feed_sink_close(&s);
 
 	/* The kernel sink: an empty batch never reaches the ioctl, so even a sink whose fd is
 	 * not a random device (any ioctl would fail and count an error) returns 0. */
-	ck_assert_int_eq(sink_open(&s, SINK_DRY_RUN, "/dev/null"), 0);
+	ck_assert_int_eq(feed_sink_open(&s, SINK_DRY_RUN, "/dev/null"), 0);
 	s.kind = SINK_KERNEL;
 	s.fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	ck_assert_int_ge(s.fd, 0);
 	assert_zero_len_noop(&s);
 	ck_assert_uint_eq(s.feeds, 0);
 	ck_assert_uint_eq(s.errors, 0);
-	sink_close(&s);
+	feed_sink_close(&s);
 }
 END_TEST
 
@@ -180,16 +180,16 @@ START_TEST(test_kernel_sink_root)
 
 	if (!need_root("test_kernel_sink_root"))
 		return;
-	/* sink_open succeeds only if its RNDADDENTROPY probe does. */
-	ck_assert_int_eq(sink_open(&s, SINK_KERNEL, RANDOM_DEV), 0);
+	/* feed_sink_open succeeds only if its RNDADDENTROPY probe does. */
+	ck_assert_int_eq(feed_sink_open(&s, SINK_KERNEL, RANDOM_DEV), 0);
 	ck_assert_int_ge(s.fd, 0);
 	ck_assert_str_eq(s.device, RANDOM_DEV);
-	ck_assert_str_eq(sink_name(&s), "kernel");
+	ck_assert_str_eq(feed_sink_name(&s), "kernel");
 	ck_assert_int_eq(tu_count_fds(), fds + 1);
 	ck_assert_uint_eq(s.feeds, 0);
 	ck_assert_uint_eq(s.errors, 0);
 
-	ck_assert_int_eq(sink_feed(&s, &b), 0);
+	ck_assert_int_eq(feed_sink_feed(&s, &b), 0);
 	ck_assert_uint_eq(s.feeds, 1);
 	ck_assert_uint_eq(s.mixed_bytes, 256);
 	ck_assert_uint_eq(s.credited, 64);
@@ -197,17 +197,17 @@ START_TEST(test_kernel_sink_root)
 
 	/* A whole pool's worth, credited at the most the pool ever gives (8 bits a byte). */
 	b = make_batch(POOL_BYTES, 8 * POOL_BYTES);
-	ck_assert_int_eq(sink_feed(&s, &b), 0);
+	ck_assert_int_eq(feed_sink_feed(&s, &b), 0);
 	ck_assert_uint_eq(s.feeds, 2);
 	ck_assert_uint_eq(s.mixed_bytes, 256 + POOL_BYTES);
 	ck_assert_uint_eq(s.credited, 64 + 8 * POOL_BYTES);
 
 	/* RNDRESEEDCRNG: needs CAP_SYS_ADMIN and a ready CRNG; both hold here. */
-	ck_assert_int_eq(sink_reseed(&s), 0);
+	ck_assert_int_eq(feed_sink_reseed(&s), 0);
 	ck_assert_uint_eq(s.reseeds, 1);
 	ck_assert_uint_eq(s.errors, 0);
 
-	sink_close(&s);
+	feed_sink_close(&s);
 	ck_assert_int_eq(s.fd, -1);
 	ck_assert_ptr_null(s.device);
 	ck_assert_int_eq(tu_count_fds(), fds);
@@ -222,21 +222,21 @@ START_TEST(test_kernel_sink_feed_errors_counted)
 
 	if (!need_root("test_kernel_sink_feed_errors_counted"))
 		return;
-	ck_assert_int_eq(sink_open(&s, SINK_KERNEL, RANDOM_DEV), 0);
+	ck_assert_int_eq(feed_sink_open(&s, SINK_KERNEL, RANDOM_DEV), 0);
 	/* The device turns into something else under the open sink: every ioctl now fails
 	 * (ENOTTY) and is counted as an error, not as a feed, a credit or a reseed. */
 	null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	ck_assert_int_ge(null_fd, 0);
 	ck_assert_int_eq(dup2(null_fd, s.fd), s.fd);
 	close(null_fd);
-	ck_assert_int_eq(sink_feed(&s, &b), -1);
-	ck_assert_int_eq(sink_reseed(&s), -1);
+	ck_assert_int_eq(feed_sink_feed(&s, &b), -1);
+	ck_assert_int_eq(feed_sink_reseed(&s), -1);
 	ck_assert_uint_eq(s.errors, 2);
 	ck_assert_uint_eq(s.feeds, 0);
 	ck_assert_uint_eq(s.mixed_bytes, 0);
 	ck_assert_uint_eq(s.credited, 0);
 	ck_assert_uint_eq(s.reseeds, 0);
-	sink_close(&s);
+	feed_sink_close(&s);
 }
 END_TEST
 
@@ -250,7 +250,7 @@ START_TEST(test_kernel_sink_not_random_device)
 	/* /dev/null opens for writing, but RNDADDENTROPY on it is ENOTTY: the probe fails,
 	 * the fd is closed again, and the message says what failed and why. */
 	tu_capture_begin();
-	ck_assert_int_eq(sink_open(&s, SINK_KERNEL, "/dev/null"), -1);
+	ck_assert_int_eq(feed_sink_open(&s, SINK_KERNEL, "/dev/null"), -1);
 	out = tu_capture_end();
 	ck_assert_int_eq(s.fd, -1);
 	ck_assert_int_eq(tu_count_fds(), fds);
@@ -260,19 +260,19 @@ START_TEST(test_kernel_sink_not_random_device)
 	free(out);
 	ck_assert_uint_eq(s.feeds, 0);
 	ck_assert_uint_eq(s.errors, 0);
-	sink_close(&s); /* frees the device name: the daemon does the same after a failure */
+	feed_sink_close(&s); /* frees the device name: the daemon does the same after a failure */
 	ck_assert_int_eq(tu_count_fds(), fds);
 
 	/* A path that does not exist: open fails, nothing is left open. */
 	tu_capture_begin();
-	ck_assert_int_eq(sink_open(&s, SINK_KERNEL, "/nonexistent/random"), -1);
+	ck_assert_int_eq(feed_sink_open(&s, SINK_KERNEL, "/nonexistent/random"), -1);
 	out = tu_capture_end();
 	ck_assert_int_eq(s.fd, -1);
 	ck_assert_int_eq(tu_count_fds(), fds);
 	snprintf(want, sizeof(want), "cannot open /nonexistent/random: %s", strerror(ENOENT));
 	ck_assert_msg(strstr(out, want), "want \"%s\" in: %s", want, out);
 	free(out);
-	sink_close(&s);
+	feed_sink_close(&s);
 }
 END_TEST
 
@@ -300,7 +300,7 @@ enum {
 	EP_CAPSET,    /* could not drop CAP_SYS_ADMIN */
 	EP_STILL_CAP, /* capget still shows it */
 	EP_PRECOND,   /* a direct RNDADDENTROPY did not fail with EPERM */
-	EP_OPENED,    /* sink_open did not return -1 */
+	EP_OPENED,    /* feed_sink_open did not return -1 */
 	EP_FD,        /* the sink's fd was left open */
 	EP_LEAK,      /* an fd leaked */
 };
@@ -327,13 +327,13 @@ static int eperm_child(void)
 	close(fd);
 
 	fds = tu_open_fds();
-	if (sink_open(&s, SINK_KERNEL, RANDOM_DEV) != -1)
+	if (feed_sink_open(&s, SINK_KERNEL, RANDOM_DEV) != -1)
 		return EP_OPENED;
 	if (s.fd != -1)
 		return EP_FD;
 	if (tu_open_fds() != fds)
 		return EP_LEAK;
-	sink_close(&s);
+	feed_sink_close(&s);
 	return EP_OK;
 }
 

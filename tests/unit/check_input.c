@@ -150,8 +150,8 @@ static void make_frames_file(const char *name, unsigned n, bool rename_in)
 
 static bool find(const char *name, struct inst_info *out)
 {
-	for (size_t i = 0; i < pipeline_count(); i++)
-		if (pipeline_info(i, out) && out->cls == CLASS_INPUT && strcmp(out->name, name) == 0)
+	for (size_t i = 0; i < feed_pipeline_count(); i++)
+		if (feed_pipeline_info(i, out) && out->cls == CLASS_INPUT && strcmp(out->name, name) == 0)
 			return true;
 	return false;
 }
@@ -175,7 +175,7 @@ static unsigned long long total_events(void)
 {
 	struct inst_counters c;
 
-	pipeline_totals(&c);
+	feed_pipeline_totals(&c);
 	return (unsigned long long)c.events;
 }
 
@@ -255,8 +255,8 @@ static void setup(void)
 	ck_assert_ptr_nonnull(base);
 	probe = evtimer_new(base, probe_cb, NULL);
 	cfg = new_config(watchdir);
-	pool_init(&pool);
-	pipeline_init(cfg, &pool, NULL, NULL);
+	feed_pool_init(&pool);
+	feed_pipeline_init(cfg, &pool, NULL, NULL);
 	memset(&src, 0, sizeof(src));
 	started = false;
 	fds_at_setup = tu_count_fds();
@@ -268,7 +268,7 @@ static void teardown(void)
 		source_stop(&src);
 	ck_assert_ptr_null(src.priv);
 	ck_assert_int_eq(tu_count_fds(), fds_at_setup); /* every node and inotify closed */
-	pipeline_fini();
+	feed_pipeline_fini();
 	config_free(cfg);
 	event_free(probe);
 	event_base_free(base);
@@ -277,7 +277,7 @@ static void teardown(void)
 
 static void start(void)
 {
-	ck_assert_int_eq(source_start(&src, &source_evdev_ops, base, cfg), 0);
+	ck_assert_int_eq(source_start(&src, &input_source_ops, base, cfg), 0);
 	started = true;
 }
 
@@ -287,7 +287,7 @@ static void reload(struct config *next)
 	struct config *old = cfg;
 
 	cfg = next;
-	pipeline_reconfigure(next);
+	feed_pipeline_reconfigure(next);
 	source_reload(&src, next);
 	config_free(old);
 }
@@ -334,7 +334,7 @@ START_TEST(test_parse_frames)
 	frame(b + n, 7);
 	n += FRAME_RECS;
 
-	ck_assert_uint_eq(evdev_parse(&p, b, n * REC, collect_cb, &c), n * REC);
+	ck_assert_uint_eq(input_parse(&p, b, n * REC, collect_cb, &c), n * REC);
 	ck_assert_uint_eq(c.n, 2);
 	ck_assert_uint_eq(c.t[0], frame_ns(0));
 	ck_assert_uint_eq(c.t[1], frame_ns(7));
@@ -344,8 +344,8 @@ START_TEST(test_parse_frames)
 
 	/* A partial record is left to the caller; nothing is sampled from it. */
 	c.n = 0;
-	ck_assert_uint_eq(evdev_parse(&p, b, REC - 1, collect_cb, &c), 0);
-	ck_assert_uint_eq(evdev_parse(&p, b, 2 * REC + 5, collect_cb, &c), 2 * REC);
+	ck_assert_uint_eq(input_parse(&p, b, REC - 1, collect_cb, &c), 0);
+	ck_assert_uint_eq(input_parse(&p, b, 2 * REC + 5, collect_cb, &c), 2 * REC);
 	ck_assert_uint_eq(c.n, 0);
 }
 END_TEST
@@ -365,7 +365,7 @@ START_TEST(test_parse_any_split)
 	rnd_state = SEED;
 	for (unsigned i = 0; i < FRAMES; i++)
 		frame(all + i * FRAME_RECS, i);
-	evdev_parse(&p1, all, sizeof(all), collect_cb, &whole);
+	input_parse(&p1, all, sizeof(all), collect_cb, &whole);
 	while (off < sizeof(all)) {
 		size_t chunk = 1 + rnd() % (3 * REC), used;
 
@@ -374,7 +374,7 @@ START_TEST(test_parse_any_split)
 		memcpy(carry + have, bytes + off, chunk);
 		off += chunk;
 		have += chunk;
-		used = evdev_parse(&p2, carry, have, collect_cb, &split);
+		used = input_parse(&p2, carry, have, collect_cb, &split);
 		ck_assert_uint_eq(used % REC, 0);
 		memmove(carry, carry + used, have - used);
 		have -= used;
@@ -391,35 +391,35 @@ START_TEST(test_classify)
 	struct evdev_caps c;
 
 	memset(&c, 0, sizeof(c));
-	ck_assert_str_eq(evdev_classify(&c), "other");
+	ck_assert_str_eq(input_classify(&c), "other");
 
-	evdev_bit_set(c.ev, EV_KEY);
-	evdev_bit_set(c.key, KEY_VOLUMEUP);
-	ck_assert_str_eq(evdev_classify(&c), "other"); /* media keys only */
-	evdev_bit_set(c.key, KEY_Q);
-	ck_assert_str_eq(evdev_classify(&c), "keyboard");
-
-	memset(&c, 0, sizeof(c));
-	evdev_bit_set(c.ev, EV_REL);
-	evdev_bit_set(c.rel, REL_X);
-	ck_assert_str_eq(evdev_classify(&c), "other");
-	evdev_bit_set(c.rel, REL_Y);
-	evdev_bit_set(c.ev, EV_KEY);
-	evdev_bit_set(c.key, BTN_LEFT);
-	ck_assert_str_eq(evdev_classify(&c), "mouse");
-	evdev_bit_set(c.key, KEY_A); /* a node that can type letters is a keyboard */
-	ck_assert_str_eq(evdev_classify(&c), "keyboard");
+	input_bit_set(c.ev, EV_KEY);
+	input_bit_set(c.key, KEY_VOLUMEUP);
+	ck_assert_str_eq(input_classify(&c), "other"); /* media keys only */
+	input_bit_set(c.key, KEY_Q);
+	ck_assert_str_eq(input_classify(&c), "keyboard");
 
 	memset(&c, 0, sizeof(c));
-	evdev_bit_set(c.ev, EV_ABS);
-	evdev_bit_set(c.abs, ABS_X);
-	evdev_bit_set(c.abs, ABS_Y);
-	ck_assert_str_eq(evdev_classify(&c), "other"); /* a joystick, say */
-	evdev_bit_set(c.ev, EV_KEY);
-	evdev_bit_set(c.key, BTN_TOOL_FINGER);
-	ck_assert_str_eq(evdev_classify(&c), "touchpad");
-	ck_assert(evdev_bit_test(c.key, BTN_TOOL_FINGER));
-	ck_assert(!evdev_bit_test(c.key, BTN_TOUCH));
+	input_bit_set(c.ev, EV_REL);
+	input_bit_set(c.rel, REL_X);
+	ck_assert_str_eq(input_classify(&c), "other");
+	input_bit_set(c.rel, REL_Y);
+	input_bit_set(c.ev, EV_KEY);
+	input_bit_set(c.key, BTN_LEFT);
+	ck_assert_str_eq(input_classify(&c), "mouse");
+	input_bit_set(c.key, KEY_A); /* a node that can type letters is a keyboard */
+	ck_assert_str_eq(input_classify(&c), "keyboard");
+
+	memset(&c, 0, sizeof(c));
+	input_bit_set(c.ev, EV_ABS);
+	input_bit_set(c.abs, ABS_X);
+	input_bit_set(c.abs, ABS_Y);
+	ck_assert_str_eq(input_classify(&c), "other"); /* a joystick, say */
+	input_bit_set(c.ev, EV_KEY);
+	input_bit_set(c.key, BTN_TOOL_FINGER);
+	ck_assert_str_eq(input_classify(&c), "touchpad");
+	ck_assert(input_bit_test(c.key, BTN_TOOL_FINGER));
+	ck_assert(!input_bit_test(c.key, BTN_TOUCH));
 }
 END_TEST
 
@@ -430,17 +430,17 @@ START_TEST(test_glob_match)
 	struct strlist l = {pats, ARRAY_SIZE(pats)};
 	struct strlist none = {NULL, 0};
 
-	ck_assert_ptr_null(evdev_glob_match(&none, "event3", "/dev/input/event3", "x", "mouse"));
-	ck_assert_str_eq(evdev_glob_match(&l, "event3", "/dev/input/event3", "Logitech USB", "other"),
+	ck_assert_ptr_null(input_glob_match(&none, "event3", "/dev/input/event3", "x", "mouse"));
+	ck_assert_str_eq(input_glob_match(&l, "event3", "/dev/input/event3", "Logitech USB", "other"),
 			 "*Logitech*");
-	ck_assert_str_eq(evdev_glob_match(&l, "event3", "/dev/input/event3", NULL, "mouse"),
+	ck_assert_str_eq(input_glob_match(&l, "event3", "/dev/input/event3", NULL, "mouse"),
 			 "mouse");
-	ck_assert_str_eq(evdev_glob_match(&l, "event12", "/dev/input/event12", NULL, "stream"),
+	ck_assert_str_eq(input_glob_match(&l, "event12", "/dev/input/event12", NULL, "stream"),
 			 "/dev/input/event1?");
-	ck_assert_ptr_null(evdev_glob_match(&l, "event3", "/dev/input/event3", NULL, NULL));
-	ck_assert(evdev_node_name("event0"));
-	ck_assert(!evdev_node_name("mouse0"));
-	ck_assert(!evdev_node_name("by-id"));
+	ck_assert_ptr_null(input_glob_match(&l, "event3", "/dev/input/event3", NULL, NULL));
+	ck_assert(input_node_name("event0"));
+	ck_assert(!input_node_name("mouse0"));
+	ck_assert(!input_node_name("by-id"));
 }
 END_TEST
 
@@ -460,7 +460,7 @@ START_TEST(test_fifo_at_start)
 	ck_assert_str_eq(info.kind, "stream");
 	ck_assert_str_eq(info.state, "stream");
 	ck_assert(!info.kernel_credits); /* only real evdev devices are credited by the kernel */
-	ck_assert_uint_eq(pipeline_count(), 1);
+	ck_assert_uint_eq(feed_pipeline_count(), 1);
 	ck_assert(quiet_for(30));
 	close(w);
 }
@@ -471,14 +471,14 @@ START_TEST(test_hotplug_and_remove)
 	int w;
 
 	start();
-	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
 	w = make_fifo("event1");
 	PUMP_UNTIL(live("event1"));
 	write_frames(w, 0, 7);
 	PUMP_UNTIL(events("event1") >= 7);
 	ck_assert(unlink(node("event1")) == 0);
 	PUMP_UNTIL(!live("event1"));
-	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
 	ck_assert_uint_eq(total_events(), 7);
 	/* Names that are not event* are not ours. */
 	ck_assert_int_eq(mkfifo(node("mouse0"), 0600), 0);
@@ -541,7 +541,7 @@ START_TEST(test_excluded_and_disabled)
 
 	set_list(&cfg->input.exclude, "event7", "*/event8");
 	disable_instance(cfg, "event5");
-	pipeline_reconfigure(cfg);
+	feed_pipeline_reconfigure(cfg);
 	w5 = make_fifo("event5");
 	start();
 	w7 = make_fifo("event7");
@@ -551,7 +551,7 @@ START_TEST(test_excluded_and_disabled)
 	ck_assert(!live("event5"));
 	ck_assert(!live("event7"));
 	ck_assert(!live("event8"));
-	ck_assert_uint_eq(pipeline_count(), 1);
+	ck_assert_uint_eq(feed_pipeline_count(), 1);
 	/* Never opened: with no reader, a non-blocking writer open fails with ENXIO. */
 	close(w5);
 	close(w7);
@@ -596,7 +596,7 @@ START_TEST(test_file_replay)
 	make_frames_file("event3", 30, false);
 	start();
 	make_frames_file("event4", 20, true);
-	PUMP_UNTIL(total_events() == 50 && pipeline_count() == 0);
+	PUMP_UNTIL(total_events() == 50 && feed_pipeline_count() == 0);
 	ck_assert(quiet_for(30)); /* an ended file leaves nothing active behind */
 	/* Touching an ended file does not read it again; replacing it does. */
 	ck_assert_int_eq(chmod(node("event3"), 0640), 0);
@@ -629,7 +629,7 @@ START_TEST(test_garbage)
 
 		memcpy(junk + REC * (i * 17 % 500), &e, REC);
 	}
-	evdev_parse(&p, junk, sizeof(junk), collect_cb, &c);
+	input_parse(&p, junk, sizeof(junk), collect_cb, &c);
 	ck_assert_uint_gt(c.n, 0);
 	ck_assert_uint_gt(p.bad_time, 0);
 
@@ -647,7 +647,7 @@ START_TEST(test_garbage)
 	write_all(w, junk, sizeof(junk));
 	start();
 	PUMP_UNTIL(events("event26") == (long long)c.n);
-	PUMP_UNTIL(pipeline_count() == 1);
+	PUMP_UNTIL(feed_pipeline_count() == 1);
 	ck_assert_uint_eq(total_events(), 2 * c.n);
 	ck_assert(!live("event23"));
 	ck_assert(!live("event24"));
@@ -683,7 +683,7 @@ START_TEST(test_missing_then_appearing_dir)
 {
 	tu_rm_tree(watchdir);
 	start();
-	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
 	ck_assert(quiet_for(30)); /* waiting for the directory costs nothing */
 	ck_assert_int_eq(mkdir(watchdir, 0700), 0);
 	close(make_fifo("event0"));

@@ -45,13 +45,13 @@ static struct kboot sample(void)
 /* parse TEXT as a record of boot ID: 0, or -1 with why */
 static int parse(const char *text, struct kboot *out, char *why)
 {
-	return kboot_parse(text, strlen(text), ID, out, why, 256);
+	return kernel_boot_parse(text, strlen(text), ID, out, why, 256);
 }
 
 START_TEST(test_round_trip)
 {
 	struct kboot b = sample(), r;
-	char *s = kboot_format(&b), why[256] = "";
+	char *s = kernel_boot_format(&b), why[256] = "";
 
 	ck_assert_int_eq(parse(s, &r, why), 0);
 	ck_assert_str_eq(r.boot_id, ID);
@@ -71,7 +71,7 @@ START_TEST(test_round_trip)
 	b.needed_at_start = -1;
 	b.ended = false;
 	free(s);
-	s = kboot_format(&b);
+	s = kernel_boot_format(&b);
 	ck_assert_ptr_nonnull(strstr(s, "\"ready_after_s\":null"));
 	ck_assert_int_eq(parse(s, &r, why), 0);
 	ck_assert(r.ready_after_s < 0 && r.needed_at_start == -1 && !r.ended);
@@ -151,7 +151,7 @@ START_TEST(test_bounds)
 	b.n_sources = KBOOT_MAX_SOURCES;
 	for (size_t i = 0; i < b.n_sources; i++)
 		b.src[i] = (struct kboot_source){"block", "sdx", 1, 1};
-	s = kboot_format(&b);
+	s = kernel_boot_format(&b);
 	ck_assert_int_eq(parse(s, &r, why), 0);
 	ck_assert_uint_eq(r.n_sources, KBOOT_MAX_SOURCES);
 	n = strlen(s);
@@ -174,13 +174,13 @@ START_TEST(test_bounds)
 	/* A name with a terminal escape is kept, made printable. */
 	b = sample();
 	strlcopy(b.src[0].name, "vd\033[2Ja", sizeof(b.src[0].name));
-	s = kboot_format(&b);
+	s = kernel_boot_format(&b);
 	ck_assert_int_eq(parse(s, &r, why), 0);
 	ck_assert_str_eq(r.src[0].name, "vd\\x1b[2Ja");
 	free(s);
 	/* Of no known boot: refused. */
-	s = kboot_format(&b);
-	ck_assert_int_eq(kboot_parse(s, strlen(s), NULL, &r, why, sizeof(why)), -1);
+	s = kernel_boot_format(&b);
+	ck_assert_int_eq(kernel_boot_parse(s, strlen(s), NULL, &r, why, sizeof(why)), -1);
 	ck_assert_ptr_nonnull(strstr(why, "this boot's not known"));
 	free(s);
 }
@@ -197,24 +197,24 @@ START_TEST(test_file)
 
 	snprintf(path, sizeof(path), "%s/sub/boot.json", dir);
 	umask(0077);
-	fd = kboot_create(path, why, sizeof(why));
+	fd = kernel_boot_create(path, why, sizeof(why));
 	ck_assert_msg(fd >= 0, "%s", why);
 	ck_assert_int_eq(fstat(fd, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0644);
-	ck_assert_int_eq(kboot_write(fd, &b), 0);
+	ck_assert_int_eq(kernel_boot_write(fd, &b), 0);
 	/* Rewritten shorter: nothing of the longer one is left behind. */
 	b.n_sources = 0;
-	ck_assert_int_eq(kboot_write(fd, &b), 0);
+	ck_assert_int_eq(kernel_boot_write(fd, &b), 0);
 	close(fd);
-	bytes = kboot_read(path, &len, why, sizeof(why));
+	bytes = kernel_boot_read(path, &len, why, sizeof(why));
 	if (geteuid() == 0) {
 		ck_assert_msg(bytes != NULL, "%s", why);
-		ck_assert_int_eq(kboot_parse(bytes, len, ID, &r, why, sizeof(why)), 0);
+		ck_assert_int_eq(kernel_boot_parse(bytes, len, ID, &r, why, sizeof(why)), 0);
 		ck_assert_uint_eq(r.n_sources, 0);
 		free(bytes);
 		/* Writable by the group: anyone in it could tell a story. */
 		ck_assert_int_eq(chmod(path, 0664), 0);
-		ck_assert_ptr_null(kboot_read(path, &len, why, sizeof(why)));
+		ck_assert_ptr_null(kernel_boot_read(path, &len, why, sizeof(why)));
 		ck_assert_ptr_nonnull(strstr(why, "not root's alone"));
 		ck_assert_int_eq(chmod(path, 0644), 0);
 	} else {
@@ -225,17 +225,17 @@ START_TEST(test_file)
 	/* Through a symlink: refused. */
 	snprintf(link, sizeof(link), "%s/link.json", dir);
 	ck_assert_int_eq(symlink(path, link), 0);
-	ck_assert_ptr_null(kboot_read(link, &len, why, sizeof(why)));
+	ck_assert_ptr_null(kernel_boot_read(link, &len, why, sizeof(why)));
 	ck_assert_ptr_nonnull(strstr(why, "cannot open it"));
 	/* Not a regular file (a FIFO nobody writes: no wait). */
 	snprintf(fifo, sizeof(fifo), "%s/fifo.json", dir);
 	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
-	ck_assert_ptr_null(kboot_read(fifo, &len, why, sizeof(why)));
+	ck_assert_ptr_null(kernel_boot_read(fifo, &len, why, sizeof(why)));
 	ck_assert_ptr_nonnull(strstr(why, "not a regular file"));
 	/* No record: ENOENT, nothing to say. */
 	snprintf(path, sizeof(path), "%s/none.json", dir);
 	errno = 0;
-	ck_assert_ptr_null(kboot_read(path, &len, why, sizeof(why)));
+	ck_assert_ptr_null(kernel_boot_read(path, &len, why, sizeof(why)));
 	ck_assert_int_eq(errno, ENOENT);
 }
 END_TEST

@@ -65,16 +65,16 @@ START_TEST(test_cpu_flags)
 
 	put(proc, "cpuinfo", CPUINFO_RDRAND);
 	put(proc, "cmdline", CMDLINE);
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	/* the first processor's flags: rdrand, no rdseed (processor 1's are not read) */
 	ck_assert(k.rdrand);
 	ck_assert(!k.rdseed);
 	put(proc, "cpuinfo", CPUINFO_BOTH);
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert(k.rdrand && k.rdseed);
 	/* words that only begin with the flag's name are not it */
 	put(proc, "cpuinfo", CPUINFO_NONE);
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert(!k.rdrand && !k.rdseed);
 	ck_assert(!k.cpu_trusted);
 	ck_assert_uint_eq(k.major, 6);
@@ -89,17 +89,17 @@ START_TEST(test_trust_cpu_cmdline)
 	put(proc, "cpuinfo", CPUINFO_BOTH);
 	put(boot, "config-6.1.0-28-amd64", "CONFIG_RANDOM_TRUST_CPU=y\n");
 	put(proc, "cmdline", "root=/dev/sda1 random.trust_cpu=off quiet\n");
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(k.trust_cpu, 0);
 	ck_assert(!k.cpu_trusted); /* the command line wins over the config */
 	ck_assert_ptr_nonnull(strstr(k.cpu_trust_from, "command line"));
 	put(proc, "cmdline", "random.trust_cpu=0 random.trust_cpu=1 random.trust_bootloader=n\n");
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(k.trust_cpu, 1); /* the last one given */
 	ck_assert(k.cpu_trusted);
 	ck_assert_int_eq(k.trust_bootloader, 0);
 	put(proc, "cmdline", "xrandom.trust_cpu=off\n");
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(k.trust_cpu, -1);
 	ck_assert_int_eq(k.trust_bootloader, -1);
 }
@@ -112,22 +112,22 @@ START_TEST(test_trust_cpu_config)
 	put(proc, "cpuinfo", CPUINFO_BOTH);
 	put(proc, "cmdline", CMDLINE);
 	put(boot, "config-6.1.0-28-amd64", "CONFIG_X=y\n# CONFIG_RANDOM_TRUST_CPU is not set\n");
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(k.trust_cpu_config, 0);
 	ck_assert(!k.cpu_trusted);
 	ck_assert_ptr_nonnull(strstr(k.cpu_trust_from, "CONFIG_RANDOM_TRUST_CPU=n"));
 	put(boot, "config-6.1.0-28-amd64", "CONFIG_X=y\nCONFIG_RANDOM_TRUST_CPU=y\n");
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(k.trust_cpu_config, 1);
 	ck_assert(k.cpu_trusted);
 	/* no config at all: on 5.19 and later the default is to trust, before it is not */
 	paths.release = "6.12.9";
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(k.trust_cpu_config, -1);
 	ck_assert(k.cpu_trusted);
 	ck_assert_ptr_nonnull(strstr(k.cpu_trust_from, "default"));
 	paths.release = "5.10.0-35-amd64";
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert(!k.cpu_trusted);
 	ck_assert_ptr_nonnull(strstr(k.cpu_trust_from, "not known"));
 }
@@ -139,17 +139,17 @@ START_TEST(test_hw_rng)
 
 	put(proc, "cpuinfo", CPUINFO_NONE);
 	put(proc, "cmdline", CMDLINE);
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_str_eq(k.hw_rng, ""); /* no hw_random at all */
 	put(sys, "class/misc/hw_random/rng_current", "none\n");
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_str_eq(k.hw_rng, "");
 	put(sys, "class/misc/hw_random/rng_current", "virtio_rng.0\n");
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_str_eq(k.hw_rng, "virtio_rng.0");
-	ck_assert_str_eq(kseed_seeded_by(&k), "a hardware RNG (virtio_rng.0)");
+	ck_assert_str_eq(kernel_seed_seeded_by(&k), "a hardware RNG (virtio_rng.0)");
 	put(sys, "class/misc/hw_random/rng_current", "tpm-rng-0\n");
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_str_eq(k.hw_rng, "tpm-rng-0");
 }
 END_TEST
@@ -160,20 +160,20 @@ START_TEST(test_nothing_readable)
 	struct kseed_paths none = {.proc = "/nonexistent", .sys = "/nonexistent",
 				   .boot = "/nonexistent", .release = "4.19.0"};
 
-	kseed_detect(&k, &none);
+	kernel_seed_detect(&k, &none);
 	ck_assert(!k.rdrand && !k.rdseed && !k.cpu_trusted);
 	ck_assert_int_eq(k.trust_cpu, -1);
 	ck_assert_str_eq(k.hw_rng, "");
-	ck_assert_ptr_nonnull(strstr(kseed_seeded_by(&k), "cannot be told"));
+	ck_assert_ptr_nonnull(strstr(kernel_seed_seeded_by(&k), "cannot be told"));
 }
 END_TEST
 
 /* ---- verdicts ---- */
 
-static enum kseed_verdict verdict(const struct kseed *k, const struct kseed_boot *b,
+static enum kernel_seed_verdict verdict(const struct kseed *k, const struct kseed_boot *b,
 				  char *text)
 {
-	return kseed_verdict(k, b, text, 512);
+	return kernel_seed_verdict(k, b, text, 512);
 }
 
 START_TEST(test_verdict_ready_before_cpu)
@@ -186,11 +186,11 @@ START_TEST(test_verdict_ready_before_cpu)
 	put(proc, "cpuinfo", CPUINFO_BOTH);
 	put(proc, "cmdline", "random.trust_cpu=on\n");
 	put(sys, "class/misc/hw_random/rng_current", "virtio_rng.0\n");
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(verdict(&k, &b, text), KSEED_READY_BEFORE);
 	ck_assert_str_eq(text, "CRNG was ready before entropyd started, seeded by the CPU's RNG "
 			       "(RDSEED): entropyd only mixes here");
-	ck_assert_str_eq(kseed_verdict_name(KSEED_READY_BEFORE), "ready-before");
+	ck_assert_str_eq(kernel_seed_verdict_name(KSEED_READY_BEFORE), "ready-before");
 }
 END_TEST
 
@@ -205,7 +205,7 @@ START_TEST(test_verdict_ready_before_virtio)
 	put(proc, "cpuinfo", CPUINFO_BOTH);
 	put(proc, "cmdline", "random.trust_cpu=off\n");
 	put(sys, "class/misc/hw_random/rng_current", "virtio_rng.0\n");
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(verdict(&k, &b, text), KSEED_READY_BEFORE);
 	ck_assert_ptr_nonnull(strstr(text, "seeded by a hardware RNG (virtio_rng.0): entropyd only "
 					   "mixes here"));
@@ -223,7 +223,7 @@ START_TEST(test_verdict_credited)
 	/* bare metal without a CPU RNG or a hardware RNG */
 	put(proc, "cpuinfo", CPUINFO_NONE);
 	put(proc, "cmdline", CMDLINE);
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(verdict(&k, &b, text), KSEED_CREDITED);
 	ck_assert_str_eq(text, "entropyd credited 251 of the 256 bits the CRNG waited for; ready "
 			       "0.8 s after entropyd started");
@@ -257,7 +257,7 @@ START_TEST(test_verdict_ready_without)
 
 	put(proc, "cpuinfo", CPUINFO_NONE);
 	put(proc, "cmdline", CMDLINE);
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(verdict(&k, &b, text), KSEED_READY_WITHOUT);
 	ck_assert_ptr_nonnull(strstr(text, "with none of its credit"));
 	ck_assert_ptr_nonnull(strstr(text, "entropyd did not help this boot"));
@@ -274,7 +274,7 @@ START_TEST(test_verdict_not_ready)
 
 	put(proc, "cpuinfo", CPUINFO_NONE);
 	put(proc, "cmdline", CMDLINE);
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(verdict(&k, &b, text), KSEED_NOT_READY);
 	ck_assert_str_eq(text, "CRNG not ready yet: entropyd has credited 64 of the 192 bits it "
 			       "waits for");
@@ -295,10 +295,10 @@ START_TEST(test_verdict_old_kernel)
 	paths.release = "4.19.0-27-amd64";
 	put(proc, "cpuinfo", CPUINFO_BOTH);
 	put(proc, "cmdline", CMDLINE);
-	kseed_detect(&k, &paths);
+	kernel_seed_detect(&k, &paths);
 	ck_assert_int_eq(verdict(&k, &b, text), KSEED_OLD_KERNEL);
 	ck_assert_ptr_nonnull(strstr(text, "counts credit all along"));
-	ck_assert_str_eq(kseed_verdict_name(KSEED_OLD_KERNEL), "old-kernel");
+	ck_assert_str_eq(kernel_seed_verdict_name(KSEED_OLD_KERNEL), "old-kernel");
 }
 END_TEST
 

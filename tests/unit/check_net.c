@@ -173,8 +173,8 @@ static void patch(const char *name, long off, const void *bytes, size_t len)
 
 static bool find(const char *name, struct inst_info *out)
 {
-	for (size_t i = 0; i < pipeline_count(); i++)
-		if (pipeline_info(i, out) && out->cls == CLASS_NETWORK && strcmp(out->name, name) == 0)
+	for (size_t i = 0; i < feed_pipeline_count(); i++)
+		if (feed_pipeline_info(i, out) && out->cls == CLASS_NETWORK && strcmp(out->name, name) == 0)
 			return true;
 	return false;
 }
@@ -222,8 +222,8 @@ static void setup(void)
 	cfg = config_defaults();
 	set_policy(cfg, MODE_TRUSTED, 0.25);
 	cfg->network.max_events_per_second = 100000000;
-	pool_init(&pool);
-	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
+	feed_pool_init(&pool);
+	feed_pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 	memset(&src, 0, sizeof(src));
 	started = false;
 }
@@ -239,7 +239,7 @@ static void stop(void)
 static void teardown(void)
 {
 	stop();
-	pipeline_fini();
+	feed_pipeline_fini();
 	config_free(cfg);
 	event_base_free(base);
 	tu_rm_tree(tmpdir);
@@ -249,7 +249,7 @@ static void replay(const char *name)
 {
 	free(cfg->network.file);
 	cfg->network.file = xstrdup(path_of(name));
-	ck_assert_int_eq(source_start(&src, &source_pcap_ops, base, cfg), 0);
+	ck_assert_int_eq(source_start(&src, &net_source_ops, base, cfg), 0);
 	started = true;
 	PUMP_UNTIL(done(name));
 }
@@ -260,9 +260,9 @@ static struct inst_info replay_with(const char *name, enum policy_mode mode, dou
 	struct inst_info in;
 
 	stop();
-	pipeline_fini();
+	feed_pipeline_fini();
 	set_policy(cfg, mode, scale);
-	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
+	feed_pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 	replay(name);
 	in = info(name);
 	return in; /* name and state stay valid until the next replay */
@@ -276,22 +276,22 @@ START_TEST(test_flow_key)
 	struct flow_key k, k2;
 
 	eth_ipv4(b, 0x0a000007);
-	flow_key_of(DLT_EN10MB, b, 60, &k);
+	net_flow_key_of(DLT_EN10MB, b, 60, &k);
 	ck_assert_uint_eq(k.family, FLOW_IPV4);
 	ck_assert_uint_eq(k.len, 4);
 	ck_assert_uint_eq(k.addr[3], 7);
 	/* Too short for the IP header: the link-layer source. */
-	flow_key_of(DLT_EN10MB, b, 30, &k);
+	net_flow_key_of(DLT_EN10MB, b, 30, &k);
 	ck_assert_uint_eq(k.family, FLOW_LINK);
 	ck_assert_uint_eq(k.len, 6);
 	ck_assert_uint_eq(k.addr[5], 1);
 	/* Too short for anything. */
-	flow_key_of(DLT_EN10MB, b, 13, &k);
+	net_flow_key_of(DLT_EN10MB, b, 13, &k);
 	ck_assert_uint_eq(k.family, FLOW_UNKNOWN);
 	/* ARP: the link-layer source. */
 	b[12] = 0x08;
 	b[13] = 0x06;
-	flow_key_of(DLT_EN10MB, b, 60, &k);
+	net_flow_key_of(DLT_EN10MB, b, 60, &k);
 	ck_assert_uint_eq(k.family, FLOW_LINK);
 
 	/* Two VLAN tags, then IPv6: source at 14 + 8 + 8. */
@@ -299,44 +299,44 @@ START_TEST(test_flow_key)
 	b[12] = 0x88, b[13] = 0xa8, b[16] = 0x81, b[17] = 0x00, b[20] = 0x86, b[21] = 0xdd;
 	b[22] = 0x60;
 	b[22 + 8] = 0xfe, b[22 + 23] = 0x42;
-	flow_key_of(DLT_EN10MB, b, 22 + 40, &k);
+	net_flow_key_of(DLT_EN10MB, b, 22 + 40, &k);
 	ck_assert_uint_eq(k.family, FLOW_IPV6);
 	ck_assert_uint_eq(k.addr[0], 0xfe);
 	ck_assert_uint_eq(k.addr[15], 0x42);
 	/* An IPv6 ethertype over a header that says version 4: not taken for IP. */
 	b[22] = 0x45;
-	flow_key_of(DLT_EN10MB, b, 22 + 40, &k);
+	net_flow_key_of(DLT_EN10MB, b, 22 + 40, &k);
 	ck_assert_uint_eq(k.family, FLOW_LINK);
 
 	/* Raw IP, cooked v1 and v2, BSD loopback. */
 	memset(b, 0, sizeof(b));
 	b[0] = 0x45, b[12] = 0xc0, b[15] = 9;
-	flow_key_of(DLT_RAW, b, 20, &k);
+	net_flow_key_of(DLT_RAW, b, 20, &k);
 	ck_assert_uint_eq(k.family, FLOW_IPV4);
 	ck_assert_uint_eq(k.addr[3], 9);
 	memset(b, 0, sizeof(b));
 	b[4] = 0, b[5] = 6, b[6] = 0xaa, b[14] = 0x08, b[16] = 0x45, b[16 + 15] = 3;
-	flow_key_of(DLT_LINUX_SLL, b, 36, &k);
+	net_flow_key_of(DLT_LINUX_SLL, b, 36, &k);
 	ck_assert_uint_eq(k.family, FLOW_IPV4);
 	ck_assert_uint_eq(k.addr[3], 3);
-	flow_key_of(DLT_LINUX_SLL, b, 20, &k);
+	net_flow_key_of(DLT_LINUX_SLL, b, 20, &k);
 	ck_assert_uint_eq(k.family, FLOW_LINK);
 	ck_assert_uint_eq(k.len, 6);
 	ck_assert_uint_eq(k.addr[0], 0xaa);
 	memset(b, 0, sizeof(b));
 	b[0] = 0x86, b[1] = 0xdd, b[11] = 6, b[20] = 0x60, b[20 + 8 + 15] = 5;
-	flow_key_of(DLT_LINUX_SLL2, b, 60, &k);
+	net_flow_key_of(DLT_LINUX_SLL2, b, 60, &k);
 	ck_assert_uint_eq(k.family, FLOW_IPV6);
 	ck_assert_uint_eq(k.addr[15], 5);
 	memset(b, 0, sizeof(b));
 	b[0] = 2, b[4] = 0x45, b[4 + 15] = 4;
-	flow_key_of(DLT_NULL, b, 24, &k);
+	net_flow_key_of(DLT_NULL, b, 24, &k);
 	ck_assert_uint_eq(k.family, FLOW_IPV4);
 	ck_assert_uint_eq(k.addr[3], 4);
 
 	/* Unknown link types: one "unknown" source for all; equal keys compare equal. */
-	flow_key_of(DLT_IEEE802_11, b, 60, &k);
-	flow_key_of(DLT_IEEE802_11, b + 1, 50, &k2);
+	net_flow_key_of(DLT_IEEE802_11, b, 60, &k);
+	net_flow_key_of(DLT_IEEE802_11, b + 1, 50, &k2);
 	ck_assert_uint_eq(k.family, FLOW_UNKNOWN);
 	ck_assert_mem_eq(&k, &k2, sizeof(k));
 }
@@ -363,7 +363,7 @@ START_TEST(test_flow_key_random_frames)
 			b[12] = 0x08, b[13] = 0x00, b[14] = 0x45;
 		if (len > 16 && i % 5 == 0)
 			b[14] = 0x86, b[15] = 0xdd, b[16] = 0x60;
-		flow_key_of(dlts[i % (int)ARRAY_SIZE(dlts)], b, len, &k);
+		net_flow_key_of(dlts[i % (int)ARRAY_SIZE(dlts)], b, len, &k);
 		ck_assert_uint_le(k.len, sizeof(k.addr));
 		ck_assert_uint_le(k.family, FLOW_LINK);
 		for (size_t j = k.len; j < sizeof(k.addr); j++)
@@ -377,13 +377,13 @@ END_TEST
 START_TEST(test_hwtstamp_config)
 {
 	/* Nobody uses the card's stamps, or only for receiving everything: libpcap may. */
-	ck_assert(hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_NONE));
-	ck_assert(hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_ALL));
+	ck_assert(net_flow_hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_NONE));
+	ck_assert(net_flow_hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_ALL));
 	/* ptp4l's set-ups: leave them alone. */
-	ck_assert(!hwtstamp_config_free(HWTSTAMP_TX_ON, HWTSTAMP_FILTER_PTP_V2_EVENT));
-	ck_assert(!hwtstamp_config_free(HWTSTAMP_TX_ON, HWTSTAMP_FILTER_ALL));
-	ck_assert(!hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_PTP_V2_L2_EVENT));
-	ck_assert(!hwtstamp_config_free(HWTSTAMP_TX_ONESTEP_SYNC, HWTSTAMP_FILTER_NONE));
+	ck_assert(!net_flow_hwtstamp_config_free(HWTSTAMP_TX_ON, HWTSTAMP_FILTER_PTP_V2_EVENT));
+	ck_assert(!net_flow_hwtstamp_config_free(HWTSTAMP_TX_ON, HWTSTAMP_FILTER_ALL));
+	ck_assert(!net_flow_hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_PTP_V2_L2_EVENT));
+	ck_assert(!net_flow_hwtstamp_config_free(HWTSTAMP_TX_ONESTEP_SYNC, HWTSTAMP_FILTER_NONE));
 }
 END_TEST
 
@@ -393,7 +393,7 @@ static struct flow_key key_n(uint32_t n)
 	struct flow_key k;
 
 	eth_ipv4(b, n);
-	flow_key_of(DLT_EN10MB, b, 60, &k);
+	net_flow_key_of(DLT_EN10MB, b, 60, &k);
 	return k;
 }
 
@@ -406,22 +406,22 @@ START_TEST(test_flow_share)
 	for (int i = 0; i < 4; i++)
 		k[i] = key_n(0x0a000001 + (uint32_t)i);
 	memset(&ft, 0, sizeof(ft));
-	ck_assert(flow_top_share(&ft) == 0);
+	ck_assert(net_flow_top_share(&ft) == 0);
 	for (int i = 0; i < 10000; i++)
-		flow_top_add(&ft, &k[0]);
-	ck_assert(flow_top_share(&ft) == 1.0);
+		net_flow_top_add(&ft, &k[0]);
+	ck_assert(net_flow_top_share(&ft) == 1.0);
 
 	memset(&ft, 0, sizeof(ft));
 	for (int i = 0; i < 10000; i++)
-		flow_top_add(&ft, &k[i % 4]);
-	ck_assert_msg(fabs(flow_top_share(&ft) - 0.25) < 0.01, "share %g",
-		      flow_top_share(&ft));
+		net_flow_top_add(&ft, &k[i % 4]);
+	ck_assert_msg(fabs(net_flow_top_share(&ft) - 0.25) < 0.01, "share %g",
+		      net_flow_top_share(&ft));
 
 	memset(&ft, 0, sizeof(ft));
 	for (int i = 0; i < 10000; i++)
-		flow_top_add(&ft, &k[i % 4 == 3]);
-	ck_assert_msg(fabs(flow_top_share(&ft) - 0.75) < 0.01, "share %g",
-		      flow_top_share(&ft));
+		net_flow_top_add(&ft, &k[i % 4 == 3]);
+	ck_assert_msg(fabs(net_flow_top_share(&ft) - 0.75) < 0.01, "share %g",
+		      net_flow_top_share(&ft));
 
 	/* One heavy source among thousands of others, more than the counter has slots: its
 	 * share is never under-estimated, and over-estimated by at most 1/FLOW_SLOTS. */
@@ -432,9 +432,9 @@ START_TEST(test_flow_share)
 		struct flow_key x = rnd() % 100 < 60 ? k[0] : key_n(0x0b000000 + (uint32_t)(rnd() % 5000));
 
 		heavy += x.addr[0] == 10;
-		flow_top_add(&ft, &x);
+		net_flow_top_add(&ft, &x);
 		if (i > 2 * FLOW_WINDOW && i % 97 == 0) {
-			double s = flow_top_share(&ft);
+			double s = net_flow_top_share(&ft);
 
 			ck_assert_msg(s > 0.5 && s <= 0.6 + 0.1 + 1.0 / FLOW_SLOTS,
 				      "packet %d: share %g", i, s);
@@ -446,19 +446,19 @@ END_TEST
 
 START_TEST(test_flow_weight)
 {
-	ck_assert(flow_weight(0) == 1);
-	ck_assert(flow_weight(0.25) == 1);
-	ck_assert(flow_weight(0.5) == 1);
-	ck_assert(fabs(flow_weight(0.51) - 0.49) < 1e-12);
-	ck_assert(fabs(flow_weight(0.75) - 0.25) < 1e-12);
-	ck_assert(fabs(flow_weight(0.89) - 0.11) < 1e-12);
-	ck_assert(flow_weight(0.9) == 0);
-	ck_assert(flow_weight(1) == 0);
-	ck_assert(flow_weight(NAN) == 0);
-	ck_assert(flow_weight(-1) == 0);
+	ck_assert(net_flow_weight(0) == 1);
+	ck_assert(net_flow_weight(0.25) == 1);
+	ck_assert(net_flow_weight(0.5) == 1);
+	ck_assert(fabs(net_flow_weight(0.51) - 0.49) < 1e-12);
+	ck_assert(fabs(net_flow_weight(0.75) - 0.25) < 1e-12);
+	ck_assert(fabs(net_flow_weight(0.89) - 0.11) < 1e-12);
+	ck_assert(net_flow_weight(0.9) == 0);
+	ck_assert(net_flow_weight(1) == 0);
+	ck_assert(net_flow_weight(NAN) == 0);
+	ck_assert(net_flow_weight(-1) == 0);
 	/* Never more weight for a more dominant source. */
 	for (double s = 0; s <= 1; s += 0.001)
-		ck_assert(flow_weight(s + 0.001) <= flow_weight(s));
+		ck_assert(net_flow_weight(s + 0.001) <= net_flow_weight(s));
 }
 END_TEST
 
@@ -469,16 +469,16 @@ START_TEST(test_event_cap)
 
 	/* 250 events in half a second, cap 100: the first 100. */
 	for (int i = 0; i < 250; i++)
-		taken += event_cap_take(&c, 100, T0 + (uint64_t)i * 2 * MS);
+		taken += net_flow_event_cap_take(&c, 100, T0 + (uint64_t)i * 2 * MS);
 	ck_assert_uint_eq(taken, 100);
 	/* The second starts at the first event after it: T0 + 1 s exactly. */
-	ck_assert(!event_cap_take(&c, 100, T0 + NS_PER_SEC - 1));
-	ck_assert(event_cap_take(&c, 100, T0 + NS_PER_SEC));
+	ck_assert(!net_flow_event_cap_take(&c, 100, T0 + NS_PER_SEC - 1));
+	ck_assert(net_flow_event_cap_take(&c, 100, T0 + NS_PER_SEC));
 	/* Time that runs backwards starts a new second: the cap never stalls. */
 	for (taken = 0; taken < 100; taken++)
-		ck_assert(event_cap_take(&c, 100, T0 + NS_PER_SEC + taken) || taken == 99);
-	ck_assert(!event_cap_take(&c, 100, T0 + NS_PER_SEC + 500));
-	ck_assert(event_cap_take(&c, 100, T0));
+		ck_assert(net_flow_event_cap_take(&c, 100, T0 + NS_PER_SEC + taken) || taken == 99);
+	ck_assert(!net_flow_event_cap_take(&c, 100, T0 + NS_PER_SEC + 500));
+	ck_assert(net_flow_event_cap_take(&c, 100, T0));
 }
 END_TEST
 
@@ -504,20 +504,20 @@ START_TEST(test_flow_bound_on_sample)
 			struct flow_key x = (r % 1000) < 600 ? key_n(0x0a000001)
 							     : key_n(0x0b000000 + (uint32_t)(r >> 32) % 3000);
 
-			flow_top_add(&whole, &x);
+			net_flow_top_add(&whole, &x);
 			if (tu_rng_unit() < 0.02)
-				flow_top_add(&sample, &x);
+				net_flow_top_add(&sample, &x);
 			if (i > 100000 && i % 10007 == 0) {
-				double ww = flow_weight(flow_top_share(&whole));
-				double ws = flow_weight(
-					flow_share_bound(flow_top_share(&sample), sample.total));
+				double ww = net_flow_weight(net_flow_top_share(&whole));
+				double ws = net_flow_weight(
+					net_flow_share_bound(net_flow_top_share(&sample), sample.total));
 
 				ck_assert_msg(ws <= ww,
 					      "seed %#llx, stream %d, packet %d: weight %g on the "
 					      "sample (share %g of %u), %g on the whole (share %g)",
 					      (unsigned long long)tu_seed, sd, i, ws,
-					      flow_top_share(&sample), sample.total, ww,
-					      flow_top_share(&whole));
+					      net_flow_top_share(&sample), sample.total, ww,
+					      net_flow_top_share(&whole));
 				ck_assert(ws <= 0.4);
 				worst = ww - ws < worst ? ww - ws : worst;
 				lowest = ws < lowest ? ws : lowest;
@@ -528,11 +528,11 @@ START_TEST(test_flow_bound_on_sample)
 	       "at least %.3f\n", worst, lowest);
 	ck_assert(lowest > 0.2);
 	/* The bound itself: above the share, at most 1; nothing to go on is the worst case. */
-	ck_assert(flow_share_bound(0.6, 1000) > 0.6 && flow_share_bound(0.6, 1000) < 0.7);
-	ck_assert(flow_share_bound(0, 1000) > 0);
-	ck_assert(flow_share_bound(1, 1000) == 1);
-	ck_assert(flow_share_bound(0.6, 0) == 1);
-	ck_assert(flow_share_bound(NAN, 100) == 1);
+	ck_assert(net_flow_share_bound(0.6, 1000) > 0.6 && net_flow_share_bound(0.6, 1000) < 0.7);
+	ck_assert(net_flow_share_bound(0, 1000) > 0);
+	ck_assert(net_flow_share_bound(1, 1000) == 1);
+	ck_assert(net_flow_share_bound(0.6, 0) == 1);
+	ck_assert(net_flow_share_bound(NAN, 100) == 1);
 }
 END_TEST
 
@@ -545,65 +545,65 @@ START_TEST(test_sampler)
 	double r = -1;
 
 	/* One window: `rate` arrivals a second, of which the share in force reach the socket. */
-#define WINDOW(rate) (sampler_count(&s, (uint64_t)((rate) * s.ratio)), t += NS_PER_SEC, \
-		      sampler_tick(&s, 1000, t, &r) == SAMPLER_CHANGE)
-	sampler_init(&s);
+#define WINDOW(rate) (net_sample_count(&s, (uint64_t)((rate) * s.ratio)), t += NS_PER_SEC, \
+		      net_sample_tick(&s, 1000, t, &r) == SAMPLER_CHANGE)
+	net_sample_init(&s);
 	ck_assert(s.ratio == 1 && isnan(s.rate));
-	ck_assert(sampler_tick(&s, 1000, t, &r) == SAMPLER_NONE); /* the first window starts */
+	ck_assert(net_sample_tick(&s, 1000, t, &r) == SAMPLER_NONE); /* the first window starts */
 	ck_assert(!WINDOW(900));
 	ck_assert(fabs(s.rate - 900) < 1e-6);
 	ck_assert(!WINDOW(1150)); /* above the cap, below SAMPLE_ON times it */
 	ck_assert(WINDOW(50000));
 	ck_assert(fabs(r - 0.02) < 1e-9);
-	sampler_set(&s, r, t);
+	net_sample_set(&s, r, t);
 	ck_assert(!WINDOW(50000)); /* settling */
 	ck_assert(!WINDOW(60000)); /* within SAMPLE_STEP */
 	ck_assert(fabs(s.rate - 60000) < 1e-6);
 	ck_assert(WINDOW(10000));
 	ck_assert(fabs(r - 0.1) < 1e-9);
-	sampler_set(&s, r, t);
+	net_sample_set(&s, r, t);
 	ck_assert(!WINDOW(10000));
 	ck_assert(WINDOW(1100)); /* between the cap and SAMPLE_ON times it: still sampled... */
 	ck_assert(fabs(r - 1000.0 / 1100) < 1e-9);
-	sampler_set(&s, r, t);
+	net_sample_set(&s, r, t);
 	ck_assert(!WINDOW(1100));
 	ck_assert(WINDOW(999)); /* ... but at the cap, none */
 	ck_assert(r == 1);
-	sampler_set(&s, r, t);
+	net_sample_set(&s, r, t);
 	ck_assert(!WINDOW(0));
 	ck_assert(!WINDOW(0));
 	ck_assert(s.rate == 0);
 	/* Time that runs backwards starts a new window. */
 	t -= 10 * NS_PER_SEC;
-	ck_assert(sampler_tick(&s, 1000, t, &r) == SAMPLER_NONE);
+	ck_assert(net_sample_tick(&s, 1000, t, &r) == SAMPLER_NONE);
 	/* Rate falls to nothing while sampling: off. */
 	ck_assert(WINDOW(1e6));
-	sampler_set(&s, r, t);
+	net_sample_set(&s, r, t);
 	ck_assert(!WINDOW(1e6));
 	ck_assert(WINDOW(0));
 	ck_assert(r == 1);
-	sampler_set(&s, r, t);
+	net_sample_set(&s, r, t);
 	/* A flood is not waited for: 5000 packets in a tenth of a second, sampled there. */
-	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 20, &r) == SAMPLER_NONE);
-	sampler_count(&s, 1200);
-	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 20, &r) == SAMPLER_NONE);
-	sampler_count(&s, 3800);
-	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 10, &r) == SAMPLER_CHANGE);
+	ck_assert(net_sample_tick(&s, 1000, t + NS_PER_SEC / 20, &r) == SAMPLER_NONE);
+	net_sample_count(&s, 1200);
+	ck_assert(net_sample_tick(&s, 1000, t + NS_PER_SEC / 20, &r) == SAMPLER_NONE);
+	net_sample_count(&s, 3800);
+	ck_assert(net_sample_tick(&s, 1000, t + NS_PER_SEC / 10, &r) == SAMPLER_CHANGE);
 	ck_assert_msg(fabs(r - 0.02) < 1e-9, "%g", r);
 	ck_assert(fabs(s.rate - 50000) < 1e-6);
 	/* While sampling, a window that kept more than SAMPLE_STEP * SAMPLE_ON seconds of the
 	 * cap ends early too, settling or not: the rate went up. */
-	sampler_set(&s, r, t);
+	net_sample_set(&s, r, t);
 	ck_assert(s.settling);
-	sampler_count(&s, 1700);
-	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 10, &r) == SAMPLER_NONE);
-	sampler_count(&s, 200);
-	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC / 5, &r) == SAMPLER_CHANGE);
+	net_sample_count(&s, 1700);
+	ck_assert(net_sample_tick(&s, 1000, t + NS_PER_SEC / 10, &r) == SAMPLER_NONE);
+	net_sample_count(&s, 200);
+	ck_assert(net_sample_tick(&s, 1000, t + NS_PER_SEC / 5, &r) == SAMPLER_CHANGE);
 	ck_assert_msg(fabs(r - 0.002105263) < 1e-6, "%g", r); /* 1900 / 0.02 / 0.2 s */
 	t += NS_PER_SEC / 5;
 	/* A window that measures without a change says so. */
-	sampler_set(&s, r, t);
-	ck_assert(sampler_tick(&s, 1000, t + NS_PER_SEC, &r) == SAMPLER_MEASURED);
+	net_sample_set(&s, r, t);
+	ck_assert(net_sample_tick(&s, 1000, t + NS_PER_SEC, &r) == SAMPLER_MEASURED);
 #undef WINDOW
 }
 END_TEST
@@ -662,14 +662,14 @@ START_TEST(test_disabled_never_opened)
 {
 	/* A file that is not even there: disabled means it is never opened. */
 	set_policy(cfg, MODE_DISABLED, 0);
-	pipeline_reconfigure(cfg);
+	feed_pipeline_reconfigure(cfg);
 	free(cfg->network.file);
 	cfg->network.file = xstrdup(path_of("nothing-here.pcap"));
-	ck_assert_int_eq(source_start(&src, &source_pcap_ops, base, cfg), 0);
+	ck_assert_int_eq(source_start(&src, &net_source_ops, base, cfg), 0);
 	started = true;
 	for (int i = 0; i < 10; i++)
 		tu_turn(base);
-	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
 }
 END_TEST
 
@@ -685,13 +685,13 @@ START_TEST(test_per_second_cap_held_to_real_time)
 
 	write_file("span.pcap", n, gap_random, four, 4);
 	stop();
-	pipeline_fini();
+	feed_pipeline_fini();
 	set_policy(cfg, MODE_TRUSTED, 0);
 	cfg->policy[CLASS_NETWORK].rule.cap_bits_per_second = 2;
-	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
-	w0 = mono_coarse_ns(); /* the clock the cap reads */
+	feed_pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
+	w0 = util_mono_coarse_ns(); /* the clock the cap reads */
 	replay("span.pcap");
-	wall_s = (double)(mono_coarse_ns() - w0) / 1e9;
+	wall_s = (double)(util_mono_coarse_ns() - w0) / 1e9;
 	in = info("span.pcap");
 	rnd_state = SEED;
 	span_s = 0;
@@ -792,14 +792,14 @@ START_TEST(test_nanoseconds_kept)
 	}
 	write_savefile("ns.pcap", p, 201, true);
 	stop();
-	pipeline_fini();
+	feed_pipeline_fini();
 	free(cfg->record.dir);
 	cfg->record.dir = dir;
 	cfg->network.quantum_ns = 1;
-	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
+	feed_pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 	replay("ns.pcap");
 	stop();
-	pipeline_fini(); /* closes the record file */
+	feed_pipeline_fini(); /* closes the record file */
 	snprintf(rec, sizeof(rec), "%s/network-ns.pcap.bin", dir);
 	f = fopen(rec, "rb");
 	ck_assert_msg(f != NULL, "no record file %s", rec);
@@ -808,7 +808,7 @@ START_TEST(test_nanoseconds_kept)
 	ck_assert_uint_eq(n, 200);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_msg(sym[i] == (i % 2 ? 0xb5 : 0x43), "symbol %zu: 0x%02x", i, sym[i]);
-	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
+	feed_pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 }
 END_TEST
 
@@ -817,8 +817,8 @@ static void assert_refused(const char *name, uint64_t events)
 	struct inst_info in;
 
 	stop();
-	pipeline_fini();
-	pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
+	feed_pipeline_fini();
+	feed_pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
 	replay(name);
 	in = info(name);
 	ck_assert_msg(strcmp(in.state, "refused") == 0, "%s: state %s", name, in.state);
@@ -892,7 +892,7 @@ START_TEST(test_filter_and_reload)
 	free(next->network.file);
 	next->network.file = xstrdup(cfg->network.file);
 	next->network.max_events_per_second = 100000000;
-	pipeline_reconfigure(next);
+	feed_pipeline_reconfigure(next);
 	source_reload(&src, next);
 	for (int i = 0; i < 10; i++)
 		tu_turn(base);
@@ -900,12 +900,12 @@ START_TEST(test_filter_and_reload)
 	ck_assert_uint_eq(info("f.pcap").rule.mode, MODE_REDUCED);
 	/* ... disabling it closes it ... */
 	next->policy[CLASS_NETWORK].rule.mode = MODE_DISABLED;
-	pipeline_reconfigure(next);
+	feed_pipeline_reconfigure(next);
 	source_reload(&src, next);
-	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
 	/* ... and enabling it again reads it afresh, now without the filter. */
 	next->policy[CLASS_NETWORK].rule.mode = MODE_MIX_ONLY;
-	pipeline_reconfigure(next);
+	feed_pipeline_reconfigure(next);
 	source_reload(&src, next);
 	PUMP_UNTIL(done("f.pcap"));
 	ck_assert_uint_eq(info("f.pcap").c.events, 4000);
@@ -921,7 +921,7 @@ START_TEST(test_bad_filter_is_fatal_at_start)
 	cfg->network.file = xstrdup(path_of("x.pcap"));
 	free(cfg->network.capture.filter);
 	cfg->network.capture.filter = xstrdup("udp port banana");
-	ck_assert_int_eq(source_start(&src, &source_pcap_ops, base, cfg), -1);
+	ck_assert_int_eq(source_start(&src, &net_source_ops, base, cfg), -1);
 	ck_assert_ptr_null(src.priv);
 }
 END_TEST
@@ -962,7 +962,7 @@ START_TEST(test_bad_instance_filter_is_fatal_at_start)
 	cfg->network.file = xstrdup(path_of("x.pcap"));
 	add_instance("eth9", "udp");
 	add_instance("eth*", "udp port banana");
-	ck_assert_int_eq(source_start(&src, &source_pcap_ops, base, cfg), -1);
+	ck_assert_int_eq(source_start(&src, &net_source_ops, base, cfg), -1);
 	ck_assert_ptr_null(src.priv);
 }
 END_TEST

@@ -23,7 +23,7 @@
 
 static void resolve(const struct stack_link *l, size_t n, struct stack_verdict *v)
 {
-	stack_resolve(l, n, v);
+	net_stack_resolve(l, n, v);
 }
 
 /* The links as auto sees them, with link `tunnel` a device of secondhand packets: every
@@ -320,29 +320,29 @@ START_TEST(test_secondhand)
 						    824 /* NETLINK */};
 
 	for (size_t i = 0; i < ARRAY_SIZE(tunnels); i++)
-		ck_assert_msg(link_secondhand(tunnels[i], ARPHRD_ETHER), "%s", tunnels[i]);
+		ck_assert_msg(net_stack_link_secondhand(tunnels[i], ARPHRD_ETHER), "%s", tunnels[i]);
 	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
-		ck_assert_msg(!link_secondhand(own[i], ARPHRD_ETHER), "\"%s\"", own[i]);
-		ck_assert_msg(!link_secondhand(own[i], ARPHRD_IEEE80211), "\"%s\" on wifi", own[i]);
+		ck_assert_msg(!net_stack_link_secondhand(own[i], ARPHRD_ETHER), "\"%s\"", own[i]);
+		ck_assert_msg(!net_stack_link_secondhand(own[i], ARPHRD_IEEE80211), "\"%s\" on wifi", own[i]);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(secondhand_types); i++)
-		ck_assert_msg(link_secondhand("", secondhand_types[i]), "type %u",
+		ck_assert_msg(net_stack_link_secondhand("", secondhand_types[i]), "type %u",
 			      secondhand_types[i]);
-	ck_assert(!link_secondhand("", ARPHRD_LOOPBACK)); /* loopback: left out on its own */
+	ck_assert(!net_stack_link_secondhand("", ARPHRD_LOOPBACK)); /* loopback: left out on its own */
 	/* A cellular modem in raw-IP mode has no link type and no kind: its packets are its
 	 * own (WireGuard and tun, with the same link type, are known by their kinds). */
-	ck_assert(!link_secondhand("", ARPHRD_NONE));
-	ck_assert(!link_secondhand("vxlanx", ARPHRD_ETHER)); /* whole kinds only */
+	ck_assert(!net_stack_link_secondhand("", ARPHRD_NONE));
+	ck_assert(!net_stack_link_secondhand("vxlanx", ARPHRD_ETHER)); /* whole kinds only */
 }
 END_TEST
 
 START_TEST(test_stack_text)
 {
-	ck_assert_str_eq(stack_why_text(STACK_PORT), "port of");
-	ck_assert_str_eq(stack_why_text(STACK_ON), "stacked on");
-	ck_assert_str_eq(stack_why_text(STACK_SHARED), "counted on");
-	ck_assert_str_eq(stack_why_text(STACK_SECONDHAND), "carries the packets of");
-	ck_assert_str_eq(stack_why_text(STACK_CAPTURED), "");
+	ck_assert_str_eq(net_stack_why_text(STACK_PORT), "port of");
+	ck_assert_str_eq(net_stack_why_text(STACK_ON), "stacked on");
+	ck_assert_str_eq(net_stack_why_text(STACK_SHARED), "counted on");
+	ck_assert_str_eq(net_stack_why_text(STACK_SECONDHAND), "carries the packets of");
+	ck_assert_str_eq(net_stack_why_text(STACK_CAPTURED), "");
 }
 END_TEST
 
@@ -354,14 +354,14 @@ START_TEST(test_tstamp_pick)
 	int hosts[] = {PCAP_TSTAMP_HOST_LOWPREC, PCAP_TSTAMP_HOST_HIPREC, PCAP_TSTAMP_HOST};
 
 	/* veth, lo: the host's stamps only, or no list at all. */
-	ck_assert_int_eq(tstamp_pick(host, 1), -1);
-	ck_assert_int_eq(tstamp_pick(none, 0), -1);
-	ck_assert_int_eq(tstamp_pick(NULL, 0), -1);
-	ck_assert_int_eq(tstamp_pick(none, -1), -1); /* pcap_list_tstamp_types failed */
-	ck_assert_int_eq(tstamp_pick(hosts, 3), -1);
+	ck_assert_int_eq(net_stack_tstamp_pick(host, 1), -1);
+	ck_assert_int_eq(net_stack_tstamp_pick(none, 0), -1);
+	ck_assert_int_eq(net_stack_tstamp_pick(NULL, 0), -1);
+	ck_assert_int_eq(net_stack_tstamp_pick(none, -1), -1); /* pcap_list_tstamp_types failed */
+	ck_assert_int_eq(net_stack_tstamp_pick(hosts, 3), -1);
 	/* A card's clock: the free-running one before the synchronised one, in any order. */
-	ck_assert_int_eq(tstamp_pick(both, 3), PCAP_TSTAMP_ADAPTER_UNSYNCED);
-	ck_assert_int_eq(tstamp_pick(synced, 2), PCAP_TSTAMP_ADAPTER);
+	ck_assert_int_eq(net_stack_tstamp_pick(both, 3), PCAP_TSTAMP_ADAPTER_UNSYNCED);
+	ck_assert_int_eq(net_stack_tstamp_pick(synced, 2), PCAP_TSTAMP_ADAPTER);
 }
 END_TEST
 

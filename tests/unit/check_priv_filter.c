@@ -47,11 +47,11 @@ static int guarded(unsigned ifindex, enum net_direction dir, const char *filter)
 
 	ck_assert_int_ge(fd, 0);
 	if (if_nametoindex("lo") == ifindex) { /* as the privileged process sets it */
-		ck_assert_msg(priv_guard_attach(fd, ifindex, dir, filter, UINT32_MAX, err,
+		ck_assert_msg(priv_filter_attach(fd, ifindex, dir, filter, UINT32_MAX, err,
 						sizeof(err)) == 0,
 			      "%s", err);
 	} else { /* an interface this machine may not have */
-		fp.len = (unsigned short)priv_guard_program(&g, prog, err, sizeof(err));
+		fp.len = (unsigned short)priv_filter_program(&g, prog, err, sizeof(err));
 		ck_assert_msg(fp.len > 0, "%s", err);
 		ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp)), 0);
 	}
@@ -150,7 +150,7 @@ START_TEST(test_guard_program)
 			       .arphrd = 1, .filter = "udp dst port 9999 or tcp", .keep = UINT32_MAX};
 	struct sock_filter prog[BPF_MAXINSNS];
 	char err[256] = "";
-	size_t n = priv_guard_program(&g, prog, err, sizeof(err));
+	size_t n = priv_filter_program(&g, prog, err, sizeof(err));
 
 	ck_assert_msg(n > 0, "%s", err);
 	/* The interface first, then the direction. */
@@ -163,23 +163,23 @@ START_TEST(test_guard_program)
 		if (BPF_CLASS(prog[i].code) == BPF_RET && BPF_RVAL(prog[i].code) == BPF_K)
 			ck_assert_uint_le(prog[i].k, PRIV_GUARD_BYTES);
 	/* The share: a quarter of the kernel's 32-bit numbers are at most keep. */
-	ck_assert_uint_eq(priv_guard_keep(0.25), 0x3fffffffu);
-	ck_assert_uint_eq(priv_guard_keep(1e-6), 4293u); /* 1e-6 * 2^32 - 1 */
-	ck_assert_uint_eq(priv_guard_keep(1), UINT32_MAX);
-	g.keep = priv_guard_keep(0.25);
-	ck_assert_uint_eq(priv_guard_program(&g, prog, err, sizeof(err)), n + 3);
+	ck_assert_uint_eq(priv_filter_keep(0.25), 0x3fffffffu);
+	ck_assert_uint_eq(priv_filter_keep(1e-6), 4293u); /* 1e-6 * 2^32 - 1 */
+	ck_assert_uint_eq(priv_filter_keep(1), UINT32_MAX);
+	g.keep = priv_filter_keep(0.25);
+	ck_assert_uint_eq(priv_filter_program(&g, prog, err, sizeof(err)), n + 3);
 	ck_assert_uint_eq(prog[6].k, (uint32_t)(SKF_AD_OFF + SKF_AD_RANDOM));
 	ck_assert_uint_eq(prog[7].k, 0x3fffffffu);
 	/* A filter that does not compile, or cannot be checked on the link: no program. */
 	g.filter = "udp port ((";
-	ck_assert_uint_eq(priv_guard_program(&g, prog, err, sizeof(err)), 0);
+	ck_assert_uint_eq(priv_filter_program(&g, prog, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, "does not compile"), "%s", err);
 	g.filter = "tcp";
 	g.arphrd = 0xfff0; /* no link libpcap would capture raw */
-	ck_assert_uint_eq(priv_guard_program(&g, prog, err, sizeof(err)), 0);
+	ck_assert_uint_eq(priv_filter_program(&g, prog, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, "cannot be checked in the kernel"), "%s", err);
 	g.filter = "";
-	ck_assert_uint_gt(priv_guard_program(&g, prog, err, sizeof(err)), 0);
+	ck_assert_uint_gt(priv_filter_program(&g, prog, err, sizeof(err)), 0);
 }
 END_TEST
 

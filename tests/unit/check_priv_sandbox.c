@@ -69,7 +69,7 @@ static int in_child(void (*what)(int out), int out, bool filtered)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-		    (filtered && sandbox_collector() < 0))
+		    (filtered && priv_sandbox_collector() < 0))
 			_exit(100);
 		what(out);
 		_exit(0);
@@ -183,7 +183,7 @@ static void load_another(int out)
 {
 	(void)out;
 	/* The filter the collector could add itself, were seccomp() left open. */
-	if (sandbox_collector() == 0)
+	if (priv_sandbox_collector() == 0)
 		_exit(0);
 	_exit(103);
 }
@@ -212,7 +212,7 @@ static void old_kernel(int out)
 	if (dup2(out, STDERR_FILENO) < 0)
 		_exit(106);
 	log_open(true, 0);
-	_exit(sandbox_collector() == -1 ? 0 : 107);
+	_exit(priv_sandbox_collector() == -1 ? 0 : 107);
 }
 
 START_TEST(test_below_floor_says_why)
@@ -341,7 +341,7 @@ START_TEST(test_observed_calls_listed)
 			line[strcspn(line, "\n")] = '\0';
 			if (!line[0] || line[0] == '#')
 				continue;
-			ck_assert_msg(sandbox_call_listed(line), "%s: %s is not in the filter's list",
+			ck_assert_msg(priv_sandbox_call_listed(line), "%s: %s is not in the filter's list",
 				      seen[i].file, line);
 			ck_assert_msg(seccomp_syscall_resolve_name_arch(seen[i].arch, line) !=
 					      __NR_SCMP_ERROR,

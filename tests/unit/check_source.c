@@ -143,7 +143,7 @@ static bool attached(const char *name)
 {
 	struct inst_info in;
 
-	for (size_t i = 0; pipeline_info(i, &in); i++)
+	for (size_t i = 0; feed_pipeline_info(i, &in); i++)
 		if (strcmp(in.name, name) == 0)
 			return true;
 	return false;
@@ -178,7 +178,7 @@ static void reload(struct config *next)
 	struct config *old = cfg;
 
 	cfg = next;
-	pipeline_reconfigure(next);
+	feed_pipeline_reconfigure(next);
 	source_reload(&src, next);
 	config_free(old);
 }
@@ -195,8 +195,8 @@ static void setup(void)
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
 	cfg = with_disabled(NULL);
-	pool_init(&pool);
-	pipeline_init(cfg, &pool, NULL, NULL);
+	feed_pool_init(&pool);
+	feed_pipeline_init(cfg, &pool, NULL, NULL);
 	memset(&src, 0, sizeof(src));
 	started = false;
 }
@@ -205,7 +205,7 @@ static void teardown(void)
 {
 	if (started)
 		source_stop(&src);
-	pipeline_fini();
+	feed_pipeline_fini();
 	config_free(cfg);
 	event_base_free(base);
 }
@@ -244,7 +244,7 @@ START_TEST(test_found_and_forgotten)
 	started = false;
 	ck_assert_int_eq(drv.stops, 1);
 	ck_assert_int_eq(drv.forgets, 2);
-	ck_assert_int_eq(pipeline_count(), 0);
+	ck_assert_int_eq(feed_pipeline_count(), 0);
 	/* Stopping twice is harmless. */
 	source_stop(&src);
 	ck_assert_int_eq(drv.stops, 1);
@@ -272,7 +272,7 @@ START_TEST(test_policy_gate)
 
 	config_free(cfg);
 	cfg = next;
-	pipeline_reconfigure(cfg);
+	feed_pipeline_reconfigure(cfg);
 	drv.names[0] = "a";
 	drv.names[1] = "b";
 	start();
@@ -304,7 +304,7 @@ START_TEST(test_backoff)
 	si = find("a");
 	ck_assert_int_eq(si->status, SRC_RETRY);
 	ck_assert_uint_eq(si->retry_s, 1);
-	now = mono_ns();
+	now = util_mono_ns();
 	ck_assert(si->retry_at > now && si->retry_at <= now + NS_PER_SEC);
 	ck_assert_uint_eq(source_next_retry_s(si), 2);
 	source_open(si);

@@ -44,7 +44,7 @@ static bool attached(const char *name)
 {
 	struct inst_info in;
 
-	for (size_t i = 0; pipeline_info(i, &in); i++)
+	for (size_t i = 0; feed_pipeline_info(i, &in); i++)
 		if (in.cls == CLASS_INPUT && strcmp(in.name, name) == 0)
 			return true;
 	return false;
@@ -85,7 +85,7 @@ static void add_override(struct config *c, enum src_class cls, const char *glob,
 static char *start_logged(int *rc)
 {
 	tu_capture_begin();
-	*rc = sources_start(srcs, base, cfg);
+	*rc = source_table_start(srcs, base, cfg);
 	started = true;
 	return tu_capture_end();
 }
@@ -96,8 +96,8 @@ static void reload(struct config *next)
 	struct config *old = cfg;
 
 	cfg = next;
-	pipeline_reconfigure(next);
-	sources_reload(srcs, next);
+	feed_pipeline_reconfigure(next);
+	source_table_reload(srcs, next);
 	config_free(old);
 }
 
@@ -123,8 +123,8 @@ static void setup(void)
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
 	cfg = new_config();
-	pool_init(&pool);
-	pipeline_init(cfg, &pool, NULL, NULL);
+	feed_pool_init(&pool);
+	feed_pipeline_init(cfg, &pool, NULL, NULL);
 	memset(srcs, 0, sizeof(srcs));
 	started = false;
 	fds_at_setup = tu_count_fds();
@@ -133,8 +133,8 @@ static void setup(void)
 static void teardown(void)
 {
 	if (started)
-		sources_stop(srcs);
-	pipeline_fini();
+		source_table_stop(srcs);
+	feed_pipeline_fini();
 	config_free(cfg);
 	event_base_free(base);
 	tu_rm_tree(tmpdir);
@@ -144,11 +144,11 @@ static void teardown(void)
 
 START_TEST(test_driver_table)
 {
-	const struct source_ops *in = source_driver(CLASS_INPUT);
-	const struct source_ops *blk = source_driver(CLASS_BLOCK);
-	const struct source_ops *net = source_driver(CLASS_NETWORK);
+	const struct source_ops *in = source_table_driver(CLASS_INPUT);
+	const struct source_ops *blk = source_table_driver(CLASS_BLOCK);
+	const struct source_ops *net = source_table_driver(CLASS_NETWORK);
 
-	ck_assert_ptr_eq(in, &source_evdev_ops);
+	ck_assert_ptr_eq(in, &input_source_ops);
 	ck_assert_str_eq(in->name, "input");
 	ck_assert_int_eq(in->cls, CLASS_INPUT);
 	ck_assert_ptr_nonnull(in->start);
@@ -171,11 +171,11 @@ START_TEST(test_driver_table)
 	ck_assert_ptr_nonnull(net->reload);
 	ck_assert_ptr_nonnull(net->stop);
 
-	/* Every entry is the driver of its own class, named as class_name() names it. */
+	/* Every entry is the driver of its own class, named as source_class_name() names it. */
 	for (int c = 0; c < CLASS_COUNT; c++) {
-		ck_assert_int_eq(source_driver((enum src_class)c)->cls, c);
-		ck_assert_str_eq(source_driver((enum src_class)c)->name,
-				 class_name((enum src_class)c));
+		ck_assert_int_eq(source_table_driver((enum src_class)c)->cls, c);
+		ck_assert_str_eq(source_table_driver((enum src_class)c)->name,
+				 source_class_name((enum src_class)c));
 	}
 }
 END_TEST
@@ -193,7 +193,7 @@ START_TEST(test_start_input)
 
 	ck_assert(srcs[CLASS_INPUT].running);
 	ck_assert_ptr_nonnull(srcs[CLASS_INPUT].priv);
-	ck_assert_ptr_eq(srcs[CLASS_INPUT].ops, &source_evdev_ops);
+	ck_assert_ptr_eq(srcs[CLASS_INPUT].ops, &input_source_ops);
 	ck_assert_ptr_eq(srcs[CLASS_INPUT].base, base);
 	ck_assert_ptr_eq(srcs[CLASS_INPUT].cfg, cfg);
 	ck_assert(attached("event0"));
@@ -215,13 +215,13 @@ START_TEST(test_class_disabled_not_started)
 	/* Overrides that do not enable anything: another field, or disabled again. */
 	add_override(cfg, CLASS_INPUT, "event*", RULE_SET_CAP_EVENT, MODE_TRUSTED);
 	add_override(cfg, CLASS_INPUT, "event0", RULE_SET_MODE, MODE_DISABLED);
-	pipeline_reconfigure(cfg);
+	feed_pipeline_reconfigure(cfg);
 	out = start_logged(&rc);
 	ck_assert_int_eq(rc, 0);
 
 	ck_assert(!srcs[CLASS_INPUT].running);
 	ck_assert_ptr_null(srcs[CLASS_INPUT].priv);
-	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
 	ck_assert_int_eq(tu_count_fds(), fds_at_setup);
 	ck_assert(!srcs[CLASS_BLOCK].running);
 	ck_assert(!srcs[CLASS_NETWORK].running); /* disabled in new_config() */
@@ -238,7 +238,7 @@ START_TEST(test_class_disabled_override_enables)
 	make_fifo("event1");
 	cfg->policy[CLASS_INPUT].rule.mode = MODE_DISABLED;
 	add_override(cfg, CLASS_INPUT, "event1", RULE_SET_MODE, MODE_MIX_ONLY);
-	pipeline_reconfigure(cfg);
+	feed_pipeline_reconfigure(cfg);
 	out = start_logged(&rc);
 	free(out);
 	ck_assert_int_eq(rc, 0);
@@ -248,7 +248,7 @@ START_TEST(test_class_disabled_override_enables)
 	ck_assert_ptr_nonnull(srcs[CLASS_INPUT].priv);
 	ck_assert(attached("event1"));
 	ck_assert(!attached("event0"));
-	ck_assert_uint_eq(pipeline_count(), 1);
+	ck_assert_uint_eq(feed_pipeline_count(), 1);
 	ck_assert_int_eq(tu_count_fds(), fds_at_setup + 2);
 }
 END_TEST
@@ -274,7 +274,7 @@ START_TEST(test_reload_disables_input)
 	ck_assert(!srcs[CLASS_INPUT].running);
 	ck_assert_ptr_null(srcs[CLASS_INPUT].priv);
 	ck_assert_ptr_eq(srcs[CLASS_INPUT].cfg, next);
-	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
 	ck_assert_int_eq(tu_count_fds(), fds_at_setup);
 
 	/* And back: a reload that enables the class starts it again. */
@@ -293,7 +293,7 @@ static long long events_of(const char *name)
 {
 	struct inst_info in;
 
-	for (size_t i = 0; pipeline_info(i, &in); i++)
+	for (size_t i = 0; feed_pipeline_info(i, &in); i++)
 		if (in.cls == CLASS_INPUT && strcmp(in.name, name) == 0)
 			return (long long)in.c.events;
 	return -1;
@@ -340,7 +340,7 @@ START_TEST(test_reload_keeps_running_instance)
 	out = start_logged(&rc);
 	free(out);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_uint_eq(pipeline_count(), 2);
+	ck_assert_uint_eq(feed_pipeline_count(), 2);
 	feed_reports("event0", 10);
 
 	/* Still wanted: the class keeps running and the driver's own reload applies the new
@@ -354,9 +354,9 @@ START_TEST(test_reload_keeps_running_instance)
 	next->input.exclude.n = 1;
 	reload(next);
 	ck_assert(srcs[CLASS_INPUT].running);
-	ck_assert_uint_eq(pipeline_count(), 1);
+	ck_assert_uint_eq(feed_pipeline_count(), 1);
 	ck_assert(!attached("event1"));
-	ck_assert(pipeline_info(0, &in));
+	ck_assert(feed_pipeline_info(0, &in));
 	ck_assert_str_eq(in.name, "event0");
 	ck_assert_int_eq(in.rule.mode, MODE_REDUCED);
 	ck_assert_int_eq(events_of("event0"), 10);
@@ -376,21 +376,21 @@ START_TEST(test_stop_closes_everything)
 	out = start_logged(&rc);
 	free(out);
 	ck_assert_int_eq(rc, 0);
-	ck_assert_uint_eq(pipeline_count(), 3);
+	ck_assert_uint_eq(feed_pipeline_count(), 3);
 	ck_assert_int_eq(tu_count_fds(), fds_at_setup + 4);
 
-	sources_stop(srcs);
+	source_table_stop(srcs);
 	for (int c = 0; c < CLASS_COUNT; c++) {
-		ck_assert_msg(!srcs[c].running, "%s still running", class_name((enum src_class)c));
+		ck_assert_msg(!srcs[c].running, "%s still running", source_class_name((enum src_class)c));
 		ck_assert_ptr_null(srcs[c].priv);
 	}
-	ck_assert_uint_eq(pipeline_count(), 0);
+	ck_assert_uint_eq(feed_pipeline_count(), 0);
 	ck_assert_int_eq(tu_count_fds(), fds_at_setup);
 	/* Nothing is left registered on the loop. */
 	ck_assert_int_eq(event_base_get_num_events(base, EVENT_BASE_COUNT_ADDED), 0);
 
 	/* Stopping twice is harmless. */
-	sources_stop(srcs);
+	source_table_stop(srcs);
 	ck_assert_int_eq(tu_count_fds(), fds_at_setup);
 }
 END_TEST

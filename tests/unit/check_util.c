@@ -1,5 +1,5 @@
 /* check_util: unit tests for util.c — allocation wrappers, xasprintf, strlcopy, printable, wipe,
- * mono_ns. */
+ * util_mono_ns. */
 #include "autoconf.h"
 
 #include <check.h>
@@ -39,16 +39,16 @@ START_TEST(test_siphash24_vectors)
 	for (size_t i = 0; i < sizeof(msg); i++)
 		msg[i] = (uint8_t)i;
 	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
-		ck_assert_msg(siphash24(key, msg, v[i].len) == v[i].want,
+		ck_assert_msg(util_siphash24(key, msg, v[i].len) == v[i].want,
 			      "length %zu: %016llx, want %016llx", v[i].len,
-			      (unsigned long long)siphash24(key, msg, v[i].len),
+			      (unsigned long long)util_siphash24(key, msg, v[i].len),
 			      (unsigned long long)v[i].want);
 	key[0] ^= 1; /* the key counts */
-	ck_assert(siphash24(key, msg, 15) != 0xa129ca6149be45e5ULL);
+	ck_assert(util_siphash24(key, msg, 15) != 0xa129ca6149be45e5ULL);
 }
 END_TEST
 
-/* errno_name() is ours (musl has no strerrorname_np()); where glibc has one, each name we
+/* util_errno_name() is ours (musl has no strerrorname_np()); where glibc has one, each name we
  * give is glibc's, and the errors our messages name are all known. */
 START_TEST(test_errno_name)
 {
@@ -56,17 +56,17 @@ START_TEST(test_errno_name)
 				    EINVAL, ENOMEM, ENOTTY, EAGAIN, EADDRINUSE, ETIMEDOUT};
 	int e;
 
-	ck_assert_str_eq(errno_name(EPERM), "EPERM");
-	ck_assert_str_eq(errno_name(EOVERFLOW), "EOVERFLOW");
-	ck_assert_ptr_null(errno_name(0));
-	ck_assert_ptr_null(errno_name(-1));
-	ck_assert_ptr_null(errno_name(100000));
+	ck_assert_str_eq(util_errno_name(EPERM), "EPERM");
+	ck_assert_str_eq(util_errno_name(EOVERFLOW), "EOVERFLOW");
+	ck_assert_ptr_null(util_errno_name(0));
+	ck_assert_ptr_null(util_errno_name(-1));
+	ck_assert_ptr_null(util_errno_name(100000));
 	for (e = 0; e < (int)(sizeof(named) / sizeof(named[0])); e++)
-		ck_assert_msg(errno_name(named[e]) != NULL, "errno %d has no name", named[e]);
+		ck_assert_msg(util_errno_name(named[e]) != NULL, "errno %d has no name", named[e]);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
 	for (e = 1; e < 4096; e++)
-		if (errno_name(e))
-			ck_assert_str_eq(errno_name(e), strerrorname_np(e));
+		if (util_errno_name(e))
+			ck_assert_str_eq(util_errno_name(e), strerrorname_np(e));
 #endif
 }
 END_TEST
@@ -110,17 +110,17 @@ START_TEST(test_printable)
 {
 	char dst[32], *dup;
 
-	ck_assert(printable(dst, sizeof(dst), "x\x1b[7m\x07"));
+	ck_assert(util_printable(dst, sizeof(dst), "x\x1b[7m\x07"));
 	ck_assert_str_eq(dst, "x\\x1b[7m\\x07");
-	ck_assert(printable(dst, sizeof(dst), "eth0 AT kbd~"));
+	ck_assert(util_printable(dst, sizeof(dst), "eth0 AT kbd~"));
 	ck_assert_str_eq(dst, "eth0 AT kbd~");
-	ck_assert(printable(dst, sizeof(dst), "\x7f\xc2\x9b\n"));
+	ck_assert(util_printable(dst, sizeof(dst), "\x7f\xc2\x9b\n"));
 	ck_assert_str_eq(dst, "\\x7f\\xc2\\x9b\\x0a");
-	ck_assert(!printable(dst, 6, "ab\x1b"));
+	ck_assert(!util_printable(dst, 6, "ab\x1b"));
 	ck_assert_str_eq(dst, "ab");
-	ck_assert(printable(dst, 7, "ab\x1b"));
+	ck_assert(util_printable(dst, 7, "ab\x1b"));
 	ck_assert_str_eq(dst, "ab\\x1b");
-	dup = printable_dup("\x01\x02\x03");
+	dup = util_printable_dup("\x01\x02\x03");
 	ck_assert_str_eq(dup, "\\x01\\x02\\x03");
 	free(dup);
 }
@@ -128,11 +128,11 @@ END_TEST
 
 START_TEST(test_plural)
 {
-	char *s = xasprintf("%d %s, %d %s, %d %s", 0, plural(0, "batch", "batches"), 1,
-			    plural(1, "batch", "batches"), 2, plural(2, "bit", "bits"));
+	char *s = xasprintf("%d %s, %d %s, %d %s", 0, util_plural(0, "batch", "batches"), 1,
+			    util_plural(1, "batch", "batches"), 2, util_plural(2, "bit", "bits"));
 
 	ck_assert_str_eq(s, "0 batches, 1 batch, 2 bits");
-	ck_assert_str_eq(plural(1ULL << 32 | 1, "event", "events"), "events");
+	ck_assert_str_eq(util_plural(1ULL << 32 | 1, "event", "events"), "events");
 	free(s);
 }
 END_TEST
@@ -199,13 +199,13 @@ START_TEST(test_wipe_clears_exactly_the_range)
 	unsigned char buf[64];
 
 	memset(buf, 0xa5, sizeof(buf));
-	wipe(buf + 8, 40);
+	util_wipe(buf + 8, 40);
 	for (size_t i = 0; i < sizeof(buf); i++) {
 		unsigned char want = (i >= 8 && i < 48) ? 0 : 0xa5;
 
 		ck_assert_msg(buf[i] == want, "byte %zu is %#x, want %#x", i, buf[i], want);
 	}
-	wipe(buf, 0);
+	util_wipe(buf, 0);
 	ck_assert_uint_eq(buf[0], 0xa5);
 }
 END_TEST
@@ -216,7 +216,7 @@ START_TEST(test_wipe_heap)
 	unsigned char *p = xmalloc(n);
 
 	memset(p, 0xff, n);
-	wipe(p, n);
+	util_wipe(p, n);
 	for (size_t i = 0; i < n; i++)
 		ck_assert_msg(p[i] == 0, "byte %zu not wiped", i);
 	free(p);
@@ -244,7 +244,7 @@ START_TEST(test_send_with_fd)
 	int sv[2], fd;
 
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv), 0);
-	ck_assert_int_eq(send_with_fd(sv[0], buf, sizeof(buf), STDERR_FILENO), sizeof(buf));
+	ck_assert_int_eq(util_send_with_fd(sv[0], buf, sizeof(buf), STDERR_FILENO), sizeof(buf));
 	ck_assert_int_eq(recvmsg(sv[1], &mh, 0), sizeof(buf));
 	ck_assert_str_eq(got, "message");
 	cm = CMSG_FIRSTHDR(&mh);
@@ -259,7 +259,7 @@ START_TEST(test_send_with_fd)
 	close(fd);
 	/* Without one, no ancillary data at all. */
 	mh.msg_controllen = sizeof(cbuf);
-	ck_assert_int_eq(send_with_fd(sv[0], buf, 3, -1), 3);
+	ck_assert_int_eq(util_send_with_fd(sv[0], buf, 3, -1), 3);
 	ck_assert_int_eq(recvmsg(sv[1], &mh, 0), 3);
 	ck_assert_uint_eq(mh.msg_controllen, 0);
 	close(sv[0]);
@@ -271,7 +271,7 @@ START_TEST(test_mono_ns_is_monotonic_clock)
 {
 	/* Bracketed by CLOCK_MONOTONIC read directly: same clock, same unit (ns). */
 	uint64_t before = clock_mono();
-	uint64_t t = mono_ns();
+	uint64_t t = util_mono_ns();
 	uint64_t after = clock_mono();
 
 	ck_assert_uint_le(before, t);
@@ -281,12 +281,12 @@ END_TEST
 
 START_TEST(test_mono_ns_never_goes_back)
 {
-	uint64_t prev = mono_ns();
+	uint64_t prev = util_mono_ns();
 
 	for (int i = 0; i < 100000; i++) {
-		uint64_t now = mono_ns();
+		uint64_t now = util_mono_ns();
 
-		ck_assert_msg(now >= prev, "mono_ns went back at call %d", i);
+		ck_assert_msg(now >= prev, "util_mono_ns went back at call %d", i);
 		prev = now;
 	}
 }
@@ -295,11 +295,11 @@ END_TEST
 START_TEST(test_mono_ns_advances)
 {
 	struct timespec d = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
-	uint64_t a = mono_ns(), b;
+	uint64_t a = util_mono_ns(), b;
 
 	while (nanosleep(&d, &d) != 0)
 		;
-	b = mono_ns();
+	b = util_mono_ns();
 	/* A sleep of 20 ms cannot take less; an upper bound would be a timed test. */
 	ck_assert_uint_ge(b - a, 20ULL * 1000 * 1000);
 }
