@@ -28,6 +28,7 @@
 #include "priv_drop.h"
 #include "priv_notify.h"
 #include "priv_ops.h"
+#include "priv_start.h"
 #include "priv_trust.h"
 #include "source_class.h"
 #include "source_table.h"
@@ -549,7 +550,7 @@ int daemon_run(const struct daemon_opts *opts, struct config *cfg)
 	/* The control socket gets its group while the collector may still change it. */
 	d->ctl = ctl_start(d->base, cfg, &ctl_ops, d);
 	if (!d->ctl || record_dir_for_collector(cfg) < 0 ||
-	    priv_collector_lockdown(cfg, d->opts->config_path) < 0) {
+	    priv_start_lockdown(cfg, d->opts->config_path) < 0) {
 		status = EXIT_STARTUP;
 		goto out;
 	}

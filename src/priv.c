@@ -1,57 +1,28 @@
-/* priv: the privileged process and the collector's side of its protocol.
- *
- * After start-up entropyd is two processes. The parent, the service's main process, stays
- * root with CAP_SYS_ADMIN, CAP_NET_RAW and CAP_KILL and does nothing but answer the messages
- * below and pass signals on; the child, the collector, runs as the system user of
- * collector.user with no capability and does everything else: it reads events, estimates, tests, applies the policy, batches, serves the control socket.
- * It is never uid 0: without its user (collector.user) entropyd does not start.
- * Everything the outside controls (packets, trace records, input frames, control requests)
- * is parsed in the collector; the privileged process reads only fixed-size, versioned
- * messages of a few types (priv.h), each checked field by field (priv_serve.c); it
- * refuses (EACCES) what its configuration does not allow, and closes the connection (then
- * tears down what it set up and exits) on anything malformed. This
- * file is the collector's side, the privileged steps both sides share, and the fork. The
- * models are OpenBSD ntpd's parent/engine split and chrony's privops.c: the call sites are
- * the same whether or not the privileged process exists.
- *
- * What a collector that lies can get from it: RNDADDENTROPY credit up to a ceiling the
- * privileged process derives from the configuration it reads itself and from what it can
- * vouch for (ceiling_rate in priv_serve.c); perf events of the block tracepoint on CPUs
- * that exist; blktrace on whole disks of /sys/block that the configuration selects and the
- * relay files of those traces; packet sockets bound to interfaces the configuration
- * selects, one that hears per interface, and only what its filter keeps (priv_filter.c); input nodes of the watched directory (input
- * character devices, FIFOs and files root owns); sd_notify messages from a fixed set
- * (STATUS with printable text only). */
+/* priv: the collector's side of the privileged process's protocol (priv_wire.h): each call
+ * sends one fixed-size request and waits for its reply, and a descriptor where one was asked
+ * for. The call sites are the same whether or not the privileged process exists: without one
+ * (unit tests, the steps before the fork) each call makes the privileged step itself
+ * (priv_ops.c). A privileged process that goes or breaks the protocol ends the collector.
+ * The two processes, and what each may do, are described in priv_start.c. */
 #include "autoconf.h"
 
 #include "priv.h"
+#include "priv_dispatch.h"
 #include "priv_ops.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/random.h>
 #include <net/if.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "log.h"
-#include "priv_drop.h"
 #include "priv_filter.h"
-#include "priv_sandbox.h"
 #include "util.h"
-
-/* ---- the collector's side ---- */
 
 static int priv_fd = -1; /* the collector's end; -1: no privileged process */
 static pid_t priv_pid;
@@ -81,6 +52,22 @@ static _Noreturn void lost(const char *why)
 	exit(EXIT_LOST);
 }
 
+void priv_connect(int fd, pid_t pid)
+{
+	priv_fd = fd;
+	priv_pid = pid;
+}
+
+void priv_check_peer(void)
+{
+	char c;
+
+	/* In its own PID namespace the parent is process 0: the socketpair says. */
+	if (priv_active() && ((getppid() != priv_pid && getppid() != 0) ||
+			      recv(priv_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0))
+		lost("is gone");
+}
+
 /* Send a request, wait for its reply (and the descriptor, where fd is not NULL). The
  * reply's errno. */
 static int call(union priv_req *req, enum priv_type type, struct priv_reply *rep, int *fd)
@@ -94,11 +81,11 @@ static int call(union priv_req *req, enum priv_type type, struct priv_reply *rep
 
 	req->h.version = PRIV_VERSION;
 	req->h.type = (uint16_t)type;
-	req->h.size = (uint32_t)priv_ops_req_size[type];
+	req->h.size = (uint32_t)priv_dispatch_size(type);
 	do
-		n = send(priv_fd, req, priv_ops_req_size[type], MSG_NOSIGNAL);
+		n = send(priv_fd, req, req->h.size, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
-	if (n != (ssize_t)priv_ops_req_size[type])
+	if (n != (ssize_t)req->h.size)
 		lost("is gone");
 	do
 		n = recvmsg(priv_fd, &mh, MSG_CMSG_CLOEXEC);
@@ -167,7 +154,7 @@ int priv_reseed(int fd)
 	int e;
 
 	if (!priv_active())
-		return ioctl(fd, RNDRESEEDCRNG);
+		return priv_ops_reseed(fd);
 	memset(&req, 0, sizeof(req));
 	e = call(&req, PRIV_RESEED, &rep, NULL);
 	errno = e;
@@ -267,12 +254,8 @@ int priv_relay_open(const char *debugfs, const char *trace, unsigned cpu)
 {
 	union priv_req req;
 
-	if (!priv_active()) {
-		char path[256];
-
-		snprintf(path, sizeof(path), "%s/block/%s/trace%u", debugfs, trace, cpu);
-		return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	}
+	if (!priv_active())
+		return priv_ops_relay_open(debugfs, trace, cpu);
 	if (strlen(trace) >= PRIV_DISK_NAME) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -405,132 +388,4 @@ void priv_close(void)
 	if (priv_fd >= 0)
 		close(priv_fd);
 	priv_fd = -1;
-}
-
-/* Add path (a copy in buf), or its directory (file: true), to v. */
-static void view_add(struct sandbox_view *v, char *buf, size_t size, const char *path,
-		     bool file, bool writable)
-{
-	char *slash;
-
-	if (!path || path[0] != '/' || v->n >= SANDBOX_MAX_PATHS)
-		return;
-	snprintf(buf, size, "%s", path);
-	if (file && (slash = strrchr(buf, '/')) != NULL)
-		*(slash == buf ? slash + 1 : slash) = '\0';
-	v->paths[v->n].path = buf;
-	v->paths[v->n].writable = writable;
-	v->paths[v->n].flags = MS_NOSUID | MS_NODEV | MS_NOEXEC;
-	v->n++;
-}
-
-int priv_collector_lockdown(const struct config *cfg, const char *config_path)
-{
-	const char *record_dir = cfg->record.dir;
-	bool bounding;
-	/* What the collector still reads after its start: the configuration (reloads, the
-	 * time zone), sysfs (disks, interfaces, input devices), /dev (input hotplug,
-	 * /dev/log, /dev/null), /run (the journal's and the service manager's sockets); the
-	 * directories of the control socket, the configuration, input.watch (and its parent,
-	 * watched for it to appear) and network.file; it writes only beneath record.dir
-	 * (Landlock says the same). */
-	struct sandbox_view view = {
-		.paths = {{"/etc", false, MS_NOSUID | MS_NODEV | MS_NOEXEC},
-			  {"/sys", false, MS_NOSUID | MS_NODEV | MS_NOEXEC},
-			  {"/dev", false, MS_NOSUID | MS_NOEXEC},
-			  {"/run", false, MS_NOSUID | MS_NODEV | MS_NOEXEC}},
-		.n = 4,
-	};
-	char conf_dir[PATH_MAX], ctl_dir[PATH_MAX], rec_dir[PATH_MAX], watch_dir[PATH_MAX];
-	char net_dir[PATH_MAX];
-
-	if (priv_active()) {
-		view_add(&view, conf_dir, sizeof(conf_dir), config_path, true, false);
-		view_add(&view, ctl_dir, sizeof(ctl_dir), cfg->control.socket, true, false);
-		view_add(&view, watch_dir, sizeof(watch_dir), cfg->input.watch, true, false);
-		view_add(&view, net_dir, sizeof(net_dir), cfg->network.file, true, false);
-		view_add(&view, rec_dir, sizeof(rec_dir), record_dir, false, true);
-		if (priv_sandbox_namespaces(&view) < 0)
-			return -1;
-	}
-
-	/* Everything that needs root is open by now: the control socket, the configuration's
-	 * files, the privileged process's socketpair. */
-	if (priv_drop_collector(cfg->collector.user, &bounding) < 0)
-		return -1;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		log_errno(LOG_ERR, "cannot set no_new_privs on the collector");
-		return -1;
-	}
-	if (priv_active()) {
-		/* After the change of uid, which clears the parent-death signal; and the parent
-		 * may have gone before it was set. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) {
-			log_errno(LOG_ERR, "cannot tie the collector to the privileged process");
-			return -1;
-		}
-		/* In its own PID namespace the parent is process 0: the socketpair says. */
-		if ((getppid() != priv_pid && getppid() != 0) ||
-		    recv(priv_fd, conf_dir, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
-			lost("is gone");
-	}
-	priv_sandbox_walls_user(cfg->collector.user, (unsigned)getuid(), (unsigned)getgid(), bounding,
-			   true);
-	if (priv_sandbox_landlock(record_dir) < 0 || priv_sandbox_collector() < 0)
-		return -1;
-	log_info("collector: user %s, no supplementary groups, every capability dropped%s, no "
-		 "new privileges, system call filter",
-		 cfg->collector.user,
-		 bounding ? " (bounding set included)"
-			  : " (the bounding set stays as given: shrinking it needs CAP_SETPCAP)");
-	priv_sandbox_walls_log();
-	return 0;
-}
-
-int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int ready_fd,
-	       int *status)
-{
-	int sv[2];
-	sigset_t set, old;
-	pid_t pid, parent;
-	int pidns;
-
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		log_errno(LOG_ERR, "cannot make the privileged process's socket");
-		return -1;
-	}
-	/* The signals the privileged process passes on wait until it is ready for them. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGUSR1);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	parent = getpid();
-	pidns = priv_sandbox_pidns_begin();
-	pid = fork();
-	priv_sandbox_pidns_end(pidns, pid == 0);
-	if (pid < 0) {
-		log_errno(LOG_ERR, "cannot start the collector");
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		close(sv[0]);
-		close(sv[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		close(sv[0]);
-		if (rnd_fd >= 0)
-			close(rnd_fd);
-		priv_fd = sv[1];
-		priv_pid = parent;
-		return 0;
-	}
-	close(sv[1]);
-	if (ready_fd >= 0)
-		close(ready_fd);
-	priv_drop();
-	log_info("privileged process %d: the collector is process %d", (int)getpid(), (int)pid);
-	*status = priv_serve(sv[0], cfg, config_path, rnd_fd, pid);
-	return 1;
 }

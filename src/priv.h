@@ -1,9 +1,9 @@
-/* priv: the privileged process and the collector's side of its protocol.
+/* priv: the collector's side of the privileged process's protocol (see priv.c).
  *
- * The call sites are the same whether or not a privileged process exists: without one
- * (unit tests, a process that never called priv_start) each priv_ call does the privileged
- * step itself; after priv_start, in the collector, it asks the privileged process over a
- * socketpair and gets back an errno and, where one was asked for, a descriptor. */
+ * The call sites are the same whether or not a privileged process exists: without one (unit
+ * tests, a process that never called priv_start, priv_start.h) each priv_ call does the
+ * privileged step itself; after priv_start, in the collector, it asks the privileged process
+ * over a socketpair and gets back an errno and, where one was asked for, a descriptor. */
 #ifndef ENTROPYD_PRIV_H
 #define ENTROPYD_PRIV_H
 
@@ -16,24 +16,6 @@
 #include "config.h"
 
 #include "priv_wire.h"
-
-/* The credit ceiling is a token bucket of bits: it refills at the ceiling's rate (see
- * ceiling_rate in priv.c) and holds at most max(PRIV_DEPTH_S seconds of it,
- * PRIV_DEPTH_MIN bits, the most one batch can carry); it starts with one second's worth, and
- * each rise of the rate (an instance newly counted) adds one second of the rise, as the
- * collector's per-instance caps start full. */
-#define PRIV_DEPTH_S 10
-#define PRIV_DEPTH_MIN 4096
-
-/* Packet sockets: one per selected interface and PRIV_PACKET_SPARE more at once, then one
- * per selected interface every PRIV_PACKET_EVERY_S seconds; past that, EAGAIN. */
-#define PRIV_PACKET_SPARE 2
-#define PRIV_PACKET_EVERY_S 10
-/* Perf events, per CPU and kind (enum priv_perf): as many as the kind needs on a CPU (one
- * owner, one waker, one disk event per disk the configuration selects) and PRIV_PERF_SPARE
- * more at once, then that many every PRIV_PERF_EVERY_S seconds; past that, EAGAIN. */
-#define PRIV_PERF_SPARE 2
-#define PRIV_PERF_EVERY_S 10
 
 /* Is a privileged process answering for this one (the collector after priv_start)? */
 bool priv_active(void);
@@ -48,30 +30,11 @@ bool priv_refused(void);
  * manager and signals know), else this one. */
 pid_t priv_main_pid(void);
 
-/* Fork. The parent becomes the privileged process: it keeps CAP_SYS_ADMIN and CAP_NET_RAW
- * only, answers the collector's messages and passes signals on to it, until the collector
- * goes; then it returns 1 with the exit status in *status (the collector's own, or
- * EXIT_LOST if it broke the protocol or was killed). The child, the collector, returns 0 with
- * priv_active() true. -1 (logged) if the fork failed. rnd_fd: /dev/random, opened and
- * probed (or -1 in a dry run); the collector does not keep it. cfg: the configuration the
- * privileged process starts from (its own copy after the fork, freed by it; it re-reads
- * config_path on RELOAD). ready_fd: the start-up status pipe (entropyd.c), which only the
- * collector keeps. */
-int priv_start(struct config *cfg, const char *config_path, int rnd_fd, int ready_fd,
-	       int *status);
-
-/* The collector, once everything that needs root's other powers is done: the bounding set
- * emptied (where CAP_SETPCAP allows), no supplementary groups, the uid and gid of the system
- * user cfg->collector.user (never uid 0: a user that is missing or root's is an error), no
- * capability in any other set, no new privileges, death with the privileged process (set
- * after the change of uid, which clears it); before all that, where it can, a mount
- * namespace whose root is empty and read-only but for the paths it still needs
- * (priv_sandbox_namespaces()), beside the PID namespace priv_start() gave it; Landlock where the
- * kernel has it (nothing written but beneath record_dir, NULL for nowhere; no signal outside
- * itself), then the system call filter. The walls up are logged (priv_sandbox_walls_log()). 0, or
- * -1 (logged). */
-int priv_collector_lockdown(const struct config *cfg, const char *config_path);
-
+/* In the collector, after the fork (priv_start.c): fd is its end of the socketpair, pid the
+ * privileged process. */
+void priv_connect(int fd, pid_t pid);
+/* Exit (status EXIT_LOST) if the privileged process is gone already. */
+void priv_check_peer(void);
 /* Exit (status EXIT_LOST) as soon as the privileged process goes. */
 void priv_watch(struct event_base *base);
 /* The collector is done with the privileged process: it sees the end and exits too. */
@@ -129,11 +92,5 @@ void priv_service_notify(enum priv_notify what, const char *text);
 
 /* Tell the privileged process to re-read the configuration. 0, or -1 with errno. */
 int priv_reload(void);
-
-/* The privileged process's loop on sock, for priv_start and for tests: answers until the
- * peer goes or breaks the protocol, then tears down what it set up. cfg is its own
- * (freed on reload); child, if > 0, is sent the signals and reaped. Returns the exit
- * status. */
-int priv_serve(int sock, struct config *cfg, const char *config_path, int rnd_fd, pid_t child);
 
 #endif

@@ -1,7 +1,7 @@
 /* priv_drop: once started, each process keeps only the capabilities it still needs.
  *
  * Started as root by hand, entropyd would otherwise keep every capability root has for as
- * long as it runs. The privileged process (priv.c) still needs three: CAP_SYS_ADMIN to
+ * long as it runs. The privileged process (priv_start.c) still needs three: CAP_SYS_ADMIN to
  * feed the kernel (RNDADDENTROPY) and to open the block tracepoint or blktrace for disks
  * and CPUs that appear; CAP_NET_RAW to make packet sockets for interfaces that come up;
  * CAP_KILL to pass signals on to the collector, which runs as another user (and to kill

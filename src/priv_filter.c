@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "priv_ops.h"
 #include "util.h"
 
 #define SLL_HDR_LEN 16 /* libpcap's cooked header (DLT_LINUX_SLL) */
@@ -296,7 +297,7 @@ int priv_filter_attach(int fd, unsigned ifindex, enum net_direction direction,
 	fp.filter = prog;
 	if (!fp.len)
 		return -1;
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp)) < 0) {
+	if (priv_ops_attach_filter(fd, &fp) < 0) {
 		snprintf(err, size, "the kernel refused the socket filter: %s", strerror(errno));
 		return -1;
 	}

@@ -1,16 +1,20 @@
 /* priv_ops: the privileged steps themselves, and nothing else: each a few system calls on
- * arguments already checked. The privileged process makes them for the collector
- * (priv_serve.c, after checking the message); a daemon without a privileged process (unit
- * tests, the steps before the fork) makes them itself through priv.c. This file, its
- * message loop (priv_serve.c), the wire format (priv_wire.h) and the leaf utilities are
- * the whole of what runs with privilege: it includes no driver and no part of the
- * collector.
+ * arguments already checked. Every system call that needs the privileged process's powers is
+ * here, and only here (make check-layers: only this file includes the privileged interfaces'
+ * headers, and names their requests). The privileged process makes them for the collector
+ * (priv_dispatch.c, after checking the message against priv_policy.c); a daemon without a
+ * privileged process (unit tests, the steps before the fork) makes them itself through
+ * priv.c. It includes no driver and no part of the collector.
  *
- *   RNDADDENTROPY                 priv_ops_add_entropy
+ *   RNDADDENTROPY, RNDRESEEDCRNG  priv_ops_add_entropy, priv_ops_reseed
  *   perf_event_open (tracepoint)  priv_ops_perf_open, with the id of priv_ops_tracepoint
  *   input nodes                   priv_ops_input_open (priv_ops_input_name_ok first)
  *   BLKTRACESETUP/START/STOP/     priv_ops_blktrace_start, _stop, and the state file that
  *     TEARDOWN                    lists the traces set up (_take, _release, _cleanup)
+ *   relay files (debugfs)         priv_ops_relay_open
+ *   packet sockets                priv_ops_packet_socket, _bind, _deafen, and the filter's
+ *                                 attachment (priv_ops_attach_filter, for priv_filter.c)
+ *   the control socket, at exit   priv_ops_remove_socket
  *   sd_notify                     priv_ops_notify
  */
 #include "autoconf.h"
@@ -20,17 +24,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/blktrace_api.h>
+#include <linux/filter.h>
 #include <linux/fs.h>
+#include <linux/if_packet.h>
 #include <linux/perf_event.h>
 #include <linux/random.h>
+#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,21 +50,6 @@
 #ifdef HAVE_LIBSYSTEMD
 #include <systemd/sd-daemon.h>
 #endif
-
-const size_t priv_ops_req_size[PRIV_TYPE_MAX + 1] = {
-	[PRIV_ADD_ENTROPY] = sizeof(struct req_entropy),
-	[PRIV_RESEED] = sizeof(struct priv_hdr),
-	[PRIV_PERF_OPEN] = sizeof(struct req_perf),
-	[PRIV_BLKTRACE_START] = sizeof(struct req_blkt),
-	[PRIV_BLKTRACE_STOP] = sizeof(struct req_blkt),
-	[PRIV_PACKET_SOCKET] = sizeof(struct req_packet),
-	[PRIV_NOTIFY] = sizeof(struct req_notify),
-	[PRIV_RELOAD] = sizeof(struct priv_hdr),
-	[PRIV_INPUT_OPEN] = sizeof(struct req_input),
-	[PRIV_RELAY_OPEN] = sizeof(struct req_relay),
-	[PRIV_PACKET_FILTER] = sizeof(struct req_packet_filter),
-};
-
 
 /* ---- /dev/random ---- */
 
@@ -77,6 +71,11 @@ int priv_ops_add_entropy(int fd, const uint8_t *data, size_t len, int bits)
 	rc = ioctl(fd, RNDADDENTROPY, &req);
 	util_wipe(&req, sizeof(req));
 	return rc;
+}
+
+int priv_ops_reseed(int fd)
+{
+	return ioctl(fd, RNDRESEEDCRNG);
 }
 
 /* ---- perf events of the block tracepoint ---- */
@@ -531,6 +530,96 @@ void priv_ops_blktrace_cleanup(const char *rundir)
 	if (fd >= 0)
 		close(fd);
 	free(path);
+}
+
+/* ---- blktrace's relay files ---- */
+
+/* The first debugfs mount point (a copy), or NULL. */
+static char *debugfs_dir(void)
+{
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	struct mntent *m;
+	char *dir = NULL;
+
+	while (f && (m = getmntent(f)))
+		if (strcmp(m->mnt_type, "debugfs") == 0) {
+			dir = xstrdup(m->mnt_dir);
+			break;
+		}
+	if (f)
+		endmntent(f);
+	return dir;
+}
+
+int priv_ops_relay_open(const char *debugfs, const char *trace, unsigned cpu)
+{
+	char *own = NULL, *path;
+	int fd, e;
+
+	if (!debugfs && !(debugfs = own = debugfs_dir())) {
+		errno = ENOENT;
+		return -1;
+	}
+	path = xasprintf("%s/block/%s/trace%u", debugfs, trace, cpu);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+	e = errno;
+	free(path);
+	free(own);
+	errno = e;
+	return fd;
+}
+
+/* ---- packet sockets ---- */
+
+int priv_ops_packet_socket(int type)
+{
+	/* Not socket(): in entropyd that is libpcap's, answered by priv_socket.c. */
+	return (int)syscall(SYS_socket, AF_PACKET, type | SOCK_CLOEXEC, 0);
+}
+
+int priv_ops_packet_bind(int fd, unsigned ifindex)
+{
+	/* Protocol 0: nothing arrives before libpcap binds it for its own protocol. */
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = 0,
+				  .sll_ifindex = (int)ifindex};
+
+	return bind(fd, (const struct sockaddr *)&sll, sizeof(sll));
+}
+
+int priv_ops_attach_filter(int fd, const struct sock_fprog *prog)
+{
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, prog, sizeof(*prog));
+}
+
+int priv_ops_packet_deafen(int fd)
+{
+	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = {.len = 1, .filter = &drop};
+	int one = 1;
+
+	if (priv_ops_attach_filter(fd, &prog) < 0)
+		return -1;
+	return setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one));
+}
+
+/* ---- the control socket ---- */
+
+void priv_ops_remove_socket(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	int fd, rc;
+
+	if (!path || !strlcopy(sa.sun_path, path, sizeof(sa.sun_path)) || lstat(path, &st) < 0 ||
+	    !S_ISSOCK(st.st_mode) || st.st_uid != 0)
+		return;
+	fd = (int)syscall(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	rc = connect(fd, (const struct sockaddr *)&sa, sizeof(sa));
+	if (rc < 0 && errno == ECONNREFUSED)
+		unlink(path);
+	close(fd);
 }
 
 /* ---- the service manager ---- */

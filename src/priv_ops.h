@@ -1,8 +1,10 @@
-/* priv_ops: the privileged steps themselves (see priv_ops.c): called by the privileged
- * process on a checked message, or through priv.c by a process that has none. */
+/* priv_ops: the privileged steps themselves, every system call that needs privilege (see
+ * priv_ops.c): made by the privileged process on a checked message, or through priv.c by a
+ * process that has none. */
 #ifndef ENTROPYD_PRIV_OPS_H
 #define ENTROPYD_PRIV_OPS_H
 
+#include <linux/filter.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +14,8 @@
 /* RNDADDENTROPY of len bytes (at most PRIV_ENTROPY_BYTES) crediting bits, on fd
  * (/dev/random). 0, or -1 with errno. */
 int priv_ops_add_entropy(int fd, const uint8_t *data, size_t len, int bits);
+/* RNDRESEEDCRNG on fd (/dev/random). 0, or -1 with errno. */
+int priv_ops_reseed(int fd);
 
 /* The block tracepoint's id, read by the block driver from tracefs, which is root's alone
  * (so before the fork): what PRIV_PERF_DISK and PRIV_PERF_WAKER events open. */
@@ -53,6 +57,28 @@ void priv_ops_blktrace_release(void);
 /* For a daemon that does not trace: tear down what a crashed instance left listed in
  * rundir's state file (unless a live instance holds it), and remove the file. */
 void priv_ops_blktrace_cleanup(const char *rundir);
+
+/* The relay file DEBUGFS/block/TRACE/traceCPU of a trace started above, read-only, not
+ * followed if a symlink; debugfs NULL: the first debugfs mounted (ENOENT if none). A
+ * descriptor, or -1 with errno. */
+int priv_ops_relay_open(const char *debugfs, const char *trace, unsigned cpu);
+
+/* socket(AF_PACKET, type | SOCK_CLOEXEC, 0): protocol 0, so nothing arrives yet. */
+int priv_ops_packet_socket(int type);
+/* Bind packet socket fd to interface ifindex, protocol 0. 0, or -1 with errno. */
+int priv_ops_packet_bind(int fd, unsigned ifindex);
+/* Attach socket filter prog to fd (SO_ATTACH_FILTER). 0, or -1 with errno. */
+int priv_ops_attach_filter(int fd, const struct sock_fprog *prog);
+/* Make packet socket fd deaf for good, whoever else holds it: a filter that drops every
+ * frame, locked (SO_LOCK_FILTER: no one can remove or replace it, a bind does not either).
+ * 0, or -1 with errno. */
+int priv_ops_packet_deafen(int fd);
+
+/* Remove the control socket at path once the collector is gone: the collector, no longer
+ * uid 0, cannot remove it from a directory root owns. Only a socket root owns (the collector
+ * made it before it left uid 0; as its own user it could make none that root owns) that no
+ * one answers on any more, as ctl.c's start removes a stale one. */
+void priv_ops_remove_socket(const char *path);
 
 /* sd_notify: text is STATUS's, or NULL. */
 void priv_ops_notify(enum priv_notify what, const char *text);

@@ -1,6 +1,7 @@
 /* priv_wire: the messages between the collector and the privileged process, and nothing
  * else: fixed-size, versioned, one struct per type. The collector writes them (priv.c);
- * the privileged process checks every field before it acts (priv_serve.c). */
+ * the privileged process checks every field before it acts (priv_dispatch.c, whose table
+ * gives each type's size). */
 #ifndef ENTROPYD_PRIV_WIRE_H
 #define ENTROPYD_PRIV_WIRE_H
 
@@ -134,7 +135,5 @@ struct priv_reply {
 /* What PRIV_PERF_OPEN opens on a CPU (see block_tp.c). */
 enum priv_perf { PRIV_PERF_OWNER, PRIV_PERF_DISK, PRIV_PERF_WAKER };
 #define PRIV_PERF_LOST 1u /* flag: PERF_FORMAT_LOST (Linux >= 6.0) */
-/* The size of each request type (0: no such type). */
-extern const size_t priv_ops_req_size[PRIV_TYPE_MAX + 1];
 
 #endif

@@ -1,5 +1,5 @@
-/* fuzz_priv: the privileged process's reading of the collector's messages (priv.c), as a
- * compromised collector could send them. The input is cut into messages (a length byte and
+/* fuzz_priv: the privileged process's reading of the collector's messages (priv_dispatch.c),
+ * as a compromised collector could send them. The input is cut into messages (a length byte and
  * that many bytes after it, scaled to reach past the largest request), sent over a
  * SOCK_SEQPACKET pair, and the real loop (priv_serve) answers them until the end or a
  * message that breaks the protocol. The configuration disables every class, so nothing
@@ -15,7 +15,8 @@
 #include "config.h"
 #include "fuzz.h"
 #include "log.h"
-#include "priv.h"
+#include "priv_serve.h"
+#include "priv_wire.h"
 
 #define MAX_MESSAGES 16
 

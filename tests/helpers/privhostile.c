@@ -49,6 +49,8 @@
 #include "log.h"
 #include "priv.h"
 #include "priv_ops.h"
+#include "priv_policy.h"
+#include "priv_serve.h"
 #include "util.h"
 
 static int sock = -1;
