@@ -25,15 +25,17 @@
  *                                      one given enabled: the first refusal, and how many
  *                                      came before it
  *
- * The call is made by the process itself (ptrace: its registers set to the call, one step
- * over a syscall instruction of its own, its registers put back), so its user, namespaces,
- * root, capability sets, no_new_privs, seccomp filters and Landlock rules all apply, and
- * the process goes on as before. What the call opened is closed again in the process.
+ * The call is made by the process itself (ptrace: its registers set to the call at a system
+ * call instruction of its own, run from the call's entry to its exit with PTRACE_SYSCALL,
+ * its registers put back), so its user, namespaces, root, capability sets, no_new_privs,
+ * seccomp filters and Landlock rules all apply, and the process goes on as before. What
+ * the call opened is closed again in the process. The registers and the instruction of
+ * each architecture are in intrude_arch.h: x86-64, aarch64 and 32-bit arm (EABI).
  *
  * Prints the call's result: "0", a descriptor's number, or "-ERRNO NAME" (e.g. "-13
  * EACCES"); if the process died of the call, "killed by signal N (NAME)". Exits 0 when the
- * call was made, 1 when it could not be, 77 on an architecture it does not know (x86-64
- * only), 2 on a usage error. A test helper: statically linked, it runs where the tests'
+ * call was made, 1 when it could not be, 77 on an architecture it does not know (not in
+ * intrude_arch.h), 2 on a usage error. A test helper: statically linked, it runs where the tests'
  * shells do (the host, a container, an initramfs) with nothing beside it. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -55,17 +57,18 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../src/priv_wire.h" /* the messages, as the collector sends them */
+#include "intrude_arch.h"
 
-#if defined(__x86_64__)
+#ifdef INTRUDE_ARCH
 
 static pid_t target;
-static struct user_regs_struct saved;
+static arch_regs saved;
 static unsigned long syscall_insn; /* the address of a syscall instruction in the target */
+static const struct arch_insn *syscall_kind; /* and which encoding it is */
 
 static void die(const char *what)
 {
@@ -73,38 +76,56 @@ static void die(const char *what)
 	exit(1);
 }
 
-/* The target's own syscall instruction (0f 05): the one it is stopped after, when it was
- * stopped in a call (as a daemon in its event loop is), or else one in its vDSO. */
+/* Whether the target holds the instruction insn at addr. */
+static bool insn_at(unsigned long addr, const struct arch_insn *insn)
+{
+	unsigned char b[sizeof(long)];
+	long w;
+
+	if (addr % insn->len)
+		return false;
+	errno = 0;
+	w = ptrace(PTRACE_PEEKTEXT, target, (void *)addr, NULL);
+	if (errno)
+		return false;
+	memcpy(b, &w, sizeof(b));
+	return !memcmp(b, insn->bytes, insn->len);
+}
+
+/* A system call instruction of the target's own: the one it is stopped after, when the
+ * architecture's registers say it was stopped in a call (as a daemon in its event loop
+ * is), or else one in the pages the kernel maps into every process: the vDSO, and arm's
+ * page of signal return code (an arm64 kernel's 32-bit processes may have no vDSO). */
 static unsigned long find_syscall_insn(void)
 {
+	const size_t ninsns = sizeof(arch_insns) / sizeof(arch_insns[0]);
 	char path[64], line[256];
-	unsigned long lo, hi, a;
+	unsigned long lo, hi, a, pc = arch_pc(&saved);
 	FILE *maps;
 
-	errno = 0;
-	if ((long long)saved.orig_rax >= 0 && saved.rip >= 2) {
-		long w = ptrace(PTRACE_PEEKTEXT, target, (void *)(saved.rip - 2), NULL);
-		if (errno == 0 && (w & 0xffff) == 0x050f)
-			return saved.rip - 2;
-	}
+	for (size_t i = 0; i < ninsns && arch_after_call(&saved); i++)
+		if (pc >= arch_insns[i].len && insn_at(pc - arch_insns[i].len, &arch_insns[i])) {
+			syscall_kind = &arch_insns[i];
+			return pc - arch_insns[i].len;
+		}
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)target);
 	if (!(maps = fopen(path, "re")))
 		die(path);
 	while (fgets(line, sizeof(line), maps)) {
-		if (!strstr(line, "[vdso]") || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+		if ((!strstr(line, "[vdso]") && !strstr(line, "[sigpage]")) ||
+		    sscanf(line, "%lx-%lx", &lo, &hi) != 2)
 			continue;
-		for (a = lo; a + sizeof(long) <= hi; a++) {
-			errno = 0;
-			long w = ptrace(PTRACE_PEEKTEXT, target, (void *)a, NULL);
-			if (errno == 0 && (w & 0xffff) == 0x050f) {
-				fclose(maps);
-				return a;
-			}
-		}
+		for (a = lo; a + sizeof(long) <= hi; a++)
+			for (size_t i = 0; i < ninsns; i++)
+				if (insn_at(a, &arch_insns[i])) {
+					fclose(maps);
+					syscall_kind = &arch_insns[i];
+					return a;
+				}
 	}
 	fclose(maps);
 	errno = ENOEXEC;
-	die("no syscall instruction in the process");
+	die("no system call instruction in the process");
 	return 0;
 }
 
@@ -112,7 +133,7 @@ static void attach(void)
 {
 	int status;
 
-	if (ptrace(PTRACE_SEIZE, target, NULL, NULL) < 0)
+	if (ptrace(PTRACE_SEIZE, target, NULL, (void *)PTRACE_O_TRACESYSGOOD) < 0)
 		die("PTRACE_SEIZE");
 	if (ptrace(PTRACE_INTERRUPT, target, NULL, NULL) < 0)
 		die("PTRACE_INTERRUPT");
@@ -122,23 +143,23 @@ static void attach(void)
 		errno = ESRCH;
 		die("the process did not stop");
 	}
-	if (ptrace(PTRACE_GETREGS, target, NULL, &saved) < 0)
-		die("PTRACE_GETREGS");
+	if (arch_get_regs(target, &saved) < 0)
+		die("PTRACE_GETREGSET");
 	syscall_insn = find_syscall_insn();
 }
 
 static void detach(void)
 {
-	if (ptrace(PTRACE_SETREGS, target, NULL, &saved) < 0)
-		die("PTRACE_SETREGS (restoring)");
+	if (arch_set_regs(target, &saved) < 0)
+		die("PTRACE_SETREGSET (restoring)");
 	if (ptrace(PTRACE_DETACH, target, NULL, NULL) < 0)
 		die("PTRACE_DETACH");
 }
 
-/* An address depth bytes below the target's stack pointer (past the red zone). */
+/* An address depth bytes below the target's stack pointer (past any red zone). */
 static unsigned long scratch(size_t depth)
 {
-	return (saved.rsp - 128 - depth) & ~15UL;
+	return (arch_sp(&saved) - ARCH_RED_ZONE - depth) & ~15UL;
 }
 
 /* Copy len bytes into the target at at. */
@@ -174,38 +195,83 @@ static void gone(int status)
 	}
 }
 
+/* Whether SIGSYS is pending for the target (its status's SigPnd or ShdPnd): a call its
+ * system call filter kills it for is skipped, and SIGSYS forced on it, at the call's exit. */
+static bool sigsys_pending(void)
+{
+	char path[64], line[256];
+	unsigned long long mask;
+	bool pending = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)target);
+	if (!(f = fopen(path, "re")))
+		die(path);
+	while (fgets(line, sizeof(line), f))
+		if ((sscanf(line, "SigPnd: %llx", &mask) == 1 || sscanf(line, "ShdPnd: %llx", &mask) == 1) &&
+		    mask & 1ULL << (SIGSYS - 1))
+			pending = true;
+	fclose(f);
+	return pending;
+}
+
+/* Let the pending SIGSYS be delivered, as it would be without us: it ends the process
+ * (gone() says so and exits). */
+static void let_sigsys_come(void)
+{
+	int status, sig = 0;
+
+	for (int i = 0; i < 8; i++) {
+		if (ptrace(PTRACE_SYSCALL, target, NULL, (void *)(long)sig) < 0)
+			die("PTRACE_SYSCALL");
+		if (waitpid(target, &status, __WALL) < 0)
+			die("waitpid");
+		gone(status);
+		sig = WIFSTOPPED(status) && status >> 16 == 0 && WSTOPSIG(status) != (SIGTRAP | 0x80)
+			      ? WSTOPSIG(status)
+			      : 0;
+	}
+	errno = EAGAIN;
+	die("SIGSYS was pending, and the process lives on");
+}
+
 /* One system call in the target; its result, or exit if the call killed it. */
 static long call5(long nr, unsigned long a0, unsigned long a1, unsigned long a2,
 		  unsigned long a3, unsigned long a4)
 {
-	struct user_regs_struct r = saved;
-	int status;
+	const unsigned long a[6] = {a0, a1, a2, a3, a4, 0};
+	arch_regs r = saved;
+	bool entered = false;
+	int status, sig = 0;
 
-	r.rax = nr;
-	r.orig_rax = -1; /* no restart of the call it was stopped in: this one is ours */
-	r.rdi = a0;
-	r.rsi = a1;
-	r.rdx = a2;
-	r.r10 = a3;
-	r.r8 = a4;
-	r.rip = syscall_insn;
-	if (ptrace(PTRACE_SETREGS, target, NULL, &r) < 0)
-		die("PTRACE_SETREGS");
-	if (ptrace(PTRACE_SINGLESTEP, target, NULL, NULL) < 0)
-		die("PTRACE_SINGLESTEP");
+	arch_set_call(&r, nr, a, syscall_insn, syscall_kind);
+	if (arch_set_regs(target, &r) < 0)
+		die("PTRACE_SETREGSET");
+	/* Run to its entry (where the registers show it just past our instruction), then to
+	 * its exit; a signal that came meanwhile is passed on. */
 	for (;;) {
+		if (ptrace(PTRACE_SYSCALL, target, NULL, (void *)(long)sig) < 0)
+			die("PTRACE_SYSCALL");
 		if (waitpid(target, &status, __WALL) < 0)
 			die("waitpid");
 		gone(status);
-		/* the step's trap ends it; a signal that came meanwhile is passed on */
-		if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP)
+		sig = 0;
+		if (!WIFSTOPPED(status))
+			continue;
+		if (WSTOPSIG(status) != (SIGTRAP | 0x80)) {
+			if (status >> 16 == 0) /* a signal, not one of ptrace's own stops */
+				sig = WSTOPSIG(status);
+			continue;
+		}
+		if (arch_get_regs(target, &r) < 0)
+			die("PTRACE_GETREGSET");
+		if (entered)
 			break;
-		if (ptrace(PTRACE_SINGLESTEP, target, NULL, (void *)(long)WSTOPSIG(status)) < 0)
-			die("PTRACE_SINGLESTEP");
+		entered = arch_pc(&r) == syscall_insn + syscall_kind->len;
 	}
-	if (ptrace(PTRACE_GETREGS, target, NULL, &r) < 0)
-		die("PTRACE_GETREGS");
-	return (long)r.rax;
+	if (sigsys_pending())
+		let_sigsys_come();
+	return arch_result(&r);
 }
 
 #define call(nr, a0, a1, a2, a3) call5((nr), (a0), (a1), (a2), (a3), 0)
@@ -511,7 +577,7 @@ int main(int argc, char **argv)
 		return usage();
 	if (!strcmp(verb, "uid") && argc == 3) {
 		attach();
-		rc = call(SYS_getuid, 0, 0, 0, 0);
+		rc = call(ARCH_SYS_GETUID, 0, 0, 0, 0);
 	} else if (!strcmp(verb, "open") && argc == 5) {
 		const char *m = argv[4];
 		int flags = !strcmp(m, "r")    ? O_RDONLY
@@ -581,7 +647,7 @@ int main(int argc, char **argv)
 
 int main(void)
 {
-	fputs("intrude: x86-64 only\n", stderr);
+	fputs("intrude: x86-64, aarch64 and arm only\n", stderr);
 	return 77;
 }
 

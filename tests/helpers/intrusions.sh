@@ -19,7 +19,8 @@
 #                              prlimit64 (or a signal) on TARGET, a root process: must kill
 #                              the collector (SIGSYS)
 #   intrude_unknown            true (and prints why) where intrude cannot run: it knows
-#                              x86-64 only, and exits 77 elsewhere; the caller skips the list
+#                              x86-64, aarch64 and arm (tests/helpers/intrude_arch.h), and
+#                              exits 77 elsewhere; the caller skips the list
 #   attempt_stall PID MAIN N [TERM|COMMAND]
 #                              N requests to the privileged process from inside the
 #                              collector PID, whose replies it never reads (it is held
