@@ -12,9 +12,14 @@ ctl_open() {
 	local dev
 	dev=$(sed -n 's/.*guest_ctl=\([^ ]*\).*/\1/p' /proc/cmdline)
 	: "${dev:=/dev/ttyS1}"
+	# A virtio console (hvc0, -M virt) opens once its driver has probed the device, which
+	# loading the module does not wait for: seen failing with ENODEV under a loaded host's
+	# emulation. A failed redirection of exec would end the shell: tried in a subshell first.
+	wait_for 60 ctl_opens "$dev" || echo "init: the control channel $dev does not open"
 	exec 3<>"$dev"
 	stty -F "$dev" raw -echo
 }
+ctl_opens() { (: <> "$1") 2> /dev/null; }
 ctl() {
 	local reply=
 	echo "$*" >&3

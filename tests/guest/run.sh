@@ -3,7 +3,7 @@
 # virtio keyboard and mouse, runs the guest's tests (tests/guest/g_*.sh) against the entropyd
 # that "make" built, injects input from here when the guest asks, and checks the results.
 #
-#   tests/guest/run.sh [TEST...]     (TEST: kernel, evdev, block; default: all of them)
+#   tests/guest/run.sh [TEST...]     (TEST: kernel, evdev, block, intrude; default: all of them)
 #
 # The guest boots with random.trust_cpu=off and random.trust_bootloader=off and no
 # virtio-rng, so that its CRNG is not ready when the kernel test starts (it runs first).
@@ -50,13 +50,16 @@ kdir=$(ENTROPYD_GUEST_ARCH=$GUEST_KERNEL_ARCH "$here/kernel.sh" "$ENTROPYD_GUEST
 	missing "no guest kernel (see above)"
 echo "guest: kernel $(basename "$kdir") from $ENTROPYD_GUEST_CACHE ($(elapsed))"
 
-# The guest's helpers are static: they need nothing from the initramfs.
-for helper in uinput_dev blk_io; do
+# The guest's helpers are static: they need nothing from the initramfs. intrude and
+# intrusions.sh are the attempts from inside the collector (g_intrude.sh).
+for helper in uinput_dev blk_io unix_listen; do
 	static_helper "$here/$helper.c" "$T/$helper"
 done
-bins=("$ENTROPYD" "$T/uinput_dev" "$T/blk_io")
+static_helper "$top_srcdir/tests/helpers/intrude.c" "$T/intrude"
+bins=("$ENTROPYD" "$T/uinput_dev" "$T/blk_io" "$T/unix_listen" "$T/intrude")
 [ -x "$ENTROPYCTL" ] && bins+=("$ENTROPYCTL")
-"$here/mkinitramfs.sh" "$T/test.cpio.gz" "$kdir" "$here" "${bins[@]}" ||
+INITRAMFS_FILES="$top_srcdir/tests/helpers/intrusions.sh /tests/intrusions.sh" \
+	"$here/mkinitramfs.sh" "$T/test.cpio.gz" "$kdir" "$here" "${bins[@]}" ||
 	{ echo "guest: cannot build the initramfs"; exit 1; }
 echo "guest: initramfs $(du -k "$T/test.cpio.gz" | cut -f1) KiB ($(elapsed))"
 
