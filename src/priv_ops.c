@@ -1,10 +1,11 @@
 /* priv_ops: the privileged steps themselves, and nothing else: each a few system calls on
- * arguments already checked. Every system call that needs the privileged process's powers is
- * here, and only here (make check-layers: only this file includes the privileged interfaces'
- * headers, and names their requests). The privileged process makes them for the collector
- * (priv_dispatch.c, after checking the message against priv_policy.c); a daemon without a
- * privileged process (unit tests, the steps before the fork) makes them itself through
- * priv.c. It includes no driver and no part of the collector.
+ * arguments already checked. Every system call the privileged process makes for the collector
+ * is here, and only here (make check-layers: only this file includes the privileged
+ * interfaces' headers, and names their requests); its loop (priv_serve.c) only passes signals
+ * on to the collector and reaps it. Each is made on a message checked by priv_dispatch.c,
+ * against priv_policy.c; a daemon without a privileged process (unit tests, the steps before
+ * the fork) makes them itself through priv.c. It includes no driver and no part of the
+ * collector.
  *
  *   RNDADDENTROPY, RNDRESEEDCRNG  priv_ops_add_entropy, priv_ops_reseed
  *   perf_event_open (tracepoint)  priv_ops_perf_open, with the id of priv_ops_tracepoint
