@@ -74,6 +74,16 @@ kill_daemon() {
 	fail "$p"
 }
 
+# jq_holds ARGS...: jq -e ARGS (a filter, over stdin or the files named), failing also when
+# there was no JSON to judge: jq 1.6 exits 0 on empty input, so a row that went missing, read
+# as "", would pass whatever the filter says.
+jq_holds() {
+	local out
+	out=$(jq -e "$@") || return
+	[ -n "$out" ] || { echo "jq_holds: no JSON to judge" >&2; return 1; }
+	printf '%s\n' "$out"
+}
+
 # wait_for SECONDS COMMAND...: poll COMMAND every 0.1 s, give up after SECONDS.
 wait_for() {
 	local limit=$(($1 * 10)); shift

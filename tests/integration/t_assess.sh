@@ -29,9 +29,9 @@ for ref in rand8_short:8 rand4_short:4 rand1_short:1 normal:8 biased-random-byte
 	bin=$DATA/$name.bin res=$DATA/$name.res
 	"$ENTROPYD" --assess "$bin" --bits "$bits" --json -f "$T/empty.conf" > "$T/$name.json" \
 		2> "$T/err" || fail "$name: --assess failed: $(cat "$T/err")"
-	jq -e . "$T/$name.json" > /dev/null || fail "$name: the report is not JSON"
-	jq -e --argjson n "$(stat -c %s "$bin")" '.samples == $n' "$T/$name.json" > /dev/null || fail "$name: samples"
-	jq -e --argjson b "$bits" '.bits == $b' "$T/$name.json" > /dev/null || fail "$name: bits"
+	jq_holds . "$T/$name.json" > /dev/null || fail "$name: the report is not JSON"
+	jq_holds --argjson n "$(stat -c %s "$bin")" '.samples == $n' "$T/$name.json" > /dev/null || fail "$name: samples"
+	jq_holds --argjson b "$bits" '.bits == $b' "$T/$name.json" > /dev/null || fail "$name: bits"
 	for k in $KEYS; do
 		for view in Literal Bitstring; do
 			want=$(nist "$res" $view "${NIST_NAME[$k]}" "min entropy")
@@ -49,13 +49,13 @@ for ref in rand8_short:8 rand4_short:4 rand1_short:1 normal:8 biased-random-byte
 		if [ "$k" = mcv ]; then
 			w=$(nist "$res" Literal "${NIST_NAME[$k]}" "Mode count")
 			g=$(jq -r .details.mcv.mode "$T/$name.json")
-			jq -e --argjson w "$w" '.details.mcv.mode == $w' "$T/$name.json" > /dev/null ||
+			jq_holds --argjson w "$w" '.details.mcv.mode == $w' "$T/$name.json" > /dev/null ||
 				fail "$name: MCV mode count $g, NIST says $w"
 		elif [ "$k" = multimcw ] || [ "$k" = lag ] || [ "$k" = multimmc ] || [ "$k" = lz78y ]; then
 			for f in C N; do
 				w=$(nist "$res" Literal "${NIST_NAME[$k]}" "$f")
 				g=$(jq -r ".details.$k.$f" "$T/$name.json")
-				jq -e --argjson w "$w" ".details.$k.$f == \$w" "$T/$name.json" > /dev/null ||
+				jq_holds --argjson w "$w" ".details.$k.$f == \$w" "$T/$name.json" > /dev/null ||
 					fail "$name: $k $f = $g, NIST says $w"
 			done
 		fi
@@ -64,7 +64,7 @@ for ref in rand8_short:8 rand4_short:4 rand1_short:1 normal:8 biased-random-byte
 	got=$(jq -r .min_entropy "$T/$name.json")
 	near "$got" "$min" || fail "$name: min_entropy = $got, NIST assessed $min"
 	# min_by names an estimator whose result (times the sample width, for a bit) is it
-	jq -e --argjson b "$bits" '.min_by as $m | .min_entropy as $h |
+	jq_holds --argjson b "$bits" '.min_by as $m | .min_entropy as $h |
 		if ($m | startswith("bitstring ")) then .bitstring.estimators[$m[10:]] * $b
 		else .estimators[$m] end | . == $h' "$T/$name.json" > /dev/null ||
 		fail "$name: min_by $(jq -r .min_by "$T/$name.json") did not set $got"
@@ -97,7 +97,7 @@ for name in biased-random-bytes rand8_short; do
 	want=$(awk -v h="$h" 'BEGIN { printf "%.17g", 0.25 * (h < 0.5 ? h : 0.5) }')
 	near "$(jq -r .credit_per_event "$T/net.json")" "$want" ||
 		fail "$name: network credit $(jq -r .credit_per_event "$T/net.json"), want $want"
-	jq -e '.class == "network" and .policy.mode == "reduced" and .policy.scale == 0.25 and
+	jq_holds '.class == "network" and .policy.mode == "reduced" and .policy.scale == 0.25 and
 		.policy.cap_bits_per_event == 0.5' "$T/net.json" > /dev/null ||
 		fail "network policy in the report: $(jq -c .policy "$T/net.json")"
 done
@@ -115,7 +115,7 @@ near "$(echo "$out" | jq -r .credit_per_event)" "$(awk -v h="$h" 'BEGIN { print 
 	fail "block credit is not min(3, $h): $(echo "$out" | jq -c .)"
 [ "$(echo "$out" | jq -r .config)" = "$T/policy.conf" ] || fail "config not named"
 out=$("$ENTROPYD" --assess "$B" --bits 8 --json -f "$T/policy.conf")
-echo "$out" | jq -e '.credit_per_event == 0' > /dev/null ||
+echo "$out" | jq_holds '.credit_per_event == 0' > /dev/null ||
 	fail "mix-only credited $(echo "$out" | jq -r .credit_per_event)"
 pass "credit per event follows the class policy (network 0.25 x min(0.5, H); a loaded config)"
 
@@ -128,15 +128,15 @@ CONF
 out=$("$ENTROPYD" --assess "$B" --bits 8 --class network --instance eth1 --json -f "$T/inst.conf" 2>/dev/null) ||
 	fail "--instance eth1 failed"
 h=$(echo "$out" | jq -r .min_entropy)
-echo "$out" | jq -e '.instance == "eth1" and .override == "eth1" and .policy.mode == "trusted" and
+echo "$out" | jq_holds '.instance == "eth1" and .override == "eth1" and .policy.mode == "trusted" and
 	.policy.cap_bits_per_event == 1' > /dev/null || fail "eth1's override not applied: $(echo "$out" | jq -c .)"
 near "$(echo "$out" | jq -r .credit_per_event)" "$(awk -v h="$h" 'BEGIN { print (h < 1 ? h : 1) }')" ||
 	fail "eth1: credit is not min(1, $h): $(echo "$out" | jq -c .)"
 out=$("$ENTROPYD" --assess "$B" --bits 8 --class network --instance wlan0 --json -f "$T/inst.conf" 2>/dev/null)
-echo "$out" | jq -e '.override == "wl*" and .policy.mode == "mix-only" and .credit_per_event == 0' \
+echo "$out" | jq_holds '.override == "wl*" and .policy.mode == "mix-only" and .credit_per_event == 0' \
 	> /dev/null || fail "wlan0: the glob's override not applied: $(echo "$out" | jq -c .)"
 out=$("$ENTROPYD" --assess "$B" --bits 8 --class network --instance eth0 --json -f "$T/inst.conf" 2>/dev/null)
-echo "$out" | jq -e '.instance == "eth0" and .override == null and .policy.mode == "reduced" and
+echo "$out" | jq_holds '.instance == "eth0" and .override == null and .policy.mode == "reduced" and
 	.policy.scale == 0.5' > /dev/null || fail "eth0: not the class rule: $(echo "$out" | jq -c .)"
 "$ENTROPYD" --assess "$B" --bits 8 --class network --instance eth0 -f "$T/inst.conf" 2>/dev/null |
 	grep -q "override  *none matches eth0: the class rule applies" || fail "eth0: the text does not say no override matches"
@@ -162,10 +162,10 @@ head -c 1000000 /dev/urandom > "$T/million.bin"
 [ -s "$T/err" ] && fail "a file of 1000000 samples was warned about: $(cat "$T/err")"
 head -c 5000 /dev/zero > "$T/zero.bin"
 out=$("$ENTROPYD" --assess "$T/zero.bin" --bits 8 --json -f "$T/empty.conf") || fail "constant file"
-echo "$out" | jq -e '.min_entropy == 0 and .min_by == null and .credit_per_event == 0 and
+echo "$out" | jq_holds '.min_entropy == 0 and .min_by == null and .credit_per_event == 0 and
 	([.estimators[]] | all(. == null))' > /dev/null || fail "constant file: $(echo "$out" | jq -c .)"
 out=$("$ENTROPYD" --assess "$DATA/rand8_short.bin" --bits 4 --json -f "$T/empty.conf")
-echo "$out" | jq -e '.above_bits > 0' > /dev/null || fail "--bits 4 on 8-bit data: above_bits not counted"
+echo "$out" | jq_holds '.above_bits > 0' > /dev/null || fail "--bits 4 on 8-bit data: above_bits not counted"
 pass "too few samples for an estimator or for SP 800-90B, a constant file, and masked bits are reported"
 
 # ---- errors: status 2 for usage, 1 for a file that cannot be read; one clear line ----

@@ -21,7 +21,7 @@ start_daemon --dry-run --initramfs --boot-record "$REC" -f "$T/e.conf"
 [ -s "$REC" ] || fail "no boot record at start"
 stop_daemon
 [ "$(stat -c '%U %a' "$REC")" = "root 644" ] || fail "boot record is $(stat -c '%U %a' "$REC"), not root 644"
-jq -e --arg id "$BOOT_ID" '.version == 1 and .boot_id == $id and .ended == true and
+jq_holds --arg id "$BOOT_ID" '.version == 1 and .boot_id == $id and .ended == true and
 	(.ran_s | type) == "number" and (.ready_at_start | type) == "boolean" and
 	(.credited_bits | type) == "number" and (.sources | type) == "array"' "$REC" > /dev/null ||
 	fail "the record: $(cat "$REC")"
@@ -30,7 +30,7 @@ pass "--initramfs leaves the record: root 0644, this boot, ended, $(jq -c '{ran_
 # ---- the service's instance reads it: verdict, status, JSON, metrics ----
 # The host's CRNG is ready long since: as it was when the service's instance started on a
 # machine where the initramfs's credited the last bits.
-jq -e '.ready_at_start' "$REC" > /dev/null ||
+jq_holds '.ready_at_start' "$REC" > /dev/null ||
 	skip "the host's CRNG was not ready: the case of a service started after it is not this host's"
 cat > "$REC" <<EOF
 {"version":1,"boot_id":"$BOOT_ID","started_s":1.5,"ran_s":4.25,"ended":true,
@@ -44,7 +44,7 @@ start_daemon --dry-run --boot-record "$REC" -f "$T/e.conf"
 grep -q "boot record $REC: entropyd ran in the initramfs for 4.2 s and credited 300 bits, 256 before the CRNG was ready (which it saw become ready)" "$T/log" ||
 	fail "no log line of the record read: $(grep -i 'boot record' "$T/log")"
 ctl --json status > "$T/st.json" || fail "status --json"
-jq -e '.kernel.seed.verdict == "credited" and
+jq_holds '.kernel.seed.verdict == "credited" and
 	.kernel.seed.summary == "entropyd in the initramfs credited 256 of the 256 bits the CRNG waited for; ready 1.4 s after entropyd started there" and
 	(.kernel.ready_after_s - 1.4 | fabs) < 1e-9 and .kernel.seed.initramfs.credited_bits == 300 and
 	.kernel.seed.initramfs.ended == true and
@@ -71,7 +71,7 @@ refused() {
 	start_daemon --dry-run --boot-record "$REC" -f "$T/e.conf"
 	grep -qF "boot record $REC: ignored: $2" "$T/log" ||
 		fail "$1: no \"ignored: $2\": $(grep -i 'boot record' "$T/log")"
-	ctl --json status | jq -e '.kernel.seed.initramfs == null and .kernel.seed.verdict != "credited"' > /dev/null ||
+	ctl --json status | jq_holds '.kernel.seed.initramfs == null and .kernel.seed.verdict != "credited"' > /dev/null ||
 		fail "$1: the record was believed: $(ctl --json status | jq -c .kernel.seed)"
 	ctl metrics | grep -q '^entropyd_initramfs_credited_bits' && fail "$1: metric from a refused record"
 	stop_daemon

@@ -32,7 +32,7 @@ crng() {
 		(if .crng_ready then "CRNG ready" else "CRNG not ready yet \\([0-9]+ s\\)" end) +
 		", credit " + (if .credit_counts then "counts" else "no longer counts" end)'
 }
-counts() { "$ENTROPYCTL" -s "$CTL_SOCKET" --json status | jq -e .kernel.credit_counts > /dev/null; }
+counts() { "$ENTROPYCTL" -s "$CTL_SOCKET" --json status | jq_holds .kernel.credit_counts > /dev/null; }
 
 # ---- no daemon ----
 check

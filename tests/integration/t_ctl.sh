@@ -110,7 +110,7 @@ first=$(ctl --json status | jq -r 'if .kernel.credit_counts then "idle" else "ke
 ctl status > "$T/status0" || fail "status failed"
 grep -qE '^CLASS +NAME +POLICY +EVENTS +EST b/ev +CREDITED +WHY NOT +HEALTH$' "$T/status0" || fail "status header: $(cat "$T/status0")"
 grep -qE "^input +event0 +trusted +0 +- +0\\.0 +$first +startup\$" "$T/status0" || fail "no estimate yet is not \"-\": $(cat "$T/status0")"
-ctl --json sources | jq -e --arg first "$first" '.sources[0].estimate_bits == null and
+ctl --json sources | jq_holds --arg first "$first" '.sources[0].estimate_bits == null and
 	.sources[0].credit.reason == $first and .sources[0].credit.reasons[0].reason == $first and
 	(.sources[0].credit.reasons | map(select(.reason == "idle")) | .[0].detail | test("no event")) and
 	.sources[0].credit.weight == 1 and .sources[0].policy.scale == null' > /dev/null ||
@@ -157,7 +157,7 @@ pass "status after 3000 replayed events: exact counts, $shown bits credited as l
 
 # ---- --json ----
 ctl --json status > "$T/status.json" || fail "--json status failed"
-jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
+jq_holds --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 	.totals.events == 3000 and .totals.mixed_bytes == 24000 and .totals.instances == 1 and
 	.daemon.protocol == 8 and .daemon.config == $conf and .daemon.sink == "dry-run" and .daemon.feed_mode == "always" and
 	(.sources | length) == 3 and .sources[0].class == "input" and .sources[0].name == "event0" and
@@ -182,7 +182,7 @@ jq -e --arg cred "$shown" --arg conf "$(realpath "$T/e.conf")" '
 jq -r '[paths(scalars) | map(tostring) | join(".")] | .[]' "$T/status.json" > "$T/paths"
 grep -vE '^(daemon\.uptime_s|kernel\.ready_after_s|sources\.[0-9]+\.jiffy_ns)$' "$T/paths" |
 	grep -iE 'time|stamp|_ns$|_us$|delta|last_event' && fail "a timing field in --json"
-ctl --json sources | jq -e '.sources[0].events == 3000' > /dev/null || fail "--json sources"
+ctl --json sources | jq_holds '.sources[0].events == 3000' > /dev/null || fail "--json sources"
 pass "--json parses and matches the text and the log"
 
 # ---- metrics ----
@@ -255,7 +255,7 @@ cp "$T/e.conf" "$T/good.conf"
 write_config "$T/e.conf" 'feed = { mode = "always"; };' "${policy/2.0;/99.0;}" "$control"
 expect 1 "^$T/e.conf:3: policy.input.cap_bits_per_event: " ctl reload
 grep -q "reload refused: the configuration has 1 error; the running one stays" "$T/out" || fail "refusal: $(cat "$T/out")"
-ctl --json reload 2> "$T/err" | jq -e '.reloaded == false and (.errors | length) == 1' > /dev/null ||
+ctl --json reload 2> "$T/err" | jq_holds '.reloaded == false and (.errors | length) == 1' > /dev/null ||
 	fail "--json reload of a bad config"
 [ "$(cat "$T/err")" = "entropyctl: reload refused: the configuration has 1 error; the running one stays" ] ||
 	fail "--json reload says the errors twice: $(cat "$T/err")"
@@ -271,12 +271,12 @@ write_config "$T/e.conf" 'feed = { mode = "always"; };' "$noted" "$control"
 want="$T/e.conf:3: notice: policy.network.scale: scale applies only to mode \"reduced\" (the mode here is \"disabled\"); ignored"
 expect 0 "^configuration reloaded$" ctl reload
 [ "$(cat "$T/out")" = "$want"$'\n'"configuration reloaded" ] || fail "reload with a notice printed: $(cat "$T/out")"
-ctl --json reload | jq -e --arg w "$want" '.reloaded == true and .notices == [$w]' > /dev/null ||
+ctl --json reload | jq_holds --arg w "$want" '.reloaded == true and .notices == [$w]' > /dev/null ||
 	fail "--json reload with a notice: $(ctl --json reload 2>&1)"
 cp "$T/good.conf" "$T/e.conf"
 expect 0 "^configuration reloaded$" ctl reload
 [ "$(cat "$T/out")" = "configuration reloaded" ] || fail "reload with no notice printed: $(cat "$T/out")"
-ctl --json reload | jq -e '.reloaded == true and .notices == []' > /dev/null ||
+ctl --json reload | jq_holds '.reloaded == true and .notices == []' > /dev/null ||
 	fail "--json reload with no notice: $(ctl --json reload 2>&1)"
 pass "reload as root: applied, its notices printed; a bad config refused with its errors (exit 1); the socket stays"
 
@@ -289,12 +289,13 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
 	# Another user sees the counters as a snapshot of a 10 s tick, not live (keystroke
 	# timing). A tick may end between the two looks: then once more.
 	seen_live=yes
+	events_are() { ctl --json status | jq_holds --argjson n "$1" '.totals.events == $n' > /dev/null; }
 	for seed in 21 22 23; do
 		before=$(nobody --json status | jq .totals.events)
 		before_src=$(nobody --json sources | jq '[.sources[].events] | add')
 		"$EVGEN" -n 50 -p random -r "$seed" -s $((seed * 100)) >&9 2>/dev/null || fail "evgen"
 		EVENTS=$((EVENTS + 50))
-		wait_for 5 sh -c "$ENTROPYCTL -s $CTL_SOCKET --json status | jq -e '.totals.events == $EVENTS' > /dev/null" ||
+		wait_for 5 events_are "$EVENTS" ||
 			fail "root does not see the 50 new events live"
 		after=$(nobody --json status | jq .totals.events)
 		after_src=$(nobody --json sources | jq '[.sources[].events] | add')
@@ -420,7 +421,7 @@ write_config "$T/e.conf" 'feed = { mode = "auto"; };' "$policy" "$control"
 start_daemon -v --dry-run -f "$T/e.conf"
 wait_for 5 grep -q "input/event0: attached" "$T/log" || fail "FIFO not attached"
 open_fifo "$T/input/event0"
-if ctl --json status | jq -e '.kernel.credit_counts' > /dev/null; then
+if ctl --json status | jq_holds '.kernel.credit_counts' > /dev/null; then
 	echo "SKIP: the kernel counts credit here (CRNG not ready, or the old semantics): no mix phase to order"
 else
 	"$EVGEN" -n 3000 -p random -r 3 >&9 2>/dev/null || fail "evgen"

@@ -36,7 +36,7 @@ REC=$T/boot.json
 	"$(cat /proc/sys/kernel/random/boot_id)" > "$REC"
 start_fifo_daemon -v --dry-run --boot-record "$REC" -f "$T/e.conf"
 "$EVGEN" -n 2000 -s 10 -p random -r 1 >&9 2> /dev/null
-arrived() { ctl --json sources | jq -e '.sources[0].events == 2000' > /dev/null; }
+arrived() { ctl --json sources | jq_holds '.sources[0].events == 2000' > /dev/null; }
 wait_for 10 arrived || fail "the events did not arrive"
 
 # ---- entropyctl --json against entropyctl(8) ----
@@ -45,7 +45,7 @@ ctl --json sources > "$T/sources.json" || fail "--json sources"
 ctl --json reload > "$T/reload.json" || fail "--json reload"
 echo 'policy = { input = { mode = "sometimes"; }; };' >> "$T/e.conf"
 ctl --json reload > "$T/refused.json" 2> /dev/null && fail "a bad reload was not refused"
-jq -e '.reloaded == false and (.errors | length) == 1' "$T/refused.json" > /dev/null ||
+jq_holds '.reloaded == false and (.errors | length) == 1' "$T/refused.json" > /dev/null ||
 	fail "the refused reload: $(cat "$T/refused.json")"
 keys "$T/status.json" "$T/sources.json" "$T/reload.json" "$T/refused.json" > "$T/produced"
 # the commands named in the paragraph are not keys; a sampling object's members come only

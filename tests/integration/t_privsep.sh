@@ -363,7 +363,7 @@ if grep -q "collector: its own PID and mount namespaces" "$T/log"; then
 	grep -q "notice: collector: walls: $walls$" "$T/log" || fail "the walls not logged: $(grep 'walls:' "$T/log")"
 	if command -v jq > /dev/null; then
 		"$ENTROPYCTL" --socket "$CTL_SOCKET" --json status |
-			jq -e --argjson u "$uid" --argjson g "$gid" --argjson a "${abi:-null}" '.collector ==
+			jq_holds --argjson u "$uid" --argjson g "$gid" --argjson a "${abi:-null}" '.collector ==
 			{user: "entropyd", uid: $u, gid: $g, bounding_set_empty: true, no_new_privs: true,
 			 pid_namespace: true, mount_namespace: true, read_only: "recursive",
 			 landlock_abi: $a, seccomp: true, missing: []}' > /dev/null ||
@@ -497,7 +497,7 @@ grep -q "warning: collector: walls: user entropyd ($uid:$gid), no PID namespace,
 	fail "the walls not logged as fewer: $(grep 'walls' "$T/log")"
 if command -v jq > /dev/null; then
 	"$ENTROPYCTL" --socket "$CTL_SOCKET" --json status |
-		jq -e '.collector | .pid_namespace == false and .mount_namespace == false and
+		jq_holds '.collector | .pid_namespace == false and .mount_namespace == false and
 			.read_only == "none" and .landlock_abi == null and .seccomp == true and
 			(.missing | length) == 2' > /dev/null ||
 		fail "status's collector, fewer walls: $("$ENTROPYCTL" --socket "$CTL_SOCKET" --json status | jq -c .collector)"
