@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -56,6 +57,7 @@ struct dev {
 	const char *kind;
 	char devname[128]; /* EVIOCGNAME, made printable; empty for streams */
 	bool virt;
+	bool unopened_row; /* attached only to show why it could not be opened */
 	struct evdev_parser parser;
 	uint64_t logged_dropped, logged_bad_time;
 	size_t ncarry;
@@ -408,6 +410,27 @@ static void dev_read_cb(evutil_socket_t fd, short what, void *arg)
 		event_active(d->ev, EV_READ, 0);
 }
 
+
+/* A node that could not be opened: why, in the log and in status (a row of its own, no kind
+ * yet), tried again when it changes. */
+static enum src_status not_opened(struct src_inst *si, const char *fmt, ...) PRINTF_LIKE(2, 3);
+static enum src_status not_opened(struct src_inst *si, const char *fmt, ...)
+{
+	struct dev *d = si->drv;
+	char why[sizeof(si->error)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	source_set_error(si, "%s", why);
+	log_limited(&rl_open, LOG_WARNING, "input/%s: %s", si->name, why);
+	if (!si->inst) {
+		source_attach(si, NULL, 0);
+		d->unopened_row = true;
+	}
+	return SRC_WAIT;
+}
 /* Open a node that policy allows if config does too, and attach it to the pipeline. */
 static enum src_status evdev_open(struct src_inst *si)
 {
@@ -428,9 +451,7 @@ static enum src_status evdev_open(struct src_inst *si)
 		return SRC_SKIPPED;
 	}
 	if (stat(d->path, &sb) < 0) {
-		log_limited(&rl_open, LOG_WARNING, "input/%s: cannot stat %s: %s", si->name,
-			    d->path, strerror(errno));
-		return SRC_WAIT;
+		return not_opened(si, "cannot stat %s: %s", d->path, strerror(errno));
 	}
 	if (S_ISFIFO(sb.st_mode)) {
 		/* Holding a write end too means a writer that closes never makes the FIFO
@@ -455,9 +476,7 @@ static enum src_status evdev_open(struct src_inst *si)
 		free(watch);
 	}
 	if (fd < 0) {
-		log_limited(&rl_open, LOG_WARNING, "input/%s: cannot open %s: %s", si->name,
-			    d->path, strerror(errno));
-		return SRC_WAIT;
+		return not_opened(si, "cannot open %s: %s", d->path, strerror(errno));
 	}
 	d->fd = fd;
 	if (fstat(fd, &fsb) < 0 || (fsb.st_mode & S_IFMT) != (sb.st_mode & S_IFMT)) {
@@ -467,10 +486,8 @@ static enum src_status evdev_open(struct src_inst *si)
 	}
 	r = probe_evdev(si, fd, &fsb);
 	if (r < 0) {
-		log_limited(&rl_open, LOG_WARNING, "input/%s: evdev ioctl failed: %s", si->name,
-			    strerror(errno));
 		evdev_close(si);
-		return SRC_WAIT;
+		return not_opened(si, "evdev ioctl failed: %s", strerror(errno));
 	}
 	if (r == 0 && S_ISCHR(fsb.st_mode)) {
 		/* A character device that is not evdev could be anything (/dev/zero would
@@ -503,6 +520,11 @@ static enum src_status evdev_open(struct src_inst *si)
 			    si->name);
 		evdev_close(si);
 		return SRC_WAIT;
+	}
+	if (d->unopened_row) {
+		/* Its kind and whether the kernel credits it are known only now. */
+		source_detach(si);
+		d->unopened_row = false;
 	}
 	source_set_state(si, "%s", d->type == NODE_EVDEV ? "open" : "stream");
 	source_attach(si, d->kind, d->type == NODE_EVDEV ? INST_KERNEL_CREDITS : 0);

@@ -4,8 +4,9 @@
 # interface that does not exist show state not-open, the error and what to do, when they are
 # tried again, and entropyd_source_up 0; the interface, made later (a veth in the test's
 # network namespace), shows open and up 1; set down, up 0 with state waiting (what the alert
-# rules tell from a dead source). As root, in namespaces and on a loop device this
-# test made.
+# rules tell from a dead source). An input node that cannot be opened (a dangling link in
+# the watched directory) shows not-open and why, not a bare waiting. As root, in namespaces
+# and on a loop device this test made.
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" -eq 0 ] || skip "needs root (loop devices, blktrace ioctls, network namespaces)"
@@ -23,11 +24,13 @@ src() { ctl --json sources | jq -c --arg c "$1" --arg n "$2" '.sources[] | selec
 metric() { ctl metrics | grep -F "entropyd_source_up{class=\"$1\",name=\"$2\"}" | awk '{print $2}'; }
 
 mkdir -p "$T/input"
+ln -s "$T/nosuch" "$T/input/event5"
 cat > "$T/e.conf" <<EOF
 feed = { mode = "always"; };
-policy = { input = { mode = "disabled"; }; block = { mode = "trusted"; };
+policy = { input = { mode = "trusted"; }; block = { mode = "trusted"; };
            network = { mode = "trusted"; }; };
-sources = { block = { backend = "blktrace"; devices = [ "$DEV", "edz$$" ]; };
+sources = { input = { watch = "$T/input"; };
+            block = { backend = "blktrace"; devices = [ "$DEV", "edz$$" ]; };
             network = { interfaces = [ "$IF" ]; }; };
 control = { socket = "$CTL_SOCKET"; };
 EOF
@@ -38,7 +41,7 @@ start_ns 'umount -a -t debugfs 2>/dev/null;' -v --dry-run -f "$T/e.conf"
 wait_for 10 sh -c "\"$ENTROPYCTL\" -s \"$CTL_SOCKET\" --json sources | grep -q '\"not-open\"'" ||
 	fail "nothing not-open: $(ctl --json sources)"
 b=$(src block "$DEV")
-echo "$b" | jq -e '.state == "not-open" and .up == false and
+echo "$b" | jq_holds '.state == "not-open" and .up == false and
 	(.detail | test("^blktrace: (ENOENT|EPERM): .*sources.block.backend")) and
 	.retry_in_s > 0 and .retry_in_s <= 30 and (.retry | test("^in [0-9]+ s$")) and
 	.health.retry_in_s > 0 and .health.state == "-" and
@@ -56,7 +59,7 @@ pass "a disk blktrace cannot trace: not-open, the error and the key to change, r
 
 # ---- a disk the configuration names that is not on this host ----
 z=$(src block "edz$$")
-echo "$z" | jq -e --arg n "edz$$" '.state == "not-open" and .up == false and .credit.reason == "not-open" and
+echo "$z" | jq_holds --arg n "edz$$" '.state == "not-open" and .up == false and .credit.reason == "not-open" and
 	.detail == "matches nothing on this host: check sources.block.devices[1] \"" + $n + "\" (lsblk lists the disks)" and
 	.retry == "when one appears" and .health.state == "-"' > /dev/null || fail "block/edz$$: $z"
 [ "$(metric block "edz$$")" = 0 ] || fail "entropyd_source_up of block/edz$$: $(ctl metrics | grep source_up)"
@@ -65,9 +68,20 @@ grep -A2 "^block/edz$$\$" "$T/sources" | grep -qx "  state       not-open: match
 	fail "sources: $(cat "$T/sources")"
 pass "a disk named that is not here: a row, not-open, what to check, up 0"
 
+# ---- an input node that cannot be opened ----
+e=$(src input event5)
+echo "$e" | jq_holds --arg p "$T/input/event5" '.state == "not-open" and .up == false and
+	.detail == "cannot stat " + $p + ": No such file or directory" and
+	.retry == "when it changes" and .credit.reason == "not-open"' > /dev/null ||
+	fail "input/event5: $e"
+ctl sources > "$T/sources" || fail "sources"
+grep -A2 "^input/event5\$" "$T/sources" | grep -qxF "  state       not-open: cannot stat $T/input/event5: No such file or directory; tried again when it changes" ||
+	fail "sources: $(cat "$T/sources")"
+pass "an input node that cannot be opened: not-open, why, tried again when it changes"
+
 # ---- the interface not there yet ----
 n=$(src network "$IF")
-echo "$n" | jq -e '.state == "not-open" and .up == false and
+echo "$n" | jq_holds '.state == "not-open" and .up == false and
 	.detail == "ENODEV: no such interface" and .retry == "when it appears or changes" and
 	.retry_in_s == null and .credit.reason == "not-open" and .health.state == "-"' > /dev/null ||
 	fail "network/$IF: $n"
@@ -84,7 +98,7 @@ ip -n "$NB" link set "$PEER" up
 ip -n "$NB" link set "$IF" up
 up_now() { [ "$(metric network "$IF")" = 1 ]; }
 wait_for 10 up_now || fail "network/$IF not up once it exists: $(src network "$IF")"
-src network "$IF" | jq -e '.state == "open" and .up == true and .retry_in_s == null and
+src network "$IF" | jq_holds '.state == "open" and .up == true and .retry_in_s == null and
 	.retry == null and .credit.reason != "not-open" and .health.state == "startup" and
 	(.detail | test("ENODEV") | not)' > /dev/null ||
 	fail "network/$IF once open: $(src network "$IF")"
@@ -98,14 +112,14 @@ state_metric() { ctl metrics | grep -F "entropyd_source_state{class=\"$1\",name=
 ip -n "$NB" link set "$IF" down
 down_now() { [ "$(metric network "$IF")" = 0 ] && [ "$(state_metric network "$IF")" = waiting ]; }
 wait_for 10 down_now || fail "network/$IF set down: $(ctl metrics | grep -F "name=\"$IF\"")"
-src network "$IF" | jq -e '.state == "waiting" and .detail == "down"' > /dev/null ||
+src network "$IF" | jq_holds '.state == "waiting" and .detail == "down"' > /dev/null ||
 	fail "network/$IF set down: $(src network "$IF")"
 ip -n "$NB" link set "$IF" up
 wait_for 10 up_now || fail "network/$IF not open again once up: $(src network "$IF")"
 pass "a link set down: up 0, state waiting (not-open is for errors), open again once up"
 
 # ---- does this machine need entropyd? the verdict, as this host's kernel gives it ----
-ctl --json status | jq -e '.kernel.seed | (.verdict | IN("old-kernel", "ready-before", "credited",
+ctl --json status | jq_holds '.kernel.seed | (.verdict | IN("old-kernel", "ready-before", "credited",
 	"ready-without", "not-ready")) and (.summary | length > 20) and
 	(.cpu_rng.trusted | type) == "boolean" and (.ready_at_start | type) == "boolean" and
 	.bootloader.seed == "not detectable from user space"' > /dev/null ||

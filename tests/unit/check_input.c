@@ -616,6 +616,7 @@ START_TEST(test_garbage)
 	struct evdev_parser p = {0};
 	struct collect c = {.n = 0};
 	struct input_event bad[3];
+	struct inst_info info;
 	int w;
 
 	printf("test_garbage: seed 0x%x\n", SEED);
@@ -637,7 +638,8 @@ START_TEST(test_garbage)
 	make_file(watchdir, "event21", junk, 10, false);
 	make_file(watchdir, "event22", junk, 0, false);
 	ck_assert_int_eq(mkdir(node("event23"), 0700), 0);
-	/* A character device that is not evdev: never read (/dev/zero would never end). */
+	/* A link to a character device that is not evdev: never read (/dev/zero would never
+	 * end); it has a row that says why. */
 	ck_assert_int_eq(symlink("/dev/zero", node("event24")), 0);
 	bad[0] = rec(EV_SYN, SYN_REPORT, 0, 5, 1000000);
 	bad[1] = rec(EV_SYN, SYN_REPORT, 0, -5, 0);
@@ -647,10 +649,17 @@ START_TEST(test_garbage)
 	write_all(w, junk, sizeof(junk));
 	start();
 	PUMP_UNTIL(events("event26") == (long long)c.n);
-	PUMP_UNTIL(feed_pipeline_count() == 1);
+	/* event26, and event24's row saying why it was not opened. */
+	PUMP_UNTIL(feed_pipeline_count() == 2);
 	ck_assert_uint_eq(total_events(), 2 * c.n);
 	ck_assert(!live("event23"));
-	ck_assert(!live("event24"));
+	ck_assert(find("event24", &info));
+	ck_assert_uint_eq(info.c.events, 0);
+	ck_assert_str_eq(info.kind, "");
+	/* The privileged side never follows the link: EACCES. */
+	ck_assert_msg(strncmp(info.state, "cannot open ", 12) == 0 &&
+			      strstr(info.state, "Permission denied") != NULL,
+		      "event24's state: %s", info.state);
 	ck_assert(quiet_for(30));
 	close(w);
 }
