@@ -9,7 +9,8 @@
  *   intrude PID stall N                up to N requests (PRIV_RESEED) on its socket to the
  *                                      privileged process, sent without waiting, then the
  *                                      process is held stopped, reading no reply, until it
- *                                      dies: prints "sent K" at once, then how it died
+ *                                      dies: prints "sent K" (unless it died first), then
+ *                                      how it died
  * On the process's packet socket (the first it holds):
  *   intrude PID promisc IFINDEX        setsockopt PACKET_ADD_MEMBERSHIP, PACKET_MR_PROMISC
  *   intrude PID detach                 setsockopt SO_DETACH_FILTER
@@ -334,10 +335,21 @@ static void stall(long n)
 
 	attach();
 	at = put(&h, sizeof(h));
-	/* sendto(), as the collector's own requests go (send()); sendmsg() is no call of its */
-	while (sent < n && (rc = call(SYS_sendto, (unsigned long)fd, at, sizeof(h),
-				     MSG_DONTWAIT | MSG_NOSIGNAL)) == (long)sizeof(h))
-		sent++;
+	/* sendto(), as the collector's own requests go (send()); sendmsg() is no call of its.
+	 * A full queue (EAGAIN) says only that the privileged process has not read them yet: on a
+	 * busy machine it may then drain them all and have room for every reply, which would end
+	 * the stall before the replies fill the collector's queue. So wait for room, up to a
+	 * minute in all, and go on. */
+	for (int waits = 0; sent < n && waits < 6000;) {
+		rc = call(SYS_sendto, (unsigned long)fd, at, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (rc == (long)sizeof(h))
+			sent++;
+		else if (rc == -EAGAIN) {
+			waits++;
+			usleep(10000);
+		} else
+			break;
+	}
 	printf("sent %ld", sent);
 	if (sent < n)
 		printf(" (then %ld %s)", rc, strerrorname_np((int)-rc) ?: "?");
