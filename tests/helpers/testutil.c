@@ -11,10 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "feed_pool.h"
+#include "priv.h"
+#include "priv_serve.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -198,6 +203,39 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 int tu_rm_tree(const char *path)
 {
 	return nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- the privileged process ---- */
+
+int tu_privileged_start(struct config *cfg, int rnd_fd)
+{
+	int sv[2];
+	pid_t pid;
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(sv[1]);
+		_exit(priv_serve(sv[0], cfg, "/nonexistent/entropyd.conf", rnd_fd, 0));
+	}
+	config_free(cfg);
+	if (rnd_fd >= 0)
+		close(rnd_fd);
+	close(sv[0]);
+	priv_connect(sv[1], pid);
+	return pid;
+}
+
+void tu_privileged_end(int pid)
+{
+	int ws;
+
+	priv_close();
+	ck_assert(!priv_active());
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == EXIT_OK,
+		      "the privileged process ended with status %#x", ws);
 }
 
 /* ---- the event loop ---- */

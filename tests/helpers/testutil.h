@@ -93,6 +93,19 @@ void tu_turn(struct event_base *base);
 		ck_assert_msg((cond), "timed out waiting for: %s", #cond);                 \
 	} while (0)
 
+/* ---- the privileged process ---- */
+
+struct config;
+
+/* The real privileged loop (priv_serve) in a child, on a socketpair, with cfg (taken: the child
+ * serves it, this process frees its copy) and rnd_fd (/dev/random or -1; the configuration's
+ * path is one that is not there); this process its collector (priv_connect). The child's pid. */
+int tu_privileged_start(struct config *cfg, int rnd_fd);
+
+/* The collector closes its end (priv_close): the privileged process ends, and must exit with
+ * EXIT_OK, without a word of a broken protocol. */
+void tu_privileged_end(int pid);
+
 /* ---- the pool ---- */
 
 /* A pipeline `added` hook that, like the feed, hands the pool on (to nowhere) once it is full,

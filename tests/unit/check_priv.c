@@ -14,13 +14,11 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "log.h"
 #include "priv.h"
-#include "priv_serve.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -78,7 +76,7 @@ END_TEST
 
 /* ---- with the privileged process ---- */
 
-static pid_t privileged;
+static int privileged;
 
 /* The real loop in a child, with input allowed at 64 bits/s an instance over one FIFO of the
  * test's watched directory, and /dev/random; this process its collector. */
@@ -86,7 +84,6 @@ static void start_privileged(void)
 {
 	struct config *cfg = config_defaults();
 	char path[128];
-	int sv[2];
 
 	for (int c = 0; c < CLASS_COUNT; c++)
 		cfg->policy[c].rule.mode = MODE_DISABLED;
@@ -97,31 +94,7 @@ static void start_privileged(void)
 	cfg->input.watch = xstrdup(dir);
 	snprintf(path, sizeof(path), "%s/event0", dir);
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-	privileged = fork();
-	ck_assert_int_ge(privileged, 0);
-	if (privileged == 0) {
-		int rnd = open("/dev/random", O_WRONLY | O_CLOEXEC);
-
-		close(sv[1]);
-		_exit(priv_serve(sv[0], cfg, NO_CONFIG, rnd, 0));
-	}
-	config_free(cfg);
-	close(sv[0]);
-	priv_connect(sv[1], privileged);
-}
-
-/* The collector closes its end: the privileged process ends, without a word of a broken
- * protocol (status EXIT_OK). */
-static void end_privileged(void)
-{
-	int ws;
-
-	priv_close();
-	ck_assert(!priv_active());
-	ck_assert_int_eq(waitpid(privileged, &ws, 0), privileged);
-	ck_assert(WIFEXITED(ws));
-	ck_assert_int_eq(WEXITSTATUS(ws), EXIT_OK);
+	privileged = tu_privileged_start(cfg, open("/dev/random", O_WRONLY | O_CLOEXEC));
 }
 
 /* Credit goes through the ceiling: one second of 64 bits/s for the one input node, at once. */
@@ -147,7 +120,7 @@ START_TEST(test_credit)
 		ck_assert_int_eq(credited, 0);
 	}
 	ck_assert(!priv_refused());
-	end_privileged();
+	tu_privileged_end(privileged);
 }
 END_TEST
 
@@ -175,7 +148,7 @@ START_TEST(test_refused)
 	ck_assert_int_eq(priv_reload(), -1); /* its configuration is not there */
 	ck_assert_int_eq(errno, EPERM);
 	priv_service_notify(PRIV_N_STATUS, "text\nwith a line break, made printable");
-	end_privileged();
+	tu_privileged_end(privileged);
 }
 END_TEST
 
@@ -195,7 +168,7 @@ START_TEST(test_descriptor)
 		ck_assert_int_eq(fd, -1);
 		ck_assert_int_eq(errno, EACCES);
 	}
-	end_privileged();
+	tu_privileged_end(privileged);
 }
 END_TEST
 

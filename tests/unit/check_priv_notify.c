@@ -11,14 +11,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "log.h"
 #include "priv.h"
 #include "priv_notify.h"
-#include "priv_serve.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -102,29 +100,15 @@ END_TEST
  * printable ASCII only (what is not arrives as \xHH). */
 START_TEST(test_through_privileged)
 {
-	struct config *cfg;
-	int sv[2], ws;
-	pid_t pid;
+	int pid;
 
 	if (!built_with_systemd("test_through_privileged"))
 		return;
-	cfg = config_defaults();
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(sv[1]);
-		_exit(priv_serve(sv[0], cfg, "/nonexistent/entropyd.conf", -1, 0));
-	}
-	config_free(cfg);
-	close(sv[0]);
-	priv_connect(sv[1], pid);
+	pid = tu_privileged_start(config_defaults(), -1);
 	check_each();
 	priv_notify_status("a\nb");
 	ck_assert_str_eq(next(), "STATUS=a\\x0ab");
-	priv_close();
-	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-	ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == EXIT_OK);
+	tu_privileged_end(pid);
 }
 END_TEST
 

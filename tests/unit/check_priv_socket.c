@@ -14,23 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "log.h"
 #include "priv.h"
-#include "priv_serve.h"
 #include "testutil.h"
 #include "util.h"
 
-static pid_t privileged;
+static int privileged;
 
 /* The real loop in a child, capturing on lo if lo_selected, else on no interface. */
 static void start_privileged(bool lo_selected)
 {
 	struct config *cfg = config_defaults();
-	int sv[2];
 
 	for (int c = 0; c < CLASS_COUNT; c++)
 		cfg->policy[c].rule.mode = MODE_DISABLED;
@@ -39,25 +36,7 @@ static void start_privileged(bool lo_selected)
 		config_settings_strlist_free(&cfg->network.interfaces);
 		config_settings_strlist_add(&cfg->network.interfaces, "lo");
 	}
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
-	privileged = fork();
-	ck_assert_int_ge(privileged, 0);
-	if (privileged == 0) {
-		close(sv[1]);
-		_exit(priv_serve(sv[0], cfg, "/nonexistent/entropyd.conf", -1, 0));
-	}
-	config_free(cfg);
-	close(sv[0]);
-	priv_connect(sv[1], privileged);
-}
-
-static void end_privileged(void)
-{
-	int ws;
-
-	priv_close();
-	ck_assert_int_eq(waitpid(privileged, &ws, 0), privileged);
-	ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == EXIT_OK);
+	privileged = tu_privileged_start(cfg, -1);
 }
 
 /* Outside a capture, and without a privileged process, socket() is the kernel's. */
@@ -105,7 +84,7 @@ START_TEST(test_asked)
 		ck_assert_int_eq(fd, -1);
 		ck_assert_int_eq(errno, EPERM);
 	}
-	end_privileged();
+	tu_privileged_end(privileged);
 }
 END_TEST
 
@@ -134,7 +113,7 @@ START_TEST(test_handed_over)
 	ck_assert_uint_gt(flen, 0); /* its instructions */
 	ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, O_NONBLOCK);
 	close(fd);
-	end_privileged();
+	tu_privileged_end(privileged);
 }
 END_TEST
 
