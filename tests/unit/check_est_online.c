@@ -252,7 +252,8 @@ END_TEST
 /* The schedule of est_online.c: which estimators run on every estimated block (cheap), every
  * two minutes of event time (costly), every ten (full). */
 #define T(x) SP90B_TEST_BIT(SP90B_T_##x)
-static const unsigned lit_cheap = T(MCV) | T(MULTI_MCW) | T(LAG) | T(COLLISION) | T(MARKOV);
+static const unsigned lit_cheap =
+	T(MCV) | T(MULTI_MCW) | T(LAG) | T(TUPLE) | T(LRS) | T(COLLISION) | T(MARKOV);
 static const unsigned bit_cheap = T(MCV) | T(COLLISION) | T(MARKOV);
 static const unsigned bit_full = T(MULTI_MCW) | T(LAG) | T(MULTI_MMC) | T(LZ78Y);
 #undef T
