@@ -76,7 +76,9 @@ int sp90b_dict_predictors(struct sp90b_work *w, const uint8_t *sym, size_t n, un
 			  struct sp90b_pred *mmc, struct sp90b_pred *lz78y);
 
 
-/* Shared by the predictors (est_90b.c and est_90b_predict.c); not for other callers. */
+/* A predictor's bound from its counts: c right of n guesses, at most max_run in a row. Shared
+ * by the predictors (est_90b.c and est_90b_predict.c) and the online estimator's run window
+ * (est_online.c). */
 void sp90b_pred_finish(uint64_t c, uint64_t n, uint64_t max_run, unsigned k,
 		       struct sp90b_pred *out);
 

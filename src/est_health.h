@@ -18,6 +18,9 @@
 #define HEALTH_ALPHA_PERMANENT 0x1p-60
 #define HEALTH_APT_WINDOW 512      /* SP 800-90B: 512 for non-binary symbols (1024 for bits) */
 #define HEALTH_STARTUP_SYMBOLS 1024 /* passed before the first credit, and after a failure */
+/* The least min-entropy the tests claim (feed_pipeline.c): below it the cutoffs no longer
+ * catch anything the estimate does not. */
+#define HEALTH_CLAIM_MIN 0.5
 
 /*
  * A permanent failure is not forever: a source can fail under a load that passes (a disk's

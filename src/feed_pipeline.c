@@ -172,8 +172,6 @@ static void failed_forget_all(void)
 #define HEALTH_CLAIM_EVERY 1024
 /* Events the estimator takes at once (as many as the packet source hands over). */
 #define PIPELINE_RUN 256
-/* The least claim: below it the cutoffs no longer catch anything the estimate does not. */
-#define HEALTH_CLAIM_MIN 0.5
 
 /* The estimator's parameters for an instance: its class's timing settings and cap. */
 static struct est_params est_params_for(const struct instance *inst)

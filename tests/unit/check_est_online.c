@@ -681,6 +681,120 @@ START_TEST(test_runs_as_single_events)
 }
 END_TEST
 
+/* ---- the run window: every symbol, not only the estimated blocks ---- */
+
+#define RUN_WINDOW (16 * 65536) /* as in est_online.c */
+
+/* Random intervals (uniform low bytes at 1 us) for n symbols; then, if run > 0, `run` equal
+ * intervals and one other that ends them. */
+static void random_then_run(struct est *e, struct stream *s, size_t n, unsigned run)
+{
+	struct est_out out;
+
+	for (size_t i = 0; i < n; i++) {
+		s->t += (tu_rng_next() % 65536) * US + tu_rng_next() % US;
+		add(e, s, &out);
+	}
+	for (unsigned i = 0; i < run; i++) {
+		s->t += 1234 * US;
+		add(e, s, &out);
+	}
+	if (run) {
+		s->t += 4321 * US;
+		add(e, s, &out);
+	}
+}
+
+/* An estimator at the block class's cap of 1 bit, past three blocks of random intervals
+ * (estimated at about 6 bits a symbol) and 100 symbols into the next: what it reports. */
+static struct est_report random_start(struct est *e, struct stream *s)
+{
+	tu_rng_seed(SEED);
+	sp90b_est(e, 1000, 1, 0);
+	stream_init(s, 3 * SEC);
+	random_then_run(e, s, 3 * BLOCK + 100, 0);
+	return report(e);
+}
+
+static void random_end(struct est *e, struct stream *s)
+{
+	est_fini(e);
+	free(s->sym);
+}
+
+/* The estimate is the blocks' (about 6 bits a symbol), no run bounds it. */
+static void expect_blocks_only(struct est *e)
+{
+	struct est_report r = report(e);
+
+	ck_assert_str_ne(r.min_by, "runs of one interval");
+	ck_assert_msg(r.h > 5, "h %g (seed %#llx)", r.h, (unsigned long long)tu_seed);
+}
+
+START_TEST(test_run_window_sees_every_symbol)
+{
+	/* A disk that paces some writes: one interval 25 times in a row amid random ones, in
+	 * a block the schedule does not estimate (the next estimate is 10 s of event time
+	 * away). The blocks say about 6 bits a symbol; an assessment of every symbol so far
+	 * says less than the cap of 1, and from the event that ends the run so does the
+	 * estimate in force. The run is short of the repetition count cutoff at 1 bit (31):
+	 * the health tests let it through. */
+	struct est e;
+	struct stream s;
+	struct est_report before = random_start(&e, &s), r;
+	struct est_out out;
+	struct sp90b_assessment a;
+
+	ck_assert_msg(before.h > 5, "h %g before the run (seed %#llx)", before.h,
+		      (unsigned long long)tu_seed);
+	random_then_run(&e, &s, 0, 25);
+	r = report(&e);
+	ck_assert_uint_eq(r.estimated, before.estimated);
+	ck_assert_str_eq(r.min_by, "runs of one interval");
+	ck_assert_int_eq(sp90b_assess(NULL, s.sym, s.nsym, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
+				      &a), 0);
+	ck_assert_msg(a.h_assessed < 1 && r.h <= a.h_assessed,
+		      "h %g after the run, assessed over all %zu symbols at %g (seed %#llx)", r.h,
+		      s.nsym, a.h_assessed, (unsigned long long)tu_seed);
+	s.t += 777 * US;
+	est_add(&e, s.t, &out);
+	ck_assert(out.bits == r.h);
+	random_end(&e, &s);
+}
+END_TEST
+
+START_TEST(test_run_window_leaves_failures_to_health)
+{
+	/* A run as long as the repetition count cutoff (31 at 1 bit) fails the health tests,
+	 * which then stop the credit and judge the source again when it passes: the window
+	 * does not count it. */
+	struct est e;
+	struct stream s;
+
+	random_start(&e, &s);
+	random_then_run(&e, &s, 0, 31);
+	expect_blocks_only(&e);
+	random_end(&e, &s);
+}
+END_TEST
+
+START_TEST(test_run_window_forgets)
+{
+	/* About a million symbols later (the window), the run no longer bounds the estimate. */
+	struct est e;
+	struct stream s;
+
+	random_start(&e, &s);
+	random_then_run(&e, &s, 0, 25);
+	ck_assert_str_eq(report(&e).min_by, "runs of one interval");
+	random_then_run(&e, &s, RUN_WINDOW - 2 * 65536, 0);
+	ck_assert_str_eq(report(&e).min_by, "runs of one interval");
+	random_then_run(&e, &s, 2 * 65536, 0);
+	expect_blocks_only(&e);
+	random_end(&e, &s);
+}
+END_TEST
+
 static Suite *est_sp90b_suite(void)
 {
 	Suite *s = suite_create("est_sp90b");
@@ -702,6 +816,9 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_schedule_busy_and_slow);
 	tcase_add_test(tc, test_schedule_follows_interval);
 	tcase_add_test(tc, test_runs_as_single_events);
+	tcase_add_test(tc, test_run_window_sees_every_symbol);
+	tcase_add_test(tc, test_run_window_leaves_failures_to_health);
+	tcase_add_test(tc, test_run_window_forgets);
 	suite_add_tcase(s, tc);
 	return s;
 }
