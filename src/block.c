@@ -733,11 +733,10 @@ static void uevent_cb(evutil_socket_t fd, short what, void *arg)
 
 static void uevents_open(struct block_state *st)
 {
-	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = 1};
-
 	st->nlfd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			  NETLINK_KOBJECT_UEVENT);
-	if (st->nlfd >= 0 && bind(st->nlfd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+	/* Group 1: the kernel's own uevents (udev's are group 2). */
+	if (st->nlfd >= 0 && util_netlink_listen(st->nlfd, 1) == 0) {
 		st->nlev = event_new(st->src->base, st->nlfd, EV_READ | EV_PERSIST, uevent_cb, st);
 		if (st->nlev && event_add(st->nlev, NULL) == 0)
 			return;

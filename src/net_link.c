@@ -388,12 +388,10 @@ static void nl_read_cb(evutil_socket_t fd, short what, void *arg)
 
 int net_link_monitor(struct net_links *nl, struct event_base *base)
 {
-	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = RTMGRP_LINK};
-
 	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (nl->fd < 0)
 		return -1;
-	if (bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (util_netlink_listen(nl->fd, RTNLGRP_LINK) < 0) {
 		close(nl->fd);
 		nl->fd = -1;
 		return -1;

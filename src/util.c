@@ -4,6 +4,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <linux/netlink.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,4 +241,13 @@ const char *util_errno_name(int e)
 	default:
 		return NULL;
 	}
+}
+
+int util_netlink_listen(int fd, unsigned group)
+{
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+
+	if (connect(fd, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return -1;
+	return setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group));
 }

@@ -58,6 +58,13 @@ const char *util_errno_name(int e);
  * no SIGPIPE. sendmsg(2)'s result. */
 ssize_t util_send_with_fd(int sock, void *buf, size_t len, int fd);
 
+/* Netlink socket fd (of the kernel's uevents, or rtnetlink) in multicast group `group` (1
+ * or more, as the kernel numbers them: 1 is the bit 1 of bind()'s nl_groups), without
+ * bind(), which the collector may not make: connect() to the kernel gives it its port (the
+ * kernel's messages skip a socket without one), NETLINK_ADD_MEMBERSHIP the group. 0, or -1
+ * with errno. */
+int util_netlink_listen(int fd, unsigned group);
+
 /* SipHash-2-4: a keyed pseudo-random function (Aumasson and Bernstein); the output tells
  * nothing useful about the key. */
 uint64_t util_siphash24(const uint8_t key[16], const void *data, size_t len);

@@ -4,7 +4,11 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +271,38 @@ START_TEST(test_send_with_fd)
 }
 END_TEST
 
+/* A uevent socket that joined group 1 without bind() hears the kernel's own: one made by
+ * writing "change" to lo's uevent file (root only; says why it skips otherwise). */
+START_TEST(test_netlink_listen_without_bind)
+{
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT), u;
+	char buf[4096];
+	bool heard = false;
+	struct pollfd pfd;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(util_netlink_listen(fd, 1), 0);
+	u = open("/sys/class/net/lo/uevent", O_WRONLY | O_CLOEXEC);
+	if (u < 0) {
+		fprintf(stderr, "SKIP: no uevent to trigger (%s): needs root\n", strerror(errno));
+		close(fd);
+		return;
+	}
+	ck_assert_int_eq(write(u, "change", 6), 6);
+	close(u);
+	pfd = (struct pollfd){.fd = fd, .events = POLLIN};
+	while (!heard && poll(&pfd, 1, 10000) == 1) {
+		ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+
+		ck_assert_int_gt(n, 0);
+		buf[n] = 0;
+		heard = strncmp(buf, "change@", 7) == 0 && strstr(buf, "/net/lo");
+	}
+	ck_assert_msg(heard, "the kernel's uevent for lo did not come");
+	close(fd);
+}
+END_TEST
+
 START_TEST(test_mono_ns_is_monotonic_clock)
 {
 	/* Bracketed by CLOCK_MONOTONIC read directly: same clock, same unit (ns). */
@@ -354,6 +390,7 @@ static Suite *util_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_siphash24_vectors);
+	tcase_add_test(tc, test_netlink_listen_without_bind);
 	tcase_add_test(tc, test_errno_name);
 	tcase_add_test(tc, test_xasprintf_formats);
 	tcase_add_test(tc, test_xasprintf_long);
