@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "priv_filter.h"
 #include "util.h"
 
 static int priv_fd = -1; /* the collector's end; -1: no privileged process */
@@ -311,10 +310,14 @@ int priv_packet_filter(int fd, unsigned ifindex, enum net_direction direction,
 	struct priv_reply rep;
 	int e;
 
+	/* The privileged process reads its own configuration, and acts on its own descriptor:
+	 * fd, direction and filter are this process's view, not sent. */
+	(void)fd;
+	(void)direction;
+	(void)filter;
 	if (!priv_active()) {
-		if (priv_filter_attach(fd, ifindex, direction, filter, keep, err, size) == 0)
-			return 0;
-		errno = EINVAL;
+		snprintf(err, size, "no privileged process to set it");
+		errno = EPERM;
 		return -1;
 	}
 	memset(&req, 0, sizeof(req));
@@ -324,6 +327,9 @@ int priv_packet_filter(int fd, unsigned ifindex, enum net_direction direction,
 	if (!e)
 		return 0;
 	snprintf(err, size, "%s", e == EACCES ? PRIV_REFUSED_HINT
+				: e == EPERM ? "the socket's filter is locked (the kernel let the "
+					       "privileged process load no eBPF program) and cannot "
+					       "change"
 				: e == EINVAL ? "the privileged process could not set the socket filter "
 						"(it says why in its log)"
 					      : strerror(e));

@@ -81,9 +81,9 @@ void priv_capture_end(void);
 /* socket(2), but AF_PACKET from the privileged process between the two above. */
 int priv_packet_socket(int domain, int type, int protocol);
 /* The socket filter of packet socket fd on interface ifindex (priv_filter.h), keeping the
- * share keep (priv_filter_keep()): the privileged process sets it on its own copy of the
- * socket, as its configuration captures the interface; without one, this process sets it
- * with direction and filter. 0, or -1 with errno and the reason in err. */
+ * share keep (priv_filter_keep()): the privileged process puts it in place on its own copy
+ * of the socket, as its configuration captures the interface. 0, or -1 with errno and the
+ * reason in err (EPERM: the socket's filter cannot change: a new capture takes a new one). */
 int priv_packet_filter(int fd, unsigned ifindex, enum net_direction direction,
 		       const char *filter, uint32_t keep, char *err, size_t size);
 

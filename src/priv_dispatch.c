@@ -44,6 +44,7 @@ struct handed {
 	unsigned ifindex;
 	int fd;
 	uint32_t keep; /* the share its filter keeps (PACKET_FILTER) */
+	int slots;     /* where its filter's program is (priv_filter_attach()); -1: locked */
 };
 
 struct priv_dispatch {
@@ -274,33 +275,50 @@ static bool answer_blkt_start(struct priv_dispatch *d, const union priv_req *req
 	return true;
 }
 
-/* Make a packet socket deaf for good (priv_ops_packet_deafen) and close this copy. */
-static void deafen(int fd)
+/* Make a packet socket deaf for good, whoever else holds it: bound to every interface for
+ * PRIV_FILTER_DEAF alone, the one protocol its locked filter drops (priv_filter.c), and its
+ * program's slot emptied (the kernel empties it when the last descriptor closes); this
+ * copy closed. */
+static void deafen(struct handed *h)
 {
-	if (priv_ops_packet_deafen(fd) < 0)
-		log_errno(LOG_WARNING, "privileged process: cannot lock a packet socket's filter");
-	close(fd);
+	if (priv_ops_packet_bind(h->fd, 0, PRIV_FILTER_DEAF) < 0)
+		log_errno(LOG_WARNING, "privileged process: cannot make a packet socket deaf");
+	close(h->fd);
+	if (h->slots >= 0)
+		close(h->slots);
+	h->fd = h->slots = -1;
 }
 
-/* The filter of a packet socket on interface ifindex (priv_filter.c), as this process's
- * configuration captures the interface; false (said) if it cannot be set, and then nothing
- * may be heard on the socket. */
-static bool guard(struct priv_dispatch *d, int fd, unsigned ifindex, uint32_t keep)
+/* The filter of packet socket h on its interface (priv_filter.c), as this process's
+ * configuration captures the interface, keeping the share keep: attached and locked if h
+ * has none yet (slots < -1), else put in its place. False (said, errno set: EPERM where a
+ * locked classic filter cannot change) if it cannot be; then a new socket hears nothing. */
+static bool guard(struct priv_dispatch *d, struct handed *h, uint32_t keep)
 {
 	static struct log_ratelimit rl = LOG_RATELIMIT_INIT;
 	char name[IF_NAMESIZE], why[256];
+	int e = EINVAL, rc;
 
-	if (!if_indextoname(ifindex, name)) {
-		snprintf(why, sizeof(why), "interface %u is gone", ifindex);
+	if (!if_indextoname(h->ifindex, name)) {
+		snprintf(why, sizeof(why), "interface %u is gone", h->ifindex);
 	} else {
 		const struct net_capture *cap = net_class_capture_config(d->pol.cfg, name);
 
-		if (priv_filter_attach(fd, ifindex, cap->direction, cap->filter, keep, why,
-				      sizeof(why)) == 0)
+		if (h->slots < -1)
+			rc = priv_filter_attach(h->fd, h->ifindex, cap->direction, cap->filter, keep,
+						&h->slots, why, sizeof(why));
+		else
+			rc = priv_filter_replace(h->slots, h->fd, h->ifindex, cap->direction,
+						 cap->filter, keep, why, sizeof(why));
+		if (rc == 0)
 			return true;
+		e = errno == EPERM ? EPERM : EINVAL;
 	}
-	log_limited(&rl, LOG_WARNING, "privileged process: no packet socket for interface %u: %s",
-		    ifindex, why);
+	if (e != EPERM)
+		log_limited(&rl, LOG_WARNING,
+			    "privileged process: no packet socket for interface %u: %s", h->ifindex,
+			    why);
+	errno = e;
 	return false;
 }
 
@@ -320,7 +338,9 @@ static struct handed *find_handed(struct priv_dispatch *d, unsigned ifindex,
 }
 
 /* After a reload: the sockets of interfaces the configuration no longer selects made deaf,
- * the others' filters set as it captures them now (their filter, their direction). */
+ * the others' filters set as it captures them now (their filter, their direction); those
+ * whose filter cannot change (a locked classic one) made deaf too: the collector captures
+ * them afresh. */
 static void deafen_unselected(struct priv_dispatch *d)
 {
 	char name[IF_NAMESIZE];
@@ -330,22 +350,21 @@ static void deafen_unselected(struct priv_dispatch *d)
 
 		if (h->fd >= 0 &&
 		    (!if_indextoname(h->ifindex, name) || !priv_policy_iface(&d->pol, name) ||
-		     !guard(d, h->fd, h->ifindex, h->keep))) {
-			deafen(h->fd);
-			h->fd = -1;
-		}
+		     !guard(d, h, h->keep)))
+			deafen(h);
 	}
 }
 
-/* A packet socket for an interface the configuration selects, bound to it here (protocol 0:
- * nothing arrives before libpcap binds it for its own protocol). At most one that hears
+/* A packet socket for an interface the configuration selects, under a locked filter and
+ * bound to it here (protocol 0: nothing arrives before libpcap binds it for its own
+ * protocol). At most one that hears
  * anything per interface: a second request for the same interface (an honest collector
  * asks again only after closing its capture) makes the first deaf for good. */
 static bool answer_packet(struct priv_dispatch *d, const union priv_req *req,
 			  struct priv_reply *rep, int *fd)
 {
 	const struct req_packet *r = &req->packet;
-	struct handed *h, *slot;
+	struct handed *h, *slot, made = {.ifindex = r->ifindex, .slots = -2};
 	char name[IF_NAMESIZE];
 
 	if ((r->type != SOCK_RAW && r->type != SOCK_DGRAM) || r->protocol != 0 ||
@@ -379,26 +398,31 @@ static bool answer_packet(struct priv_dispatch *d, const union priv_req *req,
 		rep->err = errno;
 		return true;
 	}
-	/* Its filter before anything can arrive (protocol 0: nothing does yet), then bound. */
-	if (!guard(d, *fd, r->ifindex, UINT32_MAX)) {
-		rep->err = EINVAL;
-	} else if (priv_ops_packet_bind(*fd, r->ifindex) < 0) {
+	/* Its filter, locked, before anything can arrive (protocol 0: nothing does yet), then
+	 * bound. */
+	made.fd = *fd;
+	if (!guard(d, &made, UINT32_MAX) || priv_ops_packet_bind(*fd, r->ifindex, 0) < 0) {
 		rep->err = errno;
 	} else {
 		if (h) {
-			deafen(h->fd);
-			h->fd = -1;
+			deafen(h);
 			slot = h;
 		}
 		slot->ifindex = r->ifindex;
 		slot->keep = UINT32_MAX;
+		slot->slots = made.slots;
+		made.slots = -1;
 		slot->fd = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
 		if (slot->fd >= 0) {
 			d->pol.packet_sockets++;
 			return true;
 		}
 		rep->err = errno;
+		made.slots = slot->slots;
+		slot->slots = -1;
 	}
+	if (made.slots >= 0)
+		close(made.slots);
 	close(*fd);
 	*fd = -1;
 	return true;
@@ -420,8 +444,8 @@ static bool answer_packet_filter(struct priv_dispatch *d, const union priv_req *
 		rep->err = ENOENT;
 		return true;
 	}
-	if (!guard(d, h->fd, h->ifindex, r->keep)) {
-		rep->err = EINVAL;
+	if (!guard(d, h, r->keep)) {
+		rep->err = errno;
 		return true;
 	}
 	h->keep = r->keep;
@@ -595,7 +619,7 @@ struct priv_dispatch *priv_dispatch_new(struct config *cfg, const char *config_p
 	d->config_path = config_path;
 	d->rnd_fd = rnd_fd;
 	for (size_t i = 0; i < MAX_IFS; i++)
-		d->handed[i].fd = -1;
+		d->handed[i].fd = d->handed[i].slots = -1;
 	return d;
 }
 

@@ -5,6 +5,8 @@
  * only
  *   - frames of the one interface the configuration selects (SKF_AD_IFINDEX, the device the
  *     frame is on, whatever the socket is bound to),
+ *   - not of protocol PRIV_FILTER_DEAF, so that a socket bound to that alone hears nothing
+ *     (how the privileged process makes one deaf once its program is locked),
  *   - in the direction configured (SKF_AD_PKTTYPE: PACKET_OUTGOING or not),
  *   - a share of them while sampling (SKF_AD_RANDOM, as net_sample.h describes),
  *   - that the administrator's filter accepts, compiled here for the link from the
@@ -13,8 +15,9 @@
  * IP header (the source address), never a byte of what the IP header carries. The
  * administrator's program is placed as it is but for its returns: a return of 0 drops the
  * frame, any other jumps to the length computation, so it can narrow what is kept, never
- * widen it. The collector's system call filter keeps it from replacing or removing the
- * program (priv_sandbox.c). */
+ * widen it. The program is locked once attached (SO_LOCK_FILTER): no one, the privileged
+ * process included, can replace or remove it, whatever a system call filter lets through;
+ * what it keeps is what the socket keeps for its whole life. */
 #include "autoconf.h"
 
 #include "priv_filter.h"
@@ -28,7 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include "log.h"
+#include "priv_filter_bpf.h"
 #include "priv_ops.h"
 #include "util.h"
 
@@ -226,6 +232,10 @@ size_t priv_filter_program(const struct priv_guard *g, struct sock_filter *out, 
 	OP(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_IFINDEX);
 	JMP(BPF_JMP | BPF_JEQ | BPF_K, g->ifindex, 1, 0);
 	OP(BPF_RET | BPF_K, 0);
+	/* Not the protocol of a deaf socket. */
+	OP(BPF_LD | BPF_H | BPF_ABS, SKF_AD_OFF + SKF_AD_PROTOCOL);
+	JMP(BPF_JMP | BPF_JEQ | BPF_K, PRIV_FILTER_DEAF, 0, 1);
+	OP(BPF_RET | BPF_K, 0);
 	/* Its direction. */
 	if (g->direction != DIR_BOTH) {
 		OP(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_PKTTYPE);
@@ -274,32 +284,96 @@ static unsigned arphrd_of(const char *name)
 	return t;
 }
 
-int priv_filter_attach(int fd, unsigned ifindex, enum net_direction direction,
-		      const char *filter, uint32_t keep, char *err, size_t size)
+/* The program for packet socket fd (its type and its link's read here) in prog; its length,
+ * or 0 with the reason in err. */
+static size_t program_for(int fd, unsigned ifindex, enum net_direction direction,
+			  const char *filter, uint32_t keep, struct sock_filter *prog, char *err,
+			  size_t size)
 {
 	struct priv_guard g = {.ifindex = ifindex, .direction = direction, .filter = filter,
 			       .keep = keep};
-	struct sock_filter prog[BPF_MAXINSNS];
-	struct sock_fprog fp;
 	char name[IF_NAMESIZE];
 	socklen_t len = sizeof(g.sock_type);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &g.sock_type, &len) < 0) {
 		snprintf(err, size, "not a socket: %s", strerror(errno));
-		return -1;
+		return 0;
 	}
 	if (!if_indextoname(ifindex, name)) {
 		snprintf(err, size, "interface %u: %s", ifindex, strerror(errno));
-		return -1;
+		return 0;
 	}
 	g.arphrd = arphrd_of(name);
-	fp.len = (unsigned short)priv_filter_program(&g, prog, err, size);
-	fp.filter = prog;
+	return priv_filter_program(&g, prog, err, size);
+}
+
+int priv_filter_attach(int fd, unsigned ifindex, enum net_direction direction,
+		      const char *filter, uint32_t keep, int *slots, char *err, size_t size)
+{
+	static bool said;
+	struct sock_filter prog[BPF_MAXINSNS];
+	struct sock_fprog fp = {.filter = prog};
+	char why[256];
+
+	*slots = -1;
+	fp.len = (unsigned short)program_for(fd, ifindex, direction, filter, keep, prog, err,
+					     size);
 	if (!fp.len)
 		return -1;
-	if (priv_ops_attach_filter(fd, &fp) < 0) {
+	*slots = priv_filter_bpf_attach(fd, prog, fp.len, why, sizeof(why));
+	if (*slots < 0 && !said) {
+		said = true;
+		log_warn("privileged process: packet sockets get the classic filter, which cannot "
+			 "change once locked (%s): sampling in the kernel is off, and a new filter "
+			 "is a new capture",
+			 why);
+	}
+	if (*slots < 0 && priv_ops_attach_filter(fd, &fp) < 0) {
 		snprintf(err, size, "the kernel refused the socket filter: %s", strerror(errno));
 		return -1;
 	}
+	/* For good: no process, this one included, can remove or replace it now. */
+	if (priv_ops_lock_filter(fd) < 0) {
+		snprintf(err, size, "the kernel did not lock the socket filter: %s",
+			 strerror(errno));
+		if (*slots >= 0)
+			close(*slots);
+		*slots = -1;
+		return -1;
+	}
 	return 0;
+}
+
+int priv_filter_replace(int slots, int fd, unsigned ifindex, enum net_direction direction,
+			const char *filter, uint32_t keep, char *err, size_t size)
+{
+	struct sock_filter prog[BPF_MAXINSNS];
+	size_t n;
+
+	if (slots < 0) {
+		if (priv_filter_matches(fd, ifindex, direction, filter, keep))
+			return 0;
+		snprintf(err, size, "its classic filter is locked and cannot change");
+		errno = EPERM;
+		return -1;
+	}
+	n = program_for(fd, ifindex, direction, filter, keep, prog, err, size);
+	if (!n) {
+		errno = EINVAL;
+		return -1;
+	}
+	return priv_filter_bpf_replace(slots, prog, n, err, size);
+}
+
+bool priv_filter_matches(int fd, unsigned ifindex, enum net_direction direction,
+			 const char *filter, uint32_t keep)
+{
+	struct sock_filter want[BPF_MAXINSNS], has[BPF_MAXINSNS];
+	socklen_t n = BPF_MAXINSNS;
+	char err[256];
+	size_t len = program_for(fd, ifindex, direction, filter, keep, want, err, sizeof(err));
+
+	/* SO_GET_FILTER counts instructions, not bytes. */
+	return len && getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, has, &n) == 0 && n == len &&
+	       memcmp(want, has, len * sizeof(*want)) == 0;
 }

@@ -13,8 +13,11 @@
  *   BLKTRACESETUP/START/STOP/     priv_ops_blktrace_start, _stop, and the state file that
  *     TEARDOWN                    lists the traces set up (_take, _release, _cleanup)
  *   relay files (debugfs)         priv_ops_relay_open
- *   packet sockets                priv_ops_packet_socket, _bind, _deafen, and the filter's
- *                                 attachment (priv_ops_attach_filter, for priv_filter.c)
+ *   packet sockets                priv_ops_packet_socket, _bind, and the filter's attachment
+ *                                 and lock (priv_ops_attach_filter, _attach_bpf,
+ *                                 _lock_filter, for priv_filter.c)
+ *   bpf (a socket filter's        priv_ops_bpf_load, priv_ops_bpf_slots, priv_ops_bpf_set
+ *     program and its slot)
  *   the control socket, at exit   priv_ops_remove_socket
  *   sd_notify                     priv_ops_notify
  */
@@ -22,9 +25,11 @@
 
 #include "priv_ops.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/blktrace_api.h>
+#include <linux/bpf.h>
 #include <linux/filter.h>
 #include <linux/fs.h>
 #include <linux/if_packet.h>
@@ -578,10 +583,9 @@ int priv_ops_packet_socket(int type)
 	return (int)syscall(SYS_socket, AF_PACKET, type | SOCK_CLOEXEC, 0);
 }
 
-int priv_ops_packet_bind(int fd, unsigned ifindex)
+int priv_ops_packet_bind(int fd, unsigned ifindex, uint16_t protocol)
 {
-	/* Protocol 0: nothing arrives before libpcap binds it for its own protocol. */
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = 0,
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(protocol),
 				  .sll_ifindex = (int)ifindex};
 
 	return bind(fd, (const struct sockaddr *)&sll, sizeof(sll));
@@ -592,14 +596,15 @@ int priv_ops_attach_filter(int fd, const struct sock_fprog *prog)
 	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, prog, sizeof(*prog));
 }
 
-int priv_ops_packet_deafen(int fd)
+int priv_ops_attach_bpf(int fd, int prog)
 {
-	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
-	struct sock_fprog prog = {.len = 1, .filter = &drop};
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_BPF, &prog, sizeof(prog));
+}
+
+int priv_ops_lock_filter(int fd)
+{
 	int one = 1;
 
-	if (priv_ops_attach_filter(fd, &prog) < 0)
-		return -1;
 	return setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one));
 }
 
@@ -659,4 +664,57 @@ void priv_ops_notify(enum priv_notify what, const char *text)
 		notify_send(msg);
 		break;
 	}
+}
+
+/* ---- eBPF socket filters (priv_filter_bpf.c) ---- */
+
+static long bpf(int cmd, union bpf_attr *a)
+{
+	return syscall(SYS_bpf, cmd, a, sizeof(*a));
+}
+
+int priv_ops_bpf_load(const struct bpf_insn *insns, size_t n, char *log, size_t size)
+{
+	union bpf_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	a.insns = (uintptr_t)insns;
+	a.insn_cnt = (uint32_t)n;
+	a.license = (uintptr_t)"GPL";
+	fd = (int)bpf(BPF_PROG_LOAD, &a);
+	if (fd >= 0 || !log || size < 2 || (errno != EACCES && errno != EINVAL))
+		return fd;
+	/* Again, for the verifier's reason. */
+	log[0] = 0;
+	a.log_buf = (uintptr_t)log;
+	a.log_size = (uint32_t)size;
+	a.log_level = 1;
+	return (int)bpf(BPF_PROG_LOAD, &a);
+}
+
+int priv_ops_bpf_slots(void)
+{
+	union bpf_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.map_type = BPF_MAP_TYPE_PROG_ARRAY;
+	a.key_size = sizeof(uint32_t);
+	a.value_size = sizeof(uint32_t);
+	a.max_entries = 1;
+	return (int)bpf(BPF_MAP_CREATE, &a);
+}
+
+int priv_ops_bpf_set(int slots, int prog)
+{
+	union bpf_attr a;
+	uint32_t key = 0, value = (uint32_t)prog;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = (uint32_t)slots;
+	a.key = (uintptr_t)&key;
+	a.value = (uintptr_t)&value;
+	a.flags = BPF_ANY;
+	return (int)bpf(BPF_MAP_UPDATE_ELEM, &a);
 }

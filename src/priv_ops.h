@@ -65,14 +65,17 @@ int priv_ops_relay_open(const char *debugfs, const char *trace, unsigned cpu);
 
 /* socket(AF_PACKET, type | SOCK_CLOEXEC, 0): protocol 0, so nothing arrives yet. */
 int priv_ops_packet_socket(int type);
-/* Bind packet socket fd to interface ifindex, protocol 0. 0, or -1 with errno. */
-int priv_ops_packet_bind(int fd, unsigned ifindex);
+/* Bind packet socket fd to interface ifindex (0: every interface) for protocol (host order;
+ * 0: none, so that nothing arrives; ETH_P_ALL: every one). 0, or -1 with errno. */
+int priv_ops_packet_bind(int fd, unsigned ifindex, uint16_t protocol);
 /* Attach socket filter prog to fd (SO_ATTACH_FILTER). 0, or -1 with errno. */
 int priv_ops_attach_filter(int fd, const struct sock_fprog *prog);
-/* Make packet socket fd deaf for good, whoever else holds it: a filter that drops every
- * frame, locked (SO_LOCK_FILTER: no one can remove or replace it, a bind does not either).
- * 0, or -1 with errno. */
-int priv_ops_packet_deafen(int fd);
+/* Attach eBPF socket filter program prog (a descriptor) to fd (SO_ATTACH_BPF). 0, or -1
+ * with errno. */
+int priv_ops_attach_bpf(int fd, int prog);
+/* Lock fd's socket filter (SO_LOCK_FILTER): from now on no process, this one included, can
+ * remove or replace it. 0, or -1 with errno. */
+int priv_ops_lock_filter(int fd);
 
 /* Remove the control socket at path once the collector is gone: the collector, no longer
  * uid 0, cannot remove it from a directory root owns. Only a socket root owns (the collector
@@ -82,5 +85,15 @@ void priv_ops_remove_socket(const char *path);
 
 /* sd_notify: text is STATUS's, or NULL. */
 void priv_ops_notify(enum priv_notify what, const char *text);
+
+struct bpf_insn;
+/* An eBPF socket filter program of n instructions: its descriptor, or -1 with errno and, if
+ * the verifier refused it, its account in log (size bytes). */
+int priv_ops_bpf_load(const struct bpf_insn *insns, size_t n, char *log, size_t size);
+/* A program array of one slot, for socket filters: its descriptor, or -1 with errno. */
+int priv_ops_bpf_slots(void);
+/* Program prog in slot 0 of slots, in place of the one there, in one step. 0, or -1 with
+ * errno. */
+int priv_ops_bpf_set(int slots, int prog);
 
 #endif

@@ -28,9 +28,9 @@
 set -u
 
 # The privileged process's own files: its start (priv_drop drops what it does not keep), its
-# loop, dispatch, policy and system calls, the socket filter it sets and the trust check of
-# the files it reads.
-PRIVILEGED='priv_drop|priv_serve|priv_dispatch|priv_policy|priv_ops|priv_filter|priv_trust|priv_wire'
+# loop, dispatch, policy and system calls, the socket filter it sets (and its eBPF form) and
+# the trust check of the files it reads.
+PRIVILEGED='priv_drop|priv_serve|priv_dispatch|priv_policy|priv_ops|priv_filter|priv_filter_bpf|priv_trust|priv_wire'
 
 if [ "${1:-}" = --linked ]; then
 	map=${2:?usage: check-layers.sh --linked MAP}

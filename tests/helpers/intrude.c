@@ -21,6 +21,7 @@
  *   intrude PID sendfd                 sendmsg of it (SCM_RIGHTS) on a new socketpair
  *   intrude PID bind IFINDEX           bind to IFINDEX (0: every interface), ETH_P_ALL
  *   intrude PID filter                 its socket filter's interface check: "ifindex N"
+ *   intrude PID locked                 getsockopt SO_LOCK_FILTER: "locked 1" (or 0)
  * On its socket to entropyd's privileged process (the first SOCK_SEQPACKET it holds):
  *   intrude PID perf N                 N PERF_OPEN requests (a disk event on CPU 0), each
  *                                      one given enabled: the first refusal, and how many
@@ -483,7 +484,7 @@ static bool packet_verb(const char *verb, int argc, char **argv, long *rc)
 
 	if (strcmp(verb, "promisc") && strcmp(verb, "detach") && strcmp(verb, "attach") &&
 	    strcmp(verb, "copythresh") && strcmp(verb, "fanout") && strcmp(verb, "sendfd") &&
-	    strcmp(verb, "bind") && strcmp(verb, "filter"))
+	    strcmp(verb, "bind") && strcmp(verb, "filter") && strcmp(verb, "locked"))
 		return false;
 	if (argc != ((!strcmp(verb, "promisc") || !strcmp(verb, "bind")) ? 4 : 3))
 		exit(usage());
@@ -527,6 +528,18 @@ static bool packet_verb(const char *verb, int argc, char **argv, long *rc)
 			call(SYS_close, (unsigned long)sv[0], 0, 0, 0);
 			call(SYS_close, (unsigned long)sv[1], 0, 0, 0);
 		}
+	} else if (!strcmp(verb, "locked")) {
+		int v[2] = {0, sizeof(int)}; /* the value, then its length */
+		unsigned long at = put(v, sizeof(v));
+
+		*rc = call5(SYS_getsockopt, (unsigned long)fd, SOL_SOCKET, SO_LOCK_FILTER, at,
+			    at + sizeof(int));
+		if (*rc == 0) {
+			get(at, v, sizeof(v));
+			detach();
+			printf("locked %d\n", v[0]);
+			exit(0);
+		}
 	} else if (!strcmp(verb, "bind")) {
 		sll.sll_ifindex = atoi(argv[3]);
 		*rc = call(SYS_bind, (unsigned long)fd, put(&sll, sizeof(sll)), sizeof(sll), 0);
@@ -566,7 +579,7 @@ static int usage(void)
 {
 	fputs("usage: intrude PID uid | open PATH r|w|rw|new | chmod PATH MODE | connect PATH | "
 	      "prlimit TARGET | tgkill TARGET | stall N | promisc IFINDEX | detach | attach | "
-	      "copythresh | fanout | sendfd | bind IFINDEX | filter | perf N\n",
+	      "copythresh | fanout | sendfd | bind IFINDEX | filter | locked | perf N\n",
 	      stderr);
 	return 2;
 }

@@ -9,8 +9,9 @@
  *                                       descriptor and exit 4 (EXIT_LOST)
  *   privhostile CONFIG packet           a valid PACKET_SOCKET (on lo): a descriptor comes back
  *   privhostile CONFIG packets N        N PACKET_SOCKETs for lo: 1 + PRIV_PACKET_SPARE
- *                                       answered, every one but the last made deaf (a
- *                                       locked filter), the rest refused (EAGAIN)
+ *                                       answered, each under a locked filter, every one
+ *                                       but the last made deaf (bound to the protocol its
+ *                                       filter drops), the rest refused (EAGAIN)
  *   privhostile CONFIG perfs N [hold]   N PERF_OPENs of a disk event on CPU 0, each enabled
  *                                       (no device filter: every completion of every disk):
  *                                       what the budget allows comes, the rest is refused
@@ -31,6 +32,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <linux/if_packet.h>
 #include <linux/perf_event.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -48,6 +51,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "priv.h"
+#include "priv_filter.h"
 #include "priv_ops.h"
 #include "priv_policy.h"
 #include "priv_serve.h"
@@ -358,14 +362,15 @@ static int hostile(const char *name)
 }
 
 /* N packet sockets for lo, as a collector that wants more than the interfaces selected
- * (one: lo): 1 + PRIV_PACKET_SPARE come, and only the last of them hears anything (the
- * others have a drop-all filter that no one can remove, SO_LOCK_FILTER); every request
+ * (one: lo): 1 + PRIV_PACKET_SPARE come, each under a filter no one can remove
+ * (SO_LOCK_FILTER), and only the last of them hears anything: bound to lo, the others to
+ * PRIV_FILTER_DEAF alone, which their filter drops; every request
  * after them is refused with EAGAIN, no descriptor, the connection kept. */
 static int packets(int n)
 {
 	struct hostile h;
 	struct priv_reply rep;
-	int fds[64], got = 0, locked = 0, refused = 0, want = 1 + PRIV_PACKET_SPARE, st;
+	int fds[64], got = 0, locked = 0, deaf = 0, refused = 0, want = 1 + PRIV_PACKET_SPARE, st;
 	bool ok;
 
 	if (n < 2 || n > 64 || !build("packet", &h))
@@ -384,19 +389,25 @@ static int packets(int n)
 			close(fd);
 	}
 	for (int i = 0; i < got; i++) {
+		struct sockaddr_ll sll;
 		int v = 0;
-		socklen_t len = sizeof(v);
+		socklen_t len = sizeof(v), sl = sizeof(sll);
 
 		if (getsockopt(fds[i], SOL_SOCKET, SO_LOCK_FILTER, &v, &len) == 0 && v)
-			locked += i < got - 1 ? 1 : 100; /* the last one must not be */
+			locked++;
+		if (getsockname(fds[i], (struct sockaddr *)&sll, &sl) == 0 &&
+		    sll.sll_protocol == htons(PRIV_FILTER_DEAF))
+			deaf += i < got - 1 ? 1 : 100; /* the last one must hear */
+		else if (i == got - 1 && sll.sll_ifindex != (int)if_nametoindex("lo"))
+			deaf += 100; /* nor hear anything but lo */
 		close(fds[i]);
 	}
 	st = priv_status();
 	want = n < want ? n : want;
-	ok = got == want && locked == got - 1 && refused == n - got && st == 0;
-	printf("%s: packets: %d of %d answered (want %d), %d deaf for good, %d refused with "
-	       "EAGAIN (want %d); exit %d\n",
-	       ok ? "PASS" : "FAIL", got, n, want, locked, refused, n - want, st);
+	ok = got == want && locked == got && deaf == got - 1 && refused == n - got && st == 0;
+	printf("%s: packets: %d of %d answered (want %d), %d under a locked filter, %d deaf for "
+	       "good, %d refused with EAGAIN (want %d); exit %d\n",
+	       ok ? "PASS" : "FAIL", got, n, want, locked, deaf, refused, n - want, st);
 	return ok ? 0 : 1;
 }
 

@@ -382,6 +382,9 @@ fi
 attempts=$T/intrusions
 perf_held() { ls -l "/proc/$1/fd" | grep -c 'anon_inode:\[perf_event\]'; }
 held0=$(perf_held "$COLLECTOR")
+# An interface beside $VB that the configuration does not select, up in the same namespace.
+ip -n "$NB" link add "edpx$$" type veth peer name "edpy$$" || fail "no second interface in $NB"
+ip -n "$NB" link set "edpx$$" up && ip -n "$NB" link set "edpy$$" up
 intrusions "$COLLECTOR" "$uid" "$T/e.conf" "$T/secret" \
 	"$T/root.sock" "$L" > "$attempts"
 # The perf flood from inside: the collector holds its own events (an owner, a waker and one
@@ -413,6 +416,24 @@ cmp -s "$T/e.conf" "$T/e.conf.orig" || fail "the configuration changed"
 grep -q '^ok: the calls run in the collector' "$attempts" || fail "the calls did not run in the collector"
 [ "$INTRUSIONS_BAD" -eq 0 ] || fail "from inside the collector: $(grep '^BAD' "$attempts" | tr '\n' ' ')"
 kill "$LISTENER" 2> /dev/null
+# What the capture hears after those attempts (bound to every interface): the frames of $VB
+# alone. 300 datagrams to it
+# and 1,000 over lo and over the other interface of its namespace (each seen there twice,
+# out and in): exactly 300 events, once what the kernel held has been handed over. Static
+# neighbours for the senders: no ARP reply to count.
+for s in ${SOURCES//,/ }; do
+	ip -n "$NB" neigh replace "$s" lladdr "$(mac "$NA" "$VA")" dev "$VB" nud permanent
+done
+send 300 100
+send 1000 20 127.0.0.1 9999 127.0.0.1 "$NB"
+# Out of edpx$$ and into edpy$$, its peer (not an address of the namespace: a frame on the
+# wire, not on lo).
+ip -n "$NB" addr add 10.78.0.1/24 dev "edpx$$" &&
+	ip -n "$NB" neigh replace 10.78.0.9 lladdr "$(mac "$NB" "edpy$$")" dev "edpx$$" nud permanent ||
+	fail "no address on edpx$$"
+send 1000 20 10.78.0.1 9999 10.78.0.9 "$NB"
+events "$VB" 300
+pass "after the attempts, the capture hears $VB alone: 300 of its datagrams counted, none of 1,000 over lo or 1,000 out of edpx$$ into edpy$$"
 # Last, as it ends the collector: lowering a root process's limits (the privileged
 # process's; pid 1 in its own PID namespace is the collector itself) is a call outside its
 # filter (prlimit64 on another pid), which kills it.

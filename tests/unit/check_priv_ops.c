@@ -9,7 +9,10 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,12 +80,15 @@ START_TEST(test_random)
 }
 END_TEST
 
-/* A packet socket on lo: made close-on-exec, bound to lo; once deaf its filter stays, for
- * whoever holds it: neither detached nor replaced. */
+/* A packet socket on lo: made close-on-exec, bound to lo for a protocol as asked (getsockname
+ * says so); once locked its filter stays, for whoever holds it: neither detached, replaced
+ * nor unlocked. */
 START_TEST(test_packet_socket)
 {
 	struct sock_filter accept = BPF_STMT(BPF_RET | BPF_K, 0xffff);
 	struct sock_fprog prog = {.len = 1, .filter = &accept};
+	struct sockaddr_ll sll;
+	socklen_t sl = sizeof(sll);
 	unsigned lo = if_nametoindex("lo");
 	int fd = priv_ops_packet_socket(SOCK_RAW), e = errno, dummy = 0;
 
@@ -94,17 +100,22 @@ START_TEST(test_packet_socket)
 	}
 	ck_assert_int_eq(fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
 	ck_assert_int_eq(priv_ops_attach_filter(fd, &prog), 0);
-	ck_assert_int_eq(priv_ops_packet_bind(fd, lo), 0);
-	ck_assert_int_eq(priv_ops_packet_deafen(fd), 0);
+	ck_assert_int_eq(priv_ops_packet_bind(fd, lo, ETH_P_ALL), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sll, &sl), 0);
+	ck_assert_int_eq(sll.sll_ifindex, (int)lo);
+	ck_assert_uint_eq(sll.sll_protocol, htons(ETH_P_ALL));
+	ck_assert_int_eq(priv_ops_lock_filter(fd), 0);
 	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, &dummy, sizeof(dummy)), -1);
 	ck_assert_int_eq(errno, EPERM);
 	ck_assert_int_eq(priv_ops_attach_filter(fd, &prog), -1);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &dummy, sizeof(dummy)), -1);
 	ck_assert_int_eq(errno, EPERM);
 	close(fd);
 	/* An interface that is not there. */
 	fd = priv_ops_packet_socket(SOCK_DGRAM);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(priv_ops_packet_bind(fd, 0x7ffffff0), -1);
+	ck_assert_int_eq(priv_ops_packet_bind(fd, 0x7ffffff0, 0), -1);
 	ck_assert_int_eq(errno, ENODEV);
 	close(fd);
 }
