@@ -337,6 +337,22 @@ int priv_packet_filter(int fd, unsigned ifindex, enum net_direction direction,
 	return -1;
 }
 
+int priv_bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	uint8_t frame[64];
+	int bound = priv_active() ? priv_ops_packet_bound(fd, addr, len) : -1;
+
+	if (bound < 0)
+		return (int)syscall(SYS_bind, fd, addr, len);
+	/* libpcap's second bind, once its ring is set up: what came before went to the socket's
+	 * queue, which it never reads and which would keep the socket readable for ever. */
+	if (bound > 0)
+		for (int i = 0; i < 100000; i++)
+			if (recv(fd, frame, sizeof(frame), MSG_DONTWAIT | MSG_TRUNC) < 0)
+				break;
+	return 0;
+}
+
 void priv_service_notify(enum priv_notify what, const char *text)
 {
 	union priv_req req;

@@ -78,8 +78,16 @@ int priv_relay_open(const char *debugfs, const char *trace, unsigned cpu);
  * see socket() in priv_socket.c). */
 void priv_capture_begin(const char *ifname);
 void priv_capture_end(void);
-/* socket(2), but AF_PACKET from the privileged process between the two above. */
+/* socket(2), but AF_PACKET from the privileged process between the two above: bound to
+ * the interface for every protocol (ETH_P_ALL) under the privileged process's filter,
+ * locked (priv_filter.h). */
 int priv_packet_socket(int domain, int type, int protocol);
+/* bind(2), but a packet socket the privileged process handed over, asked to bind where it
+ * is bound already (its interface, and protocol 0 or the one it has: libpcap's two binds),
+ * is answered here: 0, what its ring did not take (what came before the ring was set up)
+ * dropped. Any other bind goes to the kernel, whose answer in the collector is EPERM (its
+ * system call filter, priv_sandbox.c). */
+int priv_bind(int fd, const struct sockaddr *addr, socklen_t len);
 /* The socket filter of packet socket fd on interface ifindex (priv_filter.h), keeping the
  * share keep (priv_filter_keep()): the privileged process puts it in place on its own copy
  * of the socket, as its configuration captures the interface. 0, or -1 with errno and the

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/if_ether.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -276,9 +277,9 @@ static bool answer_blkt_start(struct priv_dispatch *d, const union priv_req *req
 }
 
 /* Make a packet socket deaf for good, whoever else holds it: bound to every interface for
- * PRIV_FILTER_DEAF alone, the one protocol its locked filter drops (priv_filter.c), and its
- * program's slot emptied (the kernel empties it when the last descriptor closes); this
- * copy closed. */
+ * PRIV_FILTER_DEAF alone, the one protocol its locked filter drops (priv_filter.c), which
+ * the collector cannot bind again (priv_sandbox.c), and its program's slot emptied (the
+ * kernel empties it when the last descriptor closes); this copy closed. */
 static void deafen(struct handed *h)
 {
 	if (priv_ops_packet_bind(h->fd, 0, PRIV_FILTER_DEAF) < 0)
@@ -356,8 +357,8 @@ static void deafen_unselected(struct priv_dispatch *d)
 }
 
 /* A packet socket for an interface the configuration selects, under a locked filter and
- * bound to it here (protocol 0: nothing arrives before libpcap binds it for its own
- * protocol). At most one that hears
+ * bound to it here for every protocol (libpcap's binds are answered in the collector,
+ * priv_socket.c, whose system call filter refuses any other). At most one that hears
  * anything per interface: a second request for the same interface (an honest collector
  * asks again only after closing its capture) makes the first deaf for good. */
 static bool answer_packet(struct priv_dispatch *d, const union priv_req *req,
@@ -398,10 +399,11 @@ static bool answer_packet(struct priv_dispatch *d, const union priv_req *req,
 		rep->err = errno;
 		return true;
 	}
-	/* Its filter, locked, before anything can arrive (protocol 0: nothing does yet), then
-	 * bound. */
+	/* Its filter, locked, before anything can arrive (protocol 0: nothing does yet); bound
+	 * here, for every protocol, as libpcap binds it: the collector binds it no more. */
 	made.fd = *fd;
-	if (!guard(d, &made, UINT32_MAX) || priv_ops_packet_bind(*fd, r->ifindex, 0) < 0) {
+	if (!guard(d, &made, UINT32_MAX) ||
+	    priv_ops_packet_bind(*fd, r->ifindex, ETH_P_ALL) < 0) {
 		rep->err = errno;
 	} else {
 		if (h) {

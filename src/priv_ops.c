@@ -13,9 +13,10 @@
  *   BLKTRACESETUP/START/STOP/     priv_ops_blktrace_start, _stop, and the state file that
  *     TEARDOWN                    lists the traces set up (_take, _release, _cleanup)
  *   relay files (debugfs)         priv_ops_relay_open
- *   packet sockets                priv_ops_packet_socket, _bind, and the filter's attachment
- *                                 and lock (priv_ops_attach_filter, _attach_bpf,
- *                                 _lock_filter, for priv_filter.c)
+ *   packet sockets                priv_ops_packet_socket, _bind, _bound (for the collector's
+ *                                 bind(), priv_socket.c), and the filter's attachment and
+ *                                 lock (priv_ops_attach_filter, _attach_bpf, _lock_filter,
+ *                                 for priv_filter.c)
  *   bpf (a socket filter's        priv_ops_bpf_load, priv_ops_bpf_slots, priv_ops_bpf_set
  *     program and its slot)
  *   the control socket, at exit   priv_ops_remove_socket
@@ -589,6 +590,20 @@ int priv_ops_packet_bind(int fd, unsigned ifindex, uint16_t protocol)
 				  .sll_ifindex = (int)ifindex};
 
 	return bind(fd, (const struct sockaddr *)&sll, sizeof(sll));
+}
+
+int priv_ops_packet_bound(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	const struct sockaddr_ll *want = (const struct sockaddr_ll *)addr;
+	struct sockaddr_ll has;
+	socklen_t n = sizeof(has);
+
+	if (!addr || len < sizeof(*want) || addr->sa_family != AF_PACKET ||
+	    getsockname(fd, (struct sockaddr *)&has, &n) < 0 || has.sll_family != AF_PACKET ||
+	    has.sll_ifindex != want->sll_ifindex ||
+	    (want->sll_protocol != 0 && want->sll_protocol != has.sll_protocol))
+		return -1;
+	return want->sll_protocol != 0;
 }
 
 int priv_ops_attach_filter(int fd, const struct sock_fprog *prog)

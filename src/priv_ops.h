@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "priv_wire.h"
 
@@ -68,6 +69,10 @@ int priv_ops_packet_socket(int type);
 /* Bind packet socket fd to interface ifindex (0: every interface) for protocol (host order;
  * 0: none, so that nothing arrives; ETH_P_ALL: every one). 0, or -1 with errno. */
 int priv_ops_packet_bind(int fd, unsigned ifindex, uint16_t protocol);
+/* Is packet socket fd bound where addr (len bytes, a struct sockaddr_ll) asks: its interface,
+ * and protocol 0 or the one it has? 0: yes, for protocol 0; 1: yes, for its protocol; -1:
+ * no (not a packet socket, not an address of one, or bound elsewhere). */
+int priv_ops_packet_bound(int fd, const struct sockaddr *addr, socklen_t len);
 /* Attach socket filter prog to fd (SO_ATTACH_FILTER). 0, or -1 with errno. */
 int priv_ops_attach_filter(int fd, const struct sock_fprog *prog);
 /* Attach eBPF socket filter program prog (a descriptor) to fd (SO_ATTACH_BPF). 0, or -1

@@ -134,8 +134,8 @@ static const char *const allowed[] = {
 	"unlinkat", "rename", "renameat", "renameat2", "chmod", "fchmod", "fchmodat", "chown",
 	"fchown", "fchownat", "lchown", "umask", "flock", "ftruncate", "fsync", "fdatasync",
 	"inotify_init1", "inotify_add_watch", "inotify_rm_watch",
-	/* sockets (socket(), setsockopt(), sendmsg() and sendmmsg() below) */
-	"socketpair", "bind", "listen", "accept", "accept4", "connect", "getsockname",
+	/* sockets (socket(), bind(), setsockopt(), sendmsg() and sendmmsg() below) */
+	"socketpair", "listen", "accept", "accept4", "connect", "getsockname",
 	"getpeername", "getsockopt", "sendto", "recvfrom", "recvmsg", "recvmmsg", "shutdown",
 	/* The same operations under the names the 32-bit ABIs (ARM EABI, i386) give them: calls
 	 * on 32-bit offsets, ids and times have their own numbers there, and glibc builds with
@@ -181,7 +181,11 @@ static const unsigned long ioctls[] = {
  * whole frames copied beside the ring (PACKET_COPY_THRESH), nor another capturer's fanout
  * group joined (PACKET_FANOUT). Refused with EPERM. So is sendmsg() (and sendmmsg()), the
  * only call that passes a descriptor on (SCM_RIGHTS), which the collector never does: what
- * it holds, it cannot hand to a process outside this filter. */
+ * it holds, it cannot hand to a process outside this filter. And so is bind(): a packet
+ * socket comes bound to its interface (priv_socket.c answers libpcap's binds), the control
+ * socket is bound before this filter is loaded, and netlink sockets join their groups
+ * without one (util_netlink_listen()); a packet socket the privileged process made deaf by
+ * a bind cannot be made to hear again. */
 /* The options' two forms (a 32- or 64-bit time_t), as the kernel numbers them where
  * asm-generic does (x86, ARM); a C library may name only the option (musl). */
 #ifndef SO_TIMESTAMP_OLD
@@ -262,7 +266,7 @@ static int allow_calls(scmp_filter_ctx ctx)
 /* The calls allowed with conditions (allow_calls, calls_filter, ioctl_filter). */
 static const char *const conditional[] = {"tgkill",  "prlimit64", "sched_getaffinity",
 					  "socket",  "ioctl",     "setsockopt",
-					  "sendmsg", "sendmmsg"};
+					  "sendmsg", "sendmmsg",  "bind"};
 
 bool priv_sandbox_call_listed(const char *name)
 {
@@ -288,11 +292,14 @@ static int calls_filter(scmp_filter_ctx ctx)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 0);
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setsockopt), 0);
-	/* Refused by the other filter (EPERM): the only calls that pass a descriptor on. */
+	/* Refused by the other filter (EPERM): the only calls that pass a descriptor on, and
+	 * bind(). */
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmsg), 0);
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmmsg), 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bind), 0);
 	return rc;
 }
 

@@ -16,8 +16,10 @@
  *      names the interface (ifindex), which the privileged process binds it to;
  *      RELAY_OPEN (blktrace's relay files are root's, under debugfs).
  *   3: PACKET_FILTER (the socket filter of a packet socket is the privileged process's:
- *      the collector asks for the share kept while sampling). */
-#define PRIV_VERSION 3
+ *      the collector asks for the share kept while sampling).
+ *   4: PACKET_SOCKET's socket comes bound to its interface for every protocol, under a
+ *      filter locked there (the collector binds it no more). */
+#define PRIV_VERSION 4
 
 enum priv_type {
 	PRIV_ADD_ENTROPY = 1, /* RNDADDENTROPY: bytes and bits, bounded by the ceiling */
@@ -74,7 +76,7 @@ struct req_blkt {
 struct req_packet {
 	struct priv_hdr h;
 	int32_t type;     /* SOCK_RAW or SOCK_DGRAM, no flags */
-	int32_t protocol; /* 0: nothing arrives before libpcap binds it */
+	int32_t protocol; /* 0, as libpcap asks it */
 	uint32_t ifindex; /* the interface, which the configuration must select (> 0) */
 };
 

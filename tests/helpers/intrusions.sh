@@ -4,7 +4,7 @@
 # t_privsep.sh (started by hand), t_system.sh (under the unit) and the initramfs guest test.
 #
 #   INTRUDE=path/to/intrude
-#   intrusions PID UID CONF SECRET SOCKET [BLOCK]
+#   intrusions PID UID CONF SECRET SOCKET [BLOCK [IFINDEX]]
 #       the list: the calls run as UID (the positive control); creating a file in /etc and
 #       in /run; chmod of SECRET (a root file the collector must not read) and reading it;
 #       writing CONF; writing core_pattern; reading /proc/1/environ; connecting to SOCKET
@@ -14,7 +14,7 @@
 #       kernel, SO_LOCK_FILTER: removed or replaced by no one, whatever a system call filter
 #       lets through), promiscuous mode on lo, removing or replacing the filter, whole
 #       frames beside the ring, a fanout group, passing the socket on, and a bind to every
-#       interface (which the kernel allows: the locked filter still checks the interface)
+#       interface, to lo and to interface IFINDEX (one the configuration does not select)
 #   attempt PID WHAT ARGS...   one more: intrude PID ARGS must give an error
 #   attempt_last PID TARGET [tgkill]
 #                              prlimit64 (or a signal) on TARGET, a root process: must kill
@@ -88,8 +88,11 @@ intrusions() {
 	attempt "$1" "whole frames beside the ring (PACKET_COPY_THRESH)" copythresh
 	attempt "$1" "joining a fanout group" fanout
 	attempt "$1" "passing the packet socket on (SCM_RIGHTS)" sendfd
-	_r=$("$INTRUDE" "$1" bind 0 2>&1)
-	echo "ok: binding the capture to every interface: $_r (its locked filter keeps the selected interface's frames alone)"
+	attempt "$1" "binding the capture to every interface" bind 0
+	attempt "$1" "binding the capture to lo" bind 1
+	if [ -n "${7:-}" ]; then
+		attempt "$1" "binding the capture to an interface not selected (ifindex $7)" bind "$7"
+	fi
 }
 
 attempt_last() {

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
+#include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/perf_event.h>
 #include <net/if.h>
@@ -363,8 +364,8 @@ static int hostile(const char *name)
 
 /* N packet sockets for lo, as a collector that wants more than the interfaces selected
  * (one: lo): 1 + PRIV_PACKET_SPARE come, each under a filter no one can remove
- * (SO_LOCK_FILTER), and only the last of them hears anything: bound to lo, the others to
- * PRIV_FILTER_DEAF alone, which their filter drops; every request
+ * (SO_LOCK_FILTER), and only the last of them hears anything: bound to lo for every
+ * protocol, the others to PRIV_FILTER_DEAF alone, which their filter drops; every request
  * after them is refused with EAGAIN, no descriptor, the connection kept. */
 static int packets(int n)
 {
@@ -398,7 +399,8 @@ static int packets(int n)
 		if (getsockname(fds[i], (struct sockaddr *)&sll, &sl) == 0 &&
 		    sll.sll_protocol == htons(PRIV_FILTER_DEAF))
 			deaf += i < got - 1 ? 1 : 100; /* the last one must hear */
-		else if (i == got - 1 && sll.sll_ifindex != (int)if_nametoindex("lo"))
+		else if (i == got - 1 && !(sll.sll_protocol == htons(ETH_P_ALL) &&
+					   sll.sll_ifindex == (int)if_nametoindex("lo")))
 			deaf += 100; /* nor hear anything but lo */
 		close(fds[i]);
 	}

@@ -127,7 +127,7 @@ static const struct corpus_case {
 	 {PRIV_RESEED, PRIV_ADD_ENTROPY, PRIV_NOTIFY, PRIV_NOTIFY, PRIV_RELOAD},
 	 {EBADF, EBADF, 0, 0, EPERM}},
 	{"bad-type", "the collector sent a message of unknown type 99", 0, {0}, {0}},
-	{"bad-version", "the collector sent a message of version 4 (this is 3)", 0, {0}, {0}},
+	{"bad-version", "the collector sent a message of version 5 (this is 4)", 0, {0}, {0}},
 	{"blktrace", NULL, 1, {PRIV_BLKTRACE_START}, {EACCES}},
 	{"blktrace-stop", "BLKTRACE_STOP on loop0, which it did not start", 0, {0}, {0}},
 	{"input", NULL, 1, {PRIV_INPUT_OPEN}, {EACCES}},

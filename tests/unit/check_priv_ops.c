@@ -104,6 +104,19 @@ START_TEST(test_packet_socket)
 	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sll, &sl), 0);
 	ck_assert_int_eq(sll.sll_ifindex, (int)lo);
 	ck_assert_uint_eq(sll.sll_protocol, htons(ETH_P_ALL));
+	/* Where it is bound: libpcap's two binds match, any other does not. */
+	sll = (struct sockaddr_ll){.sll_family = AF_PACKET, .sll_ifindex = (int)lo};
+	ck_assert_int_eq(priv_ops_packet_bound(fd, (struct sockaddr *)&sll, sizeof(sll)), 0);
+	sll.sll_protocol = htons(ETH_P_ALL);
+	ck_assert_int_eq(priv_ops_packet_bound(fd, (struct sockaddr *)&sll, sizeof(sll)), 1);
+	sll.sll_protocol = htons(ETH_P_IP);
+	ck_assert_int_eq(priv_ops_packet_bound(fd, (struct sockaddr *)&sll, sizeof(sll)), -1);
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = 0;
+	ck_assert_int_eq(priv_ops_packet_bound(fd, (struct sockaddr *)&sll, sizeof(sll)), -1);
+	ck_assert_int_eq(priv_ops_packet_bound(fd, (struct sockaddr *)&sll, sizeof(sll) - 8), -1);
+	ck_assert_int_eq(priv_ops_packet_bound(STDIN_FILENO, (struct sockaddr *)&sll,
+					       sizeof(sll)), -1);
 	ck_assert_int_eq(priv_ops_lock_filter(fd), 0);
 	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, &dummy, sizeof(dummy)), -1);
 	ck_assert_int_eq(errno, EPERM);
