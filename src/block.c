@@ -74,6 +74,8 @@ struct block_state {
 	struct event *nlev;
 	struct event *tp_retry_ev; /* the tracepoint asked for could not be opened: again */
 	unsigned tp_retry_s;
+	struct event *dev_retry_ev; /* some disks' events could not be opened: again */
+	unsigned dev_retry_s;       /* the wait before the next try; 0: none pending */
 	bool say_unmatched; /* after the next rescan: names that select no disk */
 };
 
@@ -314,6 +316,43 @@ static void backend_close(struct block_state *st)
 	st->bt = NULL;
 	if (st->tp_retry_ev)
 		event_del(st->tp_retry_ev);
+	if (st->dev_retry_ev)
+		event_del(st->dev_retry_ev);
+	st->dev_retry_s = 0;
+}
+
+static void update_filter(struct block_state *st);
+
+static void dev_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct block_state *st = arg;
+
+	(void)fd;
+	(void)what;
+	update_filter(st);
+}
+
+/* Disks whose events could not be opened (out of descriptors, the privileged process's
+ * budget spent) are tried again as soon as that may have changed, not at the next rescan
+ * (which may never come where uevents tell of disks): after BLOCK_TP_RETRY_MIN_S, then
+ * twice as long each time, up to BLOCK_TP_RETRY_MAX_S. block_tp.c says each failure once;
+ * the tries are not logged. None left: the wait starts afresh. */
+static void dev_retry(struct block_state *st)
+{
+	struct timeval tv = {0};
+
+	if (!block_tp_failed(st->tp)) {
+		st->dev_retry_s = 0;
+		if (st->dev_retry_ev)
+			event_del(st->dev_retry_ev);
+		return;
+	}
+	if (!st->dev_retry_ev || event_pending(st->dev_retry_ev, EV_TIMEOUT, NULL))
+		return;
+	tv.tv_sec = st->dev_retry_s ? st->dev_retry_s : BLOCK_TP_RETRY_MIN_S;
+	st->dev_retry_s = (unsigned)tv.tv_sec * 2 > BLOCK_TP_RETRY_MAX_S ? BLOCK_TP_RETRY_MAX_S
+									 : (unsigned)tv.tv_sec * 2;
+	evtimer_add(st->dev_retry_ev, &tv);
 }
 
 /* The tracepoint follows the set of traced disks: filtered to them, off without any. */
@@ -334,6 +373,7 @@ static void update_filter(struct block_state *st)
 	}
 	block_tp_set_devices(st->tp, k, n);
 	free(k);
+	dev_retry(st);
 	/* A disk whose instances could not be opened (EMFILE) says so until a rescan opens
 	 * them. */
 	SOURCE_FOREACH(si, st->src) {
@@ -764,6 +804,7 @@ static int block_start(struct source *src)
 	st->rundir = priv_ops_rundir();
 	st->configured = src->cfg->block.backend;
 	st->tp_retry_ev = evtimer_new(src->base, tp_retry_cb, st);
+	st->dev_retry_ev = evtimer_new(src->base, dev_retry_cb, st);
 	src->priv = st;
 	backend_open(st);
 	uevents_open(st);
@@ -812,6 +853,8 @@ static void block_stop(struct source *src)
 		close(st->nlfd);
 	if (st->tp_retry_ev)
 		event_free(st->tp_retry_ev);
+	if (st->dev_retry_ev)
+		event_free(st->dev_retry_ev);
 	free(st->rundir);
 	util_wipe(st, sizeof(*st));
 	free(st);

@@ -566,16 +566,16 @@ static bool was_failed(const struct tp_failed *f, size_t n, uint32_t kdev)
 }
 
 /* A wanted device whose instances could not be opened: said once, kept for status, tried
- * again on the next block_tp_set_devices. */
+ * again on the next block_tp_set_devices (block.c's retry, or a rescan). */
 static void src_failed(struct block_tp *tp, uint32_t kdev, const char *err,
 		       const struct tp_failed *was, size_t nwas)
 {
 	struct tp_failed *f;
 
 	if (!was_failed(was, nwas, kdev))
-		log_warn("block: cannot open the tracepoint for %u:%u: %s; tried again at the "
-			 "next rescan",
-			 kdev >> 20, kdev & 0xfffff, err);
+		log_warn("block: cannot open the tracepoint for %u:%u: %s; tried again in %d s, "
+			 "then at most every %d s, until it opens",
+			 kdev >> 20, kdev & 0xfffff, err, BLOCK_TP_RETRY_MIN_S, BLOCK_TP_RETRY_MAX_S);
 	tp->failed = xreallocarray(tp->failed, tp->nfailed + 1, sizeof(*tp->failed));
 	f = &tp->failed[tp->nfailed++];
 	f->kdev = kdev;
@@ -636,6 +636,11 @@ static void sources_update(struct block_tp *tp)
 	}
 out:
 	free(was);
+}
+
+size_t block_tp_failed(const struct block_tp *tp)
+{
+	return tp ? tp->nfailed : 0;
 }
 
 const char *block_tp_device_error(const struct block_tp *tp, uint32_t kdev)

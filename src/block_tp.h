@@ -40,6 +40,14 @@ void block_tp_set_devices(struct block_tp *tp, const uint32_t *kdevs, size_t n);
 /* Why a wanted device's instances could not be opened (tried again by the next
  * block_tp_set_devices), or NULL if they are open. */
 const char *block_tp_device_error(const struct block_tp *tp, uint32_t kdev);
+/* How many wanted devices that is. */
+size_t block_tp_failed(const struct block_tp *tp);
+/* Such devices are tried again (block.c) after BLOCK_TP_RETRY_MIN_S, then twice as long each
+ * time, up to BLOCK_TP_RETRY_MAX_S: a descriptor free again (EMFILE) comes back at any time,
+ * and the privileged process's budget of disk events (EAGAIN) refills one event a disk every
+ * 10 s (PRIV_PERF_EVERY_S). */
+#define BLOCK_TP_RETRY_MIN_S 1
+#define BLOCK_TP_RETRY_MAX_S 10
 
 /* CPUs that came online since (or went offline and came back: their events are dead) get
  * rings and events. Returns how many CPUs were opened or closed. */
