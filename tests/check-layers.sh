@@ -98,13 +98,15 @@ function class(s) { sub(/_.*/, "", s); return s }
 # The headers of the privileged interfaces: priv_ops alone, but for the files named, which
 # read what the interface hands over or name its calls to the filter of the collector.
 function privileged_header(h) {
-	return h ~ /^(linux\/random|linux\/blktrace_api|linux\/perf_event|linux\/if_packet|netpacket\/packet)\.h$/
+	return h ~ /^(linux\/random|linux\/blktrace_api|linux\/perf_event|linux\/bpf|linux\/if_packet|netpacket\/packet)\.h$/
 }
 function header_reader(h, s) {
 	if (h == "linux/blktrace_api.h")
 		return s == "block_blktrace_parse" # the records a trace writes
 	if (h == "linux/perf_event.h")
 		return s ~ /^block_tp(_.*)?$/ || s == "priv_sandbox" # the ring; the ioctls the filter allows
+	if (h == "linux/bpf.h")
+		return s == "priv_filter_bpf" # the instructions of the program it builds
 	if (h == "linux/if_packet.h" || h == "netpacket/packet.h")
 		return s == "priv_filter" || s == "priv_sandbox" # packet types in its program; the options allowed
 	return 0
@@ -143,10 +145,10 @@ function bad(rule) {
 }
 BEGIN {
 	split("base config priv est feed source driver control program", NAME, " ")
-	# The requests of the privileged interfaces: /dev/random, blktrace, perf events, the
-	# filters and the address of a packet socket; and a packet socket made.
+	# The requests of the privileged interfaces: /dev/random, blktrace, perf events, bpf(),
+	# the filters and the address of a packet socket; and a packet socket made.
 	REQUESTS = "(^|[^A-Za-z0-9_])(RND(ADDENTROPY|RESEEDCRNG|ADDTOENTCNT|CLEARPOOL|ZAPENTCNT)|" \
-		   "BLKTRACE(SETUP|START|STOP|TEARDOWN)|(SYS|__NR)_perf_event_open|" \
+		   "BLKTRACE(SETUP|START|STOP|TEARDOWN)|(SYS|__NR)_(perf_event_open|bpf)|" \
 		   "SO_(ATTACH_FILTER|ATTACH_BPF|DETACH_FILTER|LOCK_FILTER)|sockaddr_ll)([^A-Za-z0-9_]|$)"
 	PACKET_SOCKET = "(^|[^A-Za-z0-9_])(socket[ \t]*\\(|SYS_socket[ \t]*,)[ \t]*(AF|PF)_PACKET"
 }

@@ -39,6 +39,10 @@ broken priv_dispatch.c 'static int s(void) { return (int)syscall(SYS_socket, AF_
 	'names socket(AF_PACKET): only priv_ops makes the privileged system calls'
 broken net.c '	setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one));' \
 	'names SO_LOCK_FILTER: only priv_ops makes the privileged system calls'
+broken priv_dispatch.c '#include <linux/bpf.h>' \
+	'includes <linux/bpf.h>: only priv_ops includes the headers of the privileged interfaces'
+broken priv_filter_bpf.c 'static long map(void *a) { return syscall(SYS_bpf, 0, a, 72); }' \
+	'names SYS_bpf: only priv_ops makes the privileged system calls'
 pass "an include that runs up a layer, across drivers, into entropyctl or into the privileged steps fails, naming file, line and rule"
 pass "a privileged interface's header or request outside priv_ops fails, naming file, line and rule"
 
