@@ -5,7 +5,8 @@
 #                         with the shipped conf/entropyd.conf against the real kernel
 #   contrib/dev.sh test   install build and test dependencies, build, run the whole test suite:
 #                         the plain build's (in build/: make check, the qemu guests, make
-#                         check-system), src/ compiled against musl (make check-musl),
+#                         check-system), the arm64 and armhf guests (make check-guest
+#                         GUEST_ARCH=...), src/ compiled against musl (make check-musl),
 #                         the same under ASan and UBSan (in build-san/,
 #                         configure --enable-sanitizers), every fuzz harness for FUZZ_SECONDS
 #                         (default 30) each, then make check again on the other Debian release
@@ -266,6 +267,21 @@ test)
 	show_results || res=$?
 	[ "$rc" -ne 0 ] || rc=$res
 	stage_end "plain build"
+
+	# The arm64 and armhf guests (make check-guest GUEST_ARCH=...): entropyd cross-built
+	# against Debian's packages of that architecture (tests/cross/), booted on Debian's own
+	# kernel of it under qemu's -M virt; every guest test that applies there, the attempts
+	# from inside the collector among them.
+	for arch in arm64 armhf; do
+		stage_start "$arch guest: make check-guest GUEST_ARCH=$arch"
+		ga=0
+		make --no-print-directory check-guest GUEST_ARCH="$arch" > "make-check-guest-$arch.out" 2>&1 || ga=$?
+		sed -n '/^----- guest results/,$p' "make-check-guest-$arch.out" | grep -E '^(PASS|FAIL|SKIP):' |
+			sed "s/^/$arch: /" || true
+		[ "$ga" -eq 0 ] || tail -60 "make-check-guest-$arch.out"
+		[ "$rc" -ne 0 ] || rc=$ga
+		stage_end "$arch guest"
+	done
 
 	# src/ against musl's C library, compiled only (tests/cross/musl.sh): Alpine, OpenWrt.
 	stage_start "musl: make check-musl"
