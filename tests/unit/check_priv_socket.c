@@ -2,7 +2,7 @@
  * linked into this test as into entropyd): outside a capture every socket is the kernel's;
  * inside one, AF_PACKET is asked of the privileged process (the real loop, in a child), which
  * refuses an interface its configuration does not select and, as root, hands over a socket
- * bound to the one it selects, under its filter. */
+ * bound to the one it selects, under its filter, locked. */
 #include "autoconf.h"
 
 #include <check.h>
@@ -88,13 +88,13 @@ START_TEST(test_asked)
 }
 END_TEST
 
-/* As root, for the interface it selects: a socket bound to it, under a filter, non-blocking
- * where libpcap asks for it. */
+/* As root, for the interface it selects: a socket bound to it, under a locked filter,
+ * non-blocking where libpcap asks for it. */
 START_TEST(test_handed_over)
 {
 	struct sockaddr_ll sll;
-	socklen_t len = sizeof(sll), flen = 0;
-	int fd;
+	socklen_t len = sizeof(sll), llen = sizeof(int);
+	int fd, locked = 0, dummy = 0;
 
 	if (geteuid() != 0) {
 		printf("test_handed_over: skipped: the privileged process makes packet sockets with "
@@ -109,8 +109,11 @@ START_TEST(test_handed_over)
 	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sll, &len), 0);
 	ck_assert_int_eq(sll.sll_family, AF_PACKET);
 	ck_assert_int_eq(sll.sll_ifindex, (int)if_nametoindex("lo"));
-	ck_assert_int_eq(getsockopt(fd, SOL_SOCKET, SO_GET_FILTER, NULL, &flen), 0);
-	ck_assert_uint_gt(flen, 0); /* its instructions */
+	/* Its filter (classic or eBPF) is there and locked: not to be removed. */
+	ck_assert_int_eq(getsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &locked, &llen), 0);
+	ck_assert_int_eq(locked, 1);
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, &dummy, sizeof(dummy)), -1);
+	ck_assert_int_eq(errno, EPERM);
 	ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, O_NONBLOCK);
 	close(fd);
 	tu_privileged_end(privileged);
