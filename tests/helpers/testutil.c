@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <linux/capability.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,14 +27,53 @@
 
 /* ---- the runner ---- */
 
+static char run_dir[4096];
+
+const char *tu_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return run_dir[0] ? run_dir : t && t[0] ? t : "/tmp";
+}
+
 int tu_run_suite(Suite *s)
 {
+	const char *t = getenv("TMPDIR");
+	char *saved = t ? xstrdup(t) : NULL;
 	SRunner *sr = srunner_create(s);
-	int failed;
+	int failed, n;
 
+	/* Every test makes its files under one directory of this process's, removed here
+	 * whatever became of the tests: Check ends a failed test's process at once (in its own
+	 * process, with _exit), and a test past its time is killed, so their own cleanup never
+	 * runs then. */
+	n = snprintf(run_dir, sizeof(run_dir), "%s/%s.XXXXXX", t && t[0] ? t : "/tmp",
+		     program_invocation_short_name);
+	if (n < 0 || (size_t)n >= sizeof(run_dir) || !mkdtemp(run_dir)) {
+		perror("tu_run_suite: mkdtemp");
+		exit(EXIT_FAILURE);
+	}
+	/* /tmp's own mode: what a test did in /tmp it does here, as another user too (the
+	 * collector's reads a configuration; a test may drop to nobody and make files). */
+	if (chmod(run_dir, 01777) < 0) {
+		perror("tu_run_suite: chmod");
+		exit(EXIT_FAILURE);
+	}
+	/* Programs the tests start, and code that reads TMPDIR, make theirs here too. */
+	setenv("TMPDIR", run_dir, 1);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	if (tu_rm_tree(run_dir) < 0) {
+		fprintf(stderr, "tu_run_suite: cannot remove %s: %s\n", run_dir, strerror(errno));
+		failed++;
+	}
+	run_dir[0] = '\0';
+	if (saved)
+		setenv("TMPDIR", saved, 1);
+	else
+		unsetenv("TMPDIR");
+	free(saved);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
@@ -173,25 +214,38 @@ double tu_rng_unit(void)
 
 /* ---- temporary directories ---- */
 
+/* The directory made from the template fmt makes in dir: 0, or an errno. */
+static int vmkdtemp(char *dir, size_t size, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(dir, size, fmt, ap);
+
+	if (n < 0 || (size_t)n >= size)
+		return ENAMETOOLONG;
+	return mkdtemp(dir) ? 0 : errno;
+}
+
 void tu_mkdtemp(char *dir, size_t size, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
+	int e;
 
 	va_start(ap, fmt);
-	n = vsnprintf(dir, size, fmt, ap);
+	e = vmkdtemp(dir, size, fmt, ap);
 	va_end(ap);
-	ck_assert_msg(n >= 0 && (size_t)n < size, "directory name too long: %s", dir);
-	ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s: %s", dir, strerror(errno));
+	ck_assert_msg(e == 0, "mkdtemp %s: %s", dir, strerror(e));
 }
 
-void tu_mkdtemp_or_exit(char *dir, size_t size, const char *template)
+void tu_mkdtemp_or_exit(char *dir, size_t size, const char *fmt, ...)
 {
-	if (!strlcopy(dir, template, size))
-		errno = ENAMETOOLONG;
-	else if (mkdtemp(dir))
+	va_list ap;
+	int e;
+
+	va_start(ap, fmt);
+	e = vmkdtemp(dir, size, fmt, ap);
+	va_end(ap);
+	if (!e)
 		return;
-	perror("mkdtemp");
+	fprintf(stderr, "mkdtemp %s: %s\n", dir, strerror(e));
 	exit(EXIT_FAILURE);
 }
 

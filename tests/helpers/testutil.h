@@ -13,8 +13,14 @@ struct event_base;
 /* ---- the runner ---- */
 
 /* Runs every test of s (CK_NORMAL) and frees the runner. EXIT_SUCCESS if none failed, else
- * EXIT_FAILURE: what main() returns. */
+ * EXIT_FAILURE: what main() returns. The tests run with TMPDIR set to a directory of the
+ * run's own (tu_tmpdir()), which is removed afterwards with everything in it, whether the
+ * tests passed, failed or were killed: a test makes its files there. */
 int tu_run_suite(Suite *s);
+
+/* Where a test makes its temporary files: the run's directory under tu_run_suite(), else
+ * TMPDIR, else /tmp. */
+const char *tu_tmpdir(void);
 
 /* ---- stderr, files, text ---- */
 
@@ -71,9 +77,10 @@ double tu_rng_unit(void);
 void tu_mkdtemp(char *dir, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The same from a plain template, for an unchecked fixture, which runs outside any test: on
- * failure it says why on stderr and exits. */
-void tu_mkdtemp_or_exit(char *dir, size_t size, const char *template);
+/* The same for an unchecked fixture, which runs outside any test: on failure it says why on
+ * stderr and exits. */
+void tu_mkdtemp_or_exit(char *dir, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* Removes path and everything below it, following no links. 0, or -1 (with errno) at the
  * first entry that could not be removed. */

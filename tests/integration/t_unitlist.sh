@@ -1,7 +1,7 @@
 #!/bin/bash
 # t_unitlist: the unit tests are found by name (tests/unit-list.sh): what make check runs is
-# every tests/unit/check_*.c, and the list of modules without one names each of them, says
-# which are programs, and counts both.
+# every tests/unit/check_*.c, each under tu_run_suite(); the list of modules without one names
+# each of them, says which are programs, and counts both.
 . "$(dirname "$0")/lib.sh"
 
 LIST=$top_srcdir/tests/unit-list.sh
@@ -14,6 +14,13 @@ got=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$
 	grep '^tests/unit/' | LC_ALL=C sort)
 [ "$want" = "$got" ] || fail "make check runs other unit tests than tests/unit/check_*.c: $(diff <(echo "$want") <(echo "$got"))"
 pass "make check runs every tests/unit/check_*.c ($(echo "$want" | wc -l)), found by name"
+
+# Every unit test runs under tu_run_suite, which removes what its tests made whatever became
+# of them (HACKING.md).
+for f in "$top_srcdir"/tests/unit/check_*.c; do
+	grep -q 'tu_run_suite(' "$f" || fail "${f#"$top_srcdir"/} does not run its suite with tu_run_suite(): what its tests make may be left behind"
+done
+pass "every unit test runs under tu_run_suite()"
 
 # A small tree: two tested modules (one a program), one untested, one program untested, and
 # a test named after no module.

@@ -17,11 +17,12 @@
 #include "block.h"
 #include "block_disks.h"
 #include "block_tp.h"
+#include "testutil.h"
 #include "util.h"
 
 #define SEED 0x0b10c5u
 
-static char root[64];
+static char root[4096];
 
 static void write_file(const char *rel, const char *text)
 {
@@ -83,8 +84,7 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 
 static void setup(void)
 {
-	strcpy(root, "/tmp/check_block.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(root));
+	tu_mkdtemp(root, sizeof(root), "%s/sys.XXXXXX", tu_tmpdir());
 	mkdirs("sys/block");
 	fake_disk("sda", "pci0000:00/0000:00:1f.2/ata1/host0/target0:0:0/0:0:0:0/block", "8:0\n",
 		  "1953525168\n", 1, NULL);
@@ -581,11 +581,5 @@ static Suite *block_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(block_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(block_suite());
 }

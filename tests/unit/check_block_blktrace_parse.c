@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "block_blktrace_parse.h"
+#include "testutil.h"
 
 #define SEED 0xb1c7a3u
 #define DEV ((7u << 20) | 3u)
@@ -484,11 +485,5 @@ static Suite *blktrace_parse_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(blktrace_parse_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_run_suite(blktrace_parse_suite());
 }

@@ -168,8 +168,7 @@ static bool config_eq(const struct config *a, const struct config *b)
 /* config_print into a temporary file, whose path the caller unlinks and frees. */
 static char *print_to_file(const struct config *cfg)
 {
-	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	char *path = xasprintf("%s/check_config.XXXXXX", dir);
+	char *path = xasprintf("%s/print.XXXXXX", tu_tmpdir());
 	int fd = mkstemp(path);
 	FILE *f;
 
@@ -531,9 +530,9 @@ START_TEST(test_duplicate_named)
 		{"sources = { block = { devices = [ \"sda\" ]; devices = [ \"sdb\" ]; }; };\n",
 		 "sources.block.devices", 1, 1},
 	};
-	char dir[] = "/tmp/check_config.XXXXXX";
+	char dir[4096];
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tu_mkdtemp(dir, sizeof(dir), "%s/config.XXXXXX", tu_tmpdir());
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		char *f = xasprintf("%s/dup%zu.conf", dir, i);
 		char *want = xasprintf("%s:%u: %s: given twice in its group (first at line %u); "
@@ -568,12 +567,12 @@ static void put(const char *path, const char *text)
  * started from ("/" under systemd); an absolute one is refused at its line. */
 START_TEST(test_include_beside)
 {
-	char dir[] = "/tmp/check_config.XXXXXX", *main_conf, *sub, *part, *abs_conf, *want;
+	char dir[4096], *main_conf, *sub, *part, *abs_conf, *want;
 	struct config_errors errs = {0};
 	struct config *cfg;
 	char cwd[4096];
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	tu_mkdtemp(dir, sizeof(dir), "%s/config.XXXXXX", tu_tmpdir());
 	sub = xasprintf("%s/conf.d", dir);
 	ck_assert_int_eq(mkdir(sub, 0700), 0);
 	main_conf = xasprintf("%s/main.conf", dir);
@@ -619,7 +618,7 @@ END_TEST
 START_TEST(test_many_instances)
 {
 	enum { N = 64000 };
-	char *text = NULL, *path = xasprintf("/tmp/check_config.many.%d", (int)getpid()), *want;
+	char *text = NULL, *path = xasprintf("%s/many.%d", tu_tmpdir(), (int)getpid()), *want;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	struct config_errors errs = {0};

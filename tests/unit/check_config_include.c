@@ -83,7 +83,7 @@ static void check_case(const char *top, size_t len, const struct file *files,
 	bool named;
 	int quiet;
 
-	tu_mkdtemp(dir, sizeof(dir), "/tmp/check_config_include.XXXXXX");
+	tu_mkdtemp(dir, sizeof(dir), "%s/include.XXXXXX", tu_tmpdir());
 	sub = xasprintf("%s/sub", dir);
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
 	free(sub);
@@ -238,7 +238,7 @@ START_TEST(test_refused_stops)
 	char dir[256], *path;
 	struct named nm = {.stop_after = 1};
 
-	tu_mkdtemp(dir, sizeof(dir), "/tmp/check_config_include.XXXXXX");
+	tu_mkdtemp(dir, sizeof(dir), "%s/include.XXXXXX", tu_tmpdir());
 	put(dir, "a.conf", "@include \"b.conf\"\n", 18);
 	put(dir, "b.conf", "", 0);
 	put(dir, "main.conf", "@include \"a.conf\"\n@include \"b.conf\"\n", 36);

@@ -47,9 +47,8 @@ static char dir[PATH_MAX];
 
 static void setup(void)
 {
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 
-	tu_mkdtemp(dir, sizeof(dir), "%s/check_record.XXXXXX", tmp);
+	tu_mkdtemp(dir, sizeof(dir), "%s/record.XXXXXX", tu_tmpdir());
 	log_open(true, 1);
 }
 

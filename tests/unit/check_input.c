@@ -30,8 +30,8 @@
 #define SECRET_VALUE 0x1d2c3b
 #define SECRET_SCAN 0x70071
 
-static char tmpdir[64];
-static char watchdir[128];
+static char tmpdir[4096];
+static char watchdir[4200];
 static struct event_base *base;
 static struct event *probe;
 static bool probe_fired;
@@ -248,7 +248,7 @@ static struct config *new_config(const char *watch)
 static void setup(void)
 {
 	log_open(true, 1);
-	tu_mkdtemp(tmpdir, sizeof(tmpdir), "/tmp/check_evdev.XXXXXX");
+	tu_mkdtemp(tmpdir, sizeof(tmpdir), "%s/evdev.XXXXXX", tu_tmpdir());
 	snprintf(watchdir, sizeof(watchdir), "%s/input", tmpdir);
 	ck_assert_int_eq(mkdir(watchdir, 0700), 0);
 	base = event_base_new();

@@ -227,11 +227,11 @@ END_TEST
  * is read whole, and the reason keeps its end. */
 START_TEST(test_deep_tree)
 {
-	char base[64], *deep, *pool, *empty;
+	char base[4096], *deep, *pool, *empty;
 	struct kernel_state ks;
 	FILE *f;
 
-	tu_mkdtemp(base, sizeof(base), "/tmp/check_kernel.XXXXXX");
+	tu_mkdtemp(base, sizeof(base), "%s/kernel.XXXXXX", tu_tmpdir());
 	deep = xstrdup(base);
 	while (strlen(deep) < 700) {
 		char *next = xasprintf("%s/a-directory-of-a-long-build-path-%zu", deep, strlen(deep));
@@ -426,8 +426,8 @@ struct shadow_result {
 /* Child exit codes. */
 enum { SH_OK, SH_NO_NAMESPACE = 2, SH_MOUNT, SH_WRITE };
 
-static char shadow_top[64]; /* one per run, removed at the end even if a test failed */
-static char shadow_dir[128]; /* one per test */
+static char shadow_top[4096]; /* one per run, removed at the end even if a test failed */
+static char shadow_dir[4200]; /* one per test */
 
 /* These also run in the child, where a failed assertion cannot be reported: they return
  * false instead. */
@@ -516,7 +516,7 @@ static bool run_shadowed(const char *test, int (*fn)(struct shadow_result *),
 /* Unchecked: runs in the runner itself, so the directory goes even when a test fails. */
 static void shadow_run_setup(void)
 {
-	tu_mkdtemp_or_exit(shadow_top, sizeof(shadow_top), "/tmp/check_kernel.XXXXXX");
+	tu_mkdtemp_or_exit(shadow_top, sizeof(shadow_top), "%s/shadow.XXXXXX", tu_tmpdir());
 }
 
 static void shadow_run_teardown(void)

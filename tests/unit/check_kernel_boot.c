@@ -17,12 +17,11 @@
 
 #define ID "0b9ad8c3-6c43-4f25-a3a8-6c1f2f0e9d11"
 
-static char dir[256];
+static char dir[4096];
 
 static void setup(void)
 {
-	tu_mkdtemp(dir, sizeof(dir), "%s/check_kernel_boot.XXXXXX",
-		   getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	tu_mkdtemp(dir, sizeof(dir), "%s/boot.XXXXXX", tu_tmpdir());
 }
 
 static void teardown(void)

@@ -11,7 +11,7 @@
 #include "testutil.h"
 #include "util.h"
 
-static char lab[256];
+static char lab[4096];
 static struct kseed_paths paths;
 static char proc[300], sys[300], boot[300];
 
@@ -41,7 +41,7 @@ static void put(const char *dir, const char *rel, const char *text)
 
 static void setup(void)
 {
-	tu_mkdtemp(lab, sizeof(lab), "/tmp/check_kernel_seed.XXXXXX");
+	tu_mkdtemp(lab, sizeof(lab), "%s/seed.XXXXXX", tu_tmpdir());
 	snprintf(proc, sizeof(proc), "%s/proc", lab);
 	snprintf(sys, sizeof(sys), "%s/sys", lab);
 	snprintf(boot, sizeof(boot), "%s/boot", lab);

@@ -34,7 +34,7 @@
 #define US 1000ULL
 #define MS 1000000ULL
 
-static char tmpdir[64];
+static char tmpdir[4096];
 static struct event_base *base;
 static struct config *cfg;
 static struct pool pool;
@@ -216,7 +216,7 @@ static void set_policy(struct config *c, enum policy_mode mode, double scale)
 static void setup(void)
 {
 	log_open(true, 0);
-	tu_mkdtemp(tmpdir, sizeof(tmpdir), "/tmp/check_pcap.XXXXXX");
+	tu_mkdtemp(tmpdir, sizeof(tmpdir), "%s/pcap.XXXXXX", tu_tmpdir());
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
 	cfg = config_defaults();

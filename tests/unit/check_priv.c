@@ -29,7 +29,7 @@ static char dir[64];
 static void setup(void)
 {
 	log_open(true, 0);
-	tu_mkdtemp(dir, sizeof(dir), "/tmp/check_priv.XXXXXX");
+	tu_mkdtemp(dir, sizeof(dir), "%s/priv.XXXXXX", tu_tmpdir());
 }
 
 static void teardown(void)

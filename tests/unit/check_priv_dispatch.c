@@ -376,7 +376,7 @@ START_TEST(test_input_allowed)
 		       "this test is not root\n");
 		return;
 	}
-	tu_mkdtemp(dir, sizeof(dir), "/tmp/check_priv_dispatch.XXXXXX");
+	tu_mkdtemp(dir, sizeof(dir), "%s/priv_dispatch.XXXXXX", tu_tmpdir());
 	snprintf(path, sizeof(path), "%s/event0", dir);
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
 	snprintf(path, sizeof(path), "%s/event1", dir);

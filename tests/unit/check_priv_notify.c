@@ -28,7 +28,7 @@ static void setup(void)
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 
 	log_open(true, 0);
-	tu_mkdtemp(dir, sizeof(dir), "/tmp/check_priv_notify.XXXXXX");
+	tu_mkdtemp(dir, sizeof(dir), "%s/priv_notify.XXXXXX", tu_tmpdir());
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/notify", dir);
 	sink = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(sink, 0);

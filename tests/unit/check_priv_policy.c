@@ -67,7 +67,7 @@ static void setup(void)
 	char *input;
 
 	log_open(true, 0);
-	tu_mkdtemp(dir, sizeof(dir), "/tmp/check_priv_policy.XXXXXX");
+	tu_mkdtemp(dir, sizeof(dir), "%s/priv_policy.XXXXXX", tu_tmpdir());
 	input = xasprintf("%s/input", dir);
 	ck_assert_int_eq(mkdir(input, 0755), 0);
 	free(input);

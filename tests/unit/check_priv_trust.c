@@ -23,7 +23,7 @@ static char dir[64];
 static void setup(void)
 {
 	log_open(true, 0);
-	tu_mkdtemp(dir, sizeof(dir), "/tmp/check_priv_trust.XXXXXX");
+	tu_mkdtemp(dir, sizeof(dir), "%s/priv_trust.XXXXXX", tu_tmpdir());
 	ck_assert_int_eq(chmod(dir, 0755), 0);
 }
 

@@ -20,8 +20,8 @@
 #include "testutil.h"
 #include "util.h"
 
-static char topdir[64];  /* one per run, removed at the end even if a test failed */
-static char tmpdir[128]; /* one per test: the watch directory */
+static char topdir[4096];  /* one per run, removed at the end even if a test failed */
+static char tmpdir[4200]; /* one per test: the watch directory */
 static struct event_base *base;
 static struct config *cfg;
 static struct pool pool;
@@ -106,7 +106,7 @@ static void reload(struct config *next)
 /* Unchecked: runs in the runner itself, so the directory goes even when a test fails. */
 static void run_setup(void)
 {
-	tu_mkdtemp_or_exit(topdir, sizeof(topdir), "/tmp/check_source.XXXXXX");
+	tu_mkdtemp_or_exit(topdir, sizeof(topdir), "%s/source.XXXXXX", tu_tmpdir());
 }
 
 static void run_teardown(void)
