@@ -8,12 +8,16 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <linux/capability.h>
+#include <linux/loop.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -290,6 +294,126 @@ void tu_privileged_end(int pid)
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
 	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == EXIT_OK,
 		      "the privileged process ended with status %#x", ws);
+}
+
+/* ---- loop devices ---- */
+
+bool tu_loop_new(struct tu_loop *l, const char *on, size_t bytes, char *why, size_t size)
+{
+	char file[] = "/dev/shm/entropyd-unit.XXXXXX";
+	struct loop_info64 info = {.lo_flags = LO_FLAGS_AUTOCLEAR};
+	struct stat sb;
+	int ctl, back = -1, n = -1;
+
+	memset(l, 0, sizeof(*l));
+	l->fd = -1;
+	if (geteuid() != 0) {
+		snprintf(why, size, "loop devices need root");
+		return false;
+	}
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0) {
+		snprintf(why, size, "/dev/loop-control: %s (no loop driver?)", strerror(errno));
+		return false;
+	}
+	if (on) {
+		file[0] = '\0';
+		back = open(on, O_RDWR | O_CLOEXEC);
+		if (back < 0) {
+			snprintf(why, size, "%s: %s", on, strerror(errno));
+			goto fail;
+		}
+	} else {
+		back = mkstemp(file);
+		if (back < 0 || ftruncate(back, (off_t)bytes) < 0) {
+			snprintf(why, size, "a file in /dev/shm: %s", strerror(errno));
+			goto fail;
+		}
+	}
+	/* Another process may take the free one first: then ask again. */
+	for (int tries = 0; tries < 100; tries++) {
+		n = ioctl(ctl, LOOP_CTL_GET_FREE);
+		if (n < 0) {
+			snprintf(why, size, "LOOP_CTL_GET_FREE: %s", strerror(errno));
+			goto fail;
+		}
+		snprintf(l->path, sizeof(l->path), "/dev/loop%d", n);
+		l->fd = open(l->path, O_RDWR | O_CLOEXEC);
+		if (l->fd >= 0 && ioctl(l->fd, LOOP_SET_FD, back) == 0)
+			break;
+		if (l->fd >= 0)
+			close(l->fd);
+		l->fd = -1;
+		if (errno != EBUSY && errno != ENOENT) {
+			snprintf(why, size, "%s: %s", l->path, strerror(errno));
+			goto fail;
+		}
+	}
+	if (l->fd < 0 || ioctl(l->fd, LOOP_SET_STATUS64, &info) < 0 || fstat(l->fd, &sb) < 0) {
+		snprintf(why, size, "no loop device could be attached: %s", strerror(errno));
+		goto fail;
+	}
+	snprintf(l->name, sizeof(l->name), "loop%d", n);
+	strlcopy(l->file, file, sizeof(l->file));
+	l->major = major(sb.st_rdev);
+	l->minor = minor(sb.st_rdev);
+	close(back);
+	close(ctl);
+	return true;
+fail:
+	if (l->fd >= 0) {
+		ioctl(l->fd, LOOP_CLR_FD, 0);
+		close(l->fd);
+	}
+	l->fd = -1;
+	if (back >= 0)
+		close(back);
+	if (file[0])
+		unlink(file);
+	close(ctl);
+	return false;
+}
+
+void tu_loop_free(struct tu_loop *l)
+{
+	if (l->fd >= 0) {
+		ioctl(l->fd, LOOP_CLR_FD, 0);
+		close(l->fd);
+	}
+	l->fd = -1;
+	if (l->file[0])
+		unlink(l->file);
+	l->file[0] = '\0';
+}
+
+static int block_lock_fd = -1;
+
+bool tu_block_lock(unsigned seconds, char *why, size_t size)
+{
+	const char *path = access("/run/lock", W_OK) == 0 ? "/run/lock/entropyd-tests-block"
+							   : "/tmp/entropyd-tests-block";
+
+	if (block_lock_fd < 0)
+		block_lock_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (block_lock_fd < 0) {
+		snprintf(why, size, "%s: %s", path, strerror(errno));
+		return false;
+	}
+	/* flock(2) has no timeout: ask every 100 ms */
+	for (unsigned i = 0; i <= seconds * 10; i++) {
+		if (flock(block_lock_fd, LOCK_EX | LOCK_NB) == 0)
+			return true;
+		usleep(100000);
+	}
+	snprintf(why, size, "%s held for %u s by another block test", path, seconds);
+	return false;
+}
+
+void tu_block_unlock(void)
+{
+	if (block_lock_fd >= 0)
+		close(block_lock_fd);
+	block_lock_fd = -1;
 }
 
 /* ---- the event loop ---- */

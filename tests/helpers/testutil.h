@@ -86,6 +86,33 @@ void tu_mkdtemp_or_exit(char *dir, size_t size, const char *fmt, ...)
  * first entry that could not be removed. */
 int tu_rm_tree(const char *path);
 
+/* ---- loop devices ---- */
+
+struct tu_loop {
+	char name[32];  /* "loop7", as in /sys/block */
+	char path[48];  /* "/dev/loop7" */
+	unsigned major, minor;
+	int fd;         /* the device, open read-write; -1: none */
+	char file[64];  /* the file made for it in /dev/shm; "" none */
+};
+
+/* A loop device on `on` (a file or a block device), or if that is NULL on a new file of
+ * `bytes` bytes in /dev/shm (l->file, removed by tu_loop_free); detached by the kernel when
+ * its last descriptor closes, however the test ends. False, with the reason in why, where it
+ * cannot be made (not root, no loop driver): for an unchecked fixture too, as it never fails
+ * the test itself. */
+bool tu_loop_new(struct tu_loop *l, const char *on, size_t bytes, char *why, size_t size);
+
+/* Detach it now, close it and remove its file; nothing if it is not attached. */
+void tu_loop_free(struct tu_loop *l);
+
+/* Holds the lock of the tests that attach and detach loop devices (lib.sh's block_lock:
+ * t_block, t_block_nouevent), which take over each other's numbers, until the process ends
+ * or tu_block_unlock(); waits up to `seconds`. False, with the reason in why, if it could
+ * not be had. */
+bool tu_block_lock(unsigned seconds, char *why, size_t size);
+void tu_block_unlock(void);
+
 /* ---- the event loop ---- */
 
 /* One turn of base's loop: returns once something happened, or after 10 ms at most. */
