@@ -416,6 +416,61 @@ void tu_block_unlock(void)
 	block_lock_fd = -1;
 }
 
+/* ---- configurations ---- */
+
+struct config *tu_config_text(const char *text, struct config_errors *errs, char **path)
+{
+	char *file = xasprintf("%s/conf.XXXXXX", tu_tmpdir());
+	int fd = mkstemp(file);
+	size_t len = strlen(text);
+	struct config *cfg;
+
+	ck_assert_msg(fd >= 0, "mkstemp %s: %s", file, strerror(errno));
+	ck_assert_msg(write(fd, text, len) == (ssize_t)len, "write %s", file);
+	ck_assert_int_eq(close(fd), 0);
+	cfg = config_load(file, errs);
+	if (path)
+		*path = file;
+	else {
+		unlink(file);
+		free(file);
+	}
+	return cfg;
+}
+
+void tu_assert_config_says(const char *text, const char *want)
+{
+	char *said = tu_config_errors(text);
+
+	ck_assert_msg(said != NULL, "accepted: %s", text);
+	ck_assert_str_eq(said, want);
+	free(said);
+}
+
+char *tu_config_errors(const char *text)
+{
+	struct config_errors errs = {0};
+	struct config *cfg = tu_config_text(text, &errs, NULL);
+	char *out = NULL, *more;
+
+	if (cfg) {
+		ck_assert_uint_eq(errs.n, 0);
+		config_free(cfg);
+	}
+	for (size_t i = 0; i < errs.n; i++) {
+		/* "FILE:LINE: KEY: ...": the file is one of ours, with a name of its own */
+		const char *m = strchr(errs.msg[i], ':');
+
+		m = m ? strchr(m + 1, ':') : NULL;
+		m = m && m[1] == ' ' ? m + 2 : errs.msg[i];
+		more = xasprintf("%s%s%s", out ? out : "", out ? "\n" : "", m);
+		free(out);
+		out = more;
+	}
+	config_errors_free(&errs);
+	return out;
+}
+
 /* ---- the event loop ---- */
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg)

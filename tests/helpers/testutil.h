@@ -113,6 +113,23 @@ void tu_loop_free(struct tu_loop *l);
 bool tu_block_lock(unsigned seconds, char *why, size_t size);
 void tu_block_unlock(void);
 
+/* ---- configurations ---- */
+
+struct config;
+struct config_errors;
+
+/* text as a configuration file of its own in tu_tmpdir(), read by config_load(): the
+ * configuration, or NULL with every error in errs. The file's path in *path (malloc'd) if
+ * path is not NULL; else the file is removed. */
+struct config *tu_config_text(const char *text, struct config_errors *errs, char **path);
+
+/* Every error config_load() finds in text, one a line, each without its "FILE:LINE: "
+ * (malloc'd); NULL if there is none. */
+char *tu_config_errors(const char *text);
+
+/* The same errors must be want, and there must be some. */
+void tu_assert_config_says(const char *text, const char *want);
+
 /* ---- the event loop ---- */
 
 /* One turn of base's loop: returns once something happened, or after 10 ms at most. */
