@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -641,7 +642,11 @@ static void print_value(const struct setting *s, const void *p, FILE *out)
 	switch (s->type) {
 	case SET_BOOL: fputs(*(const bool *)p ? "true" : "false", out); break;
 	case SET_INT: fprintf(out, "%d", *(const int *)p); break;
-	case SET_INT64: fprintf(out, "%ld", *(const long *)p); break;
+	case SET_INT64:
+		/* libconfig reads an integer without its L as 32 bits, cut */
+		fprintf(out, "%ld%s", *(const long *)p,
+			*(const long *)p > INT32_MAX || *(const long *)p < INT32_MIN ? "L" : "");
+		break;
 	case SET_FLOAT:
 		fmt_num(*(const double *)p, true, buf, sizeof(buf));
 		fputs(buf, out);
