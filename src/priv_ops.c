@@ -691,7 +691,7 @@ static long bpf(int cmd, union bpf_attr *a)
 int priv_ops_bpf_load(const struct bpf_insn *insns, size_t n, char *log, size_t size)
 {
 	union bpf_attr a;
-	int fd;
+	int fd, e;
 
 	memset(&a, 0, sizeof(a));
 	a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
@@ -701,12 +701,18 @@ int priv_ops_bpf_load(const struct bpf_insn *insns, size_t n, char *log, size_t 
 	fd = (int)bpf(BPF_PROG_LOAD, &a);
 	if (fd >= 0 || !log || size < 2 || (errno != EACCES && errno != EINVAL))
 		return fd;
-	/* Again, for the verifier's reason. */
+	/* Again, for the verifier's reason; the first answer's errno stands (a log longer than
+	 * size would make it ENOSPC). */
+	e = errno;
 	log[0] = 0;
 	a.log_buf = (uintptr_t)log;
 	a.log_size = (uint32_t)size;
 	a.log_level = 1;
-	return (int)bpf(BPF_PROG_LOAD, &a);
+	fd = (int)bpf(BPF_PROG_LOAD, &a);
+	if (fd >= 0)
+		close(fd); /* not refused this time: not to be used either */
+	errno = e;
+	return -1;
 }
 
 int priv_ops_bpf_slots(void)

@@ -459,6 +459,37 @@ START_TEST(test_locked_and_replaced)
 }
 END_TEST
 
+/* What the translation cannot express is refused, saying what, and the caller then locks
+ * the classic program: an ancillary load it does not know, a jump out of the program, a
+ * program that does not end with a return. */
+START_TEST(test_bpf_refused)
+{
+	struct sock_filter hatype[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_HATYPE),
+		BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	struct sock_filter out_of_range[] = {
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 5, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_filter no_return[] = {BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0)};
+	/* eBPF's instructions, 8 bytes each (libpcap's header names its classic ones struct
+	 * bpf_insn too, so the eBPF struct is not declared here). */
+	static uint64_t out_insns[PRIV_FILTER_BPF_MAX];
+	void *out = out_insns;
+	char err[256] = "";
+
+	ck_assert_uint_eq(priv_filter_bpf_translate(hatype, 2, out, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "ancillary load 28"), "%s", err);
+	ck_assert_uint_eq(priv_filter_bpf_translate(out_of_range, 2, out, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "instruction 0"), "%s", err);
+	ck_assert_uint_eq(priv_filter_bpf_translate(no_return, 1, out, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "ends with a return"), "%s", err);
+	/* A program it takes: the prologue, then a return of the length. */
+	ck_assert_uint_eq(priv_filter_bpf_translate(hatype + 1, 1, out, err, sizeof(err)), 4);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("priv_filter");
@@ -468,6 +499,7 @@ int main(void)
 	tcase_add_test(tc, test_guard_in_kernel);
 	tcase_add_test(tc, test_bpf_same_as_classic);
 	tcase_add_test(tc, test_locked_and_replaced);
+	tcase_add_test(tc, test_bpf_refused);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }
