@@ -30,28 +30,25 @@
  * drains and closes them, and opens rings and instances on every online CPU without.
  *
  * Timestamps are CLOCK_MONOTONIC (use_clockid). The raw entry's "dev" field (offset and size
- * read from tracefs, not assumed) says which disk completed. A readable ring drains every
- * ring, so that one batch can be put in time order before it is handed on; the records are
- * read and decoded in block_tp_ring.c. */
+ * read from tracefs, not assumed: block_tp_format.c) says which disk completed. A readable
+ * ring drains every ring, so that one batch can be put in time order before it is handed on;
+ * the records are read and decoded in block_tp_ring.c. */
 #include "autoconf.h"
 
 #include "block_tp.h"
+#include "block_tp_format.h"
 #include "block_tp_ring.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,9 +57,6 @@
 #include "priv_ops.h"
 #include "util.h"
 
-#define TRACEFS "/sys/kernel/tracing"
-#define TRACEFS_OLD "/sys/kernel/debug/tracing"
-#define EVENT_DIR "events/block/block_rq_complete"
 /* Data pages per CPU ring (a power of two): 512 KiB hold about 6400 completions, what a
  * disk completing 25,000 a second does while an instance's first estimates (every estimator
  * at once) keep the reader away on a loaded machine; 256 KiB were seen to overrun there
@@ -136,50 +130,6 @@ struct block_tp {
 
 static struct log_ratelimit rl_ioctl = LOG_RATELIMIT_INIT;
 
-/* ---- tracefs ---- */
-
-bool block_tp_format_field(const char *text, const char *name, unsigned *offset,
-			   unsigned *size)
-{
-	size_t nlen = strlen(name);
-
-	for (const char *line = text; line && *line;) {
-		const char *end = strchr(line, '\n');
-		const char *f = strstr(line, "field:");
-		const char *semi, *id;
-		unsigned o, s;
-
-		if (!end)
-			end = line + strlen(line);
-		if (f && f < end && (semi = memchr(f, ';', (size_t)(end - f)))) {
-			/* The declaration's last identifier, an array suffix stripped. */
-			const char *p = semi;
-
-			while (p > f && p[-1] == ']')
-				while (p > f && *--p != '[')
-					;
-			id = p;
-			while (id > f && (isalnum((unsigned char)id[-1]) || id[-1] == '_'))
-				id--;
-			if ((size_t)(p - id) == nlen && strncmp(id, name, nlen) == 0) {
-				const char *po = strstr(semi, "offset:");
-				const char *ps = strstr(semi, "size:");
-
-				if (po && ps && po < end && ps < end &&
-				    sscanf(po, "offset:%u;", &o) == 1 &&
-				    sscanf(ps, "size:%u;", &s) == 1) {
-					*offset = o;
-					*size = s;
-					return true;
-				}
-				return false;
-			}
-		}
-		line = *end ? end + 1 : end;
-	}
-	return false;
-}
-
 bool block_tp_filter(const uint32_t *kdevs, size_t n, char *out, size_t size)
 {
 	size_t used = 0;
@@ -198,102 +148,7 @@ bool block_tp_filter(const uint32_t *kdevs, size_t n, char *out, size_t size)
 	return true;
 }
 
-static char *read_small(const char *path, size_t max)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char *buf;
-	size_t len = 0;
-
-	if (fd < 0)
-		return NULL;
-	buf = xmalloc(max + 1);
-	while (len < max) {
-		ssize_t n = read(fd, buf + len, max - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	return buf;
-}
-
-static bool have_event(const char *dir)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/id", dir);
-	return access(path, R_OK) == 0;
-}
-
-/* The tracefs directory with the tracepoint in it, mounting tracefs if need be and asked
- * to (only with privilege: the collector never tries, its system call filter would kill
- * it). */
-static const char *tracefs_dir(bool may_mount, char *err, size_t errlen)
-{
-	struct statfs sfs;
-
-	if (have_event(TRACEFS))
-		return TRACEFS;
-	if (have_event(TRACEFS_OLD))
-		return TRACEFS_OLD;
-	if (statfs(TRACEFS, &sfs) == 0 && sfs.f_type == TRACEFS_MAGIC) {
-		snprintf(err, errlen, "tracefs has no " EVENT_DIR " (kernel without the block "
-				      "tracepoints?)");
-		return NULL;
-	}
-	if (!may_mount) {
-		snprintf(err, errlen, "ENOENT: tracefs is not mounted at " TRACEFS " (nor under "
-				      "debugfs) and could not be mounted at start: mount it (mount -t "
-				      "tracefs nodev " TRACEFS "; in a container on the host) or set "
-				      "policy.block.mode = \"disabled\"");
-		return NULL;
-	}
-	if (mount("nodev", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, "tracefs is not mounted and mounting it at " TRACEFS
-				      " failed: %s (%s)%s",
-			 util_errno_name(e) ? util_errno_name(e) : "?", strerror(e),
-			 e == EPERM ? ": needs CAP_SYS_ADMIN outside a container; mount it on the "
-				      "host or set policy.block.mode = \"disabled\""
-				    : "");
-		return NULL;
-	}
-	log_notice("block: tracefs was not mounted; mounted it at " TRACEFS);
-	if (have_event(TRACEFS))
-		return TRACEFS;
-	snprintf(err, errlen, "tracefs has no " EVENT_DIR " (kernel without the block "
-			      "tracepoints?)");
-	return NULL;
-}
-
-/* The tracepoint's id from tracefs found at dir. */
-static bool read_id(const char *dir, unsigned *id_out, char *err, size_t errlen)
-{
-	char path[256], *text, *end;
-	unsigned long id;
-
-	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/id", dir);
-	text = read_small(path, 64);
-	if (!text) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return false;
-	}
-	errno = 0;
-	id = strtoul(text, &end, 10);
-	if (errno || end == text || id == 0 || id > UINT32_MAX) {
-		snprintf(err, errlen, "%s: not a tracepoint id", path);
-		free(text);
-		return false;
-	}
-	free(text);
-	*id_out = (unsigned)id;
-	return true;
-}
+/* ---- the tracepoint's id and format (block_tp_format.c) ---- */
 
 /* The id and the dev field, once read: tracefs is root's alone (mode 0700), and the
  * collector, which decodes the records, runs as another user; so they are read before the
@@ -301,45 +156,24 @@ static bool read_id(const char *dir, unsigned *id_out, char *err, size_t errlen)
  * change while it runs. */
 static struct {
 	bool known;
-	unsigned id, dev_off, dev_size;
+	struct block_tp_format f;
 } cached;
 
 /* The id and the format, where tracefs is (mounted at start, if need be, while entropyd
  * still had the privilege to). */
 static bool read_tracepoint(struct block_tp *tp, bool may_mount, char *err, size_t errlen)
 {
-	const char *dir;
-	char path[256], *text;
-
-	if (cached.known) {
-		tp->id = cached.id;
-		tp->rd.dev_off = cached.dev_off;
-		tp->rd.dev_size = cached.dev_size;
-		return true;
+	if (!cached.known) {
+		if (!block_tp_format_read(may_mount, &cached.f, err, errlen))
+			return false;
+		cached.known = true;
+		/* For whoever opens the events: this process without a privileged one, or the
+		 * privileged process, which has it from before the fork. */
+		priv_ops_tracepoint(cached.f.id);
 	}
-	dir = tracefs_dir(may_mount, err, errlen);
-	if (!dir || !read_id(dir, &tp->id, err, errlen))
-		return false;
-	snprintf(path, sizeof(path), "%s/" EVENT_DIR "/format", dir);
-	text = read_small(path, 16384);
-	if (!text) {
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return false;
-	}
-	if (!block_tp_format_field(text, "dev", &tp->rd.dev_off, &tp->rd.dev_size) ||
-	    (tp->rd.dev_size != 4 && tp->rd.dev_size != 8)) {
-		snprintf(err, errlen, "%s: no 4- or 8-byte \"dev\" field", path);
-		free(text);
-		return false;
-	}
-	free(text);
-	cached.id = tp->id;
-	cached.dev_off = tp->rd.dev_off;
-	cached.dev_size = tp->rd.dev_size;
-	cached.known = true;
-	/* For whoever opens the events: this process without a privileged one, or the
-	 * privileged process, which has it from before the fork. */
-	priv_ops_tracepoint(cached.id);
+	tp->id = cached.f.id;
+	tp->rd.dev_off = cached.f.dev_off;
+	tp->rd.dev_size = cached.f.dev_size;
 	return true;
 }
 

@@ -79,13 +79,9 @@ uint64_t block_tp_unsampled(const struct block_tp *tp);
 void block_tp_get_stats(struct block_tp *tp, struct block_tp_stats *out, bool drain);
 void block_tp_close(struct block_tp *tp);
 
-/* The tracepoint's id, from tracefs (mounted at /sys/kernel/tracing first if no tracefs
- * is: that takes CAP_SYS_ADMIN). False with the reason in err. */
+/* The tracepoint's id, from tracefs (block_tp_format_read, which may mount it: that takes
+ * CAP_SYS_ADMIN), read once and kept. False with the reason in err. */
 bool block_tp_tracepoint_id(unsigned *id, char *err, size_t errlen);
-
-/* From the text of a tracefs "format" file, the offset and size of the field NAME. */
-bool block_tp_format_field(const char *text, const char *name, unsigned *offset,
-			   unsigned *size);
 
 /* A perf filter expression that matches these devices: "dev == A || dev == B". Returns
  * false if it does not fit in size. */

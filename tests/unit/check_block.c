@@ -1,6 +1,7 @@
-/* check_block: the block source's pure parts: the tracefs format parser, the perf filter and
- * when perf's losses are said. Disk selection is check_block_disks's, batch ordering
- * check_block_backend's. The real tracing is tested as root on loop devices by t_block.sh. */
+/* check_block: the block source's pure parts: the perf filter and when perf's losses are
+ * said. The tracefs format parser is check_block_tp_format's, disk selection
+ * check_block_disks's, batch ordering check_block_backend's. The real tracing is tested as
+ * root on loop devices by t_block.sh. */
 #include "autoconf.h"
 
 #include <check.h>
@@ -13,48 +14,6 @@
 #include "block_tp.h"
 #include "testutil.h"
 #include "util.h"
-
-static const char format_text[] =
-	"name: block_rq_complete\n"
-	"ID: 2107\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"\tfield:dev_t dev;\toffset:8;\tsize:4;\tsigned:0;\n"
-	"\tfield:sector_t sector;\toffset:16;\tsize:8;\tsigned:0;\n"
-	"\tfield:unsigned int nr_sector;\toffset:24;\tsize:4;\tsigned:0;\n"
-	"\tfield:int error;\toffset:28;\tsize:4;\tsigned:1;\n"
-	"\tfield:unsigned short ioprio;\toffset:32;\tsize:2;\tsigned:0;\n"
-	"\tfield:char rwbs[10];\toffset:34;\tsize:10;\tsigned:0;\n"
-	"\tfield:__data_loc char[] cmd;\toffset:44;\tsize:4;\tsigned:0;\n"
-	"\n"
-	"print fmt: \"%d,%d %s (%s) %llu + %u\", ((unsigned int) ((REC->dev) >> 20))\n";
-
-START_TEST(test_format_field)
-{
-	unsigned off = 0, size = 0;
-
-	ck_assert(block_tp_format_field(format_text, "dev", &off, &size));
-	ck_assert_uint_eq(off, 8);
-	ck_assert_uint_eq(size, 4);
-	ck_assert(block_tp_format_field(format_text, "rwbs", &off, &size));
-	ck_assert_uint_eq(off, 34);
-	ck_assert_uint_eq(size, 10);
-	ck_assert(block_tp_format_field(format_text, "cmd", &off, &size));
-	ck_assert_uint_eq(off, 44);
-	ck_assert(block_tp_format_field(format_text, "sector", &off, &size));
-	ck_assert_uint_eq(size, 8);
-	/* Not a prefix or suffix match. */
-	ck_assert(!block_tp_format_field(format_text, "de", &off, &size));
-	ck_assert(!block_tp_format_field(format_text, "ev", &off, &size));
-	ck_assert(!block_tp_format_field(format_text, "nosuch", &off, &size));
-	ck_assert(!block_tp_format_field("", "dev", &off, &size));
-	ck_assert(!block_tp_format_field("\tfield:dev_t dev;\toffset:x;\n", "dev", &off, &size));
-}
-END_TEST
 
 START_TEST(test_filter)
 {
@@ -99,7 +58,6 @@ static Suite *block_suite(void)
 	Suite *s = suite_create("block");
 	TCase *tp = tcase_create("tracepoint");
 
-	tcase_add_test(tp, test_format_field);
 	tcase_add_test(tp, test_filter);
 	tcase_add_test(tp, test_unsampled_due);
 	suite_add_tcase(s, tp);
