@@ -23,7 +23,7 @@
 #   4 feed      feed feed_*
 #   5 source    source source_*
 #   6 driver    block block_* input input_* net net_*   (a class never includes another's)
-#   7 control   ctl
+#   7 control   ctl ctl_reply
 #   8 program   daemon entropyd entropyctl entropyctl_*
 set -u
 
@@ -90,7 +90,7 @@ function layer(s) {
 	if (s ~ /^feed(_.*)?$/) return 4
 	if (s ~ /^source(_.*)?$/) return 5
 	if (s ~ /^(block|input|net)(_.*)?$/) return 6
-	if (s ~ /^ctl$/) return 7
+	if (s ~ /^ctl(_reply)?$/) return 7
 	if (s ~ /^(daemon|entropyd|entropyctl(_.*)?)$/) return 8
 	return -1
 }
