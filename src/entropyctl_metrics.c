@@ -142,6 +142,46 @@ static double weight(const json_t *src)
 	return !strcmp(mode, "trusted") ? 1 : !strcmp(mode, "reduced") ? f_(p, "scale") : 0;
 }
 
+/* The collector's walls (Status.collector): each one up or down, and how many are down
+ * that this host allows. A daemon without them says nothing. */
+static void print_walls(FILE *out, const json_t *w)
+{
+	const json_t *uid = json_object_get(w, "uid");
+	const struct {
+		const char *wall;
+		bool up;
+	} walls[] = {
+		{"user", json_is_integer(uid) && json_integer_value(uid) != 0},
+		{"bounding_set", b_(w, "bounding_set_empty")},
+		{"no_new_privs", b_(w, "no_new_privs")},
+		{"pid_namespace", b_(w, "pid_namespace")},
+		{"mount_namespace", b_(w, "mount_namespace")},
+		{"read_only_recursive", !strcmp(s_(w, "read_only"), "recursive")},
+		{"landlock", i_(w, "landlock_abi") > 0},
+		{"seccomp", b_(w, "seccomp")},
+	};
+
+	if (!json_is_object(w))
+		return;
+	prom_family(out, "entropyd_collector_wall", "gauge",
+		    "1 if the collector's wall (label wall: user, not root; bounding_set, emptied; "
+		    "no_new_privs; pid_namespace and mount_namespace, its own; read_only_recursive, "
+		    "every mount it keeps; landlock; seccomp) is up, 0 if it is down.");
+	for (size_t i = 0; i < ARRAY_SIZE(walls); i++) {
+		fprintf(out, "entropyd_collector_wall{");
+		prom_label(out, "wall", walls[i].wall, true);
+		fprintf(out, "}");
+		prom_value(out, walls[i].up);
+	}
+	prom_plain(out, "entropyd_collector_landlock_abi", "gauge",
+		   "The Landlock ABI the collector is confined by; 0: none.",
+		   (double)i_(w, "landlock_abi"));
+	prom_plain(out, "entropyd_collector_walls_missing", "gauge",
+		   "Walls of the collector that are down though this host allows them (logged as "
+		   "a warning at start).",
+		   (double)json_array_size(json_object_get(w, "missing")));
+}
+
 void entropyctl_metrics_print(FILE *out, const json_t *st, const json_t *sources)
 {
 	const json_t *d = json_object_get(st, "daemon"), *k = json_object_get(st, "kernel"),
@@ -212,6 +252,7 @@ void entropyctl_metrics_print(FILE *out, const json_t *st, const json_t *sources
 		   (double)i_(d, "reloads"));
 	prom_plain(out, "entropyd_reload_failures_total", "counter",
 		   "Configuration reloads rejected.", (double)i_(d, "reload_failures"));
+	print_walls(out, json_object_get(st, "collector"));
 	for (size_t j = 0; j < ARRAY_SIZE(per_source); j++) {
 		if (!prom_has(sources, per_source[j].how))
 			continue;

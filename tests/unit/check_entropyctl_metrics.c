@@ -1,7 +1,8 @@
 /* check_entropyctl_metrics: entropyctl metrics from a fixed status and source list, as the
- * daemon sends them: the figures of each family, what an older daemon does not say left
- * out, label values escaped; and the whole output through the strict checker of the
- * exposition format (tests/helpers/prom_check.awk) that t_ctl.sh runs on a live daemon's. */
+ * daemon sends them: the figures of each family, the collector's walls, what an older daemon
+ * does not say left out, label values escaped; and the whole output through the strict
+ * checker of the exposition format (tests/helpers/prom_check.awk) that t_ctl.sh runs on a
+ * live daemon's. */
 #include "autoconf.h"
 
 #include <check.h>
@@ -189,6 +190,57 @@ START_TEST(test_per_source)
 }
 END_TEST
 
+START_TEST(test_walls_up)
+{
+	json_t *st = parse(status_json), *src = parse(sources_json);
+	char *m = metrics(st, src);
+	static const char *const walls[] = {"user", "bounding_set", "no_new_privs",
+					    "pid_namespace", "mount_namespace",
+					    "read_only_recursive", "landlock", "seccomp"};
+
+	ASSERT_LINE(m, "# TYPE entropyd_collector_wall gauge");
+	for (size_t i = 0; i < ARRAY_SIZE(walls); i++) {
+		char *line = xasprintf("entropyd_collector_wall{wall=\"%s\"} 1", walls[i]);
+
+		ASSERT_LINE(m, line);
+		free(line);
+	}
+	ck_assert_uint_eq(tu_count(m, "\nentropyd_collector_wall{"), ARRAY_SIZE(walls));
+	ASSERT_LINE(m, "entropyd_collector_landlock_abi 6");
+	ASSERT_LINE(m, "entropyd_collector_walls_missing 0");
+	free(m);
+	json_decref(st);
+	json_decref(src);
+}
+END_TEST
+
+/* Walls down, as a collector on an older kernel or in a container has them. */
+START_TEST(test_walls_down)
+{
+	json_t *st = parse(status_json), *src = parse(sources_json);
+	json_t *w = json_object_get(st, "collector");
+	char *m;
+
+	json_object_set_new(w, "uid", json_integer(0));
+	json_object_set_new(w, "pid_namespace", json_false());
+	json_object_set_new(w, "read_only", json_string("top-mounts"));
+	json_object_set_new(w, "landlock_abi", json_null());
+	json_object_set_new(w, "missing", json_pack("[s, s]", "Landlock: EPERM", "PID namespace"));
+	m = metrics(st, src);
+	ASSERT_LINE(m, "entropyd_collector_wall{wall=\"user\"} 0");
+	ASSERT_LINE(m, "entropyd_collector_wall{wall=\"pid_namespace\"} 0");
+	ASSERT_LINE(m, "entropyd_collector_wall{wall=\"mount_namespace\"} 1");
+	ASSERT_LINE(m, "entropyd_collector_wall{wall=\"read_only_recursive\"} 0");
+	ASSERT_LINE(m, "entropyd_collector_wall{wall=\"landlock\"} 0");
+	ASSERT_LINE(m, "entropyd_collector_wall{wall=\"seccomp\"} 1");
+	ASSERT_LINE(m, "entropyd_collector_landlock_abi 0");
+	ASSERT_LINE(m, "entropyd_collector_walls_missing 2");
+	free(m);
+	json_decref(st);
+	json_decref(src);
+}
+END_TEST
+
 /* An older daemon: no collector, no semantics, no tracepoint, no weight, no "up". Nothing
  * is made up for what it does not say. */
 START_TEST(test_older_daemon)
@@ -208,6 +260,7 @@ START_TEST(test_older_daemon)
 	json_object_del(json_object_get(s1, "credit"), "weight");
 	json_array_remove(src, 2);
 	m = metrics(st, src);
+	ASSERT_NO(m, "entropyd_collector_");
 	ASSERT_NO(m, "entropyd_kernel_semantics_info");
 	ASSERT_NO(m, "entropyd_kernel_crng_ready_after_seconds");
 	ASSERT_NO(m, "entropyd_kernel_entropy_avail_bits");
@@ -259,6 +312,8 @@ static Suite *entropyctl_metrics_suite(void)
 
 	tcase_add_test(tc, test_daemon_and_totals);
 	tcase_add_test(tc, test_per_source);
+	tcase_add_test(tc, test_walls_up);
+	tcase_add_test(tc, test_walls_down);
 	tcase_add_test(tc, test_older_daemon);
 	tcase_add_test(tc, test_strict_format);
 	suite_add_tcase(s, tc);
