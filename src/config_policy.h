@@ -24,20 +24,4 @@ struct policy_rule config_policy_override_apply(const struct policy_rule *base,
  * mix-only and disabled 0. */
 double config_policy_credit(const struct policy_rule *rule, double estimate);
 
-/* The per-second cap, as a token bucket of one second's worth. It refills by the time that
- * has passed on both clocks: the events' own (kernel timestamps, or a recording's) and the
- * daemon's CLOCK_MONOTONIC. So live events are capped by their time, and a replay, however
- * long the span it recorded, never credits faster than real time. Zero-initialise. */
-struct rate_cap {
-	double tokens;
-	uint64_t event_ns; /* the event time up to which the bucket has been refilled */
-	uint64_t wall_ns;  /* the same on CLOCK_MONOTONIC */
-	bool started;
-};
-
-/* How much of `want` bits may be credited for an event at t_ns, seen at now_ns (monotonic),
- * under cap_per_second. */
-double config_policy_rate_cap_take(struct rate_cap *rc, double cap_per_second, double want, uint64_t t_ns,
-		     uint64_t now_ns);
-
 #endif

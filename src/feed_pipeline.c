@@ -14,6 +14,7 @@
 #include "est_health.h"
 #include "est_record.h"
 #include "feed_pool.h"
+#include "feed_rate.h"
 #include "kernel.h"
 #include "log.h"
 #include "source_class.h"
@@ -32,7 +33,7 @@ struct instance {
 	struct est est;
 	struct health health;
 	enum health_state health_was;
-	struct rate_cap rate;
+	struct feed_rate rate;
 	struct recorder *rec; /* --record: the symbols this instance's estimator sees */
 	double last_estimate;
 	double weight; /* set by the source (feed_pipeline_set_weight); 1 unless it says otherwise */
@@ -670,8 +671,8 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 	if (credit > 0) {
 		if (!*now_ns)
 			*now_ns = util_mono_coarse_ns();
-		credit = config_policy_rate_cap_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
-				       *now_ns);
+		credit = feed_rate_take(&inst->rate, inst->rule.cap_bits_per_second, credit, t_ns,
+					*now_ns);
 	}
 	boot = false;
 	if (boot_allowance() && (want > 0 || !inst->boot_clocked)) {

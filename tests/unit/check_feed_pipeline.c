@@ -13,6 +13,7 @@
 #include "est_health.h"
 #include "feed_pipeline.h"
 #include "feed_pool.h"
+#include "feed_rate.h"
 #include "kernel.h"
 #include "source_class.h"
 #include "testutil.h"
@@ -125,7 +126,7 @@ struct stream {
 	double est_sum, last, max;
 	double scale;      /* the policy: 1 trusted, the scale if reduced, 0 mix-only */
 	double per_second; /* the rule's cap_bits_per_second */
-	struct rate_cap rc;
+	struct feed_rate rc;
 	double cred_sum;
 	/* The health tests vouch for credit a window at a time: what waits, of the current
 	 * window before the current run of one symbol, and of that run. */
@@ -202,7 +203,7 @@ static double stream_step(struct stream *s, struct instance *inst, uint64_t gap)
 	s->max = fmax(s->max, out.bits);
 	want = s->symbols >= HEALTH_STARTUP_SYMBOLS ? s->scale * out.bits : 0;
 	if (want > 0)
-		s->run_held += config_policy_rate_cap_take(&s->rc, s->per_second, want, s->t, util_mono_ns());
+		s->run_held += feed_rate_take(&s->rc, s->per_second, want, s->t, util_mono_ns());
 	if (out.have_symbol && s->win == 0 && s->held > 0) {
 		s->cred_sum += s->held; /* the window passed the APT */
 		s->held = 0;
