@@ -1,5 +1,5 @@
 /* net_int: what the network source's own files share; nothing else includes it.
- * net.c: the driver and live interfaces; net_capture.c: the per-packet path;
+ * net.c: the driver; net_live.c: live interfaces; net_capture.c: the per-packet path;
  * net_link.c: rtnetlink and the fallback scan; net_file.c: savefiles;
  * net_flow.c, net_stack.c: the pure parts. */
 #ifndef ENTROPYD_NET_INT_H
@@ -149,6 +149,26 @@ struct iface {
 	uint64_t taken;           /* the capture's packets and drops at the last count */
 	struct event *sample_ev;  /* while sampling: the rate is looked at without packets */
 };
+
+/* net_live.c: live capture per interface. The capture of an interface opened (SRC_OPEN), or
+ * why not in its state; and closed. */
+enum src_status net_live_open(struct src_inst *si);
+void net_live_close(struct src_inst *si);
+/* The instance of the interface name, made (absent, not open) if there is none. */
+struct src_inst *net_live_entry(struct pcap_state *st, const char *name);
+/* Is the list of interfaces the word "auto" alone? */
+bool net_live_is_auto(const struct strlist *l);
+/* What net_link.c says (struct net_links, arg the struct pcap_state): a link there (again) or
+ * changed, one gone, the end of a batch, notifications lost. */
+void net_live_link_update(void *arg, const struct link_info *li);
+void net_live_link_gone(void *arg, int ifindex);
+void net_live_links_settle(void *arg);
+void net_live_links_lost(void *arg);
+/* source_ops.gone: a rescan did not find it. */
+void net_live_gone(struct src_inst *si);
+/* source_ops.settle: which interfaces are wanted, which the stacking rule leaves to another,
+ * then each one's capture opened or closed. */
+void net_live_settle(struct source *src);
 
 /* net_sock.c: sampling in the kernel on a live capture. The capture opened (its filter
  * set): not sampled yet. */
