@@ -67,11 +67,11 @@ static void estimator_levels(void)
 			blocks[r][i] = (uint8_t)random();
 	printf("estimator levels, CPU per random 4096-symbol block:");
 	for (int level = 0; level < EST_LEVELS; level++) {
-		struct sp90b_assessment a;
+		struct sp90b_noniid_result a;
 		double start = rig_cpu_ns();
 
 		for (size_t r = 0; r < ARRAY_SIZE(blocks); r++)
-			sp90b_assess(work, blocks[r], sizeof(blocks[r]), 8, est_online_sp90b_lit[level],
+			sp90b_noniid(work, blocks[r], sizeof(blocks[r]), 8, est_online_sp90b_lit[level],
 				     est_online_sp90b_bit[level], &a);
 		ms[level] = (rig_cpu_ns() - start) / ARRAY_SIZE(blocks) / 1e6;
 		printf(" %s %.2f ms%s", names[level], ms[level], level + 1 < EST_LEVELS ? "," : "\n");

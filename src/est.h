@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "est_90b_assess.h"
+#include "est_90b_noniid.h"
 #include "util.h"
 
 /* The least estimate credited, in bits per event. A source whose timing is replayed or

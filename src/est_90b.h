@@ -16,7 +16,7 @@
  *
  * The functions are pure: no globals, no logging, no results kept between calls (a work
  * area only keeps its allocations). The whole assessment, with the other five and the
- * bitstring view, is est_90b_assess.h's.
+ * bitstring view, is est_90b_noniid.h's.
  */
 
 /* Counters are 32-bit inside the predictors' dictionaries. */

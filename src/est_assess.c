@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "config_policy.h"
-#include "est_90b_assess.h"
+#include "est_90b_noniid.h"
 #include "util.h"
 
 /* Everything one report shows. */
@@ -21,7 +21,7 @@ struct assessment {
 	const char *file;
 	size_t samples;
 	size_t above_bits; /* samples with bits set above the low `bits`: masked off */
-	struct sp90b_assessment r;
+	struct sp90b_noniid_result r;
 	enum src_class cls;
 	const char *instance; /* NULL: the class rule */
 	const char *override; /* the override of instance that applies, or NULL */
@@ -41,7 +41,7 @@ const char *est_assess_key(unsigned estimator)
 	return estimator < SP90B_N_TESTS ? keys[estimator] : NULL;
 }
 
-static const struct sp90b_pred *pred_of(const struct sp90b_assessment *r, unsigned e)
+static const struct sp90b_pred *pred_of(const struct sp90b_noniid_result *r, unsigned e)
 {
 	switch (e) {
 	case SP90B_T_MULTI_MCW: return &r->mcw;
@@ -53,7 +53,7 @@ static const struct sp90b_pred *pred_of(const struct sp90b_assessment *r, unsign
 }
 
 /* Which estimator, of which view, set the assessment (NULL: none, a single value). */
-static const char *decided_by(const struct sp90b_assessment *r, bool json)
+static const char *decided_by(const struct sp90b_noniid_result *r, bool json)
 {
 	static char buf[64];
 
@@ -150,7 +150,7 @@ static json_t *view_json(const struct sp90b_view *v)
 	return est;
 }
 
-static json_t *details_json(const struct sp90b_assessment *r)
+static json_t *details_json(const struct sp90b_noniid_result *r)
 {
 	const struct sp90b_view *v = &r->literal;
 	json_t *det = json_object();
@@ -180,7 +180,7 @@ static json_t *details_json(const struct sp90b_assessment *r)
 
 static void print_json(const struct assessment *a, FILE *out)
 {
-	const struct sp90b_assessment *r = &a->r;
+	const struct sp90b_noniid_result *r = &a->r;
 	json_t *root = json_object(), *pol;
 	const char *by = decided_by(r, true);
 
@@ -238,7 +238,7 @@ static void print_credit(const struct assessment *a, FILE *out)
 }
 
 /* Why an estimator of a view has no result. */
-static const char *not_run(const struct sp90b_assessment *r, bool bitstring, unsigned e)
+static const char *not_run(const struct sp90b_noniid_result *r, bool bitstring, unsigned e)
 {
 	if (r->k < 2)
 		return "-";
@@ -254,7 +254,7 @@ static const char *not_run(const struct sp90b_assessment *r, bool bitstring, uns
 
 static void print_text(const struct assessment *a, FILE *out)
 {
-	const struct sp90b_assessment *r = &a->r;
+	const struct sp90b_noniid_result *r = &a->r;
 	const struct policy_rule *rule = &a->rule;
 	const char *by = decided_by(r, false);
 	char cell[64];
@@ -347,7 +347,7 @@ int est_assess_run(const struct assess_opts *opts, const struct config *cfg, FIL
 			ASSESS_MIN_SAMPLES);
 	for (i = 0; i < a.samples; i++)
 		a.above_bits += (data[i] >> opts->bits) != 0;
-	if (sp90b_assess(NULL, data, a.samples, opts->bits, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
+	if (sp90b_noniid(NULL, data, a.samples, opts->bits, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
 			 &a.r) < 0) {
 		/* the arguments were checked above and by the caller */
 		fprintf(err, "entropyd: --assess: %s: cannot be estimated\n", opts->file);

@@ -19,7 +19,7 @@ struct assess_opts {
 };
 
 /*
- * Read opts->file whole, run NIST's non-IID assessment over it (sp90b_assess: ten estimators,
+ * Read opts->file whole, run NIST's non-IID assessment over it (sp90b_noniid: ten estimators,
  * literal and bitstring views), and print each result, the assessed min-entropy
  * (min(H_original, bits x H_bitstring)) and the credit per event under cfg's rule, as text
  * or JSON, to out; with opts->instance, under that instance's rule (the class rule with its

@@ -2,7 +2,7 @@
 #include "autoconf.h"
 
 #include "est.h"
-#include "est_90b_assess.h"
+#include "est_90b_noniid.h"
 #include "est_health.h"
 #include "est_kernel.h"
 
@@ -22,7 +22,7 @@
  * Credit per event = min(kernel Δ/Δ²/Δ³ rule, H, cap). H is SP 800-90B's non-IID
  * min-entropy per symbol (one symbol per event) over the instance's recent symbols, as NIST's
  * ea_non_iid assesses it: min(H_original, 8 x H_bitstring), the literal view's estimators
- * over the symbols and all ten over their bits (est_90b_assess.h); 0 until the first H
+ * over the symbols and all ten over their bits (est_90b_noniid.h); 0 until the first H
  * exists. The kernel rule (est_kernel's, on the same timestamps) applies at full resolution
  * only: in sub-jiffy mode it is what the kernel already counts.
  *
@@ -51,7 +51,7 @@
  * is stopped by the health tests at once.
  * H is the minimum over every estimator's latest result, so an estimator that ran on an
  * earlier block keeps its word until it runs again. At 1024 and 2048 symbols, and on a
- * block that runs them all (a slow source's every block), H is exactly sp90b_assess() over
+ * block that runs them all (a slow source's every block), H is exactly sp90b_noniid() over
  * its symbols at 8 bits. A source that turns predictable in a way only the costlier
  * estimators see is caught when they next run, in a way the cheap ones see (stuck,
  * periodic and short replayed timing) at the next estimate.
@@ -268,7 +268,7 @@ static void runs_add(struct run_window *w, uint8_t symbol, bool first)
 static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 {
 	unsigned lit = est_online_sp90b_lit[level], bit = est_online_sp90b_bit[level];
-	struct sp90b_assessment a;
+	struct sp90b_noniid_result a;
 	enum sp90b_test lit_by, bit_by;
 	double h_lit, h_bit;
 
@@ -282,7 +282,7 @@ static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 		s->costly_runs++;
 	}
 	runs_bound(&s->runs);
-	if (sp90b_assess(scratch.work, s->buf, n, 8, lit, bit, &a) < 0 || a.k < 2) {
+	if (sp90b_noniid(scratch.work, s->buf, n, 8, lit, bit, &a) < 0 || a.k < 2) {
 		/* One symbol value only: nothing to predict and nothing to credit, as in
 		 * ea_non_iid. The other estimators' results are kept, not wiped (a wiped one
 		 * would leave H to the cheap ones until it ran again), and the next estimated

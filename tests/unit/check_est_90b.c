@@ -1,7 +1,7 @@
 /* check_est_90b: the literal estimators against NIST's reference output (tests/data/sp80090b). */
 #include "autoconf.h"
 
-#include "est_90b_assess.h"
+#include "est_90b_noniid.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -104,7 +104,7 @@ static void parse_res(const char *path, struct expected *x)
 		      path);
 }
 
-static void ours_of(const struct sp90b_assessment *l, int e, double v[N_FIELDS],
+static void ours_of(const struct sp90b_noniid_result *l, int e, double v[N_FIELDS],
 		    bool want[N_FIELDS])
 {
 	const struct sp90b_pred *p = NULL;
@@ -139,7 +139,7 @@ START_TEST(test_reference)
 {
 	const char *name = files[_i];
 	char *bin = xasprintf(DATADIR "%s.bin", name), *res = xasprintf(DATADIR "%s.res", name);
-	struct sp90b_assessment l;
+	struct sp90b_noniid_result l;
 	struct expected x;
 	double ref_min = INFINITY;
 	int e, fi, ref_min_by = -1;
@@ -150,7 +150,7 @@ START_TEST(test_reference)
 	data = (uint8_t *)tu_read_file(bin, &n);
 	ck_assert(n > 0);
 	ck_assert_uint_eq(n, (size_t)x.samples);
-	ck_assert_int_eq(sp90b_assess(NULL, data, n, (unsigned)x.bits, FIVE_TESTS, 0, &l), 0);
+	ck_assert_int_eq(sp90b_noniid(NULL, data, n, (unsigned)x.bits, FIVE_TESTS, 0, &l), 0);
 	ck_assert_uint_eq(l.k, (unsigned)x.k);
 
 	for (e = 0; e < (int)N_FIVE; e++) {
@@ -205,19 +205,19 @@ END_TEST
 START_TEST(test_edges)
 {
 	uint8_t buf[5000];
-	struct sp90b_assessment l;
+	struct sp90b_noniid_result l;
 	struct sp90b_pred p;
 	struct sp90b_mcv m;
 	size_t i;
 
 	memset(buf, 0, sizeof(buf));
-	ck_assert_int_eq(sp90b_assess(NULL, buf, sizeof(buf), 0, FIVE_TESTS, 0, &l), -1);
-	ck_assert_int_eq(sp90b_assess(NULL, buf, sizeof(buf), 9, FIVE_TESTS, 0, &l), -1);
-	ck_assert_int_eq(sp90b_assess(NULL, buf, 1, 8, FIVE_TESTS, 0, &l), -1);
+	ck_assert_int_eq(sp90b_noniid(NULL, buf, sizeof(buf), 0, FIVE_TESTS, 0, &l), -1);
+	ck_assert_int_eq(sp90b_noniid(NULL, buf, sizeof(buf), 9, FIVE_TESTS, 0, &l), -1);
+	ck_assert_int_eq(sp90b_noniid(NULL, buf, 1, 8, FIVE_TESTS, 0, &l), -1);
 
 	/* One value only: nothing to credit. */
 	memset(buf, 0x5a, sizeof(buf));
-	ck_assert_int_eq(sp90b_assess(NULL, buf, sizeof(buf), 8, FIVE_TESTS, 0, &l), 0);
+	ck_assert_int_eq(sp90b_noniid(NULL, buf, sizeof(buf), 8, FIVE_TESTS, 0, &l), 0);
 	ck_assert_uint_eq(l.k, 1);
 	ck_assert_double_eq(l.h_assessed, 0.0);
 	ck_assert_int_eq(l.literal.min_by, SP90B_N_TESTS);
@@ -225,7 +225,7 @@ START_TEST(test_edges)
 	/* Too short for MultiMCW: left out, the rest still run. */
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)((i * 2654435761U) >> 13);
-	ck_assert_int_eq(sp90b_assess(NULL, buf, 1000, 8, FIVE_TESTS, 0, &l), 0);
+	ck_assert_int_eq(sp90b_noniid(NULL, buf, 1000, 8, FIVE_TESTS, 0, &l), 0);
 	ck_assert(!l.literal.valid[SP90B_T_MULTI_MCW]);
 	ck_assert(l.literal.valid[SP90B_T_MCV] && l.literal.valid[SP90B_T_LAG] &&
 		  l.literal.valid[SP90B_T_MULTI_MMC] && l.literal.valid[SP90B_T_LZ78Y]);
@@ -237,7 +237,7 @@ START_TEST(test_edges)
 	/* A period-2 sequence is fully predictable: every predictor but MCV sees it. */
 	for (i = 0; i < sizeof(buf); i++)
 		buf[i] = (uint8_t)(i & 1);
-	ck_assert_int_eq(sp90b_assess(NULL, buf, sizeof(buf), 1, FIVE_TESTS, 0, &l), 0);
+	ck_assert_int_eq(sp90b_noniid(NULL, buf, sizeof(buf), 1, FIVE_TESTS, 0, &l), 0);
 	ck_assert_double_gt(l.mcv.h, 0.9);
 	ck_assert_double_lt(l.lag.h, 0.01);
 	ck_assert_double_lt(l.mmc.h, 0.01);

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "est_90b_assess.h"
+#include "est_90b_noniid.h"
 #include "est_assess.h"
 #include "testutil.h"
 #include "util.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "est.h"
-#include "est_90b_assess.h"
+#include "est_90b_noniid.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -258,21 +258,21 @@ static const unsigned bit_cheap = T(MCV) | T(COLLISION) | T(MARKOV);
 static const unsigned bit_full = T(MULTI_MCW) | T(LAG) | T(MULTI_MMC) | T(LZ78Y);
 #undef T
 
-/* The instance's view against sp90b_assess(): each estimator's latest result from the block
+/* The instance's view against sp90b_noniid(): each estimator's latest result from the block
  * (symbols of sym) given for its frequency, and H the least of them, as ea_non_iid takes it. */
 static void expect_from(const struct est_report *r, const uint8_t *cheap, const uint8_t *costly,
 			const uint8_t *full, size_t n, const char *when)
 {
-	struct sp90b_assessment a[3];
+	struct sp90b_noniid_result a[3];
 	const uint8_t *from[3] = {cheap, costly, full};
 	double h_lit = 8, h_bit = 1;
 
 	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(sp90b_assess(NULL, from[i], n, 8, SP90B_ALL_TESTS,
+		ck_assert_int_eq(sp90b_noniid(NULL, from[i], n, 8, SP90B_ALL_TESTS,
 					      SP90B_ALL_TESTS, &a[i]), 0);
 	for (unsigned x = 0; x < SP90B_N_TESTS; x++) {
-		const struct sp90b_assessment *l = &a[(lit_cheap >> x) & 1 ? 0 : 1];
-		const struct sp90b_assessment *b =
+		const struct sp90b_noniid_result *l = &a[(lit_cheap >> x) & 1 ? 0 : 1];
+		const struct sp90b_noniid_result *b =
 			&a[(bit_cheap >> x) & 1 ? 0 : (bit_full >> x) & 1 ? 2 : 1];
 
 		ck_assert_msg(r->valid_lit[x] == l->literal.valid[x], "%s: %s valid %d", when,
@@ -295,14 +295,14 @@ static void expect_from(const struct est_report *r, const uint8_t *cheap, const 
 		      r->h, fmin(h_lit, 8 * h_bit), (unsigned long long)tu_seed);
 }
 
-/* All from one block: exactly sp90b_assess(). */
+/* All from one block: exactly sp90b_noniid(). */
 static void expect_literal(const struct est_report *r, const uint8_t *sym, size_t n,
 			   const char *when)
 {
-	struct sp90b_assessment a;
+	struct sp90b_noniid_result a;
 
 	expect_from(r, sym, sym, sym, n, when);
-	ck_assert_int_eq(sp90b_assess(NULL, sym, n, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS, &a), 0);
+	ck_assert_int_eq(sp90b_noniid(NULL, sym, n, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS, &a), 0);
 	ck_assert_msg(r->h == a.h_assessed, "%s: h %.17g, assessed %.17g", when, r->h,
 		      a.h_assessed);
 }
@@ -743,7 +743,7 @@ START_TEST(test_run_window_sees_every_symbol)
 	struct stream s;
 	struct est_report before = random_start(&e, &s), r;
 	struct est_out out;
-	struct sp90b_assessment a;
+	struct sp90b_noniid_result a;
 
 	ck_assert_msg(before.h > 5, "h %g before the run (seed %#llx)", before.h,
 		      (unsigned long long)tu_seed);
@@ -751,7 +751,7 @@ START_TEST(test_run_window_sees_every_symbol)
 	r = report(&e);
 	ck_assert_uint_eq(r.estimated, before.estimated);
 	ck_assert_str_eq(r.min_by, "runs of one interval");
-	ck_assert_int_eq(sp90b_assess(NULL, s.sym, s.nsym, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
+	ck_assert_int_eq(sp90b_noniid(NULL, s.sym, s.nsym, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
 				      &a), 0);
 	ck_assert_msg(a.h_assessed < 1 && r.h <= a.h_assessed,
 		      "h %g after the run, assessed over all %zu symbols at %g (seed %#llx)", r.h,

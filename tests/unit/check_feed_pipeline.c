@@ -1944,7 +1944,7 @@ static void replay(const char *file, enum src_class cls, struct instance *inst,
 			       .batch_ns = source_class_all[cls]->batch_ns};
 	struct est_params p0 = {.quantum_ns = QUANTUM, .cap_bits = cap};
 	struct health_cfg hc;
-	struct sp90b_assessment a;
+	struct sp90b_noniid_result a;
 	struct est ref, ref0;
 	uint8_t *sym;
 	uint32_t *gaps;
@@ -1974,7 +1974,7 @@ static void replay(const char *file, enum src_class cls, struct instance *inst,
 		}
 	}
 	r->in = info_of(feed_pipeline_count() - 1);
-	ck_assert_int_eq(sp90b_assess(NULL, sym, r->symbols, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
+	ck_assert_int_eq(sp90b_noniid(NULL, sym, r->symbols, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
 				      &a), 0);
 	r->h_offline = a.h_assessed;
 	est_fini(&ref);

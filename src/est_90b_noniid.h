@@ -1,6 +1,7 @@
-/* est_90b_assess: the whole SP 800-90B non-IID assessment, as NIST's ea_non_iid makes it. */
-#ifndef ENTROPYD_EST_90B_ASSESS_H
-#define ENTROPYD_EST_90B_ASSESS_H
+/* est_90b_noniid: the whole SP 800-90B non-IID assessment, as NIST's ea_non_iid makes it;
+ * entropyd --assess (est_assess.c) runs it over a file, est_online.c over recent symbols. */
+#ifndef ENTROPYD_EST_90B_NONIID_H
+#define ENTROPYD_EST_90B_NONIID_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,7 +60,7 @@ struct sp90b_view {
 	enum sp90b_test min_by;    /* which (SP90B_N_TESTS: none ran) */
 };
 
-struct sp90b_assessment {
+struct sp90b_noniid_result {
 	unsigned bits;  /* as given, 1..8 */
 	unsigned k;     /* distinct symbols present */
 	size_t samples;
@@ -80,7 +81,7 @@ const char *sp90b_bit_name(enum sp90b_test t);
 
 /*
  * Scratch for repeated assessments (an online estimator's blocks): buffers kept between
- * calls, grown as needed. NULL to sp90b_assess() allocates one for the call.
+ * calls, grown as needed. NULL to sp90b_noniid() allocates one for the call.
  */
 struct sp90b_scratch;
 struct sp90b_scratch *sp90b_scratch_new(void);
@@ -92,7 +93,7 @@ void sp90b_scratch_free(struct sp90b_scratch *s); /* NULL is fine */
  * assessment); those not chosen are neither run nor counted in the minima. Returns 0, or -1
  * if bits is not 1..8 or n is not 2..SP90B_TUPLE_MAX_SAMPLES.
  */
-int sp90b_assess(struct sp90b_scratch *s, const uint8_t *raw, size_t n, unsigned bits,
-		 unsigned lit_tests, unsigned bit_tests, struct sp90b_assessment *out);
+int sp90b_noniid(struct sp90b_scratch *s, const uint8_t *raw, size_t n, unsigned bits,
+		 unsigned lit_tests, unsigned bit_tests, struct sp90b_noniid_result *out);
 
 #endif

@@ -1,7 +1,7 @@
-/* est_90b_assess: the whole SP 800-90B non-IID assessment, as NIST's ea_non_iid makes it. */
+/* est_90b_noniid: the whole SP 800-90B non-IID assessment, as NIST's ea_non_iid makes it. */
 #include "autoconf.h"
 
-#include "est_90b_assess.h"
+#include "est_90b_noniid.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -81,7 +81,7 @@ static void set(struct sp90b_view *v, enum sp90b_test t, bool ok, double h)
  * and Compression apply (k = 2). The details go to *a when it is the literal view. */
 static void run_view(struct sp90b_scratch *s, const uint8_t *sym, size_t n, unsigned k,
 		     unsigned tests, bool binary_too, double h_max, struct sp90b_view *v,
-		     struct sp90b_assessment *a)
+		     struct sp90b_noniid_result *a)
 {
 	struct sp90b_mcv mcv = {0};
 	struct sp90b_pred mcw = {0}, lag = {0}, mmc = {0}, lz78y = {0};
@@ -165,8 +165,8 @@ static void run_view(struct sp90b_scratch *s, const uint8_t *sym, size_t n, unsi
 	}
 }
 
-int sp90b_assess(struct sp90b_scratch *scratch, const uint8_t *raw, size_t n, unsigned bits,
-		 unsigned lit_tests, unsigned bit_tests, struct sp90b_assessment *out)
+int sp90b_noniid(struct sp90b_scratch *scratch, const uint8_t *raw, size_t n, unsigned bits,
+		 unsigned lit_tests, unsigned bit_tests, struct sp90b_noniid_result *out)
 {
 	struct sp90b_scratch *s = scratch ? scratch : sp90b_scratch_new();
 	uint8_t *sym;

@@ -1,7 +1,7 @@
-/* check_est_90b_assess: the whole non-IID assessment against NIST's (tests/data/sp80090b). */
+/* check_est_90b_noniid: the whole non-IID assessment against NIST's (tests/data/sp80090b). */
 #include "autoconf.h"
 
-#include "est_90b_assess.h"
+#include "est_90b_noniid.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -52,7 +52,7 @@ static bool close_to(double a, double b)
 static void check_file(const char *name)
 {
 	char bin[512], res[512];
-	struct sp90b_assessment a;
+	struct sp90b_noniid_result a;
 	struct expected x;
 	uint8_t *data;
 	size_t n;
@@ -61,7 +61,7 @@ static void check_file(const char *name)
 	snprintf(res, sizeof(res), DATADIR "%s.res", name);
 	x = parse_res(res);
 	data = (uint8_t *)tu_read_file(bin, &n);
-	ck_assert_int_eq(sp90b_assess(NULL, data, n, x.bits, SP90B_ALL_TESTS, SP90B_ALL_TESTS, &a),
+	ck_assert_int_eq(sp90b_noniid(NULL, data, n, x.bits, SP90B_ALL_TESTS, SP90B_ALL_TESTS, &a),
 			 0);
 	ck_assert_msg(close_to(a.h_assessed, x.assessed), "%s: assessed %.17g, NIST %.17g", name,
 		      a.h_assessed, x.assessed);
@@ -103,13 +103,13 @@ END_TEST
 START_TEST(test_subsets_and_edges)
 {
 	uint8_t same[5000], two[5000];
-	struct sp90b_assessment a, lit;
+	struct sp90b_noniid_result a, lit;
 	char *data;
 	size_t n;
 
 	/* One value: nothing, as ea_non_iid awards nothing. */
 	memset(same, 0x5a, sizeof(same));
-	ck_assert_int_eq(sp90b_assess(NULL, same, sizeof(same), 8, SP90B_ALL_TESTS,
+	ck_assert_int_eq(sp90b_noniid(NULL, same, sizeof(same), 8, SP90B_ALL_TESTS,
 				      SP90B_ALL_TESTS, &a), 0);
 	ck_assert_uint_eq(a.k, 1);
 	ck_assert(a.h_assessed == 0);
@@ -118,7 +118,7 @@ START_TEST(test_subsets_and_edges)
 	 * there is no bitstring view. Alternating is perfectly predictable. */
 	for (size_t i = 0; i < sizeof(two); i++)
 		two[i] = i % 2 ? 0x80 : 0x01;
-	ck_assert_int_eq(sp90b_assess(NULL, two, sizeof(two), 8, SP90B_ALL_TESTS,
+	ck_assert_int_eq(sp90b_noniid(NULL, two, sizeof(two), 8, SP90B_ALL_TESTS,
 				      SP90B_ALL_TESTS, &a), 0);
 	ck_assert_uint_eq(a.k, 2);
 	ck_assert_uint_eq(a.n_bits, 0);
@@ -127,7 +127,7 @@ START_TEST(test_subsets_and_edges)
 
 	/* Only the chosen estimators run and count. */
 	data = tu_read_file(DATADIR "rand8_short.bin", &n);
-	ck_assert_int_eq(sp90b_assess(NULL, (uint8_t *)data, n, 8,
+	ck_assert_int_eq(sp90b_noniid(NULL, (uint8_t *)data, n, 8,
 				      SP90B_TEST_BIT(SP90B_T_MCV) | SP90B_TEST_BIT(SP90B_T_LAG), 0,
 				      &lit), 0);
 	for (unsigned t = 0; t < SP90B_N_TESTS; t++) {
@@ -138,14 +138,14 @@ START_TEST(test_subsets_and_edges)
 	ck_assert(lit.h_original == fmin(lit.literal.h[SP90B_T_MCV], lit.literal.h[SP90B_T_LAG]));
 	free(data);
 
-	ck_assert_int_eq(sp90b_assess(NULL, same, 1, 8, SP90B_ALL_TESTS, 0, &a), -1);
-	ck_assert_int_eq(sp90b_assess(NULL, same, sizeof(same), 9, SP90B_ALL_TESTS, 0, &a), -1);
+	ck_assert_int_eq(sp90b_noniid(NULL, same, 1, 8, SP90B_ALL_TESTS, 0, &a), -1);
+	ck_assert_int_eq(sp90b_noniid(NULL, same, sizeof(same), 9, SP90B_ALL_TESTS, 0, &a), -1);
 }
 END_TEST
 
 static Suite *assess_suite(void)
 {
-	Suite *s = suite_create("sp80090b_assess");
+	Suite *s = suite_create("est_90b_noniid");
 	TCase *tc = tcase_create("nist");
 
 	tcase_set_timeout(tc, 600);
