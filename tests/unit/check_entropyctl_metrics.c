@@ -59,15 +59,30 @@ static json_t *parse(const char *text)
 	return v;
 }
 
+/* The status and sources each test starts from (and may change). */
+static json_t *st, *src;
+
+static void setup(void)
+{
+	st = parse(status_json);
+	src = parse(sources_json);
+}
+
+static void teardown(void)
+{
+	json_decref(st);
+	json_decref(src);
+}
+
 /* The metrics of st and sources, as entropyctl prints them. */
-static char *metrics(const json_t *st, const json_t *sources)
+static char *metrics(const json_t *status, const json_t *sources)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 
 	ck_assert_ptr_nonnull(out);
-	entropyctl_metrics_print(out, st, sources);
+	entropyctl_metrics_print(out, status, sources);
 	ck_assert_int_eq(fclose(out), 0);
 	return buf;
 }
@@ -90,7 +105,7 @@ static bool has_line(const char *text, const char *line)
 /* The strict checker's verdict on text: its exit status, its complaints in *why. */
 static int prom_check(const char *text, char **why)
 {
-	char path[] = "/tmp/check_entropyctl_metrics.XXXXXX";
+	char *path = xasprintf("%s/check_entropyctl_metrics.XXXXXX", tu_tmpdir());
 	int fd = mkstemp(path);
 	FILE *f, *p;
 	char *cmd, line[512];
@@ -113,13 +128,13 @@ static int prom_check(const char *text, char **why)
 	}
 	rc = pclose(p);
 	unlink(path);
+	free(path);
 	free(cmd);
 	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
 START_TEST(test_daemon_and_totals)
 {
-	json_t *st = parse(status_json), *src = parse(sources_json);
 	char *m = metrics(st, src);
 
 	ASSERT_LINE(m, "entropyd_info{version=\"1.2\",feed_mode=\"auto\",feed_phase=\"mix\","
@@ -145,14 +160,11 @@ START_TEST(test_daemon_and_totals)
 	ASSERT_LINE(m, "# TYPE entropyd_events_total counter");
 	ASSERT_LINE(m, "# TYPE entropyd_sources gauge");
 	free(m);
-	json_decref(st);
-	json_decref(src);
 }
 END_TEST
 
 START_TEST(test_per_source)
 {
-	json_t *st = parse(status_json), *src = parse(sources_json);
 	char *m = metrics(st, src);
 
 	ASSERT_LINE(m, "entropyd_source_up{class=\"block\",name=\"loop0\"} 1");
@@ -185,14 +197,11 @@ START_TEST(test_per_source)
 	ASSERT_NO(m, "entropyd_source_up{class=\"input\"");
 	ASSERT_NO(m, "entropyd_source_events_total{class=\"input\"");
 	free(m);
-	json_decref(st);
-	json_decref(src);
 }
 END_TEST
 
 START_TEST(test_walls_up)
 {
-	json_t *st = parse(status_json), *src = parse(sources_json);
 	char *m = metrics(st, src);
 	static const char *const walls[] = {"user", "bounding_set", "no_new_privs",
 					    "pid_namespace", "mount_namespace",
@@ -209,15 +218,12 @@ START_TEST(test_walls_up)
 	ASSERT_LINE(m, "entropyd_collector_landlock_abi 6");
 	ASSERT_LINE(m, "entropyd_collector_walls_missing 0");
 	free(m);
-	json_decref(st);
-	json_decref(src);
 }
 END_TEST
 
 /* Walls down, as a collector on an older kernel or in a container has them. */
 START_TEST(test_walls_down)
 {
-	json_t *st = parse(status_json), *src = parse(sources_json);
 	json_t *w = json_object_get(st, "collector");
 	char *m;
 
@@ -236,8 +242,6 @@ START_TEST(test_walls_down)
 	ASSERT_LINE(m, "entropyd_collector_landlock_abi 0");
 	ASSERT_LINE(m, "entropyd_collector_walls_missing 2");
 	free(m);
-	json_decref(st);
-	json_decref(src);
 }
 END_TEST
 
@@ -245,7 +249,6 @@ END_TEST
  * is made up for what it does not say. */
 START_TEST(test_older_daemon)
 {
-	json_t *st = parse(status_json), *src = parse(sources_json);
 	json_t *s0 = json_array_get(src, 0), *s1 = json_array_get(src, 1);
 	char *m, *why;
 
@@ -273,8 +276,6 @@ START_TEST(test_older_daemon)
 	ck_assert_msg(prom_check(m, &why) == 0, "%s\n%s", why, m);
 	free(why);
 	free(m);
-	json_decref(st);
-	json_decref(src);
 }
 END_TEST
 
@@ -282,7 +283,6 @@ END_TEST
  * that its pass means something. */
 START_TEST(test_strict_format)
 {
-	json_t *st = parse(status_json), *src = parse(sources_json);
 	char *m = metrics(st, src), *why, *broken;
 
 	ck_assert_msg(prom_check(m, &why) == 0, "%s\n%s", why, m);
@@ -300,8 +300,6 @@ START_TEST(test_strict_format)
 	ck_assert_msg(prom_check(m, &why) == 0, "%s\n%s", why, m);
 	free(why);
 	free(m);
-	json_decref(st);
-	json_decref(src);
 }
 END_TEST
 
@@ -310,6 +308,7 @@ static Suite *entropyctl_metrics_suite(void)
 	Suite *s = suite_create("entropyctl_metrics");
 	TCase *tc = tcase_create("metrics");
 
+	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_daemon_and_totals);
 	tcase_add_test(tc, test_per_source);
 	tcase_add_test(tc, test_walls_up);
