@@ -75,7 +75,7 @@ if [ -n "$pkg" ] && complete "$cache/$pkg"; then
 	exit 0
 fi
 
-entropyctl_client_fetch() (
+fetch() (
 	tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
 	# (set -e does not hold in a function called from "if": every step says || exit 1)
