@@ -326,6 +326,8 @@ START_TEST(test_observed_calls_listed)
 		const char *file;
 		uint32_t arch;
 	} seen[] = {
+		{"amd64.txt", SCMP_ARCH_X86_64},
+		{"arm64.txt", SCMP_ARCH_AARCH64},
 		{"armhf.txt", SCMP_ARCH_ARM},
 	};
 	char line[128], path[512];
