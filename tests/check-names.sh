@@ -6,6 +6,8 @@
 # or "*" is a prefix, any other is one exact name; a FILE ending in "*" covers every file
 # whose name begins with the rest. A name must also not begin with the name of another,
 # longer file ("config_policy_x" defined in config.c would send a reader to config_policy.c).
+# Names that begin with "__" are the implementation's (C11 7.1.3), not ours: a sanitizer build
+# adds one per global (ASan's "__odr_asan.NAME"), and they are skipped.
 # Each broken rule is printed as FILE: SYMBOL: the rule; the exit status is 1 if there is any.
 set -u
 [ $# -ge 2 ] || { echo "usage: check-names.sh HACKING.md OBJECT..." >&2; exit 2; }
@@ -36,7 +38,8 @@ for o in "$@"; do
 	s=${o##*/}
 	s=${s%.o}
 	# Defined, global: code, data, read-only data, bss.
-	"$NM" -g --defined-only "$o" | awk '$2 ~ /^[TDRBV]$/ { print $3 }' | while read -r sym; do
+	"$NM" -g --defined-only "$o" | awk '$2 ~ /^[TDRBV]$/ && $3 !~ /^__/ { print $3 }' |
+	while read -r sym; do
 		echo "$s $sym"
 	done
 done | awk -v stems="$stems" -v aliases="$aliases" '
