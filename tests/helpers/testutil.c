@@ -216,6 +216,25 @@ double tu_rng_unit(void)
 	return (double)(tu_rng_next() >> 11) / 9007199254740992.0;
 }
 
+/* ---- packets ---- */
+
+size_t tu_frame_ipv4(uint8_t *b, uint32_t src_ip)
+{
+	memset(b, 0, 64);
+	b[6] = 0x02; /* source MAC 02:00:00:00:00:01 */
+	b[11] = 0x01;
+	b[12] = 0x08; /* IPv4 */
+	b[14] = 0x45;
+	b[14 + 9] = 17;
+	b[26] = (uint8_t)(src_ip >> 24);
+	b[27] = (uint8_t)(src_ip >> 16);
+	b[28] = (uint8_t)(src_ip >> 8);
+	b[29] = (uint8_t)src_ip;
+	b[30] = 10;
+	b[33] = 2;
+	return 60;
+}
+
 /* ---- temporary directories ---- */
 
 /* The directory made from the template fmt makes in dir: 0, or an errno. */

@@ -70,6 +70,12 @@ void tu_rng_seed(uint64_t default_seed);
 uint64_t tu_rng_next(void);
 double tu_rng_unit(void);
 
+/* ---- packets ---- */
+
+/* A 60-byte Ethernet frame into b (64 bytes at least): UDP over IPv4 from src_ip (host order)
+ * to 10.0.0.2, from the link address 02:00:00:00:00:01. Its length. */
+size_t tu_frame_ipv4(uint8_t *b, uint32_t src_ip);
+
 /* ---- temporary directories ---- */
 
 /* Makes a new directory named by fmt (a template ending in XXXXXX) in dir, a buffer of size

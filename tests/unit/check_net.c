@@ -1,14 +1,13 @@
-/* check_net: the packet source's pure parts (source addresses, the dominant-flow counter
- * and weight, the event cap; the sampler is check_net_sample's), and its offline mode
- * against the real pipeline, on savefiles written here with chosen timestamps
- * (pcap_open_dead + pcap_dump). */
+/* check_net: the packet source's offline mode against the real pipeline, on savefiles
+ * written here with chosen timestamps (pcap_open_dead + pcap_dump). Its pure parts are
+ * check_net_flow's (source addresses, the dominant-flow counter and weight, the event cap)
+ * and check_net_sample's (the sampler). */
 #include "autoconf.h"
 
 #include <check.h>
 #include <event2/event.h>
 #include <fcntl.h>
 #include <linux/filter.h>
-#include <linux/net_tstamp.h>
 #include <math.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -51,25 +50,6 @@ static uint64_t rnd(void)
 	return rnd_state;
 }
 
-/* ---- frames ---- */
-
-static size_t eth_ipv4(uint8_t *b, uint32_t src_ip)
-{
-	memset(b, 0, 64);
-	b[6] = 0x02; /* source MAC 02:00:00:00:00:01 */
-	b[11] = 0x01;
-	b[12] = 0x08; /* IPv4 */
-	b[14] = 0x45;
-	b[14 + 9] = 17;
-	b[26] = (uint8_t)(src_ip >> 24);
-	b[27] = (uint8_t)(src_ip >> 16);
-	b[28] = (uint8_t)(src_ip >> 8);
-	b[29] = (uint8_t)src_ip;
-	b[30] = 10;
-	b[33] = 2;
-	return 60;
-}
-
 /* ---- savefiles ---- */
 
 struct pkt {
@@ -100,7 +80,7 @@ static void write_savefile(const char *name, const struct pkt *p, size_t n, bool
 	for (size_t i = 0; i < n; i++) {
 		struct pcap_pkthdr h;
 
-		h.caplen = h.len = (bpf_u_int32)eth_ipv4(frame, p[i].src);
+		h.caplen = h.len = (bpf_u_int32)tu_frame_ipv4(frame, p[i].src);
 		h.ts.tv_sec = (time_t)(p[i].t / NS_PER_SEC);
 		h.ts.tv_usec = (suseconds_t)(nano ? p[i].t % NS_PER_SEC : p[i].t % NS_PER_SEC / 1000);
 		pcap_dump((u_char *)d, &h, frame);
@@ -267,274 +247,6 @@ static struct inst_info replay_with(const char *name, enum policy_mode mode, dou
 	in = info(name);
 	return in; /* name and state stay valid until the next replay */
 }
-
-/* ---- pure parts ---- */
-
-START_TEST(test_flow_key)
-{
-	uint8_t b[96];
-	struct flow_key k, k2;
-
-	eth_ipv4(b, 0x0a000007);
-	net_flow_key_of(DLT_EN10MB, b, 60, &k);
-	ck_assert_uint_eq(k.family, FLOW_IPV4);
-	ck_assert_uint_eq(k.len, 4);
-	ck_assert_uint_eq(k.addr[3], 7);
-	/* Too short for the IP header: the link-layer source. */
-	net_flow_key_of(DLT_EN10MB, b, 30, &k);
-	ck_assert_uint_eq(k.family, FLOW_LINK);
-	ck_assert_uint_eq(k.len, 6);
-	ck_assert_uint_eq(k.addr[5], 1);
-	/* Too short for anything. */
-	net_flow_key_of(DLT_EN10MB, b, 13, &k);
-	ck_assert_uint_eq(k.family, FLOW_UNKNOWN);
-	/* ARP: the link-layer source. */
-	b[12] = 0x08;
-	b[13] = 0x06;
-	net_flow_key_of(DLT_EN10MB, b, 60, &k);
-	ck_assert_uint_eq(k.family, FLOW_LINK);
-
-	/* Two VLAN tags, then IPv6: source at 14 + 8 + 8. */
-	memset(b, 0, sizeof(b));
-	b[12] = 0x88, b[13] = 0xa8, b[16] = 0x81, b[17] = 0x00, b[20] = 0x86, b[21] = 0xdd;
-	b[22] = 0x60;
-	b[22 + 8] = 0xfe, b[22 + 23] = 0x42;
-	net_flow_key_of(DLT_EN10MB, b, 22 + 40, &k);
-	ck_assert_uint_eq(k.family, FLOW_IPV6);
-	ck_assert_uint_eq(k.addr[0], 0xfe);
-	ck_assert_uint_eq(k.addr[15], 0x42);
-	/* An IPv6 ethertype over a header that says version 4: not taken for IP. */
-	b[22] = 0x45;
-	net_flow_key_of(DLT_EN10MB, b, 22 + 40, &k);
-	ck_assert_uint_eq(k.family, FLOW_LINK);
-
-	/* Raw IP, cooked v1 and v2, BSD loopback. */
-	memset(b, 0, sizeof(b));
-	b[0] = 0x45, b[12] = 0xc0, b[15] = 9;
-	net_flow_key_of(DLT_RAW, b, 20, &k);
-	ck_assert_uint_eq(k.family, FLOW_IPV4);
-	ck_assert_uint_eq(k.addr[3], 9);
-	memset(b, 0, sizeof(b));
-	b[4] = 0, b[5] = 6, b[6] = 0xaa, b[14] = 0x08, b[16] = 0x45, b[16 + 15] = 3;
-	net_flow_key_of(DLT_LINUX_SLL, b, 36, &k);
-	ck_assert_uint_eq(k.family, FLOW_IPV4);
-	ck_assert_uint_eq(k.addr[3], 3);
-	net_flow_key_of(DLT_LINUX_SLL, b, 20, &k);
-	ck_assert_uint_eq(k.family, FLOW_LINK);
-	ck_assert_uint_eq(k.len, 6);
-	ck_assert_uint_eq(k.addr[0], 0xaa);
-	memset(b, 0, sizeof(b));
-	b[0] = 0x86, b[1] = 0xdd, b[11] = 6, b[20] = 0x60, b[20 + 8 + 15] = 5;
-	net_flow_key_of(DLT_LINUX_SLL2, b, 60, &k);
-	ck_assert_uint_eq(k.family, FLOW_IPV6);
-	ck_assert_uint_eq(k.addr[15], 5);
-	memset(b, 0, sizeof(b));
-	b[0] = 2, b[4] = 0x45, b[4 + 15] = 4;
-	net_flow_key_of(DLT_NULL, b, 24, &k);
-	ck_assert_uint_eq(k.family, FLOW_IPV4);
-	ck_assert_uint_eq(k.addr[3], 4);
-
-	/* Unknown link types: one "unknown" source for all; equal keys compare equal. */
-	net_flow_key_of(DLT_IEEE802_11, b, 60, &k);
-	net_flow_key_of(DLT_IEEE802_11, b + 1, 50, &k2);
-	ck_assert_uint_eq(k.family, FLOW_UNKNOWN);
-	ck_assert_mem_eq(&k, &k2, sizeof(k));
-}
-END_TEST
-
-/* Untrusted bytes: any length, any content, every link type; each frame in a buffer of
- * exactly its length, so that valgrind or ASan see a read past it. */
-START_TEST(test_flow_key_random_frames)
-{
-	static const int dlts[] = {DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4,
-				   DLT_IPV6, DLT_NULL, DLT_LOOP, DLT_IEEE802_11};
-
-	printf("test_flow_key_random_frames: seed 0x%x\n", SEED);
-	rnd_state = SEED;
-	for (int i = 0; i < 30000; i++) {
-		size_t len = rnd() % 80;
-		uint8_t *b = xmalloc(len ? len : 1);
-		struct flow_key k;
-
-		for (size_t j = 0; j < len; j++)
-			b[j] = (uint8_t)rnd();
-		/* Often a plausible header, so the deeper paths are taken too. */
-		if (len > 14 && i % 3 == 0)
-			b[12] = 0x08, b[13] = 0x00, b[14] = 0x45;
-		if (len > 16 && i % 5 == 0)
-			b[14] = 0x86, b[15] = 0xdd, b[16] = 0x60;
-		net_flow_key_of(dlts[i % (int)ARRAY_SIZE(dlts)], b, len, &k);
-		ck_assert_uint_le(k.len, sizeof(k.addr));
-		ck_assert_uint_le(k.family, FLOW_LINK);
-		for (size_t j = k.len; j < sizeof(k.addr); j++)
-			if (k.addr[j])
-				ck_abort_msg("frame %d: key byte %zu beyond its length", i, j);
-		free(b);
-	}
-}
-END_TEST
-
-START_TEST(test_hwtstamp_config)
-{
-	/* Nobody uses the card's stamps, or only for receiving everything: libpcap may. */
-	ck_assert(net_flow_hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_NONE));
-	ck_assert(net_flow_hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_ALL));
-	/* ptp4l's set-ups: leave them alone. */
-	ck_assert(!net_flow_hwtstamp_config_free(HWTSTAMP_TX_ON, HWTSTAMP_FILTER_PTP_V2_EVENT));
-	ck_assert(!net_flow_hwtstamp_config_free(HWTSTAMP_TX_ON, HWTSTAMP_FILTER_ALL));
-	ck_assert(!net_flow_hwtstamp_config_free(HWTSTAMP_TX_OFF, HWTSTAMP_FILTER_PTP_V2_L2_EVENT));
-	ck_assert(!net_flow_hwtstamp_config_free(HWTSTAMP_TX_ONESTEP_SYNC, HWTSTAMP_FILTER_NONE));
-}
-END_TEST
-
-static struct flow_key key_n(uint32_t n)
-{
-	uint8_t b[64];
-	struct flow_key k;
-
-	eth_ipv4(b, n);
-	net_flow_key_of(DLT_EN10MB, b, 60, &k);
-	return k;
-}
-
-START_TEST(test_flow_share)
-{
-	struct flow_top ft;
-	struct flow_key k[4];
-	uint32_t heavy = 0;
-
-	for (int i = 0; i < 4; i++)
-		k[i] = key_n(0x0a000001 + (uint32_t)i);
-	memset(&ft, 0, sizeof(ft));
-	ck_assert(net_flow_top_share(&ft) == 0);
-	for (int i = 0; i < 10000; i++)
-		net_flow_top_add(&ft, &k[0]);
-	ck_assert(net_flow_top_share(&ft) == 1.0);
-
-	memset(&ft, 0, sizeof(ft));
-	for (int i = 0; i < 10000; i++)
-		net_flow_top_add(&ft, &k[i % 4]);
-	ck_assert_msg(fabs(net_flow_top_share(&ft) - 0.25) < 0.01, "share %g",
-		      net_flow_top_share(&ft));
-
-	memset(&ft, 0, sizeof(ft));
-	for (int i = 0; i < 10000; i++)
-		net_flow_top_add(&ft, &k[i % 4 == 3]);
-	ck_assert_msg(fabs(net_flow_top_share(&ft) - 0.75) < 0.01, "share %g",
-		      net_flow_top_share(&ft));
-
-	/* One heavy source among thousands of others, more than the counter has slots: its
-	 * share is never under-estimated, and over-estimated by at most 1/FLOW_SLOTS. */
-	printf("test_flow_share: seed 0x%x\n", SEED);
-	rnd_state = SEED;
-	memset(&ft, 0, sizeof(ft));
-	for (int i = 0; i < 100000; i++) {
-		struct flow_key x = rnd() % 100 < 60 ? k[0] : key_n(0x0b000000 + (uint32_t)(rnd() % 5000));
-
-		heavy += x.addr[0] == 10;
-		net_flow_top_add(&ft, &x);
-		if (i > 2 * FLOW_WINDOW && i % 97 == 0) {
-			double s = net_flow_top_share(&ft);
-
-			ck_assert_msg(s > 0.5 && s <= 0.6 + 0.1 + 1.0 / FLOW_SLOTS,
-				      "packet %d: share %g", i, s);
-		}
-	}
-	ck_assert_uint_gt(heavy, 59000);
-}
-END_TEST
-
-START_TEST(test_flow_weight)
-{
-	ck_assert(net_flow_weight(0) == 1);
-	ck_assert(net_flow_weight(0.25) == 1);
-	ck_assert(net_flow_weight(0.5) == 1);
-	ck_assert(fabs(net_flow_weight(0.51) - 0.49) < 1e-12);
-	ck_assert(fabs(net_flow_weight(0.75) - 0.25) < 1e-12);
-	ck_assert(fabs(net_flow_weight(0.89) - 0.11) < 1e-12);
-	ck_assert(net_flow_weight(0.9) == 0);
-	ck_assert(net_flow_weight(1) == 0);
-	ck_assert(net_flow_weight(NAN) == 0);
-	ck_assert(net_flow_weight(-1) == 0);
-	/* Never more weight for a more dominant source. */
-	for (double s = 0; s <= 1; s += 0.001)
-		ck_assert(net_flow_weight(s + 0.001) <= net_flow_weight(s));
-}
-END_TEST
-
-START_TEST(test_event_cap)
-{
-	struct event_cap c = {0};
-	unsigned taken = 0;
-
-	/* 250 events in half a second, cap 100: the first 100. */
-	for (int i = 0; i < 250; i++)
-		taken += net_flow_event_cap_take(&c, 100, T0 + (uint64_t)i * 2 * MS);
-	ck_assert_uint_eq(taken, 100);
-	/* The second starts at the first event after it: T0 + 1 s exactly. */
-	ck_assert(!net_flow_event_cap_take(&c, 100, T0 + NS_PER_SEC - 1));
-	ck_assert(net_flow_event_cap_take(&c, 100, T0 + NS_PER_SEC));
-	/* Time that runs backwards starts a new second: the cap never stalls. */
-	for (taken = 0; taken < 100; taken++)
-		ck_assert(net_flow_event_cap_take(&c, 100, T0 + NS_PER_SEC + taken) || taken == 99);
-	ck_assert(!net_flow_event_cap_take(&c, 100, T0 + NS_PER_SEC + 500));
-	ck_assert(net_flow_event_cap_take(&c, 100, T0));
-}
-END_TEST
-
-/* The flow rule on a sample: a sender at 60 % of the packets (the others many), counted
- * whole and on a sample the kernel would keep (1 in 50, at random), over many seeds and at
- * many points of each stream: the sample, weighed by its upper bound, never gets more weight
- * than the whole stream does, and less than the 1 - 0.6 the share is worth at most by the
- * rule (the bound errs low, not absurdly: above 0.2). */
-START_TEST(test_flow_bound_on_sample)
-{
-	const int seeds = 300, n = 300000;
-	double worst = 1, lowest = 1;
-
-	tu_rng_seed(0x5a3b1e5eedULL);
-	printf("test_flow_bound_on_sample: seed %#llx\n", (unsigned long long)tu_seed);
-	for (int sd = 0; sd < seeds; sd++) {
-		struct flow_top whole, sample;
-
-		memset(&whole, 0, sizeof(whole));
-		memset(&sample, 0, sizeof(sample));
-		for (int i = 0; i < n; i++) {
-			uint64_t r = tu_rng_next();
-			struct flow_key x = (r % 1000) < 600 ? key_n(0x0a000001)
-							     : key_n(0x0b000000 + (uint32_t)(r >> 32) % 3000);
-
-			net_flow_top_add(&whole, &x);
-			if (tu_rng_unit() < 0.02)
-				net_flow_top_add(&sample, &x);
-			if (i > 100000 && i % 10007 == 0) {
-				double ww = net_flow_weight(net_flow_top_share(&whole));
-				double ws = net_flow_weight(
-					net_flow_share_bound(net_flow_top_share(&sample), sample.total));
-
-				ck_assert_msg(ws <= ww,
-					      "seed %#llx, stream %d, packet %d: weight %g on the "
-					      "sample (share %g of %u), %g on the whole (share %g)",
-					      (unsigned long long)tu_seed, sd, i, ws,
-					      net_flow_top_share(&sample), sample.total, ww,
-					      net_flow_top_share(&whole));
-				ck_assert(ws <= 0.4);
-				worst = ww - ws < worst ? ww - ws : worst;
-				lowest = ws < lowest ? ws : lowest;
-			}
-		}
-	}
-	printf("test_flow_bound_on_sample: the sample's weight at least %.3f below the whole's, "
-	       "at least %.3f\n", worst, lowest);
-	ck_assert(lowest > 0.2);
-	/* The bound itself: above the share, at most 1; nothing to go on is the worst case. */
-	ck_assert(net_flow_share_bound(0.6, 1000) > 0.6 && net_flow_share_bound(0.6, 1000) < 0.7);
-	ck_assert(net_flow_share_bound(0, 1000) > 0);
-	ck_assert(net_flow_share_bound(1, 1000) == 1);
-	ck_assert(net_flow_share_bound(0.6, 0) == 1);
-	ck_assert(net_flow_share_bound(NAN, 100) == 1);
-}
-END_TEST
 
 /* ---- offline: savefiles through the driver and the pipeline ---- */
 
@@ -898,18 +610,7 @@ END_TEST
 static Suite *pcap_suite(void)
 {
 	Suite *s = suite_create("pcap");
-	TCase *tp = tcase_create("pure");
 	TCase *to = tcase_create("offline");
-
-	tcase_add_test(tp, test_flow_key);
-	tcase_add_test(tp, test_flow_key_random_frames);
-	tcase_add_test(tp, test_hwtstamp_config);
-	tcase_add_test(tp, test_flow_share);
-	tcase_add_test(tp, test_flow_weight);
-	tcase_add_test(tp, test_event_cap);
-	tcase_add_test(tp, test_flow_bound_on_sample);
-	tcase_set_timeout(tp, 60);
-	suite_add_tcase(s, tp);
 
 	tcase_add_checked_fixture(to, setup, teardown);
 	tcase_set_timeout(to, 60);
