@@ -21,7 +21,10 @@
 #
 # Environment: BOOT_RUNS, BOOT_WAIT, BOOT_WORKLOADS (a list), top_srcdir, top_builddir,
 # ENTROPYD, ENTROPYCTL, ENTROPYD_GUEST_SUITE (the Debian release whose kernel boots:
-# bullseye, bookworm or trixie; make bench-boot GUEST_SUITE=...), ENTROPYD_GUEST_CACHE and
+# bullseye, bookworm or trixie; make bench-boot GUEST_SUITE=...), ENTROPYD_GUEST_ARCH and
+# ENTROPYD_GUEST_KERNEL_ARCH (arm64, armhf: make bench-boot GUEST_ARCH=..., as for the guest
+# tests; -M virt has no PC keyboard, so there the workloads are idle, disk and getrandom,
+# and typing-virtio on request), ENTROPYD_GUEST_CACHE and
 # ENTROPYD_GUEST_QEMU (as for the guest tests), BOOT_KEEP=1 (keep the work directory: every
 # console log).
 set -uo pipefail
@@ -30,7 +33,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../tests/guest/hostlib.sh"
 RUNS=${BOOT_RUNS:-3}
 WAIT=${BOOT_WAIT:-60}
-WORKLOADS=${BOOT_WORKLOADS:-idle disk typing getrandom}
+if [ "$GUEST_KERNEL_ARCH" = amd64 ]; then
+	WORKLOADS=${BOOT_WORKLOADS:-idle disk typing getrandom}
+else
+	WORKLOADS=${BOOT_WORKLOADS:-idle disk getrandom}
+	case " $WORKLOADS " in
+	*" typing "*) echo "bench-boot: no typing on $GUEST_KERNEL_ARCH (-M virt has no PC keyboard; typing-virtio types on a virtio one)" >&2; exit 2 ;;
+	esac
+fi
 RANDOM_ARGS="random.trust_cpu=off random.trust_bootloader=off"
 guest=$top_srcdir/tests/guest
 guest_prerequisites
@@ -47,7 +57,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "bench-boot: interrupted"; exit 1' INT TERM HUP
 
-kdir=$("$guest/kernel.sh" "$ENTROPYD_GUEST_CACHE") || missing "no guest kernel (see above)"
+kdir=$(ENTROPYD_GUEST_ARCH=$GUEST_KERNEL_ARCH "$guest/kernel.sh" "$ENTROPYD_GUEST_CACHE") ||
+	missing "no guest kernel (see above)"
 static_helper "$here/boot_guest.c" "$T/boot_guest"
 # As the shipped hook does: the kernel's CONFIG_HZ line, for the sub-jiffy rule.
 grep '^CONFIG_HZ=' "$kdir/config" > "$T/config-hz" || { echo "bench-boot: $kdir/config has no CONFIG_HZ"; exit 1; }
@@ -69,6 +80,7 @@ boot() {
 	mkdir -p "$T/q"
 	python3 "$guest/qemu_run.py" --kernel "$kdir/vmlinuz" --initrd "$T/boot.cpio.gz" \
 		--dir "$T/q" --console "$con.log" --timeout $((WAIT + 150)) --qemu "$QEMU" \
+		--arch "$GUEST_KERNEL_ARCH" \
 		--disk "$T/disk.img" $input \
 		--append "quiet $RANDOM_ARGS bench_workload=$1 bench_entropyd=$2 bench_wait=$WAIT" \
 		> "$con.host" 2>&1 &
