@@ -9,6 +9,8 @@
 #include <ftw.h>
 #include <linux/capability.h>
 #include <linux/loop.h>
+#include <net/if.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +235,67 @@ size_t tu_frame_ipv4(uint8_t *b, uint32_t src_ip)
 	b[30] = 10;
 	b[33] = 2;
 	return 60;
+}
+
+/* ---- network namespaces ---- */
+
+bool tu_netns_enter(char *why, size_t size)
+{
+	const char *fork_mode = getenv("CK_FORK");
+	struct ifreq ifr;
+	int s;
+
+	if (fork_mode && strcmp(fork_mode, "no") == 0) {
+		snprintf(why, size, "CK_FORK=no: the namespace would outlive the test");
+		return false;
+	}
+	if (!tu_have_sys_admin()) {
+		snprintf(why, size, "a network namespace needs CAP_SYS_ADMIN (root)");
+		return false;
+	}
+	if (unshare(CLONE_NEWNET) < 0) {
+		snprintf(why, size, "unshare(CLONE_NEWNET): %s", strerror(errno));
+		return false;
+	}
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(s, 0);
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	ck_assert_int_eq(ioctl(s, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	ck_assert_msg(ioctl(s, SIOCSIFFLAGS, &ifr) == 0, "lo up: %s", strerror(errno));
+	close(s);
+	return true;
+}
+
+void tu_sh(const char *fmt, ...)
+{
+	char *cmd, *out;
+	FILE *f = tmpfile();
+	va_list ap;
+	pid_t pid;
+	int st;
+
+	ck_assert_ptr_nonnull(f);
+	va_start(ap, fmt);
+	ck_assert_int_ge(vasprintf(&cmd, fmt, ap), 0);
+	va_end(ap);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(fileno(f), 1);
+		dup2(fileno(f), 2);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	out = tu_read_tmpfile(f);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "\"%s\" failed (status %#x): %s",
+		      cmd, st, out);
+	free(out);
+	free(cmd);
 }
 
 /* ---- temporary directories ---- */

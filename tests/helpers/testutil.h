@@ -76,6 +76,19 @@ double tu_rng_unit(void);
  * to 10.0.0.2, from the link address 02:00:00:00:00:01. Its length. */
 size_t tu_frame_ipv4(uint8_t *b, uint32_t src_ip);
 
+/* ---- network namespaces ---- */
+
+/* Moves the calling test's process into a network namespace of its own, with its loopback
+ * up: the interfaces, addresses and captures the test makes there go with the process,
+ * however it ends (Check runs each test in a process of its own). False, with the reason in
+ * why, where that cannot be done: not root (CAP_SYS_ADMIN), no namespaces, or the tests run
+ * in the runner's own process (CK_FORK=no), which would keep the namespace. */
+bool tu_netns_enter(char *why, size_t size);
+
+/* Runs the shell command fmt makes (ip(8), in the test's namespace); fails the test, naming
+ * it and its output, unless it exits 0. */
+void tu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- temporary directories ---- */
 
 /* Makes a new directory named by fmt (a template ending in XXXXXX) in dir, a buffer of size
