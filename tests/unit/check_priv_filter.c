@@ -15,8 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <pcap/pcap.h>
-
+#include "filterfix.h"
 #include "priv_filter.h"
 #include "priv_filter_bpf.h"
 #include "util.h"
@@ -321,37 +320,24 @@ static bool can_bpf(void)
 	return true;
 }
 
-/* Every program libpcap makes of the expressions below, and the guard's, translated to eBPF
- * takes the same frames, and the same bytes of each, as the classic program in the kernel. */
+/* Every program libpcap makes of the shared expressions (filterfix.c), and the guard's,
+ * translated to eBPF takes the same frames, and the same bytes of each, as the classic
+ * program in the kernel. */
 START_TEST(test_bpf_same_as_classic)
 {
-	static const char *const exprs[] = {
-		"udp dst port 9", "udp and len > 300", "udp[10] & 1 = 1",
-		"ip[2:2] - ((ip[0] & 0xf) << 2) > 100", "len % 3 = 0", "len / 7 > 40",
-		"ip dst host 127.0.0.1 and not udp dst port 10",
-		"ip src 255.255.255.255 or udp dst port 11", "inbound and udp", "outbound",
-		"ip[12:4] != 0xfffffffe and udp[10] < 20", "ip6 or arp or udp dst port 12",
-	};
 	struct sock_filter prog[BPF_MAXINSNS];
 	size_t got_c[2 * EQ_SENT], got_e[2 * EQ_SENT];
-	struct bpf_program bp;
-	pcap_t *dead;
 	char err[256] = "";
 
 	if (!can_capture() || !can_bpf())
 		return;
-	dead = pcap_open_dead(DLT_EN10MB, 65535);
-	ck_assert_ptr_nonnull(dead);
-	for (size_t x = 0; x <= ARRAY_SIZE(exprs); x++) {
+	for (size_t x = 0; x <= tu_filter_nexprs; x++) {
+		const char *name = x < tu_filter_nexprs ? tu_filter_exprs[x] : "(the guard)";
 		size_t n, kept = 0;
 		int c, e, sentinel;
 
-		if (x < ARRAY_SIZE(exprs)) {
-			ck_assert_msg(pcap_compile(dead, &bp, exprs[x], 1, PCAP_NETMASK_UNKNOWN) == 0,
-				      "%s: %s", exprs[x], pcap_geterr(dead));
-			n = bp.bf_len;
-			memcpy(prog, bp.bf_insns, n * sizeof(*prog));
-			pcap_freecode(&bp);
+		if (x < tu_filter_nexprs) {
+			n = tu_filter_compile(tu_filter_exprs[x], prog);
 		} else { /* the guard, with a share kept */
 			struct priv_guard g = {.ifindex = if_nametoindex("lo"), .direction = DIR_IN,
 					       .sock_type = SOCK_RAW, .arphrd = 772,
@@ -373,18 +359,17 @@ START_TEST(test_bpf_same_as_classic)
 			ck_assert_msg(got_c[i] == got_e[i],
 				      "\"%s\": datagram %zu%s: %zu bytes by the classic program, "
 				      "%zu by eBPF",
-				      x < ARRAY_SIZE(exprs) ? exprs[x] : "(the guard)", i % EQ_SENT,
+				      name, i % EQ_SENT,
 				      i >= EQ_SENT ? " (outgoing)" : "", got_c[i], got_e[i]);
 			kept += got_c[i] > 0;
 		}
 		/* Each expression keeps some and drops some (the test means something). */
-		ck_assert_msg(kept > 0 && kept < 2 * EQ_SENT, "\"%s\" kept %zu of %d",
-			      x < ARRAY_SIZE(exprs) ? exprs[x] : "(the guard)", kept, 2 * EQ_SENT);
+		ck_assert_msg(kept > 0 && kept < 2 * EQ_SENT, "\"%s\" kept %zu of %d", name, kept,
+			      2 * EQ_SENT);
 		close(c);
 		close(e);
 		arrays_close();
 	}
-	pcap_close(dead);
 }
 END_TEST
 
@@ -459,37 +444,6 @@ START_TEST(test_locked_and_replaced)
 }
 END_TEST
 
-/* What the translation cannot express is refused, saying what, and the caller then locks
- * the classic program: an ancillary load it does not know, a jump out of the program, a
- * program that does not end with a return. */
-START_TEST(test_bpf_refused)
-{
-	struct sock_filter hatype[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_AD_OFF + SKF_AD_HATYPE),
-		BPF_STMT(BPF_RET | BPF_A, 0),
-	};
-	struct sock_filter out_of_range[] = {
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 5, 0),
-		BPF_STMT(BPF_RET | BPF_K, 0),
-	};
-	struct sock_filter no_return[] = {BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0)};
-	/* eBPF's instructions, 8 bytes each (libpcap's header names its classic ones struct
-	 * bpf_insn too, so the eBPF struct is not declared here). */
-	static uint64_t out_insns[PRIV_FILTER_BPF_MAX];
-	void *out = out_insns;
-	char err[256] = "";
-
-	ck_assert_uint_eq(priv_filter_bpf_translate(hatype, 2, out, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, "ancillary load 28"), "%s", err);
-	ck_assert_uint_eq(priv_filter_bpf_translate(out_of_range, 2, out, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, "instruction 0"), "%s", err);
-	ck_assert_uint_eq(priv_filter_bpf_translate(no_return, 1, out, err, sizeof(err)), 0);
-	ck_assert_msg(strstr(err, "ends with a return"), "%s", err);
-	/* A program it takes: the prologue, then a return of the length. */
-	ck_assert_uint_eq(priv_filter_bpf_translate(hatype + 1, 1, out, err, sizeof(err)), 4);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *s = suite_create("priv_filter");
@@ -499,7 +453,6 @@ int main(void)
 	tcase_add_test(tc, test_guard_in_kernel);
 	tcase_add_test(tc, test_bpf_same_as_classic);
 	tcase_add_test(tc, test_locked_and_replaced);
-	tcase_add_test(tc, test_bpf_refused);
 	suite_add_tcase(s, tc);
 	return tu_run_suite(s);
 }
