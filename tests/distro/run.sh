@@ -153,6 +153,7 @@ wait "$run" || rc=$?
 # What the run left, for reading after it: in distro-SUITE/ of the directory it ran from.
 out=$PWD/distro-$SUITE
 rm -rf "$out"
+mkdir -p "$out"
 b=$TREE$WORK/build
 cp "$b"/make-check.out "$b"/fuzz.out "$b"/test-suite.log "$b"/config.log "$out/" 2> /dev/null || true
 for d in unit integration; do
