@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "feed_pipeline.h"
 #include "feed_pool.h"
 #include "priv.h"
 #include "priv_serve.h"
@@ -376,6 +377,16 @@ void tu_privileged_end(int pid)
 	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
 	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == EXIT_OK,
 		      "the privileged process ended with status %#x", ws);
+}
+
+/* ---- the pipeline's instances ---- */
+
+bool tu_instance(int cls, const char *name, struct inst_info *out)
+{
+	for (size_t i = 0; feed_pipeline_info(i, out); i++)
+		if ((int)out->cls == cls && strcmp(out->name, name) == 0)
+			return true;
+	return false;
 }
 
 /* ---- loop devices ---- */

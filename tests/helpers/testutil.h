@@ -163,6 +163,14 @@ void tu_turn(struct event_base *base);
 		ck_assert_msg((cond), "timed out waiting for: %s", #cond);                 \
 	} while (0)
 
+/* ---- the pipeline's instances ---- */
+
+struct inst_info;
+
+/* The instance of class cls named name, as feed_pipeline_info() shows it: true with it in
+ * *out, false if there is none. */
+bool tu_instance(int cls, const char *name, struct inst_info *out);
+
 /* ---- the privileged process ---- */
 
 struct config;
