@@ -328,7 +328,7 @@ void entropyctl_client_health_text(const json_t *src, char *buf, size_t size)
 /* Why credit does not grow, short; "-" while it does (or from a daemon that does not say). */
 const char *entropyctl_client_why_not(const json_t *src)
 {
-	const char *r = json_string_value(json_object_get(json_object_get(src, "credit"), "reason"));
+	const json_t *credit = json_object_get(src, "credit");
 
-	return r ? r : "-";
+	return json_is_string(json_object_get(credit, "reason")) ? s_(credit, "reason") : "-";
 }

@@ -242,6 +242,11 @@ START_TEST(test_health_and_why)
 	entropyctl_client_health_text(failed, buf, 10); /* cut to the buffer */
 	ck_assert_str_eq(buf, "failed-pe");
 	ck_assert_str_eq(entropyctl_client_why_not(older), "-");
+	/* Whatever the other end sends, no control byte is printed. */
+	json_t *hostile = json_pack("{s:{s:s}}", "credit", "reason", "gone\033[2J\r");
+
+	ck_assert_str_eq(entropyctl_client_why_not(hostile), "gone\\x1b[2J\\x0d");
+	json_decref(hostile);
 	json_decref(ok);
 	json_decref(failed);
 	json_decref(older);
