@@ -21,7 +21,9 @@
 # The disk's and the interface's symbols are recorded (record.dir) and assessed afterwards
 # with entropyd --assess, the whole recording and its first million symbols: the second
 # table sets the online estimate per symbol (its average over the run, estimated_bits over
-# the symbols) beside those offline assessments.
+# the symbols) and the credit per symbol (credited_bits over the symbols) beside those
+# offline assessments. It fails too if the credit per symbol is above the assessment of the
+# whole recording.
 # As root; a benchmark, not a test: run it by hand.
 #   bench/soak_health.sh                       30 minutes
 #   DURATION=300 bench/soak_health.sh          5 minutes
@@ -192,19 +194,23 @@ assessed() { # FILE [BYTES]: entropyd --assess's bits per symbol over FILE (its 
 	"$ENTROPYD" --assess "$f" --bits 8 --json 2> /dev/null | jq -r '.min_entropy // "-"'
 }
 echo
-printf '%-22s %10s %16s %16s %18s\n' instance symbols "estimate/symbol" "offline whole" \
-	"offline first 1M"
+printf '%-22s %10s %16s %16s %16s %18s\n' instance symbols "estimate/symbol" \
+	"credited/symbol" "offline whole" "offline first 1M"
 for n in "block/$disk" "network/$VB"; do
 	f=$T/rec/${n/\//-}.bin
 	[ -s "$f" ] || { printf '%-22s %10s\n' "$n" 0; continue; }
 	syms=$(stat -c %s "$f")
-	est=$(echo "$final" | jq -r --arg n "$n" '.sources[] | select(.class + "/" + .name == $n) |
-		.estimated_bits')
+	read -r est credited < <(echo "$final" | jq -r --arg n "$n" '.sources[] |
+		select(.class + "/" + .name == $n) | "\(.estimated_bits) \(.credited_bits)"')
 	whole=$(assessed "$f")
 	first=-
 	[ "$syms" -gt 1000000 ] && first=$(assessed "$f" 1000000)
-	awk -v n="$n" -v s="$syms" -v e="$est" -v w="$whole" -v f="$first" '
+	awk -v n="$n" -v s="$syms" -v e="$est" -v c="$credited" -v w="$whole" -v f="$first" '
 	function num(x) { return x ~ /^[0-9.]+$/ ? sprintf("%.4f", x) : x }
-	BEGIN { printf "%-22s %10d %16.4f %16s %18s\n", n, s, e / s, num(w), num(f) }'
+	BEGIN { printf "%-22s %10d %16.4f %16.4f %16s %18s\n", n, s, e / s, c / s, num(w), num(f)
+		if (w ~ /^[0-9.]+$/ && c / s > w) {
+			printf "FAIL: %s credited %.4f bits a symbol, above the %.4f assessed\n",
+				n, c / s, w > "/dev/stderr"
+			exit 1 } }' || status=1
 done
 exit $status
