@@ -63,3 +63,20 @@ sh "$LIST" update "$T/tree" > /dev/null 2>&1 || fail "unit-list.sh update after 
 grep -qx $'\ttests/unit/check_beta \\\\' "$T/tree/tests/unit-list.am" ||
 	fail "a new test is not in tests/unit-list.am: $(cat "$T/tree/tests/unit-list.am")"
 pass "tests/unit-list.am names every test, is left alone when unchanged (a read-only tarball) and takes a new one"
+
+# ---- what a unit test leaves: nothing, however its tests end ----
+# tests/helpers/unitleave: every test makes files under tu_tmpdir() and ends without its
+# cleanup (a failed assertion, its timeout, a child left running, a read-only directory,
+# another user's files); the run fails, and the TMPDIR it was given is as empty as before.
+mkdir -m 1777 "$T/tmp"
+TMPDIR=$T/tmp "$top_builddir/tests/helpers/unitleave" > "$T/leave.out" 2>&1 &&
+	fail "unitleave passed: $(cat "$T/leave.out")"
+grep -q '^0%: Checks: 5, Failures: 4, Errors: 1' "$T/leave.out" ||
+	fail "unitleave's tests did not all fail as they should: $(cat "$T/leave.out")"
+[ -z "$(ls -A "$T/tmp")" ] || fail "failed unit tests left in TMPDIR: $(cd "$T/tmp" && find .)"
+# And the unit tests that once left directories in /tmp, passing, in a TMPDIR of their own.
+for t in check_priv check_entropyctl_client check_est_assess check_ctl check_entropyctl_watch; do
+	TMPDIR=$T/tmp "$top_builddir/tests/unit/$t" > "$T/$t.out" 2>&1 || fail "$t: $(tail -5 "$T/$t.out")"
+	[ -z "$(ls -A "$T/tmp")" ] || fail "$t left in TMPDIR: $(cd "$T/tmp" && find .)"
+done
+pass "unit tests leave nothing in TMPDIR, also after a failure, a timeout or a child left running"

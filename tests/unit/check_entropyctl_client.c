@@ -25,7 +25,7 @@ static char said[512]; /* what entropyctl would have said on stderr */
 
 static void setup(void)
 {
-	snprintf(dir, sizeof(dir), "%s/check_entropyctl_client.XXXXXX", tu_tmpdir());
+	snprintf(dir, sizeof(dir), "%s/client.XXXXXX", tu_tmpdir());
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(sock, sizeof(sock), "%s/io.entropyd", dir);
 	said[0] = '\0';
