@@ -479,6 +479,19 @@ void tu_loop_free(struct tu_loop *l)
 	l->file[0] = '\0';
 }
 
+void tu_loop_read(const struct tu_loop *l, int blocks)
+{
+	int fd = open(l->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	void *buf;
+
+	ck_assert_msg(fd >= 0, "%s: %s", l->path, strerror(errno));
+	ck_assert_int_eq(posix_memalign(&buf, 4096, 4096), 0);
+	for (int i = 0; i < blocks; i++)
+		ck_assert_int_eq(pread(fd, buf, 4096, (off_t)i * 4096), 4096);
+	free(buf);
+	close(fd);
+}
+
 static int block_lock_fd = -1;
 
 bool tu_block_lock(unsigned seconds, char *why, size_t size)

@@ -125,6 +125,10 @@ bool tu_loop_new(struct tu_loop *l, const char *on, size_t bytes, char *why, siz
 /* Detach it now, close it and remove its file; nothing if it is not attached. */
 void tu_loop_free(struct tu_loop *l);
 
+/* blocks reads of 4 KiB from its start that reach the device (O_DIRECT): as many
+ * completions it must see. Fails the test if one does not read it all. */
+void tu_loop_read(const struct tu_loop *l, int blocks);
+
 /* Holds the lock of the tests that attach and detach loop devices (lib.sh's block_lock:
  * t_block, t_block_nouevent), which take over each other's numbers, until the process ends
  * or tu_block_unlock(); waits up to `seconds`. False, with the reason in why, if it could

@@ -182,20 +182,6 @@ static void on_samples(void *ctx, const struct block_sample *s, size_t n)
 	}
 }
 
-/* Reads that reach the device (O_DIRECT): completions it must see. */
-static void some_io(const struct tu_loop *l)
-{
-	int fd = open(l->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	void *buf;
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(posix_memalign(&buf, 4096, 4096), 0);
-	for (int i = 0; i < 64; i++)
-		ck_assert_int_eq(pread(fd, buf, 4096, (off_t)i * 4096), 4096);
-	free(buf);
-	close(fd);
-}
-
 static char *rundir(void)
 {
 	char *dir = xasprintf("%s/run.XXXXXX", tu_tmpdir());
@@ -254,8 +240,8 @@ START_TEST(test_start)
 			      "blkt_start: %s", state);
 		ck_assert(traced(&loop_a));
 		assert_state(run, "");
-		some_io(&loop_a);
-		some_io(&loop_b);
+		tu_loop_read(&loop_a, 64);
+		tu_loop_read(&loop_b, 64);
 		TU_PUMP_UNTIL(base, 2000, seen.ours >= 64);
 		ck_assert_uint_eq(seen.others, 0);
 		blkt_stop(b, loop_a.major, loop_a.minor);

@@ -72,20 +72,6 @@ static void on_samples(void *ctx, const struct block_sample *s, size_t n)
 	}
 }
 
-/* READS reads that reach the device (O_DIRECT): as many completions it must see. */
-static void some_io(const struct tu_loop *l)
-{
-	int fd = open(l->path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	void *buf;
-
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(posix_memalign(&buf, 4096, 4096), 0);
-	for (int i = 0; i < READS; i++)
-		ck_assert_int_eq(pread(fd, buf, 4096, (off_t)i * 4096), 4096);
-	free(buf);
-	close(fd);
-}
-
 static struct block_tp *tp_open(struct event_base *base, struct seen *seen)
 {
 	char err[512] = "";
@@ -125,8 +111,8 @@ START_TEST(test_devices)
 	ck_assert_ptr_null(block_tp_device_error(tp, seen.a));
 	ck_assert_uint_eq(block_tp_failed(tp), 0);
 	seen.t0 = util_mono_ns();
-	some_io(&loop_a);
-	some_io(&loop_b);
+	tu_loop_read(&loop_a, READS);
+	tu_loop_read(&loop_b, READS);
 	seen.t1 = util_mono_ns();
 	/* Every read's completion, timed while the reads were made (on CLOCK_MONOTONIC); woken
 	 * by each completion while they are few, with no poll to wait for. */
@@ -151,8 +137,8 @@ START_TEST(test_devices)
 	/* The other disk alone: from now on only its completions. */
 	seen.of_a = seen.of_b = seen.others = 0;
 	block_tp_set_devices(tp, &seen.b, 1);
-	some_io(&loop_a);
-	some_io(&loop_b);
+	tu_loop_read(&loop_a, READS);
+	tu_loop_read(&loop_b, READS);
 	TU_PUMP_UNTIL(base, TURNS, seen.of_b >= READS);
 	block_tp_get_stats(tp, &st, true);
 	ck_assert_uint_eq(seen.of_a, 0);
@@ -162,9 +148,9 @@ START_TEST(test_devices)
 	 * wanted again and its reads come (the rings are read in order). */
 	seen.of_a = seen.of_b = seen.others = 0;
 	block_tp_set_devices(tp, NULL, 0);
-	some_io(&loop_a);
+	tu_loop_read(&loop_a, READS);
 	block_tp_set_devices(tp, &seen.b, 1);
-	some_io(&loop_b);
+	tu_loop_read(&loop_b, READS);
 	TU_PUMP_UNTIL(base, TURNS, seen.of_b >= READS);
 	ck_assert_uint_eq(seen.of_a, 0);
 	ck_assert_uint_eq(seen.others, 0);
@@ -191,8 +177,8 @@ START_TEST(test_two_devices)
 	both[0] = seen.a;
 	both[1] = seen.b;
 	block_tp_set_devices(tp, both, 2);
-	some_io(&loop_b);
-	some_io(&loop_a);
+	tu_loop_read(&loop_b, READS);
+	tu_loop_read(&loop_a, READS);
 	TU_PUMP_UNTIL(base, TURNS, seen.of_a >= READS && seen.of_b >= READS);
 	ck_assert_uint_eq(seen.others, 0);
 	/* The same list again changes nothing. */
