@@ -24,7 +24,7 @@
 #define TURNS 1000 /* 10 s of an idle loop at most */
 #define READS 64
 
-static struct tu_loop loop_a, loop_b;
+static struct tu_loop loop_a = {.fd = -1}, loop_b = {.fd = -1};
 static char skip_why[256];
 static bool have_loops;
 
@@ -32,6 +32,11 @@ static bool have_loops;
  * device behind; under the block tests' lock, as they take over each other's loop numbers. */
 static void loops_setup(void)
 {
+	if (!tu_have_sys_admin()) {
+		snprintf(skip_why, sizeof(skip_why), "loop devices and the block tracepoint (tracefs, "
+			 "perf) need CAP_SYS_ADMIN");
+		return;
+	}
 	have_loops = tu_block_lock(900, skip_why, sizeof(skip_why)) &&
 		     tu_loop_new(&loop_a, NULL, 8 << 20, skip_why, sizeof(skip_why)) &&
 		     tu_loop_new(&loop_b, NULL, 8 << 20, skip_why, sizeof(skip_why));
@@ -79,10 +84,6 @@ static struct block_tp *tp_open(struct event_base *base, struct seen *seen)
 
 	if (!have_loops) {
 		fprintf(stderr, "SKIP: %s\n", skip_why);
-		return NULL;
-	}
-	if (!tu_have_sys_admin()) {
-		fprintf(stderr, "SKIP: the block tracepoint needs CAP_SYS_ADMIN (tracefs, perf)\n");
 		return NULL;
 	}
 	seen->a = BLOCK_KDEV(loop_a.major, loop_a.minor);
