@@ -523,9 +523,10 @@ END_TEST
 
 #define NOBODY 65534
 
-/* n connections made by a child that became nobody, handed back over sock (SCM_RIGHTS): the
- * daemon sees nobody's credentials on them (SO_PEERCRED is the connecting process's). */
-static void connect_as_nobody(int *fds, int n)
+/* n connections made by a child that became uid (and gid) who, handed back over a socketpair
+ * (SCM_RIGHTS): the daemon sees that user's credentials on them (SO_PEERCRED is the
+ * connecting process's). */
+static void connect_as(unsigned who, int *fds, int n)
 {
 	int sp[2], status;
 	pid_t pid;
@@ -535,8 +536,8 @@ static void connect_as_nobody(int *fds, int n)
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		close(sp[0]);
-		if (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-		    setresuid(NOBODY, NOBODY, NOBODY) < 0)
+		if (setgroups(0, NULL) < 0 || setresgid(who, who, who) < 0 ||
+		    setresuid(who, who, who) < 0)
 			_exit(2);
 		for (int i = 0; i < n; i++) {
 			struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -577,8 +578,8 @@ static void connect_as_nobody(int *fds, int n)
 	}
 	close(sp[0]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child as nobody: %#x",
-		      status);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child as uid %u: %#x",
+		      who, status);
 }
 
 static bool am_root(void)
@@ -604,7 +605,7 @@ START_TEST(test_user_limit)
 	/* Users other than root reach it through control.group; here, through its mode. */
 	ck_assert_int_eq(chmod(dir, 0755), 0);
 	ck_assert_int_eq(chmod(cfg->control.socket, 0666), 0);
-	connect_as_nobody(fds, CTL_MAX_CLIENTS_PER_USER + 1);
+	connect_as(NOBODY, fds, CTL_MAX_CLIENTS_PER_USER + 1);
 	for (int i = 0; i < CTL_MAX_CLIENTS_PER_USER; i++) {
 		c[i] = cl_on(fds[i]);
 		cl_call(c[i], "io.entropyd.GetStatus", NULL);
@@ -636,6 +637,89 @@ START_TEST(test_user_limit)
 	ck_assert_msg(strstr(said, "refused to uid 65534"), "%s", said);
 	for (int i = 0; i <= CTL_MAX_CLIENTS_PER_USER; i++)
 		cl_free(c[i]);
+}
+END_TEST
+
+/* Users other than root: CTL_MAX_CLIENTS connections in all, however many users share them
+ * (each within its own limit), and the next is refused with that limit. */
+START_TEST(test_total_limit)
+{
+	enum { USERS = CTL_MAX_CLIENTS / CTL_MAX_CLIENTS_PER_USER };
+	struct cl *c[CTL_MAX_CLIENTS + 1];
+	int fds[CTL_MAX_CLIENTS_PER_USER];
+	json_t *v;
+
+	if (!am_root())
+		return;
+	start();
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	ck_assert_int_eq(chmod(cfg->control.socket, 0666), 0);
+	for (int u = 0; u < USERS; u++) {
+		connect_as(NOBODY - (unsigned)u, fds, CTL_MAX_CLIENTS_PER_USER);
+		for (int i = 0; i < CTL_MAX_CLIENTS_PER_USER; i++) {
+			struct cl *x = c[u * CTL_MAX_CLIENTS_PER_USER + i] = cl_on(fds[i]);
+
+			cl_call(x, "io.entropyd.GetStatus", NULL);
+			v = cl_reply(x);
+			ck_assert_msg(v && !error_of(v), "client %d of uid %u not served", i,
+				      NOBODY - (unsigned)u);
+			json_decref(v);
+		}
+	}
+	connect_as(NOBODY - USERS, fds, 1);
+	c[CTL_MAX_CLIENTS] = cl_on(fds[0]);
+	v = cl_reply(c[CTL_MAX_CLIENTS]);
+	assert_error(v, CTL_E_TOO_MANY_CLIENTS);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(v, "parameters"),
+							    "limit")),
+			 CTL_MAX_CLIENTS);
+	json_decref(v);
+	cl_closed(c[CTL_MAX_CLIENTS]);
+	ck_assert_msg(strstr(said, "64 clients are connected already"), "%s", said);
+	for (int i = 0; i <= CTL_MAX_CLIENTS; i++)
+		cl_free(c[i]);
+}
+END_TEST
+
+/* control.max_hold: a user other than root is closed after it however often it asks (each
+ * request moves the request deadline, not this); root is not. */
+START_TEST(test_max_hold)
+{
+	struct cl *user, *root;
+	int fd;
+
+	if (!am_root())
+		return;
+	cfg->control.max_hold = 1;
+	start();
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	ck_assert_int_eq(chmod(cfg->control.socket, 0666), 0);
+	connect_as(NOBODY, &fd, 1);
+	user = cl_on(fd);
+	root = cl_new();
+	for (int i = 0; !user->eof; i++) {
+		json_t *v;
+
+		ck_assert_msg(i < 200, "a user's connection held past control.max_hold");
+		cl_call(root, "io.entropyd.GetStatus", NULL);
+		json_decref(cl_reply(root));
+		if (send(user->fd, "{\"method\":\"io.entropyd.GetStatus\"}", 35, MSG_NOSIGNAL) != 35)
+			break; /* closed already */
+		v = cl_reply(user);
+		json_decref(v);
+		for (int k = 0; k < 2; k++)
+			tu_turn(base);
+	}
+	cl_closed(user);
+	ck_assert_msg(strstr(said, "open for 1 s (control.max_hold)"), "%s", said);
+	/* Root's stays. */
+	cl_call(root, "io.entropyd.GetStatus", NULL);
+	json_t *v = cl_reply(root);
+
+	ck_assert_msg(v && !error_of(v), "root's connection was closed too");
+	json_decref(v);
+	cl_free(user);
+	cl_free(root);
 }
 END_TEST
 
@@ -731,6 +815,8 @@ static Suite *ctl_suite(void)
 	tcase_add_checked_fixture(lim, setup, teardown);
 	tcase_add_test(lim, test_root_limit);
 	tcase_add_test(lim, test_user_limit);
+	tcase_add_test(lim, test_total_limit);
+	tcase_add_test(lim, test_max_hold);
 	suite_add_tcase(s, lim);
 	tcase_add_checked_fixture(sock, setup, teardown);
 	tcase_add_test(sock, test_socket_made_and_removed);
