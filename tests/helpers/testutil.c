@@ -9,6 +9,9 @@
 #include <ftw.h>
 #include <linux/capability.h>
 #include <linux/loop.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -223,19 +227,58 @@ double tu_rng_unit(void)
 
 size_t tu_frame_ipv4(uint8_t *b, uint32_t src_ip)
 {
+	uint32_t sum = 0;
+
 	memset(b, 0, 64);
 	b[6] = 0x02; /* source MAC 02:00:00:00:00:01 */
 	b[11] = 0x01;
 	b[12] = 0x08; /* IPv4 */
 	b[14] = 0x45;
-	b[14 + 9] = 17;
+	b[16] = 0, b[17] = 46; /* total length */
+	b[22] = 64;            /* TTL */
+	b[14 + 9] = 17;        /* UDP */
 	b[26] = (uint8_t)(src_ip >> 24);
 	b[27] = (uint8_t)(src_ip >> 16);
 	b[28] = (uint8_t)(src_ip >> 8);
 	b[29] = (uint8_t)src_ip;
 	b[30] = 10;
 	b[33] = 2;
+	/* A header whose checksum holds, which a bridge's netfilter hook checks. */
+	for (int i = 14; i < 34; i += 2)
+		sum += (uint32_t)b[i] << 8 | b[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	b[24] = (uint8_t)(~sum >> 8);
+	b[25] = (uint8_t)~sum;
+	b[35] = 9, b[37] = 9; /* ports 9 (discard) to 9 */
+	b[39] = 26;           /* UDP length; no checksum */
 	return 60;
+}
+
+int tu_frames_open(const char *ifname)
+{
+	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+	ck_assert_msg(fd >= 0, "a packet socket: %s", strerror(errno));
+	sll.sll_ifindex = (int)if_nametoindex(ifname);
+	ck_assert_msg(sll.sll_ifindex > 0, "no interface %s", ifname);
+	ck_assert_msg(bind(fd, (struct sockaddr *)&sll, sizeof(sll)) == 0, "bind to %s: %s",
+		      ifname, strerror(errno));
+	return fd;
+}
+
+void tu_frames_send(int fd, uint32_t first_src, unsigned sources, unsigned n)
+{
+	uint8_t b[64];
+
+	for (unsigned i = 0; i < n; i++) {
+		size_t len = tu_frame_ipv4(b, first_src + i % sources);
+
+		memset(b, 0xff, 6);
+		ck_assert_msg(send(fd, b, len, 0) == (ssize_t)len, "frame %u: %s", i,
+			      strerror(errno));
+	}
 }
 
 /* ---- network namespaces ---- */
@@ -254,10 +297,14 @@ bool tu_netns_enter(char *why, size_t size)
 		snprintf(why, size, "a network namespace needs CAP_SYS_ADMIN (root)");
 		return false;
 	}
-	if (unshare(CLONE_NEWNET) < 0) {
-		snprintf(why, size, "unshare(CLONE_NEWNET): %s", strerror(errno));
+	if (unshare(CLONE_NEWNET | CLONE_NEWNS) < 0) {
+		snprintf(why, size, "unshare(CLONE_NEWNET | CLONE_NEWNS): %s", strerror(errno));
 		return false;
 	}
+	/* sysfs shows the namespace of whoever mounted it: this one's, as ip netns exec does. */
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	ck_assert_msg(mount("sysfs", "/sys", "sysfs", 0, NULL) == 0, "mount sysfs: %s",
+		      strerror(errno));
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(s, 0);
 	memset(&ifr, 0, sizeof(ifr));

@@ -72,17 +72,26 @@ double tu_rng_unit(void);
 
 /* ---- packets ---- */
 
-/* A 60-byte Ethernet frame into b (64 bytes at least): UDP over IPv4 from src_ip (host order)
- * to 10.0.0.2, from the link address 02:00:00:00:00:01. Its length. */
+/* A 60-byte Ethernet frame into b (64 bytes at least): a UDP datagram (port 9 to 9) over
+ * IPv4, its header checksum right, from src_ip (host order) to 10.0.0.2, from the link
+ * address 02:00:00:00:00:01. Its length. */
 size_t tu_frame_ipv4(uint8_t *b, uint32_t src_ip);
+
+/* A packet socket that sends on the interface ifname (root only: fails the test otherwise). */
+int tu_frames_open(const char *ifname);
+
+/* n of those frames out of fd, to the link's broadcast address, from `sources` IPv4 source
+ * addresses in turn starting at first_src; fails the test if one is not sent. */
+void tu_frames_send(int fd, uint32_t first_src, unsigned sources, unsigned n);
 
 /* ---- network namespaces ---- */
 
 /* Moves the calling test's process into a network namespace of its own, with its loopback
- * up: the interfaces, addresses and captures the test makes there go with the process,
- * however it ends (Check runs each test in a process of its own). False, with the reason in
- * why, where that cannot be done: not root (CAP_SYS_ADMIN), no namespaces, or the tests run
- * in the runner's own process (CK_FORK=no), which would keep the namespace. */
+ * up, and a mount namespace where sysfs is that network namespace's (as ip netns exec makes
+ * it): the interfaces, captures and mounts the test makes there go with the process, however
+ * it ends (Check runs each test in a process of its own). False, with the reason in why,
+ * where that cannot be done: not root (CAP_SYS_ADMIN), no namespaces, or the tests run in
+ * the runner's own process (CK_FORK=no), which would keep the namespace. */
 bool tu_netns_enter(char *why, size_t size);
 
 /* Runs the shell command fmt makes (ip(8), in the test's namespace); fails the test, naming

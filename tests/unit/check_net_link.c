@@ -12,11 +12,9 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <net/if_arp.h>
-#include <sched.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/socket.h>
 
 #include "net_int.h"
@@ -215,10 +213,10 @@ START_TEST(test_monitor)
 }
 END_TEST
 
-/* Where rtnetlink cannot be used: /proc/net/dev and sysfs, of the namespace's own (sysfs
- * mounted afresh in a mount namespace of the test's own). The kinds are those sysfs or the
- * driver give (a veth's and an ifb's driver, which are their kinds; a macvlan's names
- * none); the stacking the same. */
+/* Where rtnetlink cannot be used: /proc/net/dev and sysfs, of the namespace's own
+ * (tu_netns_enter() mounts sysfs afresh). The kinds are those sysfs or the driver give (a
+ * veth's and an ifb's driver, which are their kinds; a macvlan's names none); the stacking
+ * the same. */
 START_TEST(test_scan_without_rtnetlink)
 {
 	scmp_filter_ctx ctx;
@@ -226,10 +224,6 @@ START_TEST(test_scan_without_rtnetlink)
 
 	NEED_NETNS();
 	make_links();
-	ck_assert_msg(unshare(CLONE_NEWNS) == 0, "unshare(CLONE_NEWNS): %s", strerror(errno));
-	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
-	ck_assert_msg(mount("sysfs", "/sys", "sysfs", 0, NULL) == 0, "mount sysfs: %s",
-		      strerror(errno));
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	ck_assert_ptr_nonnull(ctx);
 	ck_assert_int_eq(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
