@@ -9,8 +9,11 @@
 #   getrandom  a program blocked in getrandom() from init
 # and, when named in BOOT_WORKLOADS, typing-virtio: the same typing on a virtio keyboard
 # (which entropyd's default configuration leaves out, as a virtual device).
-# The ways alternate (odd runs without first, even runs with first), so that drift of a
-# shared machine falls on both. Each boot waits BOOT_WAIT seconds (60) for the CRNG.
+# With BOOT_BASELINE=DIR (the build directory of another tree, configured from its own
+# source, e.g. an older commit's), each run boots a third way: with that tree's entropyd,
+# its initramfs scripts and its configuration, and the table compares the two.
+# The ways alternate (each run starts one way later than the one before), so that drift of
+# a shared machine falls on all of them. Each boot waits BOOT_WAIT seconds (60) for the CRNG.
 # Prints every boot, then per workload the median seconds from init to "crng init done"
 # each way, the median from entropyd's start to it, and the bits entropyd credited before
 # it, with the kernel's version and command line. A boot that was not ready in time counts
@@ -20,7 +23,7 @@
 # RNG nor a boot loader's seed is credited) and no virtio-rng device.
 #
 # Environment: BOOT_RUNS, BOOT_WAIT, BOOT_WORKLOADS (a list), top_srcdir, top_builddir,
-# ENTROPYD, ENTROPYCTL, ENTROPYD_GUEST_SUITE (the Debian release whose kernel boots:
+# ENTROPYD, ENTROPYCTL, BOOT_BASELINE, ENTROPYD_GUEST_SUITE (the Debian release whose kernel boots:
 # bullseye, bookworm or trixie; make bench-boot GUEST_SUITE=...), ENTROPYD_GUEST_ARCH and
 # ENTROPYD_GUEST_KERNEL_ARCH (arm64, armhf: make bench-boot GUEST_ARCH=..., as for the guest
 # tests; -M virt has no PC keyboard, so there the workloads are idle, disk and getrandom,
@@ -63,26 +66,47 @@ static_helper "$here/boot_guest.c" "$T/boot_guest"
 # As the shipped hook does: the kernel's CONFIG_HZ line, for the sub-jiffy rule.
 grep '^CONFIG_HZ=' "$kdir/config" > "$T/config-hz" || { echo "bench-boot: $kdir/config has no CONFIG_HZ"; exit 1; }
 version=$(basename "$kdir")
-files="$T/config-hz /boot/config-${version#linux-image-}
-$top_srcdir/contrib/initramfs-tools/scripts/init-premount/entropyd /scripts/init-premount/entropyd
-$top_srcdir/contrib/initramfs-tools/scripts/init-bottom/entropyd /scripts/init-bottom/entropyd
-$top_srcdir/conf/entropyd.conf /etc/entropyd.conf"
-INITRAMFS_INIT=$here/boot_init INITRAMFS_FILES=$files \
-	"$guest/mkinitramfs.sh" "$T/boot.cpio.gz" "$kdir" "$guest" "$ENTROPYD" "$ENTROPYCTL" \
-	"$T/boot_guest" || { echo "bench-boot: cannot build the initramfs"; exit 1; }
+# initramfs OUT SRCDIR ENTROPYD ENTROPYCTL: the guest's initramfs with that tree's entropyd,
+# its scripts and its configuration. The configuration goes in with mode 0644, as the
+# package installs it, whatever the checkout's umask gave it: entropyd refuses a
+# configuration that others than root can write, and would not start at all.
+initramfs() {
+	local conf=$T/entropyd.conf.$(basename "$1")
+	install -m 644 "$2/conf/entropyd.conf" "$conf" || return 1
+	INITRAMFS_INIT=$here/boot_init INITRAMFS_FILES="$T/config-hz /boot/config-${version#linux-image-}
+$2/contrib/initramfs-tools/scripts/init-premount/entropyd /scripts/init-premount/entropyd
+$2/contrib/initramfs-tools/scripts/init-bottom/entropyd /scripts/init-bottom/entropyd
+$conf /etc/entropyd.conf" "$guest/mkinitramfs.sh" "$1" "$kdir" "$guest" "$3" "$4" "$T/boot_guest"
+}
+initramfs "$T/boot.cpio.gz" "$top_srcdir" "$ENTROPYD" "$ENTROPYCTL" ||
+	{ echo "bench-boot: cannot build the initramfs"; exit 1; }
+WAYS="0 1"
+if [ -n "${BOOT_BASELINE:-}" ]; then
+	base_src=$(sed -n "s/^abs_top_srcdir = //p" "$BOOT_BASELINE/Makefile" 2>/dev/null)
+	if [ -z "$base_src" ] || [ ! -x "$BOOT_BASELINE/src/entropyd" ] || [ ! -x "$BOOT_BASELINE/src/entropyctl" ]; then
+		echo "bench-boot: BOOT_BASELINE=$BOOT_BASELINE: not a configured build directory with src/entropyd and src/entropyctl built" >&2
+		exit 2
+	fi
+	initramfs "$T/base.cpio.gz" "$base_src" "$BOOT_BASELINE/src/entropyd" "$BOOT_BASELINE/src/entropyctl" ||
+		{ echo "bench-boot: cannot build the baseline's initramfs"; exit 1; }
+	WAYS="0 1 base"
+	echo "bench-boot: baseline: $base_src ($(git -C "$base_src" describe --always --dirty 2>/dev/null || echo "not a git tree"))"
+fi
 # The disk: 256 MiB written once, so that every read reaches the file.
 dd if=/dev/zero of="$T/disk.img" bs=1M count=256 status=none || exit 1
 
-# boot WORKLOAD WITH RUN: one boot; its result line goes to $T/results.
+# boot WORKLOAD WAY RUN: one boot (WAY: 0 without entropyd, 1 with this tree's, base with the
+# baseline's); its result line goes to $T/results.
 boot() {
-	local con=$T/console-$1-$2-$3 input=--no-virtio-input
+	local con=$T/console-$1-$2-$3 input=--no-virtio-input initrd=$T/boot.cpio.gz with=$2
 	[ "$1" = typing-virtio ] && input=
+	[ "$2" = base ] && initrd=$T/base.cpio.gz with=1
 	mkdir -p "$T/q"
-	python3 "$guest/qemu_run.py" --kernel "$kdir/vmlinuz" --initrd "$T/boot.cpio.gz" \
+	python3 "$guest/qemu_run.py" --kernel "$kdir/vmlinuz" --initrd "$initrd" \
 		--dir "$T/q" --console "$con.log" --timeout $((WAIT + 150)) --qemu "$QEMU" \
 		--arch "$GUEST_KERNEL_ARCH" \
 		--disk "$T/disk.img" $input \
-		--append "quiet $RANDOM_ARGS bench_workload=$1 bench_entropyd=$2 bench_wait=$WAIT" \
+		--append "quiet $RANDOM_ARGS bench_workload=$1 bench_entropyd=$with bench_wait=$WAIT" \
 		> "$con.host" 2>&1 &
 	PYPID=$!
 	wait "$PYPID" || echo "bench-boot: $1 (entropyd $2, run $3): the qemu run failed: $(tail -1 "$con.host")"
@@ -94,9 +118,11 @@ boot() {
 echo "bench-boot: kernel $(basename "$kdir"), $RUNS runs each way, up to $WAIT s each, workloads: $WORKLOADS"
 for run in $(seq "$RUNS"); do
 	for w in $WORKLOADS; do
-		if [ $((run % 2)) -eq 1 ]; then ways="0 1"; else ways="1 0"; fi
-		for with in $ways; do
-			boot "$w" "$with" "$run"
+		# Rotated by one each run: 0 1, 1 0, ... (0 1 base, 1 base 0, base 0 1, ...).
+		set -- $WAYS
+		for _ in $(seq $(((run - 1) % $#))); do set -- "${@:2}" "$1"; done
+		for way in "$@"; do
+			boot "$w" "$way" "$run"
 		done
 	done
 done

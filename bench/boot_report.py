@@ -57,7 +57,7 @@ def parse(path, workload, with_, run):
          "from_start": "%.2f" % (ready - start) if ready is not None and start is not None
          else NONE,
          "credited": NONE, "keys": keys, "kernel": kernel}
-    if with_ == "1":
+    if with_ != "0":
         for l in log:
             m = re.search(r"CRNG is ready, [0-9.]+ s after start, with ([0-9]+) bits credited", l)
             if m:
@@ -68,6 +68,13 @@ def parse(path, workload, with_, run):
                 m = re.search(r"sink: [0-9]+ batches, [0-9]+ bytes, ([0-9]+) bits credited", l)
                 if m:
                     r["credited"] = m.group(1)  # the last summary: the one at exit
+        if r["credited"] == NONE:
+            # Neither line: entropyd did not run (its log says why), and the boot measured
+            # the kernel alone. Not a figure for "with".
+            errors.append("entropyd gave no credit figure: " +
+                          (log[-1] if log else "no log"))
+    if errors:
+        r["ok"] = "0"
     if errors:
         r["errors"] = "; ".join(errors).replace(" ", "_")
     print(" ".join("%s=%s" % kv for kv in r.items()))
@@ -106,20 +113,43 @@ def table(path, wait):
     print("%-13s %5s %9s %9s %14s %6s  %s" % ("workload", "runs", "without", "with",
                                                "start->ready", "bits", "each run: without | with"))
     bad = 0
+    ratios = []
+
+    def secs(rs, key):
+        return [float(r[key]) if r[key] != NONE else None for r in rs]
     for w in order:
         mine = [r for r in rows if r["workload"] == w]
         for r in mine:
             bad += r["ok"] != "1"
-        def secs(rs, key):
-            return [float(r[key]) if r[key] != NONE else None for r in rs]
         wo = [r for r in mine if r["entropyd"] == "0"]
-        wi = [r for r in mine if r["entropyd"] == "1"]
-        bits = [int(r["credited"]) for r in wi if r["credited"] != NONE]
-        each = " ".join(r["ready"] for r in wo) + " | " + " ".join(r["ready"] for r in wi)
-        print("%-13s %5d %9s %9s %14s %6s  %s" % (
-            w, max(len(wo), len(wi)), median_text(secs(wo, "ready"), wait),
-            median_text(secs(wi, "ready"), wait), median_text(secs(wi, "from_start"), wait),
-            "%d" % statistics.median_low(bits) if bits else NONE, each))
+        for way, name in (("1", w), ("base", w + " (base)")):
+            wi = [r for r in mine if r["entropyd"] == way]
+            if way == "base" and not wi:
+                continue
+            bits = [int(r["credited"]) for r in wi if r["credited"] != NONE]
+            each = " ".join(r["ready"] for r in wo) + " | " + " ".join(r["ready"] for r in wi)
+            print("%-13s %5d %9s %9s %14s %6s  %s" % (
+                name, max(len(wo), len(wi)), median_text(secs(wo, "ready"), wait),
+                median_text(secs(wi, "ready"), wait), median_text(secs(wi, "from_start"), wait),
+                "%d" % statistics.median_low(bits) if bits else NONE, each))
+        # Against the baseline: this tree's start->ready over the baseline's, run by run
+        # (the boots of one run were side by side), and of the medians.
+        by_run = {}
+        for r in mine:
+            if r["entropyd"] in ("1", "base") and r["from_start"] != NONE:
+                by_run.setdefault(r["run"], {})[r["entropyd"]] = float(r["from_start"])
+        pairs = [(p["1"], p["base"]) for _, p in sorted(by_run.items(), key=lambda kv: int(kv[0]))
+                 if "1" in p and "base" in p and p["base"] > 0]
+        if pairs:
+            ratios.append("%s: start->ready, this tree / base: median %.2f / %.2f = %.2f; "
+                          "each run: %s" % (
+                              w, statistics.median_low([a for a, _ in pairs]),
+                              statistics.median_low([b for _, b in pairs]),
+                              statistics.median_low([a for a, _ in pairs]) /
+                              statistics.median_low([b for _, b in pairs]),
+                              " ".join("%.2f" % (a / b) for a, b in pairs)))
+    for line in ratios:
+        print(line)
     if bad:
         print("%d boot(s) did not run to the end or reported an error: see the lines above" % bad)
     return 1 if bad else 0
