@@ -161,11 +161,15 @@ while [ ! -b /dev/vda ] && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 echo "entropyd-test: reading the disk" > /dev/kmsg
 /bin/blk_io read /dev/vda 3000 4096 > /dev/null 2>&1 || echo "entropyd-test: blk_io failed" > /dev/kmsg
 # A compromised collector's attempts, inside the initramfs's collector once its sandbox is
-# in place (its log says so before "started:"); initramfs_check reports them. A root file
-# it must not read, and udev's control socket (root's alone).
+# in place (its log says so before "started:") and once it has seen the CRNG ready (the
+# disk's credit is what initramfs_check looks at first: the attempts' perf flood spends the
+# privileged process's budget, and come before the end of the initramfs); initramfs_check
+# reports them. A root file it must not read, and udev's control socket (root's alone).
 log=/run/initramfs/entropyd.log
 i=0
-while ! grep -q '^started: ' "$log" 2> /dev/null && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+while ! grep -q '^entropyd: notice: started: ' "$log" 2> /dev/null && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+i=0
+while ! grep -q 'CRNG is ready' "$log" 2> /dev/null && [ "$i" -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 main=$(cat /run/initramfs/entropyd.pid)
 collector=$(tr -d ' ' < "/proc/$main/task/$main/children")
 : > /run/initramfs/entropyd-test-secret && chmod 0000 /run/initramfs/entropyd-test-secret
@@ -175,6 +179,31 @@ uid=$(sed -n 's/^entropyd:[^:]*:\([0-9]*\):.*/\1/p' /etc/passwd)
 intrusions "$collector" "$uid" /etc/entropyd.conf /run/initramfs/entropyd-test-secret \
 	/run/udev/control /dev/vda > /run/initramfs/intrusions.txt 2>&1
 [ -e /etc/entropyd-intruder ] && echo "BAD: a file was made in /etc" >> /run/initramfs/intrusions.txt
+# A collector that stops reading ends its daemon: that attempt is made on a second,
+# throw-away instance (its own configuration, control socket, boot record and directory;
+# no source), so that the real one keeps running to hand over its boot record.
+s=/run/initramfs/entropyd-stall
+mkdir -p "$s/no-input"
+cat > "$s/entropyd.conf" <<CONF
+sources = { input = { watch = "$s/no-input"; }; };
+policy = { input = { mode = "mix-only"; }; block = { mode = "disabled"; };
+           network = { mode = "disabled"; }; };
+control = { socket = "$s/io.entropyd"; };
+CONF
+chmod 644 "$s/entropyd.conf"
+/sbin/entropyd --foreground -f "$s/entropyd.conf" --boot-record "$s/boot.json" > "$s/log" 2>&1 &
+spid=$!
+i=0
+while ! grep -q '^entropyd: notice: started: ' "$s/log" 2> /dev/null && [ "$i" -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+scoll=$(tr -d ' ' < "/proc/$spid/task/$spid/children" 2> /dev/null)
+if [ -n "$scoll" ] && grep -q '^entropyd: notice: started: ' "$s/log"; then
+	TMPDIR=$s attempt_stall "$scoll" "$spid" 1 TERM >> /run/initramfs/intrusions.txt 2>&1
+else
+	echo "BAD: the throw-away instance did not start: $(tail -3 "$s/log" | tr '\n' ' ')" >> /run/initramfs/intrusions.txt
+	INTRUSIONS_BAD=$((INTRUSIONS_BAD + 1))
+	kill "$spid" 2> /dev/null
+fi
+wait "$spid" 2> /dev/null
 echo "entropyd-test: the attempts from inside the collector made ($INTRUSIONS_BAD not refused)" > /dev/kmsg
 exit 0
 EOF
