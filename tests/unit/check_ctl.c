@@ -482,6 +482,20 @@ END_TEST
 
 /* ---- the limits ---- */
 
+/* c is told TooManyClients with limit, and closed; the log says why. */
+static void assert_refused(struct cl *c, int limit, const char *says)
+{
+	json_t *v = cl_reply(c);
+
+	assert_error(v, CTL_E_TOO_MANY_CLIENTS);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(v, "parameters"),
+							    "limit")),
+			 limit);
+	json_decref(v);
+	cl_closed(c);
+	ck_assert_msg(strstr(said, says), "not \"%s\" in: %s", says, said);
+}
+
 /* Root's connections: CTL_MAX_ROOT_CLIENTS, and the next is told TooManyClients with the
  * limit and closed; once one goes, a new one is served again. */
 START_TEST(test_root_limit)
@@ -496,14 +510,8 @@ START_TEST(test_root_limit)
 		json_decref(cl_reply(c[i])); /* served: counted */
 	}
 	c[CTL_MAX_ROOT_CLIENTS] = cl_new();
-	v = cl_reply(c[CTL_MAX_ROOT_CLIENTS]);
-	assert_error(v, CTL_E_TOO_MANY_CLIENTS);
-	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(v, "parameters"),
-							    "limit")),
-			 CTL_MAX_ROOT_CLIENTS);
-	json_decref(v);
-	cl_closed(c[CTL_MAX_ROOT_CLIENTS]);
-	ck_assert_msg(strstr(said, "64 of root's clients are connected already"), "%s", said);
+	assert_refused(c[CTL_MAX_ROOT_CLIENTS], CTL_MAX_ROOT_CLIENTS,
+		       "64 of root's clients are connected already");
 	cl_free(c[CTL_MAX_ROOT_CLIENTS]);
 	/* One goes: room for one more. */
 	int fds = tu_count_fds();
@@ -614,14 +622,8 @@ START_TEST(test_user_limit)
 		json_decref(v);
 	}
 	c[CTL_MAX_CLIENTS_PER_USER] = cl_on(fds[CTL_MAX_CLIENTS_PER_USER]);
-	v = cl_reply(c[CTL_MAX_CLIENTS_PER_USER]);
-	assert_error(v, CTL_E_TOO_MANY_CLIENTS);
-	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(v, "parameters"),
-							    "limit")),
-			 CTL_MAX_CLIENTS_PER_USER);
-	json_decref(v);
-	cl_closed(c[CTL_MAX_CLIENTS_PER_USER]);
-	ck_assert_msg(strstr(said, "16 clients of this user are connected already"), "%s", said);
+	assert_refused(c[CTL_MAX_CLIENTS_PER_USER], CTL_MAX_CLIENTS_PER_USER,
+		       "16 clients of this user are connected already");
 	/* Root is still served: its connections are counted apart. */
 	struct cl *r = cl_new();
 
@@ -668,14 +670,7 @@ START_TEST(test_total_limit)
 	}
 	connect_as(NOBODY - USERS, fds, 1);
 	c[CTL_MAX_CLIENTS] = cl_on(fds[0]);
-	v = cl_reply(c[CTL_MAX_CLIENTS]);
-	assert_error(v, CTL_E_TOO_MANY_CLIENTS);
-	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(v, "parameters"),
-							    "limit")),
-			 CTL_MAX_CLIENTS);
-	json_decref(v);
-	cl_closed(c[CTL_MAX_CLIENTS]);
-	ck_assert_msg(strstr(said, "64 clients are connected already"), "%s", said);
+	assert_refused(c[CTL_MAX_CLIENTS], CTL_MAX_CLIENTS, "64 clients are connected already");
 	for (int i = 0; i <= CTL_MAX_CLIENTS; i++)
 		cl_free(c[i]);
 }
