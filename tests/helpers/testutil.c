@@ -33,6 +33,7 @@
 #include "feed_pool.h"
 #include "priv.h"
 #include "priv_serve.h"
+#include "source.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -434,6 +435,57 @@ bool tu_instance(int cls, const char *name, struct inst_info *out)
 		if ((int)out->cls == cls && strcmp(out->name, name) == 0)
 			return true;
 	return false;
+}
+
+/* ---- a source under test ---- */
+
+struct config *tu_net_config(const char *const *ifaces, size_t n, const char *filter,
+			     int max_eps)
+{
+	struct config *c = config_defaults();
+
+	for (int k = 0; k < CLASS_COUNT; k++)
+		c->policy[k].rule.mode = MODE_DISABLED;
+	c->policy[CLASS_NETWORK].rule.mode = MODE_TRUSTED;
+	c->network.max_events_per_second = max_eps;
+	free(c->network.capture.filter);
+	c->network.capture.filter = xstrdup(filter);
+	config_settings_strlist_free(&c->network.interfaces);
+	for (size_t i = 0; i < n; i++)
+		config_settings_strlist_add(&c->network.interfaces, ifaces[i]);
+	return c;
+}
+
+void tu_source_start(struct tu_source *t, const struct source_ops *ops, struct config *cfg,
+		     struct config *priv_cfg)
+{
+	memset(t, 0, sizeof(*t));
+	t->base = event_base_new();
+	ck_assert_ptr_nonnull(t->base);
+	t->cfg = cfg;
+	if (priv_cfg)
+		t->privileged = tu_privileged_start(priv_cfg, -1);
+	t->pool = xcalloc(1, sizeof(*t->pool));
+	feed_pool_init(t->pool);
+	feed_pipeline_init(cfg, t->pool, tu_pool_drain_full, t->pool);
+	t->src = xcalloc(1, sizeof(*t->src));
+	ck_assert_int_eq(source_start(t->src, ops, t->base, cfg), 0);
+}
+
+void tu_source_stop(struct tu_source *t)
+{
+	if (!t->src)
+		return;
+	source_stop(t->src);
+	ck_assert_ptr_null(t->src->priv);
+	feed_pipeline_fini();
+	if (t->privileged)
+		tu_privileged_end(t->privileged);
+	config_free(t->cfg);
+	event_base_free(t->base);
+	free(t->src);
+	free(t->pool);
+	memset(t, 0, sizeof(*t));
 }
 
 /* ---- loop devices ---- */

@@ -94,6 +94,17 @@ void tu_frames_send(int fd, uint32_t first_src, unsigned sources, unsigned n);
  * the runner's own process (CK_FORK=no), which would keep the namespace. */
 bool tu_netns_enter(char *why, size_t size);
 
+/* A test's first step where it needs tu_netns_enter(): returns from the test, saying why it
+ * skipped, where there is none. */
+#define TU_NEED_NETNS()                                                                    \
+	do {                                                                               \
+		char tu_why_[256];                                                         \
+		if (!tu_netns_enter(tu_why_, sizeof(tu_why_))) {                           \
+			printf("%s: skipped: %s\n", __func__, tu_why_);                     \
+			return;                                                            \
+		}                                                                          \
+	} while (0)
+
 /* Runs the shell command fmt makes (ip(8), in the test's namespace); fails the test, naming
  * it and its output, unless it exits 0. */
 void tu_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -196,6 +207,37 @@ int tu_privileged_start(struct config *cfg, int rnd_fd);
 /* The collector closes its end (priv_close): the privileged process ends, and must exit with
  * EXIT_OK, without a word of a broken protocol. */
 void tu_privileged_end(int pid);
+
+/* ---- a source under test ---- */
+
+struct source;
+struct source_ops;
+struct pool;
+
+/* A source started as the daemon starts it: its own event loop, the real pipeline on a pool
+ * of its own, and (if priv_cfg is not NULL) the real privileged process serving priv_cfg,
+ * which reads what the collector's cfg says (two copies: each process frees its own). */
+struct tu_source {
+	struct event_base *base;
+	struct config *cfg;
+	struct pool *pool;
+	struct source *src;
+	int privileged; /* its pid; 0: none */
+};
+
+/* A configuration for the network source alone (every other class disabled, the network's
+ * policy trusted): live on these interfaces, under filter, at most max_eps packets timed a
+ * second per interface. */
+struct config *tu_net_config(const char *const *ifaces, size_t n, const char *filter,
+			     int max_eps);
+
+/* Starts ops on cfg (taken); fails the test if source_start() does. */
+void tu_source_start(struct tu_source *t, const struct source_ops *ops, struct config *cfg,
+		     struct config *priv_cfg);
+
+/* Stops it, ends the privileged process (which must exit cleanly) and frees all; nothing
+ * if it was not started. */
+void tu_source_stop(struct tu_source *t);
 
 /* ---- the pool ---- */
 

@@ -96,15 +96,6 @@ static bool was_gone(int ifindex)
 	return false;
 }
 
-#define NEED_NETNS()                                                                       \
-	do {                                                                               \
-		char why_[256];                                                            \
-		if (!tu_netns_enter(why_, sizeof(why_))) {                                 \
-			printf("%s: skipped: %s\n", __func__, why_);                        \
-			return;                                                            \
-		}                                                                          \
-	} while (0)
-
 /* The links of every test: lo, a veth pair (v0, v1: each the other's peer, not stacked), a
  * macvlan on v0, a bridge with v1 as its port, an ifb that is up. (Kinds the kernels of
  * Debian and of CI all have built in or as modules.) */
@@ -161,7 +152,7 @@ static void assert_links(bool scan)
 
 START_TEST(test_dump)
 {
-	NEED_NETNS();
+	TU_NEED_NETNS();
 	make_links();
 	forget();
 	ck_assert_int_eq(net_link_dump(&links), 0);
@@ -178,7 +169,7 @@ START_TEST(test_monitor)
 	struct event_base *base;
 	int d1, v1;
 
-	NEED_NETNS();
+	TU_NEED_NETNS();
 	make_links();
 	base = event_base_new();
 	ck_assert_ptr_nonnull(base);
@@ -222,7 +213,7 @@ START_TEST(test_scan_without_rtnetlink)
 	scmp_filter_ctx ctx;
 	struct event_base *base;
 
-	NEED_NETNS();
+	TU_NEED_NETNS();
 	make_links();
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	ck_assert_ptr_nonnull(ctx);
@@ -248,7 +239,7 @@ START_TEST(test_dev_ioctl)
 {
 	struct ethtool_drvinfo info = {.cmd = ETHTOOL_GDRVINFO};
 
-	NEED_NETNS();
+	TU_NEED_NETNS();
 	make_links();
 	ck_assert_int_eq(net_link_dev_ioctl("v0", SIOCETHTOOL, &info), 0);
 	ck_assert_str_eq(info.driver, "veth");

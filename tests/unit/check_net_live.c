@@ -6,7 +6,6 @@
 #include "autoconf.h"
 
 #include <check.h>
-#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,74 +13,20 @@
 
 #include "config.h"
 #include "feed_pipeline.h"
-#include "feed_pool.h"
 #include "log.h"
 #include "net.h"
-#include "priv.h"
-#include "source.h"
 #include "testutil.h"
 #include "util.h"
 
-static struct event_base *base;
-static struct config *cfg;
-static struct pool pool;
-static struct source src;
-static int privileged;
-static bool started;
+static struct tu_source t;
 
-/* The configuration both processes read: the interfaces, UDP only (so that nothing the
- * kernel sends by itself on a new link is counted). */
-static struct config *config_of(const char *const *ifaces, size_t n)
-{
-	struct config *c = config_defaults();
-
-	for (int k = 0; k < CLASS_COUNT; k++)
-		c->policy[k].rule.mode = MODE_DISABLED;
-	c->policy[CLASS_NETWORK].rule.mode = MODE_TRUSTED;
-	c->network.max_events_per_second = 100000000;
-	free(c->network.capture.filter);
-	c->network.capture.filter = xstrdup("udp");
-	config_settings_strlist_free(&c->network.interfaces);
-	for (size_t i = 0; i < n; i++)
-		config_settings_strlist_add(&c->network.interfaces, ifaces[i]);
-	return c;
-}
-
-#define NEED_NETNS()                                                                       \
-	do {                                                                               \
-		char why_[256];                                                            \
-		if (!tu_netns_enter(why_, sizeof(why_))) {                                 \
-			printf("%s: skipped: %s\n", __func__, why_);                        \
-			return;                                                            \
-		}                                                                          \
-	} while (0)
-
-/* The source started on these interfaces, with its privileged process. */
+/* The source started on these interfaces, with its privileged process; UDP only, so that
+ * nothing the kernel sends by itself on a new link is counted. */
 static void start(const char *const *ifaces, size_t n)
 {
 	log_open(true, 1);
-	base = event_base_new();
-	ck_assert_ptr_nonnull(base);
-	cfg = config_of(ifaces, n);
-	privileged = tu_privileged_start(config_of(ifaces, n), -1);
-	feed_pool_init(&pool);
-	feed_pipeline_init(cfg, &pool, tu_pool_drain_full, &pool);
-	memset(&src, 0, sizeof(src));
-	ck_assert_int_eq(source_start(&src, &net_source_ops, base, cfg), 0);
-	started = true;
-}
-
-static void stop(void)
-{
-	if (!started)
-		return;
-	source_stop(&src);
-	ck_assert_ptr_null(src.priv);
-	feed_pipeline_fini();
-	tu_privileged_end(privileged);
-	config_free(cfg);
-	event_base_free(base);
-	started = false;
+	tu_source_start(&t, &net_source_ops, tu_net_config(ifaces, n, "udp", 100000000),
+			tu_net_config(ifaces, n, "udp", 100000000));
 }
 
 /* The state of the instance of name ("" if there is none) begins with prefix. */
@@ -108,7 +53,7 @@ static uint64_t events(const char *name)
 	return in.c.events;
 }
 
-#define PUMP_UNTIL(cond) TU_PUMP_UNTIL(base, 1000, cond)
+#define PUMP_UNTIL(cond) TU_PUMP_UNTIL(t.base, 1000, cond)
 
 /* A veth pair up: v0 is captured, v1 sends. */
 static void veth(void)
@@ -124,7 +69,7 @@ START_TEST(test_frames_counted)
 	int fd;
 	uint8_t arp[60] = {[0 ... 5] = 0xff, [6] = 0x02, [11] = 0x09, [12] = 0x08, [13] = 0x06};
 
-	NEED_NETNS();
+	TU_NEED_NETNS();
 	veth();
 	start(ifaces, 1);
 	PUMP_UNTIL(state_is("v0", "open"));
@@ -140,7 +85,7 @@ START_TEST(test_frames_counted)
 	ck_assert_msg(state_is("v0", "open") && !state_is("v0", "open ("),
 		      "four sources alike taken for one dominant source");
 	close(fd);
-	stop();
+	tu_source_stop(&t);
 }
 END_TEST
 
@@ -151,7 +96,7 @@ START_TEST(test_named_link_comes_and_goes)
 	static const char *const ifaces[] = {"v0", "nosuch0"};
 	int fd;
 
-	NEED_NETNS();
+	TU_NEED_NETNS();
 	tu_sh("ip link add v0 type veth peer name v1 && ip link set v1 up");
 	start(ifaces, 2);
 	PUMP_UNTIL(state_is("v0", "down") && state_is("nosuch0", "absent"));
@@ -173,7 +118,7 @@ START_TEST(test_named_link_comes_and_goes)
 	ck_assert_uint_eq(events("v0"), 150);
 	ck_assert(state_is("nosuch0", "absent"));
 	close(fd);
-	stop();
+	tu_source_stop(&t);
 }
 END_TEST
 
@@ -183,7 +128,7 @@ START_TEST(test_auto)
 {
 	static const char *const ifaces[] = {"auto"};
 
-	NEED_NETNS();
+	TU_NEED_NETNS();
 	veth();
 	tu_sh("ip link add ifb0 type ifb && ip link set ifb0 up");
 	start(ifaces, 1);
@@ -196,7 +141,7 @@ START_TEST(test_auto)
 	tu_sh("ip link del w0");
 	PUMP_UNTIL(!listed("w0") && !listed("w1"));
 	ck_assert(state_is("v0", "open"));
-	stop();
+	tu_source_stop(&t);
 }
 END_TEST
 
@@ -207,7 +152,7 @@ START_TEST(test_stacked)
 	static const char *const ifaces[] = {"v0", "mv0", "w0", "br0"};
 	int fd;
 
-	NEED_NETNS();
+	TU_NEED_NETNS();
 	veth();
 	tu_sh("ip link add link v0 name mv0 type macvlan mode bridge && ip link set mv0 up && "
 	      "ip link add w0 type veth peer name w1 && ip link set w0 up && ip link set w1 up && "
@@ -229,13 +174,13 @@ START_TEST(test_stacked)
 	ck_assert_uint_eq(events("br0"), 200);
 	ck_assert_uint_eq(events("w0"), 0);
 	close(fd);
-	stop();
+	tu_source_stop(&t);
 }
 END_TEST
 
 static void teardown(void)
 {
-	stop();
+	tu_source_stop(&t);
 }
 
 static Suite *net_live_suite(void)
