@@ -151,19 +151,11 @@ static void patch(const char *name, long off, const void *bytes, size_t len)
 
 /* ---- the loop and the pipeline's view ---- */
 
-static bool find(const char *name, struct inst_info *out)
-{
-	for (size_t i = 0; i < feed_pipeline_count(); i++)
-		if (feed_pipeline_info(i, out) && out->cls == CLASS_NETWORK && strcmp(out->name, name) == 0)
-			return true;
-	return false;
-}
-
 static struct inst_info info(const char *name)
 {
 	struct inst_info in;
 
-	ck_assert_msg(find(name, &in), "no instance %s", name);
+	ck_assert_msg(tu_instance(CLASS_NETWORK, name, &in), "no instance %s", name);
 	return in;
 }
 
@@ -171,7 +163,7 @@ static bool state_is(const char *name, const char *prefix)
 {
 	struct inst_info in;
 
-	return find(name, &in) && strncmp(in.state, prefix, strlen(prefix)) == 0;
+	return tu_instance(CLASS_NETWORK, name, &in) && strncmp(in.state, prefix, strlen(prefix)) == 0;
 }
 
 static bool done(const char *name)
