@@ -2,7 +2,8 @@
  * feed, dry-run sink), beside a bare loop over the same timestamps, in one run; and what
  * the estimators' schedule costs a second of events.
  *   bench/pipeline [SAMPLES [SEED]]
- *   bench/pipeline --levels             (only the schedule's cost) */
+ *   bench/pipeline --levels             (only the schedule's cost)
+ *   bench/pipeline --long               (only the long window's) */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 
 #include "est.h"
+#include "est_90b.h"
+#include "est_90b_tuple.h"
 #include "feed_pipeline.h"
 #include "log.h"
 #include "rig.h"
@@ -82,6 +85,48 @@ static void estimator_levels(void)
 	sp90b_scratch_free(work);
 }
 
+/* The long window's estimators (est_online.c: t-Tuple, LRS and MultiMCW over the last 2^20
+ * symbols) on random symbols: CPU ms at some sizes, and over all the estimates a busy
+ * instance makes while its window grows (at 1024, then every eighth of each doubling, at
+ * least every 256 symbols). */
+static double long_window_ms(const uint8_t *sym, size_t n)
+{
+	struct sp90b_t_tuple tt;
+	struct sp90b_lrs lrs;
+	struct sp90b_pred mcw;
+	double start = rig_cpu_ns();
+
+	sp90b_tuple_lrs(sym, n, 256, &tt, &lrs);
+	sp90b_multi_mcw(sym, n, 256, &mcw);
+	return (rig_cpu_ns() - start) / 1e6;
+}
+
+static void long_window(void)
+{
+	const size_t max = (size_t)1 << 20;
+	uint8_t *sym = malloc(max);
+	double total = 0;
+	size_t n, step;
+
+	if (!sym)
+		return;
+	for (size_t i = 0; i < max; i++)
+		sym[i] = (uint8_t)random();
+	printf("long window, CPU per estimate over random symbols:");
+	for (n = (size_t)1 << 16; n <= max; n <<= 2)
+		printf(" %zu %.1f ms%s", n, long_window_ms(sym, n), n < max ? "," : "\n");
+	for (n = 1024; n <= max; n += step) {
+		size_t pow2 = 1;
+
+		while (pow2 * 2 <= n)
+			pow2 *= 2;
+		step = pow2 / 8 > 256 ? pow2 / 8 : 256;
+		total += long_window_ms(sym, n);
+	}
+	printf("  while it grows to %zu symbols: %.0f ms in all\n", max, total);
+	free(sym);
+}
+
 /* Stream shapes: what a source might hand the pipeline. */
 enum shape { RANDOM, DISK, TWO, REPLAY, PERIODIC, N_SHAPES };
 static const char *const shape_names[N_SHAPES] = {
@@ -131,6 +176,10 @@ int main(int argc, char **argv)
 		estimator_levels();
 		return 0;
 	}
+	if (argc > 1 && strcmp(argv[1], "--long") == 0) {
+		long_window();
+		return 0;
+	}
 	t = malloc(n * sizeof(*t));
 	if (!t)
 		return 1;
@@ -139,6 +188,7 @@ int main(int argc, char **argv)
 	       "sink, beside a bare loop over the same timestamps (budget: 300 ns)\n",
 	       n, seed);
 	estimator_levels();
+	long_window();
 	for (int sh = 0; sh < N_SHAPES; sh++) {
 		double bare, full, runs;
 
