@@ -2,7 +2,9 @@
 #include "autoconf.h"
 
 #include "est.h"
+#include "est_90b.h"
 #include "est_90b_noniid.h"
+#include "est_90b_tuple.h"
 #include "est_health.h"
 #include "est_kernel.h"
 
@@ -76,6 +78,37 @@
  * theirs to judge. It costs a comparison a symbol; the bound is worked out again when the
  * longest run grows, when a segment leaves the window and at each estimate.
  *
+ * Long window. t-Tuple and LRS count repeated substrings, and MultiMCW's P_local the longest
+ * run of right guesses: over more symbols they see more, and their result falls with length.
+ * A trusted interface drained by a poll assessed at 0.424 bits a symbol as the mean of its
+ * 4096-symbol blocks, 0.352 of its 16,384-symbol ones, 0.279 at 65,536 and 0.220 over all
+ * its 102,596 symbols; credited by its blocks' estimates it got 0.246. So every symbol also
+ * goes into a window of the instance's last LONG_SYMS (2^20) symbols, grown as they come
+ * (up to 1 MiB an instance), and t-Tuple, LRS and MultiMCW run over all of it (on the
+ * symbols; as ea_non_iid's literal view):
+ *  - while it grows, at 1024 symbols and at every eighth of each doubling after that (but
+ *    at least every 256 symbols): 1024, 1280, ... 2048, 2304, ... 4096, 4608, ... 2^20;
+ *  - then once a segment (RUN_SEG symbols) has left it since the last, at most once every
+ *    COSTLY_TIMES estimate intervals of event time.
+ * Its result (8 until the first) bounds H, and it keeps a budget: at each of its estimates,
+ * its bound times the symbols it holds, less the bits already given to events of those
+ * symbols (each at most the cap: what can be credited); every symbol after adds the bound,
+ * every event's bits are taken from it, and an event gets no more than is left. So when a
+ * longer window shows what the shorter ones did not (a flood's runs of about 70 equal
+ * symbols, first seen 36,864 symbols in, took the interface's assessment from 0.62 to 0.26
+ * bits a symbol), the bits given since its start never stay above what it assesses: the
+ * events after earn nothing until the budget is back above zero. An assessment of the same
+ * symbols counts those runs too, so they stay in the window; a run as long as the health
+ * tests' permanent repetition count cutoff does not (what they fail for good is theirs: no
+ * credit until the source is re-qualified, an hour of its events later).
+ * On a busy disk's symbols t-Tuple with LRS took 111 ms and MultiMCW 110 ms over 2^20
+ * symbols, 41 and 15 ms over 2^18, 5 and 4 ms over 2^16 (on random symbols all three 85 ms
+ * over 2^20: bench/pipeline --long). Replaying the disk's 180 s recording (1.2 million
+ * symbols) took 1.35 s of CPU time more an estimator, nearly all while the window grew;
+ * then it is one estimate every COSTLY_TIMES intervals (2 minutes for a disk), or every
+ * 65,536 symbols on a slower source. The renumbered copy it is estimated from (1 MiB) is
+ * shared scratch; t-Tuple's suffix array (28 bytes a symbol) is allocated for the call.
+ *
  * Scratch (the renumbered block, its bits and the predictors' work area, a little over
  * 1 MB with the tables of the bitstring predictors) is shared by all instances: the daemon
  * is single-threaded and an estimate is done within one call.
@@ -89,6 +122,10 @@
 #define FULL_TIMES 60                        /* all of them 60 times */
 #define RUN_SEG 65536                        /* symbols a segment of the run window */
 #define RUN_SEGS 16                          /* segments: 2^20 symbols */
+#define LONG_SYMS ((size_t)RUN_SEG * RUN_SEGS) /* the long window: 2^20 symbols */
+#define LONG_FIRST FIRST_ESTIMATE            /* its first estimate */
+#define LONG_STEP_MIN 256                    /* the least it grows between estimates */
+#define LONG_STEPS 8                         /* estimates per doubling */
 
 #define T(x) SP90B_TEST_BIT(SP90B_T_##x)
 #define LIT_CHEAP (T(MCV) | T(MULTI_MCW) | T(LAG) | T(TUPLE) | T(LRS) | T(COLLISION) | T(MARKOV))
@@ -98,7 +135,26 @@
 /* Every view's estimators, by level (see the schedule above). */
 const unsigned est_online_sp90b_lit[EST_LEVELS] = {LIT_CHEAP, LIT_COSTLY, SP90B_ALL_TESTS};
 const unsigned est_online_sp90b_bit[EST_LEVELS] = {BIT_CHEAP, BIT_COSTLY, SP90B_ALL_TESTS};
+/* The long window's estimators: those whose result falls with length (see "Long window"). */
+#define LONG_TESTS (T(TUPLE) | T(LRS) | T(MULTI_MCW))
 #undef T
+
+/* The long window (see "Long window" above): the instance's last LONG_SYMS symbols, the bits
+ * it was given per RUN_SEG segment of them, and the bound and budget they set. */
+struct long_window {
+	uint8_t *sym;      /* the window's symbols, oldest first */
+	size_t n, size;    /* symbols held; allocated */
+	uint64_t first;    /* the number of the oldest symbol held */
+	uint64_t next;     /* while it grows: estimate when this many symbols have been produced */
+	uint64_t first_t;  /* the oldest symbol held at the last estimate */
+	uint64_t t;        /* the event time of the last estimate */
+	double given[RUN_SEGS]; /* bits given, by segment (symbol number / RUN_SEG % RUN_SEGS) */
+	double h;          /* the bound, bits per symbol (8 until the first estimate) */
+	double budget;     /* bits that may still be given (H x symbols - given, and on) */
+	uint32_t cutoff;   /* runs this long fail the health tests for good: not held here */
+	bool out;          /* the run going on is the health tests', not the window's */
+	enum sp90b_test by;
+};
 
 /* The run window (see "Runs" above): per segment, its symbols, those equal to the one
  * before, and the longest run of equal symbols that reached into it. */
@@ -132,6 +188,7 @@ struct sp90b_est {
 	const char *min_by;
 	struct sp90b_view lit, bit; /* every estimator's latest result */
 	struct run_window runs;
+	struct long_window lw;
 	double cap_bits;
 	size_t fill;       /* symbols in buf */
 	uint8_t buf[BLOCK];
@@ -140,12 +197,14 @@ struct sp90b_est {
 static struct {
 	unsigned users;
 	struct sp90b_scratch *work;
+	uint8_t *renumbered; /* the long window's symbols as sp90b_prepare() makes them */
+	size_t renumbered_size;
 } scratch;
 
-/* H in force: the latest estimate, at most the run window's bound. */
+/* H in force: the latest estimate, at most the run window's and the long window's bounds. */
 static double current_h(const struct sp90b_est *s)
 {
-	return fmin(s->h, s->runs.h);
+	return fmin(fmin(s->h, s->runs.h), s->lw.h);
 }
 
 /* The run window counts the runs the health tests pass: those shorter than their
@@ -157,8 +216,9 @@ static void runs_cutoff(struct sp90b_est *s)
 
 	if (s->have_estimate && current_h(s) < h)
 		h = current_h(s);
-	s->runs.cutoff =
-		est_health_rct_cutoff(fmin(fmax(h, HEALTH_CLAIM_MIN), 8), HEALTH_ALPHA_INTERMITTENT);
+	h = fmin(fmax(h, HEALTH_CLAIM_MIN), 8);
+	s->runs.cutoff = est_health_rct_cutoff(h, HEALTH_ALPHA_INTERMITTENT);
+	s->lw.cutoff = est_health_rct_cutoff(h, HEALTH_ALPHA_PERMANENT);
 }
 
 static void *sp90b_create(const struct est_params *p)
@@ -171,6 +231,10 @@ static void *sp90b_create(const struct est_params *p)
 	s->every_ns = p->estimate_every_ns ? p->estimate_every_ns : ESTIMATE_EVERY_NS;
 	s->cap_bits = p->cap_bits;
 	s->runs.h = 8;
+	s->lw.h = 8;
+	s->lw.budget = INFINITY;
+	s->lw.next = LONG_FIRST;
+	s->lw.by = SP90B_N_TESTS;
 	runs_cutoff(s);
 	if (!s->jiffy_ns)
 		kernel_rule_init(&s->kernel, p);
@@ -183,11 +247,21 @@ static void sp90b_destroy(void *state)
 {
 	struct sp90b_est *s = state;
 
+	if (s->lw.sym) {
+		util_wipe(s->lw.sym, s->lw.size);
+		free(s->lw.sym);
+	}
 	util_wipe(s, sizeof(*s));
 	free(s);
 	if (--scratch.users == 0) {
 		sp90b_scratch_free(scratch.work); /* wipes its buffers */
 		scratch.work = NULL;
+		if (scratch.renumbered) {
+			util_wipe(scratch.renumbered, scratch.renumbered_size);
+			free(scratch.renumbered);
+		}
+		scratch.renumbered = NULL;
+		scratch.renumbered_size = 0;
 	}
 }
 
@@ -264,6 +338,139 @@ static void runs_add(struct run_window *w, uint8_t symbol, bool first)
 	}
 }
 
+/* Has `every` of event time passed since `since`? (A clock that stepped back counts as
+ * yes.) */
+static bool due(uint64_t t_ns, uint64_t since, uint64_t every)
+{
+	return t_ns < since || t_ns - since >= every;
+}
+
+/* The long window's estimators over all it holds; its bound, and the budget: the bits its
+ * symbols may have been given at that bound, less those they were. */
+static void long_estimate(struct sp90b_est *s, uint64_t t_ns)
+{
+	struct long_window *w = &s->lw;
+	struct sp90b_t_tuple tt;
+	struct sp90b_lrs lrs;
+	struct sp90b_pred mcw;
+	double given = 0;
+	unsigned k;
+
+	w->t = t_ns;
+	w->first_t = w->first;
+	if (scratch.renumbered_size < w->n) {
+		free(scratch.renumbered);
+		scratch.renumbered_size = w->size;
+		scratch.renumbered = xmalloc(scratch.renumbered_size);
+	}
+	k = sp90b_prepare(w->sym, w->n, 8, scratch.renumbered);
+	w->h = 8;
+	w->by = SP90B_N_TESTS;
+	if (k < 2) {
+		w->h = 0; /* one value: nothing to credit, as in ea_non_iid */
+	} else {
+		if (sp90b_tuple_lrs(scratch.renumbered, w->n, k, &tt, &lrs) < 0)
+			tt.valid = lrs.valid = false;
+		if (tt.valid && tt.h < w->h) {
+			w->h = tt.h;
+			w->by = SP90B_T_TUPLE;
+		}
+		if (lrs.valid && lrs.h < w->h) {
+			w->h = lrs.h;
+			w->by = SP90B_T_LRS;
+		}
+		if (sp90b_multi_mcw(scratch.renumbered, w->n, k, &mcw) == 0 && mcw.h < w->h) {
+			w->h = mcw.h;
+			w->by = SP90B_T_MULTI_MCW;
+		}
+	}
+	for (unsigned i = 0; i < RUN_SEGS; i++)
+		given += w->given[i];
+	w->budget = w->h * (double)w->n - given;
+}
+
+/* Is the long window's estimate due? While it grows (to LONG_SYMS), at every 1/LONG_STEPS
+ * of a doubling; then once a segment has left it since the last, at most once every
+ * COSTLY_TIMES intervals of event time. */
+static bool long_due(const struct sp90b_est *s, uint64_t t_ns)
+{
+	if (s->symbols <= LONG_SYMS)
+		return s->symbols >= s->lw.next;
+	return s->lw.first != s->lw.first_t && due(t_ns, s->lw.t, COSTLY_TIMES * s->every_ns);
+}
+
+static void long_next(struct long_window *w, uint64_t symbols)
+{
+	uint64_t pow2 = 1;
+
+	while (pow2 * 2 <= symbols && pow2 < LONG_SYMS)
+		pow2 *= 2;
+	w->next = symbols + (pow2 / LONG_STEPS > LONG_STEP_MIN ? pow2 / LONG_STEPS : LONG_STEP_MIN);
+}
+
+/* One more symbol into the long window; the oldest segment leaves a full one. Each symbol
+ * adds the bound to the budget. */
+static void long_add(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
+{
+	struct long_window *w = &s->lw;
+
+	/* A run as long as the health tests' permanent repetition count cutoff is theirs: its
+	 * symbols leave the window, and those after it do not enter. */
+	if (s->runs.run < w->cutoff) {
+		w->out = false;
+	} else {
+		if (!w->out) {
+			size_t drop = s->runs.run - 1 < w->n ? s->runs.run - 1 : w->n;
+
+			w->n -= drop;
+			if (w->h < 8)
+				w->budget -= w->h * (double)drop;
+			w->out = true;
+		}
+		return;
+	}
+	if (w->n == LONG_SYMS) {
+		memmove(w->sym, w->sym + RUN_SEG, w->n - RUN_SEG);
+		w->n -= RUN_SEG;
+		w->given[w->first / RUN_SEG % RUN_SEGS] = 0; /* the slot of the segment beginning */
+		w->first += RUN_SEG;
+	}
+	if (w->n == w->size) {
+		size_t size = w->size ? 2 * w->size : BLOCK;
+		uint8_t *sym = xmalloc(size);
+
+		if (w->n) {
+			memcpy(sym, w->sym, w->n);
+			util_wipe(w->sym, w->size);
+		}
+		free(w->sym);
+		w->sym = sym;
+		w->size = size;
+	}
+	w->sym[w->n++] = symbol;
+	if (w->h < 8)
+		w->budget += w->h;
+	if (long_due(s, t_ns)) {
+		long_estimate(s, t_ns);
+		long_next(w, s->symbols);
+	}
+}
+
+/* The bits an event may be given, at most the long window's budget, which they use. */
+static double long_take(struct sp90b_est *s, double bits)
+{
+	struct long_window *w = &s->lw;
+	double use;
+
+	if (bits <= 0 || w->h >= 8)
+		return bits;
+	bits = fmin(bits, fmax(w->budget, 0));
+	use = s->cap_bits > 0 ? fmin(bits, s->cap_bits) : bits; /* what can be credited */
+	w->budget -= use;
+	w->given[(w->first + w->n - 1) / RUN_SEG % RUN_SEGS] += use;
+	return bits;
+}
+
 /* Estimate over buf[0..n) with the estimators of `level` (EST_LEVEL_*). */
 static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 {
@@ -319,13 +526,6 @@ static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 	runs_cutoff(s);
 }
 
-/* Has `every` of event time passed since `since`? (A clock that stepped back counts as
- * yes.) */
-static bool due(uint64_t t_ns, uint64_t since, uint64_t every)
-{
-	return t_ns < since || t_ns - since >= every;
-}
-
 /* A full block is estimated if it is the first, or every_ns after the last one. */
 static bool block_due(const struct sp90b_est *s, uint64_t t_ns)
 {
@@ -351,6 +551,7 @@ static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 		runs_cutoff(s);
 	s->buf[s->fill++] = symbol;
 	s->symbols++;
+	long_add(s, symbol, t_ns);
 	if (s->fill == BLOCK) {
 		if (block_due(s, t_ns)) {
 			estimate(s, BLOCK, level_due(s, t_ns), t_ns);
@@ -398,7 +599,23 @@ static void sp90b_add(void *state, const uint64_t *t_ns, size_t n, struct est_ou
 		}
 		if (out[i].have_symbol)
 			push(s, out[i].symbol, t);
-		out[i].bits = !s->have_estimate || out[i].merged ? 0 : fmin(bits, current_h(s));
+		out[i].bits = !s->have_estimate || out[i].merged ? 0
+										 : long_take(s, fmin(bits, current_h(s)));
+	}
+}
+
+/* What set the long window's bound. */
+static const char *long_by(enum sp90b_test by)
+{
+	switch (by) {
+	case SP90B_T_TUPLE:
+		return "t-Tuple, last million";
+	case SP90B_T_LRS:
+		return "LRS, last million";
+	case SP90B_T_MULTI_MCW:
+		return "MultiMCW, last million";
+	default:
+		return "single symbol, last million";
 	}
 }
 
@@ -414,7 +631,8 @@ static void sp90b_report(void *state, struct est_report *r)
 	r->full_runs = s->full_runs;
 	r->have_estimate = s->have_estimate;
 	r->h = s->have_estimate ? current_h(s) : 0;
-	r->min_by = !s->have_estimate  ? "none yet"
+	r->min_by = !s->have_estimate ? "none yet"
+		    : s->lw.h < fmin(s->h, s->runs.h) ? long_by(s->lw.by)
 		    : s->runs.h < s->h ? "runs of one interval"
 				       : s->min_by;
 	for (unsigned t = 0; t < SP90B_N_TESTS; t++) {

@@ -1929,11 +1929,15 @@ static uint32_t *load_gaps(const char *name, size_t *n)
  * counters and health, the symbols its estimator saw (from a reference estimator with the
  * instance's params) and their SP 800-90B assessment; and, beside it, the health tests as
  * they were before batches were merged (symbols at the quantum alone, claiming the cap). */
+#define PREFIXES 32 /* 2^10 .. symbols */
 struct replay {
 	struct inst_info in;
 	uint64_t symbols;
 	double h_offline; /* ea_non_iid's minimum over those symbols, bits per symbol */
 	struct health before;
+	/* At the first 2^(10 + i) symbols: the bits credited, ea_non_iid's minimum over them. */
+	size_t prefixes;
+	double prefix_credited[PREFIXES], prefix_h[PREFIXES];
 };
 
 static void replay(const char *file, enum src_class cls, struct instance *inst,
@@ -1959,6 +1963,7 @@ static void replay(const char *file, enum src_class cls, struct instance *inst,
 	est_health_cfg_default(&hc, cap);
 	est_health_init(&r->before, &hc);
 	r->symbols = 0;
+	r->prefixes = 0;
 	for (size_t i = 0; i <= n; i++) {
 		struct est_out o;
 
@@ -1967,6 +1972,10 @@ static void replay(const char *file, enum src_class cls, struct instance *inst,
 		est_add(&ref, t, &o);
 		if (o.have_symbol)
 			sym[r->symbols++] = o.symbol;
+		if (o.have_symbol && r->symbols == (uint64_t)1024 << r->prefixes &&
+		    r->prefixes < PREFIXES)
+			r->prefix_credited[r->prefixes++] =
+				info_of(feed_pipeline_count() - 1).c.credited_bits;
 		est_add(&ref0, t, &o);
 		if (o.have_symbol) {
 			health_time(&r->before, t);
@@ -1977,6 +1986,11 @@ static void replay(const char *file, enum src_class cls, struct instance *inst,
 	ck_assert_int_eq(sp90b_noniid(NULL, sym, r->symbols, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
 				      &a), 0);
 	r->h_offline = a.h_assessed;
+	for (size_t i = 0; i < r->prefixes; i++) {
+		ck_assert_int_eq(sp90b_noniid(NULL, sym, (size_t)1024 << i, 8, SP90B_ALL_TESTS,
+					      SP90B_ALL_TESTS, &a), 0);
+		r->prefix_h[i] = a.h_assessed;
+	}
 	est_fini(&ref);
 	est_fini(&ref0);
 	free(sym);
@@ -1984,13 +1998,21 @@ static void replay(const char *file, enum src_class cls, struct instance *inst,
 }
 
 /* Credited bits per timing event (the per-second cap lifted, known_rules()) no more than
- * ea_non_iid's assessment of those symbols. */
+ * ea_non_iid's assessment of those symbols: over the whole recording, and over its first
+ * 1024, 2048, 4096 ... symbols, each when it ended. */
 static void credit_within_assessment(const struct replay *r)
 {
 	ck_assert_msg(r->in.c.credited_bits <= r->h_offline * (double)r->symbols,
 		      "credited %g bits for %llu symbols (%g each), assessed at %g bits each",
 		      r->in.c.credited_bits, (unsigned long long)r->symbols,
 		      r->in.c.credited_bits / (double)r->symbols, r->h_offline);
+	for (size_t i = 0; i < r->prefixes; i++) {
+		const double n = (double)((size_t)1024 << i);
+
+		ck_assert_msg(r->prefix_credited[i] <= r->prefix_h[i] * n,
+			      "at %g symbols: credited %g bits (%g each), assessed at %g bits each",
+			      n, r->prefix_credited[i], r->prefix_credited[i] / n, r->prefix_h[i]);
+	}
 }
 
 /* A virtio disk under parallel direct and buffered I/O: its interrupt drains the ring one
@@ -2051,6 +2073,50 @@ START_TEST(test_recording_packet_flood_drain)
 	ck_assert_msg(r.in.c.merged > r.in.c.events / 2, "only %llu of %llu events merged",
 		      (unsigned long long)r.in.c.merged, (unsigned long long)r.in.c.events);
 	ck_assert_msg(r.in.c.credited_bits > 0, "nothing credited");
+	credit_within_assessment(&r);
+}
+END_TEST
+
+/* A recording replayed through a trusted interface (cap 0.5 bits, the per-second cap lifted),
+ * which earns at least half of what its symbols assess at. */
+static void replay_trusted(const char *file, struct replay *r)
+{
+	cfg->policy[CLASS_NETWORK].rule = (struct policy_rule){
+		.mode = MODE_TRUSTED, .scale = 1, .cap_bits_per_event = 0.5,
+		.cap_bits_per_second = 1e9};
+	replay(file, CLASS_NETWORK, feed_pipeline_attach(CLASS_NETWORK, "veth0", "veth", 0), r);
+	ck_assert_msg(r->in.c.credited_bits > 0.5 * r->h_offline * (double)r->symbols,
+		      "only %g bits credited for %llu symbols", r->in.c.credited_bits,
+		      (unsigned long long)r->symbols);
+}
+
+/* The same stretch on a trusted interface, the per-second cap lifted: its blocks of 4096
+ * symbols assess higher than all of it, and the estimates made at start-up stand for the
+ * events after them; the long window's estimates and budget keep the credit within the
+ * assessment, of every prefix too. */
+START_TEST(test_recording_packet_flood_drain_trusted)
+{
+	struct replay r;
+
+	replay_trusted("packet-flood-drain.u32", &r);
+	ck_assert_uint_eq(r.symbols, 4777);
+	ck_assert_uint_eq(r.prefixes, 3);
+	credit_within_assessment(&r);
+}
+END_TEST
+
+/* A flooded interface's 30 minutes (102,596 symbols), trusted, the per-second cap lifted:
+ * runs of one interval about 70 long, which the health tests stop, are what t-Tuple sees
+ * over all of it (0.22 bits a symbol, 0.62 over the first 32,768 symbols, 0.26 over 36,864),
+ * and what no block of 4096 sees. The credit stays within, over every prefix. */
+START_TEST(test_recording_soak_interface_trusted)
+{
+	struct replay r;
+
+	replay_trusted("soak-interface.u32", &r);
+	ck_assert_uint_eq(r.symbols, 102596);
+	ck_assert_uint_eq(r.in.c.merged, 0);
+	ck_assert_uint_eq(r.prefixes, 7);
 	credit_within_assessment(&r);
 }
 END_TEST
@@ -2254,6 +2320,8 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(health, test_recording_busy_virtio_disk);
 	tcase_add_test(health, test_recording_packet_flood_start);
 	tcase_add_test(health, test_recording_packet_flood_drain);
+	tcase_add_test(health, test_recording_packet_flood_drain_trusted);
+	tcase_add_test(health, test_recording_soak_interface_trusted);
 	tcase_add_test(health, test_block_fixed_periods_fail);
 	tcase_add_test(health, test_network_fixed_periods_fail);
 	tcase_add_test(health, test_health_failure_said_in_words);
