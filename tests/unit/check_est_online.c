@@ -795,6 +795,60 @@ START_TEST(test_run_window_forgets)
 }
 END_TEST
 
+/* ---- the long window: t-Tuple, LRS and MultiMCW over the last million symbols ---- */
+
+#define STRETCH 8192 /* two blocks */
+
+START_TEST(test_long_window_sees_a_replayed_stretch)
+{
+	/* Two blocks of random intervals, then the same intervals again: every block is random
+	 * on its own (its LRS above 5 bits a symbol; t-Tuple finds no value 35 times in it),
+	 * and the stretch repeated is what an assessment of all the symbols sees (LRS: next to
+	 * nothing). Once the long window's next estimate has seen the repeat, the estimate
+	 * says so too, and the bits given so far are far above what all the symbols assess at:
+	 * nothing more is given. */
+	static uint64_t gaps[STRETCH];
+	struct est e;
+	struct stream s;
+	struct est_report r;
+	struct est_out out;
+	struct sp90b_noniid_result a;
+	double given = 0;
+
+	tu_rng_seed(SEED);
+	sp90b_est(&e, 1000, 8, 0);
+	stream_init(&s, 3 * SEC);
+	for (size_t i = 0; i < STRETCH; i++) {
+		gaps[i] = (tu_rng_next() % 65536) * US + tu_rng_next() % US;
+		s.t += gaps[i];
+		add(&e, &s, &out);
+	}
+	r = report(&e);
+	ck_assert_msg(r.h > 4, "h %g before the repeat (seed %#llx)", r.h,
+		      (unsigned long long)tu_seed);
+	for (size_t i = 0; i < STRETCH; i++) {
+		s.t += gaps[i];
+		add(&e, &s, &out);
+		if (i >= 2048)
+			given += out.bits;
+	}
+	r = report(&e);
+	ck_assert_msg(r.valid_lit[SP90B_T_LRS] && r.h_lit[SP90B_T_LRS] > 5,
+		      "a block saw the repeat: LRS %g (seed %#llx)", r.h_lit[SP90B_T_LRS],
+		      (unsigned long long)tu_seed);
+	ck_assert_int_eq(sp90b_noniid(NULL, s.sym, s.nsym, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
+				      &a), 0);
+	ck_assert_msg(r.h < 0.01 && a.h_assessed < 0.01,
+		      "h %g, all %zu symbols assessed at %g (seed %#llx)", r.h, s.nsym,
+		      a.h_assessed, (unsigned long long)tu_seed);
+	ck_assert_str_eq(r.min_by, "LRS, last million");
+	ck_assert_msg(given == 0, "%g bits given after the repeat was seen (seed %#llx)", given,
+		      (unsigned long long)tu_seed);
+	est_fini(&e);
+	free(s.sym);
+}
+END_TEST
+
 static Suite *est_sp90b_suite(void)
 {
 	Suite *s = suite_create("est_sp90b");
@@ -819,6 +873,7 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_run_window_sees_every_symbol);
 	tcase_add_test(tc, test_run_window_leaves_failures_to_health);
 	tcase_add_test(tc, test_run_window_forgets);
+	tcase_add_test(tc, test_long_window_sees_a_replayed_stretch);
 	suite_add_tcase(s, tc);
 	return s;
 }
