@@ -32,10 +32,19 @@ deb [signed-by=$keys] $ENTROPYD_TEST_SECURITY_MIRROR $suite-security main
 SRC
 	# Once a day is enough: a release changes with its point releases.
 	if [ -z "$(find "$A/state" -maxdepth 1 -name updated -mmin -1440 2>/dev/null)" ]; then
-		papt apt-get update > "$A/update.log" 2>&1 || {
-			echo "apt: apt-get update for $suite ($papt_arch) failed: $(tail -3 "$A/update.log")" >&2
-			return 1
-		}
+		# The release's own lists are needed; its -security or -updates lists may be missing
+		# on a mirror for an architecture whose support there ended (Debian 11's armhf):
+		# then the release's packages are used, without those updates.
+		if ! papt apt-get update > "$A/update.log" 2>&1; then
+			if grep -q '^E: Failed to fetch' "$A/update.log" &&
+				! grep '^E: Failed to fetch' "$A/update.log" | grep -qv -e "/$suite-security/" -e "/$suite-updates/"; then
+				echo "apt: $suite ($papt_arch): using the release's own lists without:" \
+					"$(grep '^E: Failed to fetch' "$A/update.log" | sed 's/^E: Failed to fetch //')" >&2
+			else
+				echo "apt: apt-get update for $suite ($papt_arch) failed: $(tail -3 "$A/update.log")" >&2
+				return 1
+			fi
+		fi
 		touch "$A/state/updated"
 	fi
 }

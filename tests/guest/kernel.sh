@@ -4,8 +4,9 @@
 # them into CACHE if needed. SUITE: bullseye (5.10), bookworm (6.1, the default) or trixie
 # (6.12); ENTROPYD_GUEST_SUITE when not given.
 #
-# The package is the one the release's linux-image-amd64 depends on now, looked up in package
-# lists of that release kept under CACHE/apt/SUITE (a private apt state: the machine's own
+# The package is the one the release's linux-image-amd64 depends on now (or, when the mirror
+# lacks that one, the one of the release's point release), looked up in package lists of
+# that release kept under CACHE/apt/SUITE (a private apt state: the machine's own
 # apt configuration, lists and cache are not touched), fetched with "apt-get download" and
 # unpacked with "dpkg -x" -- never installed on this machine. Only the kernel and the few
 # modules are kept (CACHE/linux-image-VERSION-amd64/), so later runs on the same machine
@@ -55,10 +56,16 @@ flock -w 600 8 || { echo "kernel.sh: $cache is locked by another run" >&2; exit 
 A=$cache/apt/$suite
 [ "$arch" = amd64 ] || A=$cache/apt/$suite-$arch
 lists() { apt_private "$A" "$suite" "$arch"; }
-pkg=
+# The kernels each version of linux-image-FLAVOUR depends on, the newest first: the
+# security update's, then the point release's (tried when the newer one's package is not on
+# the mirror).
+pkgs=
 if lists; then
-	pkg=$(papt apt-cache depends "linux-image-$flavour" 2>/dev/null |
-		sed -n "s/^ *Depends: \(linux-image-[0-9][^ ]*-$flavour\)\$/\1/p" | head -1) || true
+	pkgs=$(papt apt-cache madison "linux-image-$flavour" 2>/dev/null | awk '{ print $3 }' |
+		uniq | while read -r v; do
+			papt apt-cache depends "linux-image-$flavour=$v" 2>/dev/null |
+				sed -n "s/^ *Depends: \(linux-image-[0-9][^ ]*-$flavour\)\$/\1/p" | head -1
+		done | awk '!seen[$0]++') || true
 fi
 # A kernel cached with every module of the list (a list that grew means fetching again):
 # each loaded, built in or, if it may be, absent.
@@ -70,10 +77,6 @@ complete() {
 			return 1
 	done
 }
-if [ -n "$pkg" ] && complete "$cache/$pkg"; then
-	echo "$cache/$pkg"
-	exit 0
-fi
 
 fetch() (
 	tmp=$(mktemp -d "$cache/.fetch.XXXXXX")
@@ -130,10 +133,13 @@ fetch() (
 	exit 0
 )
 
-if [ -n "$pkg" ] && fetch; then
-	echo "$cache/$pkg"
-	exit 0
-fi
+for pkg in $pkgs; do
+	if complete "$cache/$pkg" || fetch; then
+		echo "$cache/$pkg"
+		exit 0
+	fi
+done
+pkg=${pkgs%%$'\n'*}
 # Offline, or no package lists: fall back on the newest kernel of the series fetched before.
 have=$(ls -d "$cache"/linux-image-"$series".*-"$flavour" "$cache"/linux-image-"$series"-*-"$flavour" \
 	2>/dev/null | sort -V | tail -1) || true
