@@ -8,7 +8,8 @@
 #
 # QEMU gives its virtio input devices the bus type BUS_VIRTUAL, so entropyd's default
 # (exclude_virtual = true) leaves them out, as it does uinput devices: the counts are asserted
-# with exclude_virtual = false; the default config is checked to use only the AT keyboard.
+# with exclude_virtual = false; the default config is checked to use only the machine's own
+# keyboard (the AT keyboard; a USB keyboard under -M virt).
 TEST=evdev
 . /tests/glib.sh
 
@@ -56,14 +57,15 @@ uinput_destroy() {
 	wait "$UPID" || fail "uinput helper failed: $(cat /tmp/u.out)"
 }
 
-# -M virt (the arm64 and armhf guests) has no PC keyboard controller: the real keyboard
-# this test needs beside the virtual ones is not there.
-if [ -d /proc/device-tree ] && ! node_named "AT Translated Set 2 keyboard" > /dev/null; then
-	skip "no AT keyboard on this machine (-M virt): the default config's real device is missing"
-fi
-kbd=$(node_named "QEMU Virtio Keyboard") || fail "no virtio keyboard in /sys/class/input"
-mouse=$(node_named "QEMU Virtio Mouse") || fail "no virtio mouse in /sys/class/input"
-at=$(node_named "AT Translated Set 2 keyboard") || fail "no AT keyboard in /sys/class/input"
+# The machine's own keyboard, which the default config uses: the PC's AT keyboard; -M virt
+# (the arm64 and armhf guests) has no PC keyboard controller, and qemu_run.py gives it a USB
+# keyboard (BUS_USB, behind xhci) instead.
+AT_NAME="AT Translated Set 2 keyboard"
+[ -d /proc/device-tree ] && AT_NAME="QEMU QEMU USB Keyboard"
+there() { echo "(there: $(cat /sys/class/input/event*/device/name 2>/dev/null | tr '\n' ';'))"; }
+kbd=$(wait_for 20 node_named "QEMU Virtio Keyboard") || fail "no virtio keyboard in /sys/class/input $(there)"
+mouse=$(node_named "QEMU Virtio Mouse") || fail "no virtio mouse in /sys/class/input $(there)"
+at=$(wait_for 20 node_named "$AT_NAME") || fail "no \"$AT_NAME\" in /sys/class/input $(there)"
 uinput_dev -R "/dev/input/$kbd" || fail "cannot push out the keyboard's autorepeat"
 VIRT="not used: a virtual device \(bus virtual or uinput\), and exclude_virtual is set"
 
@@ -72,7 +74,7 @@ VIRT="not used: a virtual device \(bus virtual or uinput\), and exclude_virtual 
 #    (the helper claims BUS_USB: only its place in sysfs gives it away).
 conf /tmp/default.conf true
 start_daemon /tmp/default.conf
-logged "input/$at: attached \(keyboard\)" || fail "AT keyboard $at not attached as a keyboard"
+logged "input/$at: attached \(keyboard\)" || fail "$AT_NAME $at not attached as a keyboard"
 logged "input/$kbd \(\"QEMU Virtio Keyboard\"\): $VIRT" || fail "virtio keyboard not excluded as virtual"
 logged "input/$mouse \(\"QEMU Virtio Mouse\"\): $VIRT" || fail "virtio mouse not excluded as virtual"
 ctl keys 5 || fail "host could not press keys"
@@ -80,7 +82,7 @@ expect "$at" keyboard 0
 for n in $kbd $mouse; do
 	logged "input/$n: (attached|kind)" && fail "excluded device $n was used"
 done
-pass "default config: AT keyboard $at used; virtio $kbd and $mouse (BUS_VIRTUAL) excluded"
+pass "default config: $AT_NAME $at used; virtio $kbd and $mouse (BUS_VIRTUAL) excluded"
 
 uinput_start
 wait_for 20 logged "input/$UNODE \(\"$UNAME\"\): $VIRT" ||

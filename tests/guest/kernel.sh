@@ -45,7 +45,8 @@ arm64) flavour=arm64 ;;
 armhf) flavour=armmp-lpae ;;
 *) echo "kernel.sh: unknown architecture $arch (amd64, arm64 or armhf)" >&2; exit 1 ;;
 esac
-[ "$arch" = amd64 ] || MODULES="virtio_mmio virtio_console $MODULES"
+# -M virt has no PC keyboard: its real (not virtual) keyboard is qemu's USB one, on xhci.
+[ "$arch" = amd64 ] || MODULES="virtio_mmio virtio_console $MODULES xhci_pci usbhid hid_generic"
 
 mkdir -p "$cache"
 exec 8> "$cache/.lock"

@@ -207,15 +207,23 @@ def serve(args, qemu, qmp, ctl, deadline):
 # armhf) has one UART: the control channel is a virtio console there (hvc0), on
 # virtio-mmio as the other devices. Its DTB seed and the emulated CPU's RNDR would make
 # the CRNG ready at once: dtb-randomness=off, and the command line's
-# random.trust_cpu=off.
+# random.trust_cpu=off. The machine's own keyboard (not virtual: entropyd's default uses
+# it) is the PC's AT keyboard, and under -M virt, which has none, a USB keyboard on xhci.
+# qemu's virtio-mmio is legacy (virtio 0.9) unless told otherwise, and Linux's virtio_input
+# binds only to a virtio 1 device: without force-legacy=false the guest has no virtio
+# keyboard or mouse.
+VIRT_KEYBOARD = ["-global", "virtio-mmio.force-legacy=false",
+                 "-device", "qemu-xhci,id=xhci", "-device", "usb-kbd,bus=xhci.0"]
 MACHINES = {
     "amd64": {"machine": [], "console": "ttyS0", "ctl": None, "bus": "pci",
               "ctl_device": ["-serial", "chardev:ctl"]},
-    "arm64": {"machine": ["-M", "virt,dtb-randomness=off", "-cpu", "max,pauth-impdef=on"],
+    "arm64": {"machine": ["-M", "virt,dtb-randomness=off", "-cpu", "max,pauth-impdef=on"]
+              + VIRT_KEYBOARD,
               "console": "ttyAMA0", "ctl": "/dev/hvc0", "bus": "device",
               "ctl_device": ["-device", "virtio-serial-device",
                              "-device", "virtconsole,chardev=ctl"]},
-    "armhf": {"machine": ["-M", "virt,dtb-randomness=off", "-cpu", "cortex-a15"],
+    "armhf": {"machine": ["-M", "virt,dtb-randomness=off", "-cpu", "cortex-a15"]
+              + VIRT_KEYBOARD,
               "console": "ttyAMA0", "ctl": "/dev/hvc0", "bus": "device",
               "ctl_device": ["-device", "virtio-serial-device",
                              "-device", "virtconsole,chardev=ctl"]},
@@ -250,7 +258,7 @@ def main():
                     help="the guest's architecture: its machine, console and devices")
     ap.add_argument("--disk", help="a raw image, attached as a virtio disk")
     ap.add_argument("--no-virtio-input", action="store_true",
-                    help="no virtio keyboard and mouse: keys go to the PC's own AT keyboard")
+                    help="no virtio keyboard and mouse: keys go to the machine's own keyboard")
     args = ap.parse_args()
     if args.print_keys:
         print(" ".join(str(code) for _, code in KEYS))
