@@ -88,8 +88,11 @@
  * symbols; as ea_non_iid's literal view):
  *  - while it grows, at 1024 symbols and at every eighth of each doubling after that (but
  *    at least every 256 symbols): 1024, 1280, ... 2048, 2304, ... 4096, 4608, ... 2^20;
+ *    only at the next doubling while its bound counts as zero (below EST_MIN_BITS: a
+ *    replayed or periodic source, whose long estimates cost the most);
  *  - then once a segment (RUN_SEG symbols) has left it since the last, at most once every
- *    COSTLY_TIMES estimate intervals of event time.
+ *    COSTLY_TIMES estimate intervals of event time (FULL_TIMES while its bound counts as
+ *    zero).
  * Its result (8 until the first) bounds H, and it keeps a budget: at each of its estimates,
  * its bound times the symbols it holds, less the bits already given to events of those
  * symbols (each at most the cap: what can be credited); every symbol after adds the bound,
@@ -389,23 +392,32 @@ static void long_estimate(struct sp90b_est *s, uint64_t t_ns)
 	w->budget = w->h * (double)w->n - given;
 }
 
-/* Is the long window's estimate due? While it grows (to LONG_SYMS), at every 1/LONG_STEPS
- * of a doubling; then once a segment has left it since the last, at most once every
- * COSTLY_TIMES intervals of event time. */
+/* Is the long window's estimate due? While it grows (to LONG_SYMS), when it reaches next
+ * (long_next()); then once a segment has left it since the last, at most once every
+ * COSTLY_TIMES intervals of event time (FULL_TIMES while its bound counts as zero). */
 static bool long_due(const struct sp90b_est *s, uint64_t t_ns)
 {
+	const unsigned times = s->lw.h < EST_MIN_BITS ? FULL_TIMES : COSTLY_TIMES;
+
 	if (s->symbols <= LONG_SYMS)
 		return s->symbols >= s->lw.next;
-	return s->lw.first != s->lw.first_t && due(t_ns, s->lw.t, COSTLY_TIMES * s->every_ns);
+	return s->lw.first != s->lw.first_t && due(t_ns, s->lw.t, times * s->every_ns);
 }
 
+/* The next estimate while the window grows: an eighth of a doubling on; at the next doubling
+ * if the bound counts as zero (a replayed or periodic source: the estimates of a long window
+ * of one cost the most, and a few more symbols change nothing it earns). */
 static void long_next(struct long_window *w, uint64_t symbols)
 {
 	uint64_t pow2 = 1;
 
 	while (pow2 * 2 <= symbols && pow2 < LONG_SYMS)
 		pow2 *= 2;
-	w->next = symbols + (pow2 / LONG_STEPS > LONG_STEP_MIN ? pow2 / LONG_STEPS : LONG_STEP_MIN);
+	if (w->h < EST_MIN_BITS)
+		w->next = 2 * pow2;
+	else
+		w->next = symbols + (pow2 / LONG_STEPS > LONG_STEP_MIN ? pow2 / LONG_STEPS
+								     : LONG_STEP_MIN);
 }
 
 /* One more symbol into the long window; the oldest segment leaves a full one. Each symbol
