@@ -271,11 +271,13 @@ test)
 	# The arm64 and armhf guests (make check-guest GUEST_ARCH=...): entropyd cross-built
 	# against Debian's packages of that architecture (tests/cross/), booted on Debian's own
 	# kernel of it under qemu's -M virt; every guest test that applies there, the attempts
-	# from inside the collector among them.
+	# from inside the collector among them; then, as on amd64, the kernel test on the older
+	# and the newer release's kernel.
 	for arch in arm64 armhf; do
-		stage_start "$arch guest: make check-guest GUEST_ARCH=$arch"
+		stage_start "$arch guest: make check-guest GUEST_ARCH=$arch GUEST_ALSO='bullseye trixie'"
 		ga=0
-		make --no-print-directory check-guest GUEST_ARCH="$arch" > "make-check-guest-$arch.out" 2>&1 || ga=$?
+		make --no-print-directory check-guest GUEST_ARCH="$arch" GUEST_ALSO='bullseye trixie' \
+			> "make-check-guest-$arch.out" 2>&1 || ga=$?
 		sed -n '/^----- guest results/,$p' "make-check-guest-$arch.out" | grep -E '^(PASS|FAIL|SKIP):' |
 			sed "s/^/$arch: /" || true
 		[ "$ga" -eq 0 ] || tail -60 "make-check-guest-$arch.out"
