@@ -2308,6 +2308,10 @@ static Suite *pipeline_suite(void)
 
 	health = tcase_create("health");
 	tcase_add_checked_fixture(health, setup, teardown);
+	/* The recordings' replays assess every prefix with SP 800-90B's ten estimators (the
+	 * soak's interface: 102,596 symbols, about 2 s alone), beyond Check's default 4 s on a
+	 * busy machine. */
+	tcase_set_timeout(health, 60);
 	tcase_add_test(health, test_jiffy_only_for_kernel_credited);
 	tcase_add_test(health, test_health_startup_holds_credit);
 	tcase_add_test(health, test_health_stuck_stream_fails);
