@@ -162,12 +162,13 @@ struct long_window {
 /* The run window (see "Runs" above): per segment, its symbols, those equal to the one
  * before, and the longest run of equal symbols that reached into it. */
 struct run_window {
-	uint32_t n[RUN_SEGS], same[RUN_SEGS], longest[RUN_SEGS];
+	uint32_t n[RUN_SEGS], same[RUN_SEGS], longest[RUN_SEGS]; /* n: of the full segments */
 	unsigned cur;      /* the segment filling */
+	uint32_t left;     /* symbols it still takes */
 	uint32_t run;      /* equal symbols in a row, the last one included */
 	uint32_t cutoff;   /* runs this long fail the health tests: not counted here */
 	uint32_t longest_all; /* the longest in the window when h was worked out */
-	uint8_t last;
+	int last;          /* the symbol before; -1 before the first */
 	double h;          /* the bound, bits per symbol */
 };
 
@@ -188,6 +189,7 @@ struct sp90b_est {
 	bool have_estimate;
 	bool full_due;     /* the next estimated block runs every estimator */
 	double h;          /* current min-entropy per symbol */
+	double h_now;      /* current_h(): min(h, the run window's, the long window's) */
 	const char *min_by;
 	struct sp90b_view lit, bit; /* every estimator's latest result */
 	struct run_window runs;
@@ -204,10 +206,22 @@ static struct {
 	size_t renumbered_size;
 } scratch;
 
+/* The lesser of two bounds, none of them NaN (libm's fmin() is a call). */
+static inline double min_d(double a, double b)
+{
+	return a < b ? a : b;
+}
+
 /* H in force: the latest estimate, at most the run window's and the long window's bounds. */
 static double current_h(const struct sp90b_est *s)
 {
-	return fmin(fmin(s->h, s->runs.h), s->lw.h);
+	return min_d(min_d(s->h, s->runs.h), s->lw.h);
+}
+
+/* One of the three bounds changed: the H in force, kept for every event to read. */
+static void h_changed(struct sp90b_est *s)
+{
+	s->h_now = current_h(s);
 }
 
 /* The run window counts the runs the health tests pass: those shorter than their
@@ -234,10 +248,13 @@ static void *sp90b_create(const struct est_params *p)
 	s->every_ns = p->estimate_every_ns ? p->estimate_every_ns : ESTIMATE_EVERY_NS;
 	s->cap_bits = p->cap_bits;
 	s->runs.h = 8;
+	s->runs.left = RUN_SEG;
+	s->runs.last = -1;
 	s->lw.h = 8;
 	s->lw.budget = INFINITY;
 	s->lw.next = LONG_FIRST;
 	s->lw.by = SP90B_N_TESTS;
+	h_changed(s);
 	runs_cutoff(s);
 	if (!s->jiffy_ns)
 		kernel_rule_init(&s->kernel, p);
@@ -300,6 +317,7 @@ static void runs_bound(struct run_window *w)
 	uint32_t longest = 0;
 	struct sp90b_pred p;
 
+	w->n[w->cur] = RUN_SEG - w->left;
 	for (unsigned i = 0; i < RUN_SEGS; i++) {
 		n += w->n[i];
 		same += w->same[i];
@@ -315,30 +333,54 @@ static void runs_bound(struct run_window *w)
 	w->h = p.h;
 }
 
-/* One more symbol into the run window. A run is counted when it ends, and only if the
- * health tests let it through (shorter than w->cutoff, runs_cutoff()). */
-static void runs_add(struct run_window *w, uint8_t symbol, bool first)
+/* A run of w->run equal symbols ended: counted if the health tests let it through
+ * (shorter than w->cutoff, runs_cutoff()). */
+static void runs_end(struct run_window *w)
 {
 	unsigned c = w->cur;
 
-	if (!first && symbol == w->last) {
+	if (w->run >= w->cutoff)
+		return;
+	w->same[c] += w->run - 1;
+	if (w->run > w->longest[c])
+		w->longest[c] = w->run;
+	if (w->run > w->longest_all)
+		runs_bound(w);
+}
+
+/* The segment filling is full: the oldest leaves. */
+static void runs_next_segment(struct run_window *w)
+{
+	unsigned c;
+
+	w->n[w->cur] = RUN_SEG;
+	c = w->cur = (w->cur + 1) % RUN_SEGS;
+	w->n[c] = w->same[c] = w->longest[c] = 0;
+	w->left = RUN_SEG;
+	runs_bound(w);
+}
+
+/* One more symbol into the run window; a run is counted when it ends (runs_end()). A
+ * comparison and a count a symbol: false unless the bound may have been worked out again. */
+static inline bool runs_add(struct run_window *w, uint8_t symbol)
+{
+	bool again = false;
+
+	if (symbol == w->last) {
 		w->run++;
 	} else {
-		if (w->run > 1 && w->run < w->cutoff) {
-			w->same[c] += w->run - 1;
-			if (w->run > w->longest[c])
-				w->longest[c] = w->run;
-			if (w->run > w->longest_all)
-				runs_bound(w);
+		if (__builtin_expect(w->run > 1, 0)) {
+			runs_end(w);
+			again = true;
 		}
 		w->run = 1;
+		w->last = symbol;
 	}
-	w->last = symbol;
-	if (++w->n[c] == RUN_SEG) {
-		c = w->cur = (c + 1) % RUN_SEGS; /* the oldest segment leaves */
-		w->n[c] = w->same[c] = w->longest[c] = 0;
-		runs_bound(w);
+	if (__builtin_expect(--w->left == 0, 0)) {
+		runs_next_segment(w);
+		again = true;
 	}
+	return again;
 }
 
 /* Has `every` of event time passed since `since`? (A clock that stepped back counts as
@@ -390,12 +432,13 @@ static void long_estimate(struct sp90b_est *s, uint64_t t_ns)
 	for (unsigned i = 0; i < RUN_SEGS; i++)
 		given += w->given[i];
 	w->budget = w->h * (double)w->n - given;
+	h_changed(s);
 }
 
 /* Is the long window's estimate due? While it grows (to LONG_SYMS), when it reaches next
  * (long_next()); then once a segment has left it since the last, at most once every
  * COSTLY_TIMES intervals of event time (FULL_TIMES while its bound counts as zero). */
-static bool long_due(const struct sp90b_est *s, uint64_t t_ns)
+static inline bool long_due(const struct sp90b_est *s, uint64_t t_ns)
 {
 	const unsigned times = s->lw.h < EST_MIN_BITS ? FULL_TIMES : COSTLY_TIMES;
 
@@ -420,9 +463,32 @@ static void long_next(struct long_window *w, uint64_t symbols)
 								     : LONG_STEP_MIN);
 }
 
-/* One more symbol into the long window; the oldest segment leaves a full one. Each symbol
- * adds the bound to the budget. */
-static void long_add(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
+/* The long window is as large as it is allocated: the oldest segment leaves a full one,
+ * and one still growing is given twice the room. */
+static void long_room(struct long_window *w)
+{
+	if (w->n == LONG_SYMS) {
+		memmove(w->sym, w->sym + RUN_SEG, w->n - RUN_SEG);
+		w->n -= RUN_SEG;
+		w->given[w->first / RUN_SEG % RUN_SEGS] = 0; /* the slot of the segment beginning */
+		w->first += RUN_SEG;
+	} else {
+		size_t size = w->size ? 2 * w->size : BLOCK;
+		uint8_t *sym = xmalloc(size);
+
+		if (w->n) {
+			memcpy(sym, w->sym, w->n);
+			util_wipe(w->sym, w->size);
+		}
+		free(w->sym);
+		w->sym = sym;
+		w->size = size;
+	}
+}
+
+/* One more symbol into the long window (long_room() when it is full). Each symbol adds the
+ * bound to the budget. */
+static inline void long_add(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 {
 	struct long_window *w = &s->lw;
 
@@ -441,43 +507,29 @@ static void long_add(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 		}
 		return;
 	}
-	if (w->n == LONG_SYMS) {
-		memmove(w->sym, w->sym + RUN_SEG, w->n - RUN_SEG);
-		w->n -= RUN_SEG;
-		w->given[w->first / RUN_SEG % RUN_SEGS] = 0; /* the slot of the segment beginning */
-		w->first += RUN_SEG;
-	}
-	if (w->n == w->size) {
-		size_t size = w->size ? 2 * w->size : BLOCK;
-		uint8_t *sym = xmalloc(size);
-
-		if (w->n) {
-			memcpy(sym, w->sym, w->n);
-			util_wipe(w->sym, w->size);
-		}
-		free(w->sym);
-		w->sym = sym;
-		w->size = size;
-	}
+	if (__builtin_expect(w->n == w->size, 0))
+		long_room(w);
 	w->sym[w->n++] = symbol;
 	if (w->h < 8)
 		w->budget += w->h;
-	if (long_due(s, t_ns)) {
+	/* Neither is due (long_due()) unless the window reached next or lost a segment. */
+	if (__builtin_expect(s->symbols >= w->next || w->first != w->first_t, 0) &&
+	    long_due(s, t_ns)) {
 		long_estimate(s, t_ns);
 		long_next(w, s->symbols);
 	}
 }
 
 /* The bits an event may be given, at most the long window's budget, which they use. */
-static double long_take(struct sp90b_est *s, double bits)
+static inline double long_take(struct sp90b_est *s, double bits)
 {
 	struct long_window *w = &s->lw;
 	double use;
 
 	if (bits <= 0 || w->h >= 8)
 		return bits;
-	bits = fmin(bits, fmax(w->budget, 0));
-	use = s->cap_bits > 0 ? fmin(bits, s->cap_bits) : bits; /* what can be credited */
+	bits = min_d(bits, w->budget > 0 ? w->budget : 0);
+	use = s->cap_bits > 0 ? min_d(bits, s->cap_bits) : bits; /* what can be credited */
 	w->budget -= use;
 	w->given[(w->first + w->n - 1) / RUN_SEG % RUN_SEGS] += use;
 	return bits;
@@ -510,6 +562,7 @@ static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 		s->min_by = "single symbol";
 		s->have_estimate = true;
 		s->full_due = true;
+		h_changed(s);
 		runs_cutoff(s);
 		return;
 	}
@@ -535,6 +588,7 @@ static void estimate(struct sp90b_est *s, size_t n, int level, uint64_t t_ns)
 		s->min_by = lit_by < SP90B_N_TESTS ? sp90b_test_name(lit_by) : "8 bits";
 	}
 	s->have_estimate = true;
+	h_changed(s);
 	runs_cutoff(s);
 }
 
@@ -558,9 +612,10 @@ static void push(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 {
 	double runs_h = s->runs.h;
 
-	runs_add(&s->runs, symbol, s->symbols == 0);
-	if (s->runs.h != runs_h)
+	if (runs_add(&s->runs, symbol) && s->runs.h != runs_h) {
+		h_changed(s);
 		runs_cutoff(s);
+	}
 	s->buf[s->fill++] = symbol;
 	s->symbols++;
 	long_add(s, symbol, t_ns);
@@ -612,7 +667,7 @@ static void sp90b_add(void *state, const uint64_t *t_ns, size_t n, struct est_ou
 		if (out[i].have_symbol)
 			push(s, out[i].symbol, t);
 		out[i].bits = !s->have_estimate || out[i].merged ? 0
-										 : long_take(s, fmin(bits, current_h(s)));
+										 : long_take(s, min_d(bits, s->h_now));
 	}
 }
 
