@@ -174,7 +174,7 @@ static bool want_disk(const struct priv_policy *pol, const char *name)
  * /sys/block the configuration selects; network, the interfaces of /sys/class/net the
  * configuration selects (priv_policy_iface: not every entry, and not how many packet sockets
  * the collector asked for), plus one for a configured savefile. */
-double priv_policy_rate(const struct priv_policy *pol)
+static double rate_count(const struct priv_policy *pol, unsigned *disks)
 {
 	const struct config *cfg = pol->cfg;
 	unsigned n_in = 0, n_blk = 0, n_net = 0;
@@ -188,8 +188,16 @@ double priv_policy_rate(const struct priv_policy *pol)
 		if (cfg->network.file && cfg->network.file[0])
 			n_net++;
 	}
+	*disks = n_blk;
 	return class_rate(cfg, CLASS_INPUT) * n_in + class_rate(cfg, CLASS_BLOCK) * n_blk +
 	       class_rate(cfg, CLASS_NETWORK) * n_net;
+}
+
+double priv_policy_rate(const struct priv_policy *pol)
+{
+	unsigned disks;
+
+	return rate_count(pol, &disks);
 }
 
 static void ceiling_update(struct priv_policy *pol, bool recount)
@@ -199,7 +207,9 @@ static void ceiling_update(struct priv_policy *pol, bool recount)
 	pol->tokens = fmin(pol->depth, pol->tokens + pol->rate * (double)(now - pol->refill_ns) / 1e9);
 	pol->refill_ns = now;
 	if (recount || now - pol->rate_ns >= RATE_EVERY_NS) {
-		double rate = priv_policy_rate(pol);
+		/* The disks counted are the perf events' budget too (priv_policy_perf): one walk
+		 * of /sys/block for both. */
+		double rate = rate_count(pol, &pol->disks);
 
 		/* The collector's own per-instance caps start with one second's worth: so does
 		 * each instance here, when it is first counted; an instance that goes and comes
@@ -265,11 +275,8 @@ double *priv_policy_perf(struct priv_policy *pol, unsigned cpu, unsigned what)
 	if (cpu >= pol->perf_cpus || what > PRIV_PERF_WAKER)
 		return NULL;
 	if (what == PRIV_PERF_DISK) {
-		if (!pol->perf_disks_ns || now - pol->perf_disks_ns >= RATE_EVERY_NS) {
-			pol->perf_disks = count_dir(pol, SYS_BLOCK, want_disk);
-			pol->perf_disks_ns = now;
-		}
-		need = pol->perf_disks ? pol->perf_disks : 1;
+		ceiling_update(pol, false); /* the disks, counted again if a second old */
+		need = pol->disks ? pol->disks : 1;
 	}
 	most = need + PRIV_PERF_SPARE;
 	i = (size_t)cpu * (PRIV_PERF_WAKER + 1) + what;

@@ -54,9 +54,8 @@ struct priv_policy {
 	unsigned perf_cpus;
 	double *perf_tokens;
 	uint64_t *perf_ns;
-	unsigned perf_disks;    /* the disks the configuration selects, counted at most */
-	uint64_t perf_disks_ns; /* once a second: when (0: never) */
-	uint64_t perf_events;   /* handed out since start */
+	unsigned disks;       /* the disks the configuration selects (the ceiling counts them) */
+	uint64_t perf_events; /* handed out since start */
 };
 
 /* Start from cfg (taken: freed by priv_policy_free): the input nodes there now, the

@@ -5,6 +5,7 @@
 #include "autoconf.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +309,43 @@ START_TEST(test_perf_budget)
 }
 END_TEST
 
+/* The disk kind needs one event per disk the configuration selects: the ceiling's count of
+ * /sys/block, taken at init and again on a reload, serves the budget without a walk of its
+ * own; its need at once is that many (at least one) and PRIV_PERF_SPARE more. */
+START_TEST(test_perf_budget_disks)
+{
+	struct priv_policy pol;
+	struct block_disk_info info;
+	struct dirent *e;
+	unsigned disks = 0;
+	int given = 0;
+	double *tokens;
+	DIR *d;
+	char *log;
+
+	priv_policy_init(&pol, load(""));
+	d = opendir("/sys/block");
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		disks += e->d_name[0] != '.' && priv_policy_disk(&pol, e->d_name, &info);
+	closedir(d);
+	ck_assert_uint_eq(pol.disks, disks);
+	tu_capture_begin();
+	for (int i = 0; i < 100 && (tokens = priv_policy_perf(&pol, 0, PRIV_PERF_DISK)); i++) {
+		*tokens -= 1;
+		given++;
+	}
+	log = tu_capture_end();
+	ck_assert_int_eq(given, (disks ? (int)disks : 1) + PRIV_PERF_SPARE);
+	ck_assert_ptr_nonnull(strstr(log, "more disk perf events on CPU 0"));
+	free(log);
+	/* A reload that disables the class counts none at once. */
+	priv_policy_reload(&pol, load("policy = { block = { mode = \"disabled\"; }; };\n"));
+	ck_assert_uint_eq(pol.disks, 0);
+	priv_policy_free(&pol);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("priv_policy");
@@ -324,6 +362,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_disk_selected);
 	tcase_add_test(tc, test_packet_budget);
 	tcase_add_test(tc, test_perf_budget);
+	tcase_add_test(tc, test_perf_budget_disks);
 	suite_add_tcase(s, tc);
 	return s;
 }
