@@ -88,7 +88,8 @@ static void estimator_levels(void)
 /* The long window's estimators (est_online.c: t-Tuple, LRS and MultiMCW over the last 2^20
  * symbols) on random symbols: CPU ms at some sizes, and over all the estimates a busy
  * instance makes while its window grows (at 1024, then every eighth of each doubling, at
- * least every 256 symbols). */
+ * least every 256 symbols), where MultiMCW takes only the symbols since the last estimate
+ * (sp90b_mcw_add()). */
 static double long_window_ms(const uint8_t *sym, size_t n)
 {
 	struct sp90b_t_tuple tt;
@@ -105,7 +106,8 @@ static void long_window(void)
 {
 	const size_t max = (size_t)1 << 20;
 	uint8_t *sym = malloc(max);
-	double total = 0;
+	struct sp90b_mcw *live = sp90b_mcw_new();
+	double tuple = 0, mcw = 0;
 	size_t n, step;
 
 	if (!sym)
@@ -116,14 +118,25 @@ static void long_window(void)
 	for (n = (size_t)1 << 16; n <= max; n <<= 2)
 		printf(" %zu %.1f ms%s", n, long_window_ms(sym, n), n < max ? "," : "\n");
 	for (n = 1024; n <= max; n += step) {
+		struct sp90b_t_tuple tt;
+		struct sp90b_lrs lrs;
+		struct sp90b_pred p;
 		size_t pow2 = 1;
+		double t0 = rig_cpu_ns(), t1;
 
 		while (pow2 * 2 <= n)
 			pow2 *= 2;
 		step = pow2 / 8 > 256 ? pow2 / 8 : 256;
-		total += long_window_ms(sym, n);
+		sp90b_tuple_lrs(sym, n, 256, &tt, &lrs);
+		t1 = rig_cpu_ns();
+		sp90b_mcw_add(live, sym, n);
+		sp90b_mcw_result(live, n, 256, &p);
+		tuple += (t1 - t0) / 1e6;
+		mcw += (rig_cpu_ns() - t1) / 1e6;
 	}
-	printf("  while it grows to %zu symbols: %.0f ms in all\n", max, total);
+	printf("  while it grows to %zu symbols: %.0f ms in all (t-Tuple and LRS %.0f, MultiMCW "
+	       "%.0f)\n", max, tuple + mcw, tuple, mcw);
+	sp90b_mcw_free(live);
 	free(sym);
 }
 

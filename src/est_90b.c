@@ -266,96 +266,144 @@ static inline __attribute__((always_inline)) void mcw_board_step(struct mcw_boar
  * we also count how many have each count: when the new top count is held by one symbol
  * only, and that is the one that came or the one that left (the usual case where one
  * symbol dominates), no search is needed. With few, searching costs less than that
- * bookkeeping.
+ * bookkeeping. The state is a struct so that a sequence that only grows can be taken
+ * further, symbol by symbol, where the last call left it (sp90b_mcw_add()).
  */
 #define MCW_SEARCH_MAX_K 16
-static void mcw_symbols(const uint8_t *sym, size_t n, unsigned k, struct mcw_board *b)
+static const long mcw_nat_off[MCW_NW] = {0, 64, 64 + 256, 64 + 256 + 1024};
+
+struct sp90b_mcw {
+	long cnt[MCW_NW][256], pos[MCW_NW][256], max_cnt[MCW_NW];
+	uint16_t nat_all[64 + 256 + 1024 + 4096]; /* at mcw_nat_off[j] + c: symbols with
+						   * count c in window j */
+	uint8_t freq[MCW_NW];
+	unsigned k;    /* the symbols are below k */
+	bool hist;     /* keep nat */
+	long i;        /* symbols taken */
+	struct mcw_board b;
+};
+
+static struct sp90b_mcw *mcw_new(unsigned k)
+{
+	struct sp90b_mcw *m = xcalloc(1, sizeof(*m));
+
+	m->k = k;
+	m->hist = k > MCW_SEARCH_MAX_K;
+	return m;
+}
+
+/* Symbol i of sym (those before it taken already): the guesses of the predictors whose
+ * window is full, then each window takes it (and, once full, lets its oldest go). */
+static inline __attribute__((always_inline)) void mcw_step(struct sp90b_mcw *restrict m,
+							   const uint8_t *restrict sym, long i)
 {
 	const long *w = mcw_w;
-	long cnt[MCW_NW][256], pos[MCW_NW][256], max_cnt[MCW_NW] = {0};
-	uint16_t *nat[MCW_NW], *nat_all; /* nat[j][c]: symbols with count c in window j */
-	uint8_t freq[MCW_NW] = {0};
+	const uint8_t x = sym[i];
 	unsigned j, s;
-	long i, len = (long)n;
-	bool hist = k > MCW_SEARCH_MAX_K;
-	size_t off = 0;
 
-	memset(cnt, 0, sizeof(cnt));
-	memset(pos, 0, sizeof(pos));
-	nat_all = xcalloc(64 + 256 + 1024 + 4096, sizeof(*nat_all));
-	for (j = 0; j < MCW_NW; j++) {
-		nat[j] = nat_all + off;
-		off += (size_t)w[j] + 1;
-	}
-	for (i = 0; i < w[MCW_NW - 1]; i++) {
-		for (j = 0; j < MCW_NW; j++) {
-			if (i >= w[j])
-				continue;
-			if (hist) {
-				nat[j][cnt[j][sym[i]]]--;
-				nat[j][cnt[j][sym[i]] + 1]++;
-			}
-			if (max_cnt[j] <= ++cnt[j][sym[i]]) {
-				max_cnt[j] = cnt[j][sym[i]];
-				freq[j] = sym[i];
-			}
-			pos[j][sym[i]] = i;
-		}
-	}
-
-	for (i = w[0]; i < len; i++) {
-		uint8_t x = sym[i];
+	if (i >= w[0]) {
 		unsigned right = 0;
 
 		for (j = 0; j < MCW_NW; j++)
-			right |= (unsigned)((i >= w[j]) & (freq[j] == x)) << j;
-		mcw_board_step(b, right, true);
-		for (j = 0; j < MCW_NW; j++) {
-			uint8_t old;
-			long top;
+			right |= (unsigned)((i >= w[j]) & (m->freq[j] == x)) << j;
+		mcw_board_step(&m->b, right, true);
+	}
+	for (j = 0; j < MCW_NW; j++) {
+		uint16_t *nat = m->nat_all + mcw_nat_off[j];
+		long *cnt = m->cnt[j];
+		uint8_t old;
+		long top;
 
-			if (i < w[j])
-				continue;
-			old = sym[i - w[j]];
-			if (hist && old != x) {
-				nat[j][cnt[j][old]]--;
-				nat[j][cnt[j][old] - 1]++;
-				nat[j][cnt[j][x]]--;
-				nat[j][cnt[j][x] + 1]++;
+		if (i < w[j]) { /* the window fills */
+			if (m->hist) {
+				nat[cnt[x]]--;
+				nat[cnt[x] + 1]++;
 			}
-			cnt[j][old]--;
-			cnt[j][x]++;
-			pos[j][x] = i;
-			if (old != freq[j] && max_cnt[j] <= cnt[j][x]) {
-				max_cnt[j] = cnt[j][x];
-				freq[j] = x;
-				continue;
+			if (m->max_cnt[j] <= ++cnt[x]) {
+				m->max_cnt[j] = cnt[x];
+				m->freq[j] = x;
 			}
-			if (old != freq[j])
-				continue;
-			/* One came and one left: the top count is within one of the old. */
-			top = max_cnt[j] + 1;
-			if (hist && (top > w[j] || !nat[j][top]))
-				top = nat[j][max_cnt[j]] ? max_cnt[j] : max_cnt[j] - 1;
-			if (hist && nat[j][top] == 1 && (cnt[j][x] == top || cnt[j][old] == top)) {
-				max_cnt[j] = top;
-				freq[j] = cnt[j][x] == top ? x : old;
-			} else {
-				long max_pos = i - w[j];
+			m->pos[j][x] = i;
+			continue;
+		}
+		old = sym[i - w[j]];
+		if (m->hist && old != x) {
+			nat[cnt[old]]--;
+			nat[cnt[old] - 1]++;
+			nat[cnt[x]]--;
+			nat[cnt[x] + 1]++;
+		}
+		cnt[old]--;
+		cnt[x]++;
+		m->pos[j][x] = i;
+		if (old != m->freq[j] && m->max_cnt[j] <= cnt[x]) {
+			m->max_cnt[j] = cnt[x];
+			m->freq[j] = x;
+			continue;
+		}
+		if (old != m->freq[j])
+			continue;
+		/* One came and one left: the top count is within one of the old. */
+		top = m->max_cnt[j] + 1;
+		if (m->hist && (top > w[j] || !nat[top]))
+			top = nat[m->max_cnt[j]] ? m->max_cnt[j] : m->max_cnt[j] - 1;
+		if (m->hist && nat[top] == 1 && (cnt[x] == top || cnt[old] == top)) {
+			m->max_cnt[j] = top;
+			m->freq[j] = cnt[x] == top ? x : old;
+		} else {
+			long max_pos = i - w[j];
 
-				max_cnt[j]--;
-				for (s = 0; s < k; s++) {
-					if (max_cnt[j] < cnt[j][s] ||
-					    (max_cnt[j] == cnt[j][s] && max_pos <= pos[j][s])) {
-						max_cnt[j] = cnt[j][s];
-						freq[j] = (uint8_t)s;
-						max_pos = pos[j][s];
-					}
+			m->max_cnt[j]--;
+			for (s = 0; s < m->k; s++) {
+				if (m->max_cnt[j] < cnt[s] ||
+				    (m->max_cnt[j] == cnt[s] && max_pos <= m->pos[j][s])) {
+					m->max_cnt[j] = cnt[s];
+					m->freq[j] = (uint8_t)s;
+					max_pos = m->pos[j][s];
 				}
 			}
 		}
 	}
-	free(nat_all);
+}
+
+static void mcw_symbols(const uint8_t *sym, size_t n, unsigned k, struct mcw_board *b)
+{
+	struct sp90b_mcw *m = mcw_new(k);
+
+	for (long i = 0; i < (long)n; i++)
+		mcw_step(m, sym, i);
+	*b = m->b;
+	free(m);
+}
+
+struct sp90b_mcw *sp90b_mcw_new(void)
+{
+	return mcw_new(256);
+}
+
+void sp90b_mcw_add(struct sp90b_mcw *m, const uint8_t *sym, size_t n)
+{
+	for (long i = m->i; i < (long)n; i++)
+		mcw_step(m, sym, i);
+	if ((long)n > m->i)
+		m->i = (long)n;
+}
+
+int sp90b_mcw_result(const struct sp90b_mcw *m, size_t n, unsigned k, struct sp90b_pred *out)
+{
+	if (k < 2 || k > 256 || (long)n != m->i || n < SP90B_MCW_MIN_SAMPLES ||
+	    n > SP90B_MAX_SAMPLES)
+		return -1;
+	sp90b_pred_finish(m->b.c, n - (size_t)mcw_w[0], m->b.max_run, k, out);
+	return 0;
+}
+
+void sp90b_mcw_free(struct sp90b_mcw *m)
+{
+	if (!m)
+		return;
+	util_wipe(m, sizeof(*m));
+	free(m);
 }
 
 /*

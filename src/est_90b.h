@@ -57,6 +57,17 @@ unsigned sp90b_prepare(const uint8_t *raw, size_t n, unsigned bits, uint8_t *sym
  */
 int sp90b_mcv(const uint8_t *sym, size_t n, unsigned k, struct sp90b_mcv *out);
 int sp90b_multi_mcw(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
+/* MultiMCW taken symbol by symbol, over a sequence that only grows (the online estimator's
+ * long window): sp90b_mcw_add() takes sym[i] for every i below n not taken yet (sym holds
+ * the whole sequence, from its first symbol); then sp90b_mcw_result() over those n symbols
+ * is what sp90b_multi_mcw() gives on them, k being how many values they take. Its guesses
+ * do not depend on how values are numbered, so raw symbols give what renumbered ones do.
+ * About 27 KB; wiped when freed. */
+struct sp90b_mcw;
+struct sp90b_mcw *sp90b_mcw_new(void);
+void sp90b_mcw_add(struct sp90b_mcw *m, const uint8_t *sym, size_t n);
+int sp90b_mcw_result(const struct sp90b_mcw *m, size_t n, unsigned k, struct sp90b_pred *out);
+void sp90b_mcw_free(struct sp90b_mcw *m);
 int sp90b_lag(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
 int sp90b_multi_mmc(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);
 int sp90b_lz78y(const uint8_t *sym, size_t n, unsigned k, struct sp90b_pred *out);

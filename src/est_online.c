@@ -106,10 +106,12 @@
  * credit until the source is re-qualified, an hour of its events later).
  * On a busy disk's symbols t-Tuple with LRS took 111 ms and MultiMCW 110 ms over 2^20
  * symbols, 41 and 15 ms over 2^18, 5 and 4 ms over 2^16 (on random symbols all three 85 ms
- * over 2^20: bench/pipeline --long). Replaying the disk's 180 s recording (1.2 million
- * symbols) took 1.35 s of CPU time more an estimator, nearly all while the window grew;
- * then it is one estimate every COSTLY_TIMES intervals (2 minutes for a disk), or every
- * 65,536 symbols on a slower source. The renumbered copy it is estimated from (1 MiB) is
+ * over 2^20: bench/pipeline --long). While symbols have only been appended to the window,
+ * MultiMCW takes those since its last estimate and no more (sp90b_mcw_add(): the same
+ * result), so its growth costs t-Tuple's and LRS's runs over all of it and MultiMCW each
+ * symbol once: 371 and 34 ms over a million random symbols, 405 in all where it was 804
+ * (bench/pipeline --long). Then it is one estimate every COSTLY_TIMES intervals (2 minutes
+ * for a disk), or every 65,536 symbols on a slower source. The renumbered copy it is estimated from (1 MiB) is
  * shared scratch; t-Tuple's suffix array (28 bytes a symbol) is allocated for the call.
  *
  * Scratch (the renumbered block, its bits and the predictors' work area, a little over
@@ -157,6 +159,10 @@ struct long_window {
 	uint32_t cutoff;   /* runs this long fail the health tests for good: not held here */
 	bool out;          /* the run going on is the health tests', not the window's */
 	enum sp90b_test by;
+	/* MultiMCW, taken further at each estimate while symbols have only been appended to
+	 * the window; NULL once one has left it (then it runs over all of the window). */
+	struct sp90b_mcw *mcw;
+	bool mcw_over;     /* ... for good */
 };
 
 /* The run window (see "Runs" above): per segment, its symbols, those equal to the one
@@ -271,6 +277,7 @@ static void sp90b_destroy(void *state)
 		util_wipe(s->lw.sym, s->lw.size);
 		free(s->lw.sym);
 	}
+	sp90b_mcw_free(s->lw.mcw);
 	util_wipe(s, sizeof(*s));
 	free(s);
 	if (--scratch.users == 0) {
@@ -390,6 +397,28 @@ static bool due(uint64_t t_ns, uint64_t since, uint64_t every)
 	return t_ns < since || t_ns - since >= every;
 }
 
+/* Symbols left the long window (a segment, or a run the health tests took): MultiMCW runs
+ * over all of it from now on. */
+static void long_mcw_over(struct long_window *w)
+{
+	sp90b_mcw_free(w->mcw);
+	w->mcw = NULL;
+	w->mcw_over = true;
+}
+
+/* MultiMCW over the long window (in scratch.renumbered, k values). While symbols have only
+ * been appended to it, those since the last estimate are taken further: the same result, for
+ * the new symbols' cost. */
+static int long_mcw(struct long_window *w, unsigned k, struct sp90b_pred *out)
+{
+	if (w->mcw_over)
+		return sp90b_multi_mcw(scratch.renumbered, w->n, k, out);
+	if (!w->mcw)
+		w->mcw = sp90b_mcw_new();
+	sp90b_mcw_add(w->mcw, w->sym, w->n);
+	return sp90b_mcw_result(w->mcw, w->n, k, out);
+}
+
 /* The long window's estimators over all it holds; its bound, and the budget: the bits its
  * symbols may have been given at that bound, less those they were. */
 static void long_estimate(struct sp90b_est *s, uint64_t t_ns)
@@ -424,7 +453,7 @@ static void long_estimate(struct sp90b_est *s, uint64_t t_ns)
 			w->h = lrs.h;
 			w->by = SP90B_T_LRS;
 		}
-		if (sp90b_multi_mcw(scratch.renumbered, w->n, k, &mcw) == 0 && mcw.h < w->h) {
+		if (long_mcw(w, k, &mcw) == 0 && mcw.h < w->h) {
 			w->h = mcw.h;
 			w->by = SP90B_T_MULTI_MCW;
 		}
@@ -468,6 +497,7 @@ static void long_next(struct long_window *w, uint64_t symbols)
 static void long_room(struct long_window *w)
 {
 	if (w->n == LONG_SYMS) {
+		long_mcw_over(w);
 		memmove(w->sym, w->sym + RUN_SEG, w->n - RUN_SEG);
 		w->n -= RUN_SEG;
 		w->given[w->first / RUN_SEG % RUN_SEGS] = 0; /* the slot of the segment beginning */
@@ -501,6 +531,8 @@ static inline void long_add(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 			size_t drop = s->runs.run - 1 < w->n ? s->runs.run - 1 : w->n;
 
 			w->n -= drop;
+			if (drop)
+				long_mcw_over(w);
 			if (w->h < 8)
 				w->budget -= w->h * (double)drop;
 			w->out = true;

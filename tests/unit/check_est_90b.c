@@ -382,6 +382,53 @@ START_TEST(test_mcw_paths)
 }
 END_TEST
 
+/* MultiMCW taken further symbol by symbol (sp90b_mcw_add(), the online estimator's long
+ * window while it grows) gives, after each stretch, what sp90b_multi_mcw() gives on all the
+ * symbols so far, renumbered as the estimator renumbers them (sp90b_prepare()): raw values
+ * spread over 0..255, few and many of them, with and without a period, and stretches of
+ * one symbol to thousands. */
+START_TEST(test_mcw_grown)
+{
+	static uint8_t raw[20000], sym[20000];
+
+	tu_rng_seed(0x6e0f90b5);
+	for (unsigned t = 0; t < 24; t++) {
+		static const unsigned ks[] = {2, 3, 16, 17, 256, 40};
+		unsigned k = ks[t % ARRAY_SIZE(ks)];
+		size_t period = t % 4 ? 0 : 1 + tu_rng_next() % 300;
+		unsigned spread = 1 + 2 * (unsigned)(tu_rng_next() % 100); /* odd: a permutation */
+		struct sp90b_mcw *m = sp90b_mcw_new();
+		size_t n = 0;
+
+		random_symbols(raw, sizeof(raw), k, period, t % 3 ? tu_rng_unit() : 0);
+		for (size_t i = 0; i < sizeof(raw); i++)
+			raw[i] = (uint8_t)(raw[i] * spread + t);
+		while (n < sizeof(raw)) {
+			struct sp90b_pred live, all;
+			unsigned kn;
+			int got, want;
+
+			n += t % 2 ? 1 + tu_rng_next() % 700 : 1 + tu_rng_next() % 5000;
+			n = n < sizeof(raw) ? n : sizeof(raw);
+			sp90b_mcw_add(m, raw, n);
+			kn = sp90b_prepare(raw, n, 8, sym);
+			got = sp90b_mcw_result(m, n, kn, &live);
+			want = sp90b_multi_mcw(sym, n, kn, &all);
+			ck_assert_int_eq(got, want);
+			if (want < 0)
+				continue;
+			ck_assert_msg(live.c == all.c && live.r == all.r && live.n == all.n &&
+					      live.h == all.h,
+				      "n %zu k %u: C %llu r %llu h %g, all at once %llu %llu %g "
+				      "(seed %#llx)", n, kn, (unsigned long long)live.c,
+				      (unsigned long long)live.r, live.h, (unsigned long long)all.c,
+				      (unsigned long long)all.r, all.h, (unsigned long long)tu_seed);
+		}
+		sp90b_mcw_free(m);
+	}
+}
+END_TEST
+
 static Suite *sp80090b_suite(void)
 {
 	Suite *s = suite_create("sp80090b");
@@ -394,6 +441,7 @@ static Suite *sp80090b_suite(void)
 	tcase_add_test(tc, test_edges);
 	tcase_add_test(tc, test_lag_paths);
 	tcase_add_test(tc, test_mcw_paths);
+	tcase_add_test(tc, test_mcw_grown);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("long");
