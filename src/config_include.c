@@ -119,14 +119,14 @@ static bool include_open(FILE *f, int *c)
 	size_t i;
 
 	while (*c == ' ' || *c == '\t')
-		*c = getc(f);
-	for (i = 0; word[i]; i++, *c = getc(f))
+		*c = getc_unlocked(f);
+	for (i = 0; word[i]; i++, *c = getc_unlocked(f))
 		if (*c != word[i])
 			return false;
 	if (*c != ' ' && *c != '\t')
 		return false;
 	while (*c == ' ' || *c == '\t')
-		*c = getc(f);
+		*c = getc_unlocked(f);
 	return *c == '"';
 }
 
@@ -157,12 +157,15 @@ static void include(struct scan *s, unsigned depth)
 	free(file);
 }
 
+/* A character at a time, as flex's scanner takes them: getc_unlocked(), since the stream is
+ * this function's alone (and most of a configuration is comments, skipped a character at a
+ * time). */
 static void scan_file(struct scan *s, FILE *f, unsigned depth)
 {
 	int c, prev = '\n', next;
 
 	s->nul = false;
-	while (!s->stop && (c = getc(f)) != EOF) {
+	while (!s->stop && (c = getc_unlocked(f)) != EOF) {
 		switch (s->state) {
 		case L_INITIAL:
 			if (prev == '\n' && include_open(f, &c)) {
@@ -170,9 +173,9 @@ static void scan_file(struct scan *s, FILE *f, unsigned depth)
 				s->nul = false;
 			} else if (c == '"') {
 				s->state = L_STRING;
-			} else if (c == '#' || (c == '/' && (next = getc(f)) == '/')) {
+			} else if (c == '#' || (c == '/' && (next = getc_unlocked(f)) == '/')) {
 				while (c != '\n' && c != EOF)
-					c = getc(f);
+					c = getc_unlocked(f);
 			} else if (c == '/' && next == '*') {
 				s->state = L_COMMENT;
 			} else if (c == '/') {
@@ -180,13 +183,13 @@ static void scan_file(struct scan *s, FILE *f, unsigned depth)
 			}
 			break;
 		case L_COMMENT:
-			if (c == '*' && (next = getc(f)) == '/')
+			if (c == '*' && (next = getc_unlocked(f)) == '/')
 				s->state = L_INITIAL;
 			else if (c == '*')
 				ungetc(next, f);
 			break;
 		case L_STRING:
-			if (c == '\\' && (next = getc(f)) != '"' && next != '\\')
+			if (c == '\\' && (next = getc_unlocked(f)) != '"' && next != '\\')
 				ungetc(next, f);
 			else if (c == '"')
 				s->state = L_INITIAL;
@@ -194,7 +197,7 @@ static void scan_file(struct scan *s, FILE *f, unsigned depth)
 		case L_INCLUDE:
 			if (c == '\\') {
 				s->nul = false;
-				next = getc(f);
+				next = getc_unlocked(f);
 				if (next == '\\' || next == '"')
 					name_add(s, next);
 				else
