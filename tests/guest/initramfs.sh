@@ -22,9 +22,20 @@
 #
 #   tests/guest/initramfs.sh        (root; from the build tree, after make)
 #
+# ENTROPYD_GUEST_ARCH=arm64|armhf (as run.sh's): the tree is Debian's of that architecture
+# (the release the cross build's root is of, ENTROPYD_CROSS_SUITE, bookworm by default),
+# with the cross-built programs, booted under -M virt. Its programs (debootstrap's second
+# stage, depmod, mkinitramfs and what it runs) run under qemu-user (qemu-user-static),
+# registered with binfmt_misc in a user namespace of the test's own (Linux 6.7; every uid
+# below 65536 mapped to itself, so that dpkg can give files to other users): nothing is
+# registered for the machine as a whole. A kernel without binfmt_misc per user namespace
+# cannot run them: exit 77. The kernel (bookworm's by default, ENTROPYD_GUEST_SUITE) is
+# fetched with kernel.sh's apt state of that architecture.
+#
 # Exit status 0 passed, 1 failed, 77 cannot run here (the reason is printed). Environment as
-# run.sh's, and ENTROPYD_TEST_CACHE (the tree, default /var/cache/entropyd-test),
-# ENTROPYD_TEST_MIRROR (default: the mirror apt uses), ENTROPYD_GUEST_KEEP=1.
+# run.sh's, and ENTROPYD_TEST_CACHE (the trees, default /var/cache/entropyd-test; one per
+# release, architecture and package list), ENTROPYD_TEST_MIRROR (default: the mirror apt
+# uses), ENTROPYD_GUEST_KEEP=1.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,55 +49,147 @@ done
 [ -x "$ENTROPYCTL" ] || missing "$ENTROPYCTL is not built"
 [ -f "$top_builddir/systemd/entropyd.service" ] || missing "no built unit (make)"
 
+# Another architecture's programs run under qemu-user, in namespaces of the test's own.
+qcpu=
+case $GUEST_ARCH in
+arm64) qcpu=aarch64 ;;
+armhf) qcpu=arm ;;
+esac
+if [ -n "$qcpu" ]; then
+	if ! command -v "qemu-$qcpu-static" > /dev/null || [ ! -r "/usr/share/binfmts/qemu-$qcpu" ]; then
+		missing "no qemu-$qcpu-static (apt-get install qemu-user-static)"
+	fi
+	command -v unshare > /dev/null || missing "no unshare (apt-get install util-linux)"
+	# binfmt_misc's registration, from the package's own description of the format.
+	binfmt=":qemu-$qcpu:M::$(sed -n 's/^magic //p' "/usr/share/binfmts/qemu-$qcpu"):$(sed -n 's/^mask //p' "/usr/share/binfmts/qemu-$qcpu"):$(command -v "qemu-$qcpu-static"):F"
+fi
+
 T0=$(date +%s)
 say() { printf 'initramfs: [%3ds] %s\n' "$(($(date +%s) - T0))" "$*"; }
 fail() { echo "FAIL: initramfs: $*"; exit 1; }
 W=$(mktemp -d "${TMPDIR:-/var/tmp}/entropyd-initramfs.XXXXXX")
 cleanup() {
-	for m in "$W/root/proc" "$W/root/sys" "$W/root/dev"; do
-		mountpoint -q "$m" 2>/dev/null && umount -l "$m"
-	done
 	if [ "${ENTROPYD_GUEST_KEEP:-0}" = 1 ]; then echo "initramfs: kept $W"; else rm -rf "$W"; fi
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-kdir=$("$here/kernel.sh" "$ENTROPYD_GUEST_CACHE") || missing "no guest kernel (see above)"
+# in_tree CMD...: CMD, in a mount namespace of its own (what it mounts goes with it). For
+# another architecture's tree, in a user namespace too, every uid and gid below 65536 mapped
+# to itself (written here, as root: unshare's --map-users needs newuidmap), with a PID and a
+# network namespace (proc and sysfs can be mounted there) and binfmt_misc mounted with
+# qemu-user registered: only in that namespace. CMD starts once the maps are written.
+in_tree() {
+	[ -n "$qcpu" ] || { unshare --mount "$@"; return; }
+	local fifo=$W/ns.fifo pid me i=0 rc
+	rm -f "$fifo" && mkfifo "$fifo" || return 1
+	unshare --user --mount --pid --net --fork --kill-child bash -c '
+		read -r _ < "$0" || exit 1
+		mount -t proc proc /proc || exit 1
+		if ! mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2> /dev/null; then
+			echo "this kernel ($(uname -r)) has no binfmt_misc per user namespace (Linux 6.7)"
+			exit 125
+		fi
+		printf "%s" "$1" > /proc/sys/fs/binfmt_misc/register || exit 1
+		shift
+		exec "$@"' "$fifo" "$binfmt" "$@" &
+	pid=$!
+	me=$(readlink /proc/self/ns/user)
+	while [ "$(readlink "/proc/$pid/ns/user" 2>/dev/null)" = "$me" ] && [ "$i" -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	if [ "$(readlink "/proc/$pid/ns/user" 2>/dev/null)" = "$me" ] ||
+		! echo "0 0 65536" > "/proc/$pid/uid_map" || ! echo "0 0 65536" > "/proc/$pid/gid_map"; then
+		kill "$pid" 2> /dev/null
+		wait "$pid"
+		echo "cannot make a user namespace with uids 0-65535 mapped"
+		return 125
+	fi
+	echo go > "$fifo"
+	wait "$pid"
+	rc=$?
+	rm -f "$fifo"
+	return "$rc"
+}
+if [ -n "$qcpu" ]; then
+	why=$(in_tree true 2>&1) || missing "the $GUEST_ARCH tree's programs need qemu-user registered with binfmt_misc in a user namespace, never for the whole machine: ${why:-unshare failed}"
+fi
+
+kdir=$(ENTROPYD_GUEST_ARCH=$GUEST_KERNEL_ARCH "$here/kernel.sh" "$ENTROPYD_GUEST_CACHE") ||
+	missing "no guest kernel (see above)"
 pkg=$(basename "$kdir")
 version=${pkg#linux-image-}
 
-# ---- the tree, cached per kernel and package list ----
+# ---- the tree, cached per release, architecture, kernel and package list ----
 . /etc/os-release
 codename=${VERSION_CODENAME:-}
 [ -n "$codename" ] || missing "cannot tell this host's Debian release"
+# Another architecture's: the release its programs were built against.
+[ -z "$qcpu" ] || codename=${ENTROPYD_CROSS_SUITE:-bookworm}
 mirror=${ENTROPYD_TEST_MIRROR:-$(sed -n 's/^URIs: \(http[^ ]*debian\/*\)$/\1/p; s/^deb \[*[^]]*\]* *\(http[^ ]*debian\/*\) '"$codename"' .*/\1/p' \
 	/etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -1)}
 [ -n "$mirror" ] || missing "no Debian mirror for $codename in apt's sources"
-libs=$(for p in "$ENTROPYD" "$ENTROPYCTL"; do
-	for lib in $(ldd "$p" | awk '/=> \// { print $3 }'); do
-		pkgof=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "/usr$lib" 2>/dev/null ||
-			dpkg -S "${lib#/usr}" 2>/dev/null) || { echo "?$lib"; continue; }
-		echo "${pkgof%%:*}"
-	done
-done | sort -u | tr '\n' ' ')
+if [ -z "$qcpu" ]; then
+	libs=$(for p in "$ENTROPYD" "$ENTROPYCTL"; do
+		for lib in $(ldd "$p" | awk '/=> \// { print $3 }'); do
+			pkgof=$(dpkg -S "$lib" 2>/dev/null || dpkg -S "/usr$lib" 2>/dev/null ||
+				dpkg -S "${lib#/usr}" 2>/dev/null) || { echo "?$lib"; continue; }
+			echo "${pkgof%%:*}"
+		done
+	done | sort -u | tr '\n' ' ')
+else
+	# The libraries the programs name (readelf: ldd cannot run them), each the package of
+	# the cross build's root that holds it (the package brings what the library needs).
+	while read -r deb; do
+		p=$(dpkg-deb -f "$deb" Package)
+		dpkg-deb -c "$deb" | awk -v p="$p" '{ sub(/^\./, "", $6); print p, $6 }'
+	done < "$GUEST_SYSROOT/.debs" > "$W/sysroot.files" || fail "cannot list the packages of $GUEST_SYSROOT"
+	libs=$(for p in "$ENTROPYD" "$ENTROPYCTL"; do
+		for lib in $(LC_ALL=C readelf -d "$p" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+			awk -v l="$lib" '$2 ~ /^(\/usr)?\/lib\// && substr($2, length($2) - length(l)) == "/" l { print $1; f = 1; exit }
+				END { if (!f) print "?" l }' "$W/sysroot.files"
+		done
+	done | sort -u | tr '\n' ' ')
+fi
 case $libs in *'?'*) fail "no Debian package holds: $libs" ;; esac
 packages="systemd systemd-sysv initramfs-tools busybox udev kmod $libs"
+# amd64's as it always was named; another architecture's with its name.
+tag=
+[ -z "$qcpu" ] || tag=$GUEST_ARCH-
 key=$(printf '%s %s %s\n' "$codename" "$pkg" "$packages" | sha256sum | cut -c1-12)
-tree=$CACHE/initramfs-$codename-$key
+tree=$CACHE/initramfs-$codename-$tag$key
 mkdir -p "$CACHE" || fail "cannot create $CACHE"
 exec 8> "$CACHE/initramfs.lock"
 flock -w 900 8 || fail "$CACHE/initramfs.lock is held"
 if [ ! -f "$tree/.complete" ]; then
 	say "debootstrap $codename from $mirror with $packages (once; a few minutes)"
 	rm -rf "$tree.tmp"
-	timeout -k 10 900 debootstrap --variant=minbase --include="$(echo $packages | tr ' ' ',')" \
-		"$codename" "$tree.tmp" "$mirror" > "$CACHE/initramfs-debootstrap.log" 2>&1 ||
-		{ tail -20 "$CACHE/initramfs-debootstrap.log"; rm -rf "$tree.tmp"; fail "debootstrap failed"; }
+	dlog=$CACHE/initramfs-${tag}debootstrap.log
+	if [ -z "$qcpu" ]; then
+		timeout -k 10 900 debootstrap --variant=minbase --include="$(echo $packages | tr ' ' ',')" \
+			"$codename" "$tree.tmp" "$mirror" > "$dlog" 2>&1
+	else
+		# The first stage (download, unpack, the device nodes) here; the second (the
+		# packages' scripts) under qemu-user in the namespace, where no device node can be
+		# made: container=lxc tells debootstrap not to try.
+		timeout -k 10 900 debootstrap --foreign --arch="$GUEST_ARCH" --variant=minbase \
+			--include="$(echo $packages | tr ' ' ',')" \
+			"$codename" "$tree.tmp" "$mirror" > "$dlog" 2>&1 &&
+			in_tree timeout -k 10 1800 env container=lxc chroot "$tree.tmp" \
+				/debootstrap/debootstrap --second-stage >> "$dlog" 2>&1
+	fi || { tail -20 "$dlog"; rm -rf "$tree.tmp"; fail "debootstrap failed"; }
 	# The guest's kernel: its modules for mkinitramfs, its config for the hook; unpacked,
 	# as kernel.sh does, not installed (no postinst runs).
 	d=$(mktemp -d "$W/deb.XXXXXX")
-	(cd "$d" && apt-get download -q -o APT::Sandbox::User="$(id -un)" "$pkg" > /dev/null) ||
-		fail "cannot download $pkg"
+	if [ "$GUEST_KERNEL_ARCH" = amd64 ]; then
+		(cd "$d" && apt-get download -q -o APT::Sandbox::User="$(id -un)" "$pkg" > /dev/null)
+	else
+		# kernel.sh's apt state for the release and architecture (aptlib.sh).
+		(. "$here/aptlib.sh" && apt_private "$ENTROPYD_GUEST_CACHE/apt/${ENTROPYD_GUEST_SUITE:-bookworm}-$GUEST_KERNEL_ARCH" \
+			"${ENTROPYD_GUEST_SUITE:-bookworm}" "$GUEST_KERNEL_ARCH" &&
+			cd "$d" && papt apt-get download "$pkg" > /dev/null)
+	fi || fail "cannot download $pkg"
 	# Unpacked beside the tree, then moved in: dpkg -x over the tree would replace its
 	# merged-/usr symlinks (/lib) with directories.
 	dpkg -x "$d"/"$pkg"_*.deb "$d/x" || fail "cannot unpack $pkg"
@@ -94,8 +197,13 @@ if [ ! -f "$tree/.complete" ]; then
 		mv "$d/x/lib/modules/$version" "$tree.tmp/usr/lib/modules/" &&
 		cp -a "$d"/x/boot/. "$tree.tmp/boot/" || fail "cannot move $pkg into the tree"
 	rm -rf "$d"
-	chroot "$tree.tmp" /sbin/depmod "$version" || fail "depmod in the tree"
+	in_tree chroot "$tree.tmp" /sbin/depmod "$version" || fail "depmod in the tree"
+	# Older trees of this release and architecture go (the other architectures' stay).
 	for old in "$CACHE"/initramfs-"$codename"-*; do
+		case ${old#"$CACHE/initramfs-$codename-"} in
+		arm64-* | armhf-*) [ -n "$tag" ] && [ "${old#"$CACHE/initramfs-$codename-$tag"}" != "$old" ] || continue ;;
+		*) [ -z "$tag" ] || continue ;;
+		esac
 		[ "$old" != "$tree.tmp" ] && [ -d "$old" ] && rm -rf "$old"
 	done
 	touch "$tree.tmp/.complete" && mv "$tree.tmp" "$tree" || fail "cannot store $tree"
@@ -107,10 +215,16 @@ exec 8>&-
 root=$W/root
 say "copying the tree"
 cp -a "$tree" "$root" || fail "cannot copy $tree"
-# Where the built unit says they are: the paths configure chose (the hook finds either).
-sbin=$(sed -n 's|^ExecStart=\(/[^ ]*\)/entropyd .*|\1|p' "$top_builddir/systemd/entropyd.service")
-bin=$(sed -n 's|^ExecReload=\(/[^ ]*\)/entropyctl .*|\1|p' "$top_builddir/systemd/entropyd.service")
-conf=$("$ENTROPYD" -p 2>/dev/null | sed -n 's/^# entropyd configuration in effect.*; from //p')
+# Where the built unit says they are: the paths configure chose (the hook finds either). The
+# unit is the build's of the programs under test (the cross build's for another
+# architecture, whose program runs here under qemu-user).
+gbuild=$(cd "$(dirname "$ENTROPYD")/.." && pwd)
+[ -f "$gbuild/systemd/entropyd.service" ] || fail "no built unit in $gbuild (make)"
+sbin=$(sed -n 's|^ExecStart=\(/[^ ]*\)/entropyd .*|\1|p' "$gbuild/systemd/entropyd.service")
+bin=$(sed -n 's|^ExecReload=\(/[^ ]*\)/entropyctl .*|\1|p' "$gbuild/systemd/entropyd.service")
+run=()
+[ -z "$qcpu" ] || run=("qemu-$qcpu-static" -L "$GUEST_SYSROOT")
+conf=$("${run[@]}" "$ENTROPYD" -p 2>/dev/null | sed -n 's/^# entropyd configuration in effect.*; from //p')
 [ -n "$sbin" ] && [ -n "$bin" ] || fail "cannot read the programs' paths from the built unit"
 case $conf in
 /*) ;;
@@ -120,7 +234,7 @@ esac
 install -D -m 755 "$ENTROPYD" "$root$sbin/entropyd"
 install -D -m 755 "$ENTROPYCTL" "$root$bin/entropyctl"
 install -D -m 644 "$top_srcdir/conf/entropyd.conf" "$root$conf"
-install -m 644 "$top_builddir/systemd/entropyd.service" "$root/lib/systemd/system/entropyd.service"
+install -m 644 "$gbuild/systemd/entropyd.service" "$root/lib/systemd/system/entropyd.service"
 install -D -m 644 "$top_srcdir/systemd/sysusers.d/entropyd.conf" "$root/usr/lib/sysusers.d/entropyd.conf"
 # The collector's user, made before the initramfs is, as the package's postinst does
 # (dh_installsysusers): the hook copies it into the initramfs.
@@ -209,10 +323,16 @@ exit 0
 EOF
 chmod 755 "$root/etc/initramfs-tools/hooks/zz-entropyd-test" \
 	"$root/etc/initramfs-tools/scripts/init-premount/zz-entropyd-test"
-printf 'virtio_pci\nvirtio_blk\ncrc32c_generic\next4\n' >> "$root/etc/initramfs-tools/modules"
+# The disk's bus: PCI on the PC, virtio-mmio under -M virt; the console there.
+if [ "$GUEST_KERNEL_ARCH" = amd64 ]; then
+	console=ttyS0 bus=virtio_pci
+else
+	console=ttyAMA0 bus=virtio_mmio
+fi
+printf '%s\nvirtio_blk\ncrc32c_generic\next4\n' "$bus" >> "$root/etc/initramfs-tools/modules"
 sed -i 's/^MODULES=.*/MODULES=list/' "$root/etc/initramfs-tools/initramfs.conf"
 install -m 755 "$here/initramfs_check.sh" "$root/usr/local/bin/initramfs_check"
-cat > "$root/etc/systemd/system/entropyd-initramfs-check.service" <<'EOF'
+cat > "$root/etc/systemd/system/entropyd-initramfs-check.service" <<EOF
 [Unit]
 Description=entropyd's initramfs test: the checks
 After=entropyd.service
@@ -222,13 +342,15 @@ Type=oneshot
 ExecStart=/usr/local/bin/initramfs_check
 StandardOutput=tty
 StandardError=tty
-TTYPath=/dev/ttyS0
+TTYPath=/dev/$console
 EOF
 mkdir -p "$root/etc/systemd/system/multi-user.target.wants"
 ln -sf /etc/systemd/system/entropyd-initramfs-check.service \
 	"$root/etc/systemd/system/multi-user.target.wants/entropyd-initramfs-check.service"
-# The console is the checks': no getty there to hang it up under them.
-systemctl --root="$root" -q mask serial-getty@ttyS0.service getty@tty1.service ||
+# The console is the checks': no getty there to hang it up under them, nor on -M virt's
+# control channel (a virtio console, hvc0, which systemd would give a getty).
+systemctl --root="$root" -q mask "serial-getty@$console.service" getty@tty1.service \
+	serial-getty@hvc0.service ||
 	fail "cannot mask the gettys in the tree"
 echo "entropyd-guest" > "$root/etc/hostname"
 : > "$root/etc/machine-id"
@@ -236,13 +358,15 @@ printf '/dev/vda / ext4 rw 0 1\n' > "$root/etc/fstab"
 
 # ---- the initramfs, by initramfs-tools with the shipped hook ----
 say "mkinitramfs $version"
-mount -t proc proc "$root/proc" && mount -t sysfs sys "$root/sys" && mount --bind /dev "$root/dev" ||
-	fail "cannot mount in the tree"
-PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot "$root" mkinitramfs -o "/boot/initrd.img-$version" "$version" > "$W/mkinitramfs.log" 2>&1 ||
-	{ cat "$W/mkinitramfs.log"; fail "mkinitramfs failed"; }
-PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot "$root" lsinitramfs "/boot/initrd.img-$version" > "$W/initrd.list" 2>/dev/null ||
-	fail "lsinitramfs failed"
-umount "$root/proc" "$root/sys" "$root/dev"
+# In a mount namespace of its own (in_tree): the mounts go with it.
+in_tree bash -c 'mount -t proc proc "$0/proc" && mount -t sysfs sys "$0/sys" &&
+	mount --rbind /dev "$0/dev" || { echo "initramfs: cannot mount in the tree"; exit 1; }
+	export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+	chroot "$0" mkinitramfs -o "/boot/initrd.img-$1" "$1" > "$2/mkinitramfs.log" 2>&1 ||
+		{ cat "$2/mkinitramfs.log"; echo "initramfs: mkinitramfs failed"; exit 1; }
+	chroot "$0" lsinitramfs "/boot/initrd.img-$1" > "$2/initrd.list" 2> /dev/null ||
+		{ echo "initramfs: lsinitramfs failed"; exit 1; }' "$root" "$version" "$W" ||
+	fail "cannot build the initramfs in the tree (see above)"
 cp "$root/boot/initrd.img-$version" "$W/initrd.img"
 for f in sbin/entropyd etc/entropyd.conf scripts/init-premount/entropyd \
 	scripts/init-bottom/entropyd "boot/config-$version"; do
@@ -260,7 +384,7 @@ say "booting"
 mkdir -p "$W/q"
 python3 "$here/qemu_run.py" --kernel "$kdir/vmlinuz" --initrd "$W/initrd.img" --dir "$W/q" \
 	--console "$W/console.log" --timeout "${ENTROPYD_GUEST_TIMEOUT:-400}" --qemu "$QEMU" \
-	--disk "$W/disk.img" --no-virtio-input \
+	--arch "$GUEST_KERNEL_ARCH" --disk "$W/disk.img" --no-virtio-input \
 	--append "root=/dev/vda rw quiet random.trust_cpu=off random.trust_bootloader=off" &
 PYPID=$!
 wait "$PYPID"

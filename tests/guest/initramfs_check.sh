@@ -2,7 +2,8 @@
 # initramfs_check: the checks of tests/guest/initramfs.sh, on the booted root, run by a
 # oneshot unit ordered after entropyd.service. Results on the console as "PASS: initramfs: "
 # and "FAIL: initramfs: " lines between "=== initramfs check" and "=== end"; then "done" to
-# the host on ttyS1, and power off.
+# the host on the control channel (ttyS1; under -M virt, the virtio console the command
+# line's guest_ctl= names), and power off.
 #
 # One clock: the kernel log's timestamps (dmesg), and systemd's monotonic timestamp of the
 # service's start, both counted from boot.
@@ -76,6 +77,7 @@ if [ "$state" = active ] && [ -n "$collector" ] && [ -z "$others" ]; then
 	pass "entropyd.service is active (pid $main and its collector $collector), no other entropyd running"
 else
 	fail "entropyd.service is $state (pid $main, collector '${collector}'); other entropyd processes:${others:- none}"
+	journalctl -b -u entropyd.service -o cat --no-pager 2>&1 | tail -15 | sed 's/^/  journal: /'
 fi
 
 # The collector in a box of its own, in the initramfs (started by its hooks, where the root
@@ -135,9 +137,11 @@ INTRUDE=/usr/local/bin/intrude
 uid=$(id -u entropyd)
 conf=$(entropyd -p 2> /dev/null | sed -n 's/^# entropyd configuration in effect.*; from //p')
 install -m 0000 /dev/null /run/entropyd-test-secret
+t0=$(cut -d' ' -f1 /proc/uptime)
 intrusions "$collector" "$uid" "$conf" /run/entropyd-test-secret /run/systemd/private \
 	/dev/vda > /run/intrusions.txt 2>&1
 attempt "$collector" "reading /dev/vda" open /dev/vda r >> /run/intrusions.txt
+echo "  unit: the attempts took $(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }') s"
 restarts=$(systemctl show -P NRestarts entropyd.service)
 last=$(attempt_last "$collector" "$main")
 sed 's/^/  unit: /' /run/intrusions.txt
@@ -154,12 +158,18 @@ if [ "$INTRUSIONS_BAD" -eq 0 ] && grep -q '^ok: the calls run in the collector' 
 	pass "under the unit, from inside the collector, each attempt failed; prlimit64 on the main process killed it (SIGSYS), Restart= brought the service back"
 else
 	fail "under the unit, from inside the collector: $(grep -v '^ok' /run/intrusions.txt | head -4) $last; $(systemctl is-active entropyd.service)"
+	journalctl -b -u entropyd.service -o short-monotonic --no-pager 2>&1 | tail -25 | sed 's/^/  journal: /'
 fi
 entropyctl status 2>&1 | sed 's/^/  status: /'
 echo "=== end"
 
-exec 3<> /dev/ttyS1
-stty -F /dev/ttyS1 raw -echo
+ctl=$(sed -n 's/.*guest_ctl=\([^ ]*\).*/\1/p' /proc/cmdline)
+: "${ctl:=/dev/ttyS1}"
+# A virtio console opens once its driver (udev loads it) has probed the device.
+i=0
+while ! (: <> "$ctl") 2> /dev/null && [ "$i" -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
+exec 3<> "$ctl"
+stty -F "$ctl" raw -echo
 echo done >&3
 read -t 30 -r _ <&3
 systemctl poweroff --force --force
