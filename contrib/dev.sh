@@ -70,8 +70,11 @@ HOST_DEPS="$HOST_DEPS stress-ng"
 HOST_DEPS="$HOST_DEPS musl-tools"
 # The arm64 and armhf guests (make check-guest GUEST_ARCH=...): Debian's cross compilers
 # (their C library comes with them; the target's -dev packages are fetched into a root of
-# their own by tests/cross/sysroot.sh, never installed here) and qemu for -M virt.
+# their own by tests/cross/sysroot.sh, never installed here) and qemu for -M virt; for their
+# initramfs (tests/guest/initramfs.sh), qemu-user, which runs the Debian tree's own programs
+# there (registered with binfmt_misc in the test's user namespace only).
 HOST_DEPS="$HOST_DEPS gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-system-arm"
+HOST_DEPS="$HOST_DEPS qemu-user-static"
 # Every package any command here installs: a build is configured again when one of them
 # was installed, removed or upgraded since it was configured.
 ALL_DEPS="$BUILD_DEPS $TEST_DEPS $HOST_DEPS"
@@ -272,13 +275,14 @@ test)
 	# against Debian's packages of that architecture (tests/cross/), booted on Debian's own
 	# kernel of it under qemu's -M virt; every guest test that applies there, the attempts
 	# from inside the collector among them; then, as on amd64, the kernel test on the older
-	# and the newer release's kernel.
+	# and the newer release's kernel; then the initramfs with the real hooks, in a Debian tree
+	# of that architecture (tests/guest/initramfs.sh).
 	for arch in arm64 armhf; do
 		stage_start "$arch guest: make check-guest GUEST_ARCH=$arch GUEST_ALSO='bullseye trixie'"
 		ga=0
 		make --no-print-directory check-guest GUEST_ARCH="$arch" GUEST_ALSO='bullseye trixie' \
 			> "make-check-guest-$arch.out" 2>&1 || ga=$?
-		sed -n '/^----- guest results/,$p' "make-check-guest-$arch.out" | grep -E '^(PASS|FAIL|SKIP):' |
+		sed -n '/^----- guest results/,$p' "make-check-guest-$arch.out" | grep -E '^(PASS|FAIL|SKIP):|^check-guest: ' |
 			sed "s/^/$arch: /" || true
 		[ "$ga" -eq 0 ] || tail -60 "make-check-guest-$arch.out"
 		[ "$rc" -ne 0 ] || rc=$ga
