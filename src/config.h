@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "source_classes.h"
@@ -102,7 +103,7 @@ struct config {
 		bool exclude_virtual;
 		struct strlist include; /* globs on device name or node; empty = all */
 		struct strlist exclude;
-		long quantum_ns;
+		int64_t quantum_ns;
 		double estimate_interval; /* seconds of event time between estimated blocks */
 		double health_retry;      /* seconds of event time before a re-qualification */
 	} input;
@@ -110,7 +111,7 @@ struct config {
 	struct {
 		enum block_backend backend;
 		struct strlist devices;
-		long quantum_ns;
+		int64_t quantum_ns;
 		double estimate_interval; /* seconds of event time between estimated blocks */
 		double health_retry;      /* seconds of event time before a re-qualification */
 	} block;
@@ -119,7 +120,7 @@ struct config {
 		struct strlist interfaces;
 		struct net_capture capture; /* for interfaces no entry of instances matches */
 		char *file;
-		long quantum_ns;
+		int64_t quantum_ns;
 		double estimate_interval; /* seconds of event time between estimated blocks */
 		double health_retry;      /* seconds of event time before a re-qualification */
 		int max_events_per_second; /* per interface; the rest are counted as skipped */
@@ -136,7 +137,7 @@ struct config {
 
 	struct {
 		char *dir;      /* per-instance symbol files; "" = off (the default) */
-		long max_bytes; /* bound of each file */
+		int64_t max_bytes; /* bound of each file */
 	} record;
 
 	struct {

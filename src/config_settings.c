@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,7 +311,7 @@ void config_settings_defaults(const struct setting *tab, void *base)
 		switch (s->type) {
 		case SET_BOOL: *(bool *)p = s->def_num != 0; break;
 		case SET_INT: *(int *)p = (int)s->def_num; break;
-		case SET_INT64: *(long *)p = (long)s->def_num; break;
+		case SET_INT64: *(int64_t *)p = (int64_t)s->def_num; break;
 		case SET_FLOAT: *(double *)p = s->def_num; break;
 		case SET_ENUM: *(int *)p = (int)s->def_num; break;
 		case SET_STRING: set_string(p, s->def_str ? s->def_str : ""); break;
@@ -485,7 +486,7 @@ static bool apply_one(const struct keyctx *k, void *base)
 		if (s->type == SET_INT)
 			*(int *)p = (int)num;
 		else if (s->type == SET_INT64)
-			*(long *)p = (long)config_setting_get_int64(k->cs);
+			*(int64_t *)p = config_setting_get_int64(k->cs);
 		else
 			*(double *)p = num;
 		return true;
@@ -644,8 +645,8 @@ static void print_value(const struct setting *s, const void *p, FILE *out)
 	case SET_INT: fprintf(out, "%d", *(const int *)p); break;
 	case SET_INT64:
 		/* libconfig reads an integer without its L as 32 bits, cut */
-		fprintf(out, "%ld%s", *(const long *)p,
-			*(const long *)p > INT32_MAX || *(const long *)p < INT32_MIN ? "L" : "");
+		fprintf(out, "%" PRId64 "%s", *(const int64_t *)p,
+			*(const int64_t *)p > INT32_MAX || *(const int64_t *)p < INT32_MIN ? "L" : "");
 		break;
 	case SET_FLOAT:
 		fmt_num(*(const double *)p, true, buf, sizeof(buf));

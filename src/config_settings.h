@@ -13,7 +13,7 @@
 enum setting_type {
 	SET_BOOL,      /* bool */
 	SET_INT,       /* int */
-	SET_INT64,     /* long: libconfig's 64-bit integer, range-checked to fit */
+	SET_INT64,     /* int64_t: libconfig's 64-bit integer, range-checked to fit */
 	SET_FLOAT,     /* double; an integer is accepted too */
 	SET_STRING,    /* char *, owned */
 	SET_ENUM,      /* an enum (int-sized), written as one of `names` */

@@ -26,9 +26,9 @@ int source_class_from_name(const char *name)
 	return -1;
 }
 
-long source_class_quantum_ns(const struct config *cfg, enum src_class cls)
+int64_t source_class_quantum_ns(const struct config *cfg, enum src_class cls)
 {
-	return *(const long *)((const char *)cfg + source_class_all[cls]->quantum_ns);
+	return *(const int64_t *)((const char *)cfg + source_class_all[cls]->quantum_ns);
 }
 
 double source_class_estimate_interval(const struct config *cfg, enum src_class cls)

@@ -102,7 +102,7 @@ SRC_CLASSES(SRC_CLASS_DECL)
 extern const struct source_class *const source_class_all[CLASS_COUNT];
 
 /* sources.NAME.quantum_ns and .estimate_interval of class cls. */
-long source_class_quantum_ns(const struct config *cfg, enum src_class cls);
+int64_t source_class_quantum_ns(const struct config *cfg, enum src_class cls);
 double source_class_estimate_interval(const struct config *cfg, enum src_class cls);
 /* sources.NAME.health_retry, seconds. */
 double source_class_health_retry(const struct config *cfg, enum src_class cls);

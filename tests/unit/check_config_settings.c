@@ -19,7 +19,7 @@
 struct thing {
 	bool on;
 	int count;
-	long big;
+	int64_t big;
 	double ratio;
 	char *label;
 	char *path;
