@@ -112,7 +112,7 @@ static json_t *get_status(struct ctl *ctl)
  * disables. */
 static json_t *source_row(const struct ctl *ctl, const struct inst_info *in, bool counts)
 {
-	struct src_view v;
+	struct src_view v = {0};
 	bool core = in->rule.mode != MODE_DISABLED && strcmp(in->name, DISABLED_CLASS_NAME) &&
 		    source_view(in->cls, in->name, &v);
 
