@@ -97,7 +97,13 @@ START_TEST(test_time)
 		struct pcap_pkthdr h = {.ts = {.tv_sec = (time_t)t[i].sec,
 					       .tv_usec = (suseconds_t)t[i].frac}};
 		uint64_t got = 12345;
-		bool ok = net_capture_time(&h, t[i].nano, &got);
+		bool ok;
+
+		/* A time_t as narrow as libpcap's on a 32-bit machine (configure.ac) cannot hold
+		 * the largest seconds: no header can carry them there. */
+		if ((long long)h.ts.tv_sec != t[i].sec)
+			continue;
+		ok = net_capture_time(&h, t[i].nano, &got);
 
 		ck_assert_msg(ok == t[i].ok, "%lld.%lld (%s): %s", t[i].sec, t[i].frac,
 			      t[i].nano ? "ns" : "us", ok ? "taken" : "refused");
