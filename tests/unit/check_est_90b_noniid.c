@@ -43,10 +43,17 @@ static struct expected parse_res(const char *path)
 }
 
 /* NIST's machine's log2 was now and then 1 ULP off (see check_est_90b_bits): agree to a few
- * ULPs. */
+ * ULPs where the reference was made, on x86-64. Another machine's libm moves the Compression
+ * estimator's bisection further: on armhf (glibc 2.36) "normal" assessed 32 ULPs from NIST's
+ * (4.1000957831102802 against ...3086), so there it is 64. */
+#if defined(__x86_64__)
+#define NIST_ULPS 4
+#else
+#define NIST_ULPS 64
+#endif
 static bool close_to(double a, double b)
 {
-	return fabs(a - b) <= 4 * DBL_EPSILON * fmax(fabs(a), fabs(b));
+	return fabs(a - b) <= NIST_ULPS * DBL_EPSILON * fmax(fabs(a), fabs(b));
 }
 
 static void check_file(const char *name)
