@@ -98,6 +98,7 @@ struct est_report {
 	uint64_t symbols;
 	uint64_t blocks, estimated; /* full blocks seen, and estimated (see est_online.c) */
 	uint64_t costly_runs, full_runs; /* estimates with the costly, and with all, estimators */
+	uint64_t long_runs; /* estimates of the long window (est_online.c) */
 	bool have_estimate;
 	double h;           /* min-entropy per symbol now used, when have_estimate */
 	const char *min_by; /* which estimator set it, e.g. "LZ78Y", "bitstring Compression" */
@@ -115,6 +116,9 @@ struct est_ops {
 	void (*add)(void *state, const uint64_t *t_ns, size_t n, struct est_out *out);
 	void (*destroy)(void *state);
 	void (*report)(void *state, struct est_report *r); /* may be NULL */
+	/* Of the bits the last run's events were given (est_out.bits), those that did not go on
+	 * to credit (est_uncredited()); may be NULL. */
+	void (*uncredited)(void *state, double bits);
 };
 
 /* One estimator instance. */
@@ -149,6 +153,13 @@ static inline void est_add_run(struct est *e, const uint64_t *t_ns, size_t n,
 		if (out[i].bits > e->params.cap_bits)
 			out[i].bits = e->params.cap_bits;
 	}
+}
+/* Of the bits est_add_run() gave the events of a run, `bits` did not go on to credit (the
+ * policy, the per-second cap, a full pool or the health tests held them back). */
+static inline void est_uncredited(struct est *e, double bits)
+{
+	if (e->ops->uncredited && bits > 0)
+		e->ops->uncredited(e->state, bits);
 }
 /* One event. */
 static inline void est_add(struct est *e, uint64_t t_ns, struct est_out *out)

@@ -86,10 +86,21 @@
  * goes into a window of the instance's last LONG_SYMS (2^20) symbols, grown as they come
  * (up to 1 MiB an instance), and t-Tuple, LRS and MultiMCW run over all of it (on the
  * symbols; as ea_non_iid's literal view):
- *  - while it grows, at 1024 symbols and at every eighth of each doubling after that (but
- *    at least every 256 symbols): 1024, 1280, ... 2048, 2304, ... 4096, 4608, ... 2^20;
- *    only at the next doubling while its bound counts as zero (below EST_MIN_BITS: a
- *    replayed or periodic source, whose long estimates cost the most);
+ *  - while it grows, at 1024 symbols and at the steps after that, every eighth of each
+ *    doubling (but at least every 256 symbols): 1024, 1280, ... 2048, 2304, ... 4096,
+ *    4608, ... 2^20; only at the next doubling while its bound counts as zero (below
+ *    EST_MIN_BITS: a replayed or periodic source, whose long estimates cost the most). A
+ *    step is passed over while little of its bits went on to credit: the slack, an
+ *    eighth (LONG_SLACK) of what a step's symbols earn at the H in force, is what may go
+ *    to credit between two estimates, and the estimate comes at the first step once it
+ *    is spent (or FULL_TIMES intervals of event time after the last). The estimator
+ *    counts as credited every bit it gives (long_take()); the pipeline gives back those
+ *    the policy then held back (the per-second cap, a full pool, failed health tests,
+ *    mix-only: est_uncredited()). A source whose bits go to credit is estimated at every
+ *    step, as the bits at stake are what the long window is for; one whose credit the
+ *    per-second cap holds to a trickle (any busy source, and every source once the
+ *    kernel's CRNG is ready and entropyd only mixes) costs a few estimates, not 77, and
+ *    what goes to credit before a longer window is seen is less than a step would give;
  *  - then once a segment (RUN_SEG symbols) has left it since the last, at most once every
  *    COSTLY_TIMES estimate intervals of event time (FULL_TIMES while its bound counts as
  *    zero).
@@ -131,6 +142,8 @@
 #define LONG_FIRST FIRST_ESTIMATE            /* its first estimate */
 #define LONG_STEP_MIN 256                    /* the least it grows between estimates */
 #define LONG_STEPS 8                         /* estimates per doubling */
+#define LONG_SLACK 0.125 /* of what a step earns at the H in force, what may go to credit
+			* before the next step's estimate is made */
 
 #define T(x) SP90B_TEST_BIT(SP90B_T_##x)
 #define LIT_CHEAP (T(MCV) | T(MULTI_MCW) | T(LAG) | T(TUPLE) | T(LRS) | T(COLLISION) | T(MARKOV))
@@ -156,6 +169,9 @@ struct long_window {
 	double given[RUN_SEGS]; /* bits given, by segment (symbol number / RUN_SEG % RUN_SEGS) */
 	double h;          /* the bound, bits per symbol (8 until the first estimate) */
 	double budget;     /* bits that may still be given (H x symbols - given, and on) */
+	double slack;      /* bits that may still go to credit before the next step's estimate
+			    * is needed (see "Long window") */
+	uint64_t runs;     /* its estimates */
 	uint32_t cutoff;   /* runs this long fail the health tests for good: not held here */
 	bool out;          /* the run going on is the health tests', not the window's */
 	enum sp90b_test by;
@@ -419,6 +435,25 @@ static int long_mcw(struct long_window *w, unsigned k, struct sp90b_pred *out)
 	return sp90b_mcw_result(w->mcw, w->n, k, out);
 }
 
+/* The greatest power of two at most symbols (and at most LONG_SYMS). */
+static uint64_t long_pow2(uint64_t symbols)
+{
+	uint64_t pow2 = 1;
+
+	while (pow2 * 2 <= symbols && pow2 < LONG_SYMS)
+		pow2 *= 2;
+	return pow2;
+}
+
+/* A step of the window's growth from symbols on: an eighth of a doubling, at least
+ * LONG_STEP_MIN. */
+static uint64_t long_step(uint64_t symbols)
+{
+	const uint64_t eighth = long_pow2(symbols) / LONG_STEPS;
+
+	return eighth > LONG_STEP_MIN ? eighth : LONG_STEP_MIN;
+}
+
 /* The long window's estimators over all it holds; its bound, and the budget: the bits its
  * symbols may have been given at that bound, less those they were. */
 static void long_estimate(struct sp90b_est *s, uint64_t t_ns)
@@ -461,35 +496,39 @@ static void long_estimate(struct sp90b_est *s, uint64_t t_ns)
 	for (unsigned i = 0; i < RUN_SEGS; i++)
 		given += w->given[i];
 	w->budget = w->h * (double)w->n - given;
+	w->runs++;
 	h_changed(s);
+	/* Until the next estimate, what may go to credit: a share of what the next step's
+	 * symbols would earn at the H in force (see "Long window"). */
+	w->slack = LONG_SLACK * min_d(s->h_now, s->cap_bits > 0 ? s->cap_bits : 8) *
+		   (double)long_step(s->symbols);
 }
 
 /* Is the long window's estimate due? While it grows (to LONG_SYMS), when it reaches next
- * (long_next()); then once a segment has left it since the last, at most once every
- * COSTLY_TIMES intervals of event time (FULL_TIMES while its bound counts as zero). */
+ * (long_next()), if the slack is spent, its bound counts as zero or FULL_TIMES intervals of
+ * event time have passed since the last; then once a segment has left it since the last,
+ * at most once every COSTLY_TIMES intervals (FULL_TIMES while its bound counts as zero). */
 static inline bool long_due(const struct sp90b_est *s, uint64_t t_ns)
 {
-	const unsigned times = s->lw.h < EST_MIN_BITS ? FULL_TIMES : COSTLY_TIMES;
+	const struct long_window *w = &s->lw;
+	const unsigned times = w->h < EST_MIN_BITS ? FULL_TIMES : COSTLY_TIMES;
 
 	if (s->symbols <= LONG_SYMS)
-		return s->symbols >= s->lw.next;
-	return s->lw.first != s->lw.first_t && due(t_ns, s->lw.t, times * s->every_ns);
+		return s->symbols >= w->next &&
+		       (w->h < EST_MIN_BITS || w->slack <= 0 ||
+			due(t_ns, w->t, FULL_TIMES * s->every_ns));
+	return w->first != w->first_t && due(t_ns, w->t, times * s->every_ns);
 }
 
-/* The next estimate while the window grows: an eighth of a doubling on; at the next doubling
- * if the bound counts as zero (a replayed or periodic source: the estimates of a long window
- * of one cost the most, and a few more symbols change nothing it earns). */
+/* The next estimate while the window grows: a step on; at the next doubling if the bound
+ * counts as zero (a replayed or periodic source: the estimates of a long window of one cost
+ * the most, and a few more symbols change nothing it earns). */
 static void long_next(struct long_window *w, uint64_t symbols)
 {
-	uint64_t pow2 = 1;
-
-	while (pow2 * 2 <= symbols && pow2 < LONG_SYMS)
-		pow2 *= 2;
 	if (w->h < EST_MIN_BITS)
-		w->next = 2 * pow2;
+		w->next = 2 * long_pow2(symbols);
 	else
-		w->next = symbols + (pow2 / LONG_STEPS > LONG_STEP_MIN ? pow2 / LONG_STEPS
-								     : LONG_STEP_MIN);
+		w->next = symbols + long_step(symbols);
 }
 
 /* The long window is as large as it is allocated: the oldest segment leaves a full one,
@@ -544,11 +583,15 @@ static inline void long_add(struct sp90b_est *s, uint8_t symbol, uint64_t t_ns)
 	w->sym[w->n++] = symbol;
 	if (w->h < 8)
 		w->budget += w->h;
-	/* Neither is due (long_due()) unless the window reached next or lost a segment. */
-	if (__builtin_expect(s->symbols >= w->next || w->first != w->first_t, 0) &&
-	    long_due(s, t_ns)) {
-		long_estimate(s, t_ns);
-		long_next(w, s->symbols);
+	/* Neither is due (long_due()) unless the window reached next or lost a segment. A
+	 * step the slack lets pass moves next on. */
+	if (__builtin_expect(s->symbols >= w->next || w->first != w->first_t, 0)) {
+		if (long_due(s, t_ns)) {
+			long_estimate(s, t_ns);
+			long_next(w, s->symbols);
+		} else if (s->symbols >= w->next && s->symbols <= LONG_SYMS) {
+			long_next(w, s->symbols);
+		}
 	}
 }
 
@@ -563,6 +606,7 @@ static inline double long_take(struct sp90b_est *s, double bits)
 	bits = min_d(bits, w->budget > 0 ? w->budget : 0);
 	use = s->cap_bits > 0 ? min_d(bits, s->cap_bits) : bits; /* what can be credited */
 	w->budget -= use;
+	w->slack -= use;
 	w->given[(w->first + w->n - 1) / RUN_SEG % RUN_SEGS] += use;
 	return bits;
 }
@@ -703,6 +747,15 @@ static void sp90b_add(void *state, const uint64_t *t_ns, size_t n, struct est_ou
 	}
 }
 
+/* Bits the events were given that did not go on to credit: the long window's slack has
+ * them back (its budget does not: what the window's symbols were given stands). */
+static void sp90b_uncredited(void *state, double bits)
+{
+	struct sp90b_est *s = state;
+
+	s->lw.slack += bits;
+}
+
 /* What set the long window's bound. */
 static const char *long_by(enum sp90b_test by)
 {
@@ -728,6 +781,7 @@ static void sp90b_report(void *state, struct est_report *r)
 	r->estimated = s->estimated;
 	r->costly_runs = s->costly_runs;
 	r->full_runs = s->full_runs;
+	r->long_runs = s->lw.runs;
 	r->have_estimate = s->have_estimate;
 	r->h = s->have_estimate ? current_h(s) : 0;
 	r->min_by = !s->have_estimate ? "none yet"
@@ -748,4 +802,5 @@ const struct est_ops est_online_sp90b_ops = {
 	.add = sp90b_add,
 	.destroy = sp90b_destroy,
 	.report = sp90b_report,
+	.uncredited = sp90b_uncredited,
 };

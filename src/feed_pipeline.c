@@ -637,11 +637,12 @@ static bool boot_real_time(struct instance *inst, uint64_t t_ns, uint64_t now_ns
 
 /* One event of a run that feed_pipeline_samples() has mixed into the pool already, with what the
  * estimator made of it; fits: its bytes went in whole, so it may earn credit. *now_ns: the
- * coarse clock, read once a run, at its first credit (0 until then). */
+ * coarse clock, read once a run, at its first credit (0 until then). *kept: of the
+ * estimator's bits, those that did not go on to credit (est_uncredited()). */
 static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_out *out,
-		       bool fits, uint64_t *now_ns)
+		       bool fits, uint64_t *now_ns, double *kept)
 {
-	double credit, want;
+	double credit, want, got;
 	bool boot;
 
 	/* Part of the event before (est_merged()): mixed with the run, counted, and nothing
@@ -680,9 +681,14 @@ static void sample_one(struct instance *inst, uint64_t t_ns, const struct est_ou
 			*now_ns = util_mono_coarse_ns();
 		boot = boot_real_time(inst, t_ns, *now_ns) && want > 0;
 	}
-	hold(inst, credit, boot ? want : credit, out->have_symbol);
-	/* Under the boot allowance the per-second cap is not what limits. */
-	inst->reason = reason_of(inst, out, fits, want, boot ? want : credit);
+	got = boot ? want : credit; /* under the boot allowance, the cap is not what limits */
+	hold(inst, credit, got, out->have_symbol);
+	/* What got through is what the estimator counts as credited (held credit may still come
+	 * to nothing: that errs on the safe side). Its bits are at most the cap, so want is all
+	 * of them under the policy. */
+	if (got < want || !(want > 0))
+		*kept += want > 0 ? out->bits * (1 - got / want) : out->bits;
+	inst->reason = reason_of(inst, out, fits, want, got);
 }
 
 void feed_pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n)
@@ -717,6 +723,7 @@ void feed_pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n
 		size_t claim = HEALTH_CLAIM_EVERY - inst->health.count.symbols % HEALTH_CLAIM_EVERY;
 		size_t run = room && room < n ? room : n;
 		bool fits;
+		double kept = 0;
 
 		run = run < PIPELINE_RUN ? run : PIPELINE_RUN;
 		run = run < claim ? run : claim;
@@ -725,7 +732,8 @@ void feed_pipeline_samples(struct instance *inst, const uint64_t *t_ns, size_t n
 		pool_added();
 		est_add_run(&inst->est, t_ns, run, out);
 		for (size_t i = 0; i < run; i++)
-			sample_one(inst, t_ns[i], &out[i], fits, &now_ns);
+			sample_one(inst, t_ns[i], &out[i], fits, &now_ns, &kept);
+		est_uncredited(&inst->est, kept);
 		t_ns += run;
 		n -= run;
 	}
@@ -882,6 +890,13 @@ bool feed_pipeline_info(size_t idx, struct inst_info *out)
 	out->backend = i->backend;
 	out->rule = i->rule;
 	out->estimator = i->est.ops->name;
+	out->long_estimates = 0;
+	if (i->est.ops->report) {
+		struct est_report r;
+
+		i->est.ops->report(i->est.state, &r);
+		out->long_estimates = r.long_runs;
+	}
 	out->last_estimate = i->est_ready ? i->last_estimate : NAN;
 	out->kernel_credits = (i->flags & INST_KERNEL_CREDITS) != 0;
 	out->jiffy_ns = i->est.params.jiffy_ns;

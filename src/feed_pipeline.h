@@ -80,6 +80,7 @@ struct inst_info {
 	const char *sampling;
 	double sample_ratio; /* the share of events kept: 1 when not sampling */
 	double arrival_rate; /* the source's estimate of its events a second; NaN: none */
+	uint64_t long_estimates; /* its estimator's of the long window (est_report.long_runs) */
 };
 
 /* added(arg) is called whenever data or vouched credit went into the pool, for the pool's

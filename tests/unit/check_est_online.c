@@ -849,6 +849,119 @@ START_TEST(test_long_window_sees_a_replayed_stretch)
 }
 END_TEST
 
+/* Random intervals, the low byte of each uniform at 1 us (about 2 ms apart on average), until
+ * the estimator has made `until` symbols; each event's bits are given back (not credited) in
+ * the share `held` (est_uncredited()). Returns the bits that went to credit. */
+static double random_held(struct est *e, struct stream *s, size_t until, double held)
+{
+	struct est_out out;
+	double went = 0;
+
+	while (s->nsym < until) {
+		s->t += (tu_rng_next() % 4096) * US + tu_rng_next() % US;
+		add(e, s, &out);
+		est_uncredited(e, out.bits * held);
+		went += out.bits * (1 - held);
+	}
+	return went;
+}
+
+START_TEST(test_long_window_steps_while_credited)
+{
+	/* Every bit given goes to credit: the long window is estimated at 1024 symbols and at
+	 * every step after, an eighth of each doubling (at least 256): 1024 to 1792 by 256,
+	 * 2048 to 3840 by 256, 4096 to 7680 by 512, 8192 to 15360 by 1024, 16384 to 30720 by
+	 * 2048, 32768 and 36864: 38 estimates in 40,000 symbols. */
+	struct est e;
+	struct stream s;
+
+	tu_rng_seed(SEED);
+	sp90b_est(&e, 1000, 8, 0);
+	stream_init(&s, 3 * SEC);
+	random_held(&e, &s, 40000, 0);
+	ck_assert_uint_eq(report(&e).long_runs, 38);
+	est_fini(&e);
+	free(s.sym);
+}
+END_TEST
+
+START_TEST(test_long_window_passes_steps_held_back)
+{
+	/* Nothing goes to credit (a per-second cap, a full pool, mix-only): the slack is not
+	 * spent, and the steps pass without an estimate; the first two are made, at 1024
+	 * symbols and at the step after it (no H was in force at the first, so it left no
+	 * slack). Once credit goes on, the estimate comes at the first step after an eighth of
+	 * a step's bits at the H in force went to credit. */
+	struct est e;
+	struct stream s;
+	struct est_report r;
+	size_t at;
+
+	tu_rng_seed(SEED);
+	sp90b_est(&e, 1000, 8, 0);
+	stream_init(&s, 3 * SEC);
+	ck_assert_double_eq(random_held(&e, &s, 40000, 1), 0);
+	r = report(&e);
+	ck_assert_msg(r.long_runs == 2, "%llu long estimates (seed %#llx)",
+		      (unsigned long long)r.long_runs, (unsigned long long)tu_seed);
+	ck_assert_msg(s.t - 3 * SEC < 60 * 10 * SEC, "the stream took %llu s of event time",
+		      (unsigned long long)((s.t - 3 * SEC) / SEC));
+	/* The step after 40,000 symbols is 4096 symbols long; a fifth of it credited at about
+	 * 6 bits a symbol (the cap is 8) spends the slack. */
+	at = s.nsym;
+	random_held(&e, &s, at + 2 * 4096 + 1, 0);
+	r = report(&e);
+	ck_assert_msg(r.long_runs >= 3, "no long estimate in %zu symbols credited (seed %#llx)",
+		      s.nsym - at, (unsigned long long)tu_seed);
+	est_fini(&e);
+	free(s.sym);
+}
+END_TEST
+
+START_TEST(test_long_window_held_back_sees_a_replay)
+{
+	/* As test_long_window_sees_a_replayed_stretch, with a sixteenth of the bits going to
+	 * credit (the rest held back): the steps pass while little is credited, but once an
+	 * eighth of a step's bits at the H in force (at most 8 x 1024 / 8 here) went to credit,
+	 * the next step's estimate sees the repeat, and nothing more goes. */
+	static uint64_t gaps[STRETCH];
+	struct est e;
+	struct stream s;
+	struct est_report r;
+	struct est_out out;
+	double went = 0, spent = 0;
+	size_t i, seen = 0;
+
+	tu_rng_seed(SEED);
+	sp90b_est(&e, 1000, 8, 0);
+	stream_init(&s, 3 * SEC);
+	for (i = 0; i < STRETCH; i++) {
+		gaps[i] = (tu_rng_next() % 65536) * US + tu_rng_next() % US;
+		s.t += gaps[i];
+		add(&e, &s, &out);
+		est_uncredited(&e, out.bits * 15 / 16);
+	}
+	for (size_t round = 0; round < 3 && !seen; round++)
+		for (i = 0; i < STRETCH; i++) {
+			s.t += gaps[i];
+			add(&e, &s, &out);
+			est_uncredited(&e, out.bits * 15 / 16);
+			went += out.bits / 16;
+			spent += out.bits;
+			if (!seen && report(&e).h < EST_MIN_BITS)
+				seen = s.nsym;
+		}
+	r = report(&e);
+	ck_assert_msg(seen, "the long window never saw the repeat (seed %#llx)",
+		      (unsigned long long)tu_seed);
+	ck_assert_str_eq(r.min_by, "LRS, last million");
+	ck_assert_msg(went <= 8.0 * 1024 / 8 + 8, "%g bits went to credit after the repeat began, "
+		      "%g given (seed %#llx)", went, spent, (unsigned long long)tu_seed);
+	est_fini(&e);
+	free(s.sym);
+}
+END_TEST
+
 static Suite *est_sp90b_suite(void)
 {
 	Suite *s = suite_create("est_sp90b");
@@ -874,6 +987,9 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_run_window_leaves_failures_to_health);
 	tcase_add_test(tc, test_run_window_forgets);
 	tcase_add_test(tc, test_long_window_sees_a_replayed_stretch);
+	tcase_add_test(tc, test_long_window_steps_while_credited);
+	tcase_add_test(tc, test_long_window_passes_steps_held_back);
+	tcase_add_test(tc, test_long_window_held_back_sees_a_replay);
 	suite_add_tcase(s, tc);
 	return s;
 }

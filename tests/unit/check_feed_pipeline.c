@@ -1938,6 +1938,8 @@ struct replay {
 	/* At the first 2^(10 + i) symbols: the bits credited, ea_non_iid's minimum over them. */
 	size_t prefixes;
 	double prefix_credited[PREFIXES], prefix_h[PREFIXES];
+	/* Of the long window, by the same estimator with every bit it gives credited. */
+	uint64_t ref_long_estimates;
 };
 
 static void replay(const char *file, enum src_class cls, struct instance *inst,
@@ -1950,6 +1952,7 @@ static void replay(const char *file, enum src_class cls, struct instance *inst,
 	struct health_cfg hc;
 	struct sp90b_noniid_result a;
 	struct est ref, ref0;
+	struct est_report rep;
 	uint8_t *sym;
 	uint32_t *gaps;
 	uint64_t t = 10 * SEC;
@@ -1986,6 +1989,8 @@ static void replay(const char *file, enum src_class cls, struct instance *inst,
 	ck_assert_int_eq(sp90b_noniid(NULL, sym, r->symbols, 8, SP90B_ALL_TESTS, SP90B_ALL_TESTS,
 				      &a), 0);
 	r->h_offline = a.h_assessed;
+	ref.ops->report(ref.state, &rep);
+	r->ref_long_estimates = rep.long_runs;
 	for (size_t i = 0; i < r->prefixes; i++) {
 		ck_assert_int_eq(sp90b_noniid(NULL, sym, (size_t)1024 << i, 8, SP90B_ALL_TESTS,
 					      SP90B_ALL_TESTS, &a), 0);
@@ -2118,6 +2123,35 @@ START_TEST(test_recording_soak_interface_trusted)
 	ck_assert_uint_eq(r.in.c.merged, 0);
 	ck_assert_uint_eq(r.prefixes, 7);
 	credit_within_assessment(&r);
+}
+END_TEST
+
+/* The soak's interface again, beside a second one whose per-second cap holds its credit to
+ * a bit a second: the long window is estimated at every step of its growth where the bits
+ * go to credit, and at few where they are held back (what reaches credit then is what the
+ * estimates stand behind); both stay within the assessment of every prefix. */
+START_TEST(test_recording_long_window_follows_credit)
+{
+	struct replay r, held;
+
+	replay_trusted("soak-interface.u32", &r);
+	credit_within_assessment(&r);
+	cfg->policy[CLASS_NETWORK].rule.cap_bits_per_second = 1;
+	replay("soak-interface.u32", CLASS_NETWORK,
+	       feed_pipeline_attach(CLASS_NETWORK, "veth1", "veth", 0), &held);
+	credit_within_assessment(&held);
+	ck_assert_uint_eq(held.symbols, r.symbols);
+	ck_assert_msg(held.in.c.credited_bits > 0 &&
+			      held.in.c.credited_bits < r.in.c.credited_bits / 10,
+		      "credited %g held back, %g not", held.in.c.credited_bits,
+		      r.in.c.credited_bits);
+	ck_assert_msg(r.in.long_estimates == r.ref_long_estimates,
+		      "%llu long estimates, %llu with all credited",
+		      (unsigned long long)r.in.long_estimates,
+		      (unsigned long long)r.ref_long_estimates);
+	ck_assert_msg(held.in.long_estimates >= 2 && held.in.long_estimates <= 10,
+		      "%llu long estimates held back",
+		      (unsigned long long)held.in.long_estimates);
 }
 END_TEST
 
@@ -2326,6 +2360,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(health, test_recording_packet_flood_drain);
 	tcase_add_test(health, test_recording_packet_flood_drain_trusted);
 	tcase_add_test(health, test_recording_soak_interface_trusted);
+	tcase_add_test(health, test_recording_long_window_follows_credit);
 	tcase_add_test(health, test_block_fixed_periods_fail);
 	tcase_add_test(health, test_network_fixed_periods_fail);
 	tcase_add_test(health, test_health_failure_said_in_words);
