@@ -102,8 +102,9 @@
  *    kernel's CRNG is ready and entropyd only mixes) costs a few estimates, not 77, and
  *    what goes to credit before a longer window is seen is less than a step would give;
  *  - then once a segment (RUN_SEG symbols) has left it since the last, at most once every
- *    COSTLY_TIMES estimate intervals of event time (FULL_TIMES while its bound counts as
- *    zero).
+ *    COSTLY_TIMES estimate intervals of event time; FULL_TIMES while its bound counts as
+ *    zero, and while the slack is not spent and most of the bits given since the last
+ *    estimate were held back from credit (long_credited()).
  * Its result (8 until the first) bounds H, and it keeps a budget: at each of its estimates,
  * its bound times the symbols it holds, less the bits already given to events of those
  * symbols (each at most the cap: what can be credited); every symbol after adds the bound,
@@ -171,6 +172,8 @@ struct long_window {
 	double budget;     /* bits that may still be given (H x symbols - given, and on) */
 	double slack;      /* bits that may still go to credit before the next step's estimate
 			    * is needed (see "Long window") */
+	double given_since, kept_since; /* bits given since the last estimate; of them, those
+					 * that did not go on to credit */
 	uint64_t runs;     /* its estimates */
 	uint32_t cutoff;   /* runs this long fail the health tests for good: not held here */
 	bool out;          /* the run going on is the health tests', not the window's */
@@ -500,24 +503,34 @@ static void long_estimate(struct sp90b_est *s, uint64_t t_ns)
 	h_changed(s);
 	/* Until the next estimate, what may go to credit: a share of what the next step's
 	 * symbols would earn at the H in force (see "Long window"). */
+	w->given_since = w->kept_since = 0;
 	w->slack = LONG_SLACK * min_d(s->h_now, s->cap_bits > 0 ? s->cap_bits : 8) *
 		   (double)long_step(s->symbols);
+}
+
+/* Did what the events were given since the last estimate go on to credit? Once the slack is
+ * spent, or most of it if that is less. */
+static inline bool long_credited(const struct long_window *w)
+{
+	return w->slack <= 0 ||
+	       (w->given_since > 0 && 2 * (w->given_since - w->kept_since) >= w->given_since);
 }
 
 /* Is the long window's estimate due? While it grows (to LONG_SYMS), when it reaches next
  * (long_next()), if the slack is spent, its bound counts as zero or FULL_TIMES intervals of
  * event time have passed since the last; then once a segment has left it since the last,
- * at most once every COSTLY_TIMES intervals (FULL_TIMES while its bound counts as zero). */
+ * after COSTLY_TIMES intervals if its bits went on to credit (long_credited()), else after
+ * FULL_TIMES (and while its bound counts as zero). */
 static inline bool long_due(const struct sp90b_est *s, uint64_t t_ns)
 {
 	const struct long_window *w = &s->lw;
-	const unsigned times = w->h < EST_MIN_BITS ? FULL_TIMES : COSTLY_TIMES;
+	const bool stale = due(t_ns, w->t, FULL_TIMES * s->every_ns);
 
 	if (s->symbols <= LONG_SYMS)
-		return s->symbols >= w->next &&
-		       (w->h < EST_MIN_BITS || w->slack <= 0 ||
-			due(t_ns, w->t, FULL_TIMES * s->every_ns));
-	return w->first != w->first_t && due(t_ns, w->t, times * s->every_ns);
+		return s->symbols >= w->next && (w->h < EST_MIN_BITS || w->slack <= 0 || stale);
+	return w->first != w->first_t &&
+	       (stale || (w->h >= EST_MIN_BITS && long_credited(w) &&
+			  due(t_ns, w->t, COSTLY_TIMES * s->every_ns)));
 }
 
 /* The next estimate while the window grows: a step on; at the next doubling if the bound
@@ -607,6 +620,7 @@ static inline double long_take(struct sp90b_est *s, double bits)
 	use = s->cap_bits > 0 ? min_d(bits, s->cap_bits) : bits; /* what can be credited */
 	w->budget -= use;
 	w->slack -= use;
+	w->given_since += use;
 	w->given[(w->first + w->n - 1) / RUN_SEG % RUN_SEGS] += use;
 	return bits;
 }
@@ -754,6 +768,7 @@ static void sp90b_uncredited(void *state, double bits)
 	struct sp90b_est *s = state;
 
 	s->lw.slack += bits;
+	s->lw.kept_since += bits;
 }
 
 /* What set the long window's bound. */

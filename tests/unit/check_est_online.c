@@ -866,6 +866,18 @@ static double random_held(struct est *e, struct stream *s, size_t until, double 
 	return went;
 }
 
+/* As random_held(), at intervals of up to 256 us (uniform low bytes still). */
+static void random_held_fine(struct est *e, struct stream *s, size_t until, double held)
+{
+	struct est_out out;
+
+	while (s->nsym < until) {
+		s->t += (tu_rng_next() % 256) * US + tu_rng_next() % US;
+		add(e, s, &out);
+		est_uncredited(e, out.bits * held);
+	}
+}
+
 START_TEST(test_long_window_steps_while_credited)
 {
 	/* Every bit given goes to credit: the long window is estimated at 1024 symbols and at
@@ -915,6 +927,39 @@ START_TEST(test_long_window_passes_steps_held_back)
 		      s.nsym - at, (unsigned long long)tu_seed);
 	est_fini(&e);
 	free(s.sym);
+}
+END_TEST
+
+/* Once the window is full: one estimator whose bits all go to credit, one whose bits are all
+ * held back, on the same intervals (about 128 us apart), estimate_interval 1 s. The first is
+ * estimated as segments leave, once every 12 s of event time; the second once every 60 s. */
+START_TEST(test_long_window_slides_by_credit)
+{
+	const struct est_params p = {.quantum_ns = 1000, .cap_bits = 8, .estimate_every_ns = SEC};
+	struct est e[2];
+	struct stream s[2];
+	uint64_t at[2], t0 = 0;
+
+	for (int k = 0; k < 2; k++) {
+		tu_rng_seed(SEED);
+		est_init(&e[k], &est_online_sp90b_ops, &p);
+		stream_init(&s[k], 3 * SEC);
+		random_held_fine(&e[k], &s[k], (size_t)16 * 65536 + 1, k);
+		at[k] = report(&e[k]).long_runs;
+		t0 = s[k].t;
+		random_held_fine(&e[k], &s[k], (size_t)16 * 65536 + 1 + 8 * 65536, k);
+		at[k] = report(&e[k]).long_runs - at[k];
+	}
+	ck_assert_msg(s[0].t - t0 > 60 * SEC && s[0].t - t0 < 120 * SEC,
+		      "%llu s of event time", (unsigned long long)((s[0].t - t0) / SEC));
+	ck_assert_msg(at[0] >= 4, "%llu estimates credited (seed %#llx)",
+		      (unsigned long long)at[0], (unsigned long long)tu_seed);
+	ck_assert_msg(at[1] <= 2, "%llu estimates held back (seed %#llx)",
+		      (unsigned long long)at[1], (unsigned long long)tu_seed);
+	for (int k = 0; k < 2; k++) {
+		est_fini(&e[k]);
+		free(s[k].sym);
+	}
 }
 END_TEST
 
@@ -990,6 +1035,7 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_long_window_steps_while_credited);
 	tcase_add_test(tc, test_long_window_passes_steps_held_back);
 	tcase_add_test(tc, test_long_window_held_back_sees_a_replay);
+	tcase_add_test(tc, test_long_window_slides_by_credit);
 	suite_add_tcase(s, tc);
 	return s;
 }
