@@ -15,9 +15,12 @@ arch=$2
 suite=${3:-bookworm}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../guest/aptlib.sh"
-# What configure needs (contrib/dev.sh's BUILD_DEPS) and Check for the unit tests.
+# What configure needs (contrib/dev.sh's BUILD_DEPS) and Check for the unit tests; for the
+# unit tests in the guest (tests/guest/g_unit.sh), iproute2 (busybox's ip makes no veth pair,
+# macvlan, ifb or bridge) and dash, Debian's /bin/sh (busybox's runs its own ip whatever
+# PATH says).
 PKGS="libc6-dev libevent-dev libconfig-dev libpcap-dev libsystemd-dev libjansson-dev
-zlib1g-dev libcap-ng-dev libseccomp-dev check busybox-static"
+zlib1g-dev libcap-ng-dev libseccomp-dev check busybox-static iproute2 dash"
 
 mkdir -p "$cache"
 exec 8> "$cache/.lock-sysroot-$arch"

@@ -1,8 +1,8 @@
 # glib.sh: helpers for the guest's tests (busybox sh), sourced by /init and by each test.
 # A test is /tests/g_NAME.sh, run in a subshell; fail ends it, and its daemons are killed.
 
-RESULTS=/tmp/results
-LOG=/tmp/entropyd.log
+RESULTS=${RESULTS:-/tmp/results}
+LOG=${LOG:-/tmp/entropyd.log}
 DPID=
 TEST=${TEST:-init}
 

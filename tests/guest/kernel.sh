@@ -46,7 +46,9 @@ armhf) flavour=armmp-lpae ;;
 *) echo "kernel.sh: unknown architecture $arch (amd64, arm64 or armhf)" >&2; exit 1 ;;
 esac
 # -M virt has no PC keyboard: its real (not virtual) keyboard is qemu's USB one, on xhci.
-[ "$arch" = amd64 ] || MODULES="virtio_mmio virtio_console $MODULES xhci_pci usbhid hid_generic"
+# The links the unit programs make (g_unit.sh, run there only): veth, macvlan, ifb, bridge.
+[ "$arch" = amd64 ] || MODULES="virtio_mmio virtio_console $MODULES xhci_pci usbhid hid_generic
+veth macvlan ifb bridge"
 
 mkdir -p "$cache"
 exec 8> "$cache/.lock"

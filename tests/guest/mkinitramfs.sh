@@ -4,11 +4,13 @@
 #   /init, /tests/*        GUEST_DIR/init and GUEST_DIR/g_*.sh, glib.sh (the guest's tests)
 #   /bin/busybox           busybox-static; /init makes the applet links
 #   /modules/*.ko, order   from KERNEL_DIR, loaded by /init with insmod in that order
-#   /bin/NAME              each BINARY; a dynamically linked one brings the shared libraries
-#                          ldd lists for it (and the loader) at the same paths
+#   /bin/NAME              each BINARY (BINARY=/DEST: at /DEST); a dynamically linked one
+#                          brings the shared libraries ldd lists for it (and the loader) at
+#                          the same paths
 #
-# Environment: INITRAMFS_INIT, another /init (make bench-boot's); INITRAMFS_FILES, more files,
-# one "SOURCE DEST" pair a line (DEST an absolute path in the initramfs; its mode is kept);
+# Environment: INITRAMFS_INIT, another /init (make bench-boot's); INITRAMFS_FILES, more files
+# or directories, one "SOURCE DEST" pair a line (DEST an absolute path in the initramfs;
+# modes are kept);
 # INITRAMFS_SYSROOT, the root of another architecture's packages (tests/cross/sysroot.sh)
 # that the binaries were built against: busybox and the libraries come from there, found
 # by the binaries' own lists (readelf), since ldd cannot run them.
@@ -37,6 +39,9 @@ fi
 
 root=$(mktemp -d "${TMPDIR:-/tmp}/entropyd-initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
+# The guest's / as a Debian machine's: mktemp's 0700 would keep every user but root out of
+# the whole tree (the unit tests that drop to nobody reach nothing).
+chmod 0755 "$root"
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,run,var/run,etc,modules,tests,lib,lib64}
 cp "$busybox" "$root/bin/busybox"
 cp "$kdir"/modules/*.ko "$kdir/modules/order" "$root/modules/"
@@ -44,13 +49,14 @@ install -m 755 "${INITRAMFS_INIT:-$gdir/init}" "$root/init"
 while read -r src dest; do
 	[ -n "$src" ] || continue
 	mkdir -p "$root$(dirname "$dest")"
-	cp -p "$src" "$root$dest"
+	cp -pR "$src" "$root$dest"
 done <<< "${INITRAMFS_FILES:-}"
 cp "$gdir"/glib.sh "$gdir"/g_*.sh "$root/tests/"
 # The collector's system user, as the package makes it: entropyd never runs its collector as
-# root, and does not start without it.
-printf 'root:x:0:0:root:/:/bin/sh\nentropyd:x:101:101::/nonexistent:/bin/false\n' > "$root/etc/passwd"
-printf 'root:x:0:\nentropyd:x:101:\n' > "$root/etc/group"
+# root, and does not start without it. nobody, as Debian has it, for the unit tests that
+# drop to it (g_unit.sh).
+printf 'root:x:0:0:root:/:/bin/sh\nentropyd:x:101:101::/nonexistent:/bin/false\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$root/etc/passwd"
+printf 'root:x:0:\nentropyd:x:101:\nnogroup:x:65534:\n' > "$root/etc/group"
 
 copy_lib() {
 	local dest=$root$1
@@ -80,7 +86,13 @@ cross_libs() {
 }
 
 for bin in "$@"; do
-	cp -L "$bin" "$root/bin/$(basename "$bin")"
+	# SOURCE=DEST puts a binary elsewhere than /bin (where busybox's links would replace it).
+	case $bin in
+	*=/*) dest=${bin#*=} bin=${bin%%=*} ;;
+	*) dest=/bin/$(basename "$bin") ;;
+	esac
+	mkdir -p "$root$(dirname "$dest")"
+	cp -L "$bin" "$root$dest"
 	# "not a dynamic executable": a static binary needs nothing more.
 	static "$bin" && continue
 	if [ -n "$sysroot" ]; then
