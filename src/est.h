@@ -99,6 +99,10 @@ struct est_report {
 	uint64_t blocks, estimated; /* full blocks seen, and estimated (see est_online.c) */
 	uint64_t costly_runs, full_runs; /* estimates with the costly, and with all, estimators */
 	uint64_t long_runs; /* estimates of the long window (est_online.c) */
+	/* Its bound (bits per symbol; 8 before the first), the symbols it holds, and the bits
+	 * its budget has left (below EST_MIN_BITS: its events earn nothing until it is back). */
+	double long_h, long_budget;
+	uint64_t long_symbols;
 	bool have_estimate;
 	double h;           /* min-entropy per symbol now used, when have_estimate */
 	const char *min_by; /* which estimator set it, e.g. "LZ78Y", "bitstring Compression" */

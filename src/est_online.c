@@ -797,6 +797,9 @@ static void sp90b_report(void *state, struct est_report *r)
 	r->costly_runs = s->costly_runs;
 	r->full_runs = s->full_runs;
 	r->long_runs = s->lw.runs;
+	r->long_h = s->lw.h;
+	r->long_budget = s->lw.budget;
+	r->long_symbols = s->lw.n;
 	r->have_estimate = s->have_estimate;
 	r->h = s->have_estimate ? current_h(s) : 0;
 	r->min_by = !s->have_estimate ? "none yet"

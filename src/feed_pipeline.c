@@ -838,8 +838,16 @@ static void reason_text(const struct instance *i, struct inst_info *out)
 			 (unsigned long long)(r.symbols < 1024 ? r.symbols : 1024));
 		break;
 	case PIPELINE_ESTIMATE_0:
-		snprintf(b, n, "estimate below %g bits/event counts as zero (cap %g)", EST_MIN_BITS,
-			 i->rule.cap_bits_per_event);
+		r.long_h = 8;
+		if (i->est.ops->report)
+			i->est.ops->report(i->est.state, &r);
+		if (r.long_h < 8 && r.long_h >= EST_MIN_BITS && !(r.long_budget >= EST_MIN_BITS))
+			snprintf(b, n, "its last %llu symbols assess at %.3g bits a symbol together, "
+				 "and the bits they were given reach that: none more until new "
+				 "symbols make room", (unsigned long long)r.long_symbols, r.long_h);
+		else
+			snprintf(b, n, "estimate below %g bits/event counts as zero (cap %g)",
+				 EST_MIN_BITS, i->rule.cap_bits_per_event);
 		break;
 	case PIPELINE_POOL_FULL:
 		snprintf(b, n, "pool full between feeds: events folded in earn nothing");

@@ -2126,6 +2126,45 @@ START_TEST(test_recording_soak_interface_trusted)
 }
 END_TEST
 
+/* The soak's interface, trusted: once its long window sees the runs (36,864 symbols in), the
+ * bits already given reach what the window assesses, and its events earn nothing for a
+ * while; the status says that, not that the estimate is below 0.1 bits (checked every 64
+ * events). */
+START_TEST(test_recording_long_window_says_why)
+{
+	struct instance *inst;
+	uint32_t *gaps;
+	uint64_t t = 10 * SEC;
+	size_t n, said = 0, other = 0;
+
+	cfg->policy[CLASS_NETWORK].rule = (struct policy_rule){
+		.mode = MODE_TRUSTED, .scale = 1, .cap_bits_per_event = 0.5,
+		.cap_bits_per_second = 1e9};
+	inst = feed_pipeline_attach(CLASS_NETWORK, "veth0", "veth", 0);
+	gaps = load_gaps("soak-interface.u32", &n);
+	for (size_t i = 0; i < n; i++) {
+		struct inst_info in;
+
+		t += gaps[i];
+		feed_pipeline_sample(inst, t);
+		if (i % 64)
+			continue;
+		in = info_of(feed_pipeline_count() - 1);
+		if (in.reason != PIPELINE_ESTIMATE_0)
+			continue;
+		if (strncmp(in.reason_text, "its last ", 9) == 0 &&
+		    strstr(in.reason_text, " symbols assess at "))
+			said++;
+		else
+			other++;
+	}
+	free(gaps);
+	/* A few stretches earn nothing for another reason (a block's estimate below 0.1). */
+	ck_assert_msg(said > 100 && other < said / 10,
+		      "the budget said %zu times, an estimate below 0.1 bits %zu", said, other);
+}
+END_TEST
+
 /* The soak's interface again, beside a second one whose per-second cap holds its credit to
  * a bit a second: the long window is estimated at every step of its growth where the bits
  * go to credit, and at few where they are held back (what reaches credit then is what the
@@ -2361,6 +2400,7 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(health, test_recording_packet_flood_drain_trusted);
 	tcase_add_test(health, test_recording_soak_interface_trusted);
 	tcase_add_test(health, test_recording_long_window_follows_credit);
+	tcase_add_test(health, test_recording_long_window_says_why);
 	tcase_add_test(health, test_block_fixed_periods_fail);
 	tcase_add_test(health, test_network_fixed_periods_fail);
 	tcase_add_test(health, test_health_failure_said_in_words);
