@@ -116,8 +116,17 @@ echo "guest: initramfs $(du -k "$T/test.cpio.gz" | cut -f1) KiB ($(elapsed))"
 
 tests=$(IFS=,; echo "$*")
 rc=0
-# The unit programs that only compute, under qemu-user while the guest runs the others,
-# bounded as the guest is.
+python3 "$here/qemu_run.py" --kernel "$kdir/vmlinuz" --initrd "$T/test.cpio.gz" --dir "$T" \
+	--console "$T/console.log" --timeout "$ENTROPYD_GUEST_TIMEOUT" --qemu "$QEMU" \
+	--arch "$GUEST_KERNEL_ARCH" \
+	--append "quiet random.trust_cpu=off random.trust_bootloader=off${tests:+ guest_tests=$tests}" &
+PYPID=$!
+wait "$PYPID" || rc=1
+PYPID=
+echo "guest: qemu run done ($(elapsed))"
+# The unit programs that only compute, under qemu-user once the guest is done, bounded as the
+# guest is. Run beside it, they took the host's cores from its virtual CPUs long enough for
+# the perf events' times of one to stand still, and check_block_tp took that CPU for gone.
 UPID=
 if [ ${#unit_user[@]} -gt 0 ]; then
 	mkdir -p "$T/unit-user"
@@ -127,14 +136,6 @@ if [ ${#unit_user[@]} -gt 0 ]; then
 		timeout -s KILL "$ENTROPYD_GUEST_TIMEOUT" sh "$here/g_unit.sh" > "$T/unit-user.log" 2>&1 &
 	UPID=$!
 fi
-python3 "$here/qemu_run.py" --kernel "$kdir/vmlinuz" --initrd "$T/test.cpio.gz" --dir "$T" \
-	--console "$T/console.log" --timeout "$ENTROPYD_GUEST_TIMEOUT" --qemu "$QEMU" \
-	--arch "$GUEST_KERNEL_ARCH" \
-	--append "quiet random.trust_cpu=off random.trust_bootloader=off${tests:+ guest_tests=$tests}" &
-PYPID=$!
-wait "$PYPID" || rc=1
-PYPID=
-echo "guest: qemu run done ($(elapsed))"
 if [ -n "$UPID" ]; then
 	wait "$UPID"
 	echo "guest: the unit programs under $qemu_user done, status $? ($(elapsed))"
