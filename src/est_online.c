@@ -501,6 +501,7 @@ static void long_estimate(struct sp90b_est *s, uint64_t t_ns)
 	w->budget = w->h * (double)w->n - given;
 	w->runs++;
 	h_changed(s);
+	runs_cutoff(s); /* the health tests claim the new bound too */
 	/* Until the next estimate, what may go to credit: a share of what the next step's
 	 * symbols would earn at the H in force (see "Long window"). */
 	w->given_since = w->kept_since = 0;

@@ -1007,6 +1007,57 @@ START_TEST(test_long_window_held_back_sees_a_replay)
 }
 END_TEST
 
+START_TEST(test_long_window_bound_moves_the_cutoffs)
+{
+	/* The health tests claim what the estimate in force says, the long window's bound
+	 * among the three (feed_pipeline.c), so the windows count the runs those tests let
+	 * through at that claim. At the cap of 1 bit a run of 80 equal intervals is past the
+	 * permanent repetition count cutoff (61) and the long window drops it; once the long
+	 * window's estimate has seen a replay and counts as zero, the claim is the least
+	 * (0.5 bits, cutoff 121), and a run of 80 that comes before the next block's estimate
+	 * enters the window whole. */
+	static uint64_t gaps[STRETCH];
+	struct est e;
+	struct stream s;
+	struct est_report r0, r;
+	struct est_out out;
+	uint64_t runs = 0;
+	bool found = false;
+
+	tu_rng_seed(SEED);
+	sp90b_est(&e, 1000, 1, 0);
+	stream_init(&s, 3 * SEC);
+	for (size_t i = 0; i < STRETCH; i++) {
+		gaps[i] = (tu_rng_next() % 65536) * US + tu_rng_next() % US;
+		s.t += gaps[i];
+		add(&e, &s, &out);
+	}
+	/* The replay, until a long estimate that counts as zero has just been made, with room
+	 * for the run before the block ends (a block's estimate sets the cutoffs too). */
+	for (size_t round = 0; round < 4 && !found; round++)
+		for (size_t i = 0; i < STRETCH && !found; i++) {
+			s.t += gaps[i];
+			add(&e, &s, &out);
+			r0 = report(&e);
+			found = r0.long_runs > runs && r0.long_h < EST_MIN_BITS &&
+				r0.symbols % BLOCK + 81 < BLOCK;
+			runs = r0.long_runs;
+		}
+	ck_assert_msg(found, "no long estimate saw the replay with room for the run (seed %#llx)",
+		      (unsigned long long)tu_seed);
+	random_then_run(&e, &s, 0, 80);
+	r = report(&e);
+	ck_assert_uint_eq(r.estimated, r0.estimated);
+	ck_assert_uint_eq(r.long_runs, r0.long_runs);
+	ck_assert_msg(r.long_symbols == r0.long_symbols + 81,
+		      "the long window holds %llu symbols after a run of 80 and one more, %llu "
+		      "before (seed %#llx)", (unsigned long long)r.long_symbols,
+		      (unsigned long long)r0.long_symbols, (unsigned long long)tu_seed);
+	est_fini(&e);
+	free(s.sym);
+}
+END_TEST
+
 static Suite *est_sp90b_suite(void)
 {
 	Suite *s = suite_create("est_sp90b");
@@ -1036,6 +1087,7 @@ static Suite *est_sp90b_suite(void)
 	tcase_add_test(tc, test_long_window_passes_steps_held_back);
 	tcase_add_test(tc, test_long_window_held_back_sees_a_replay);
 	tcase_add_test(tc, test_long_window_slides_by_credit);
+	tcase_add_test(tc, test_long_window_bound_moves_the_cutoffs);
 	suite_add_tcase(s, tc);
 	return s;
 }
