@@ -77,6 +77,7 @@ struct block_state {
 	struct event *dev_retry_ev; /* some disks' events could not be opened: again */
 	unsigned dev_retry_s;       /* the wait before the next try; 0: none pending */
 	bool say_unmatched; /* after the next rescan: names that select no disk */
+	bool relook;        /* this rescan is the look again a lagging CPU asked for */
 };
 
 static struct log_ratelimit rl_trace = LOG_RATELIMIT_INIT;
@@ -665,8 +666,14 @@ static bool block_scan(struct source *src)
 	}
 	closedir(dir);
 	prune_passed(st, false);
-	if (st->tp)
+	if (st->tp) {
 		block_tp_rescan_cpus(st->tp);
+		/* A CPU whose times lagged: one more look soon tells whether it went offline
+		 * (block_tp.c); one, so that a CPU that always lags costs no more. */
+		st->relook = !st->relook && block_tp_cpus_unsure(st->tp);
+		if (st->relook)
+			source_rescan_soon(st->src);
+	}
 	return true;
 }
 

@@ -71,7 +71,8 @@
 #define IDLE_POLLS 20
 #define IDLE_RECORDS 2
 #define MAX_CPUS 4096
-#define OFFLINE_NS 2000000 /* a CPU's events stopped longer than this: it was offline */
+#define OFFLINE_NS 2000000 /* a CPU's events lag our clock by more: it may have been offline */
+#define FROZEN_NS 50000000 /* and looks this far apart that saw no time: it was */
 #define FILTER_MAX 2048
 
 /* What perf_open opens. */
@@ -93,6 +94,7 @@ struct cpu {
 
 struct block_tp {
 	struct event_base *base;
+	bool cpus_unsure; /* the last rescan saw a CPU whose times lagged: block_tp_cpus_unsure */
 	unsigned id;
 	long page;
 	unsigned ring_pages;
@@ -787,30 +789,41 @@ void block_tp_cpu_changed(struct block_tp *tp, unsigned cpu)
 			tp->cpus[j]->hotplugged = true;
 }
 
+bool block_tp_cpus_unsure(const struct block_tp *tp)
+{
+	return tp && tp->cpus_unsure;
+}
+
 unsigned block_tp_rescan_cpus(struct block_tp *tp)
 {
 	unsigned n = cpus_configured(), changed = 0;
 	char err[256];
 
-	/* A CPU that went offline: its events are dead, even if it is back. The owner's
-	 * enabled time then stood still for a while: it ran behind ours (which may be slewed
-	 * by 500 ppm; going offline and back takes milliseconds). That slack grows with the
-	 * time since the last look, so after a long quiet spell a quick offline and online is
-	 * not seen that way: the CPU's uevent is what tells, and its events are opened again
-	 * whatever the times say. The wall time between two looks is taken at its shortest:
-	 * from after the last read of the enabled time to before this one. A process kept off
-	 * the CPU between a read and its clock (a busy machine: milliseconds) would otherwise
-	 * look like a CPU that went offline, and its ring be closed and opened again, losing
-	 * what came in between. */
+	/* A CPU that went offline: its events are dead, even if it is back, and their enabled
+	 * time stands still for good (the kernel takes them off the CPU's context). A live
+	 * event's enabled time moves at every read (the read brings it up to date on its CPU),
+	 * so a dead one is told by an owner whose enabled time did not move at all between two
+	 * looks at least FROZEN_NS apart (a coarse clock ticks at least every 10 ms). That it
+	 * lags behind ours proves nothing: a virtual CPU kept off the host's cores, or a local
+	 * clock that runs slower than CLOCK_MONOTONIC, makes it lag while its events live on,
+	 * and closing them would lose what came in between. A lag (longer than OFFLINE_NS)
+	 * only asks for another look soon (block_tp_cpus_unsure()), which finds a CPU that went
+	 * offline since the last one, its time now standing still. The CPU's uevent is what
+	 * tells at once, and its events are opened again whatever the times say. A read that
+	 * fails says nothing either way. */
+	tp->cpus_unsure = false;
 	for (size_t j = 0; j < tp->ncpus;) {
 		struct cpu *c = tp->cpus[j];
 		uint64_t before = util_mono_ns(), en = enabled_time(c->dfd), after = util_mono_ns();
 		uint64_t wall = before > c->seen ? before - c->seen : 0;
 
-		if (!c->hotplugged && en >= c->enabled &&
-		    en - c->enabled + OFFLINE_NS + wall / 1000 >= wall) {
-			c->enabled = en;
-			c->seen = after;
+		if (!c->hotplugged && (en != c->enabled || en == 0 || wall < FROZEN_NS)) {
+			if (en > c->enabled) {
+				if (en - c->enabled + OFFLINE_NS + wall / 1000 < wall)
+					tp->cpus_unsure = true;
+				c->enabled = en;
+				c->seen = after;
+			}
 			j++;
 			continue;
 		}

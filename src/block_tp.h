@@ -53,6 +53,11 @@ size_t block_tp_failed(const struct block_tp *tp);
  * rings and events. Returns how many CPUs were opened or closed. */
 unsigned block_tp_rescan_cpus(struct block_tp *tp);
 
+/* The last block_tp_rescan_cpus saw a CPU whose perf events' time lagged ours: it may have
+ * gone offline since the look before, which another look soon will tell (its time then
+ * stands still), or it was only kept from running. */
+bool block_tp_cpus_unsure(const struct block_tp *tp);
+
 /* A uevent said this CPU went offline or online: the next block_tp_rescan_cpus opens its
  * events again, however short the time it was away. */
 void block_tp_cpu_changed(struct block_tp *tp, unsigned cpu);

@@ -170,6 +170,40 @@ else
 	# What died with CPU 1's events was counted before they were closed.
 	tp_account_check "$hp_done" "$(summary "$N" | grep -oE '[0-9]+ events' | cut -d' ' -f1)"
 	pass "CPU 1 quickly offline and back: seen by its uevent, 1500 more completions counted; $hp_done completions: $TP_TAKEN sampled, $TP_NEVER never written by perf"
+
+	# Without uevents (tests/helpers/nonetlink, as t_block_nouevent runs it), the times tell
+	# at a rescan (a reload here): a CPU whose owner event's enabled time stands still
+	# between two looks went offline. Each try reloads once; a lag alone asks for the
+	# second look by itself.
+	NONETLINK=$top_builddir/tests/helpers/nonetlink
+	if [ ! -x "$NONETLINK" ] || ! "$NONETLINK" true > /dev/null 2>&1; then
+		echo "  skip: CPU hotplug without uevents: tests/helpers/nonetlink is not built or does not work here"
+	else
+		WRAP=$NONETLINK start_ns "" -v --dry-run -f "$T/tp1.conf"
+		wait_for 5 grep -q "block/$N: attached (virtual)" "$T/log" || fail "$N not attached (no uevents)"
+		grep -q "block: no kernel uevents" "$T/log" || fail "the daemon under nonetlink has uevents"
+		hp_start=$(requests "$L")
+		CPU_OFF=$CPU1
+		echo 0 > "$CPU1" || fail "could not take CPU 1 offline"
+		reload_seen() { kill -HUP "$DAEMON_PID" && grep -q "block: CPU 1 went offline: its perf events are gone" "$T/log"; }
+		wait_for 10 reload_seen || fail "CPU 1 offline not seen by its times (no uevents)"
+		echo 1 > "$CPU1" || fail "could not bring CPU 1 back online"
+		CPU_OFF=
+		kill -HUP "$DAEMON_PID"
+		wait_for 5 grep -q "block: CPU 1 is online: its perf ring is open" "$T/log" ||
+			fail "CPU 1 back online, but no ring opened at the reload (no uevents)"
+		grep -q "(uevent)" "$T/log" && fail "a uevent was seen under nonetlink: $(grep -m1 '(uevent)' "$T/log")"
+		before=$(requests "$L")
+		taskset -c 1 "$DIO" -r 1000 -w 500 -s 16 "$L" > /dev/null || fail "dio on CPU 1"
+		[ $(($(requests "$L") - before)) -eq 1500 ] || fail "kernel request count"
+		expect_events "$N" 1500
+		hp_done=$(($(requests "$L") - hp_start))
+		[ "$(grep -c "block: CPU [0-9]* went offline" "$T/log")" -eq 1 ] ||
+			fail "a CPU taken for offline that was not: $(grep "went offline" "$T/log")"
+		stop_daemon
+		tp_account_check "$hp_done" "$(summary "$N" | grep -oE '[0-9]+ events' | cut -d' ' -f1)"
+		pass "CPU 1 offline and back without uevents: seen by its times at a reload, once, its ring reopened, 1500 completions from it counted"
+	fi
 fi
 
 # ---- EMFILE: one descriptor per disk and CPU; the soft limit is raised to the hard one, and
