@@ -799,6 +799,22 @@ END_TEST
 
 #define STRETCH 8192 /* two blocks */
 
+/* An estimator at this cap, past two blocks of random intervals (kept in gaps, for a
+ * replay). */
+static void stretch_start(struct est *e, struct stream *s, uint64_t *gaps, double cap_bits)
+{
+	struct est_out out;
+
+	tu_rng_seed(SEED);
+	sp90b_est(e, 1000, cap_bits, 0);
+	stream_init(s, 3 * SEC);
+	for (size_t i = 0; i < STRETCH; i++) {
+		gaps[i] = (tu_rng_next() % 65536) * US + tu_rng_next() % US;
+		s->t += gaps[i];
+		add(e, s, &out);
+	}
+}
+
 START_TEST(test_long_window_sees_a_replayed_stretch)
 {
 	/* Two blocks of random intervals, then the same intervals again: every block is random
@@ -815,14 +831,7 @@ START_TEST(test_long_window_sees_a_replayed_stretch)
 	struct sp90b_noniid_result a;
 	double given = 0;
 
-	tu_rng_seed(SEED);
-	sp90b_est(&e, 1000, 8, 0);
-	stream_init(&s, 3 * SEC);
-	for (size_t i = 0; i < STRETCH; i++) {
-		gaps[i] = (tu_rng_next() % 65536) * US + tu_rng_next() % US;
-		s.t += gaps[i];
-		add(&e, &s, &out);
-	}
+	stretch_start(&e, &s, gaps, 8);
 	r = report(&e);
 	ck_assert_msg(r.h > 4, "h %g before the repeat (seed %#llx)", r.h,
 		      (unsigned long long)tu_seed);
@@ -1024,14 +1033,7 @@ START_TEST(test_long_window_bound_moves_the_cutoffs)
 	uint64_t runs = 0;
 	bool found = false;
 
-	tu_rng_seed(SEED);
-	sp90b_est(&e, 1000, 1, 0);
-	stream_init(&s, 3 * SEC);
-	for (size_t i = 0; i < STRETCH; i++) {
-		gaps[i] = (tu_rng_next() % 65536) * US + tu_rng_next() % US;
-		s.t += gaps[i];
-		add(&e, &s, &out);
-	}
+	stretch_start(&e, &s, gaps, 1);
 	/* The replay, until a long estimate that counts as zero has just been made, with room
 	 * for the run before the block ends (a block's estimate sets the cutoffs too). */
 	for (size_t round = 0; round < 4 && !found; round++)
