@@ -204,9 +204,16 @@ enum priv_trust_dir priv_trust_record_dir(const char *path, uid_t uid, gid_t gid
 	if (dfd < 0 || fstat(dfd, &st) < 0) {
 		int err = errno;
 
-		if (fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+		bool seen = fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+
+		if (seen && S_ISLNK(st.st_mode))
 			snprintf(why, size, "record.dir %s: a symbolic link: give the directory itself",
 				 path);
+		else if ((err == ENOTDIR || err == ELOOP) && (!seen || S_ISDIR(st.st_mode)))
+			/* Not a directory when opened, a directory or nothing a moment later: someone
+			 * who can write in its parent swaps it (a link, most likely). */
+			snprintf(why, size, "record.dir %s: replaced while it was opened (a symbolic "
+				 "link?): give the directory itself", path);
 		else
 			snprintf(why, size, "record.dir %s: %s: give a directory", path, strerror(err));
 		res = TRUST_DIR_REFUSED;
