@@ -1,9 +1,10 @@
 # shellcheck shell=bash disable=SC2034 # sourced: the tests use what is set here
 # tests/system/lib.sh: what the system tests share, sourced by each: the checks that they can
 # run here, the cached Debian tree (debootstrap, with systemd, the libraries entropyd links,
-# and Debian's prometheus and prometheus-node-exporter), an overlay of it in $ROOT for the test to install into, and boot, which boots it
-# with systemd-nspawn (the container's init is then $LEADER, and "inside" runs a command
-# there). Environment:
+# and Debian's prometheus and prometheus-node-exporter), an overlay of it in $ROOT for the
+# test to install into (Prometheus, node_exporter and the image's own timers off), and boot,
+# which boots it with systemd-nspawn (the container's init is then $LEADER, and "inside" runs
+# a command there). Environment:
 #   ENTROPYD_TEST_CACHE   where the tree is cached (default /var/cache/entropyd-test)
 #   ENTROPYD_TEST_MIRROR  the Debian mirror (default: the first one apt uses on this host)
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
@@ -158,6 +159,14 @@ monitoring() {
 		> /dev/null 2>&1 || fail "systemctl $1 prometheus prometheus-node-exporter"
 }
 monitoring disable
+# The image's own timers (dpkg's daily backup of its database, apt's, man-db's, systemd's
+# cleanup of /tmp) are masked. dpkg's fires at midnight, and once did so in the middle of
+# t_deb: the files it wrote to /var/backups were taken for files the package had left. A
+# test's own timer (t_metrics) lives in /etc/systemd/system and is not among them.
+for unit in "$ROOT"/usr/lib/systemd/system/*.timer; do
+	[ -e "$unit" ] || continue
+	ln -sfn /dev/null "$ROOT/etc/systemd/system/${unit##*/}" || fail "cannot mask ${unit##*/}"
+done
 
 # boot: boot $ROOT with systemd-nspawn, and wait until its systemd has finished booting.
 boot() {
