@@ -144,6 +144,21 @@ build() {
 	make -j"$(nproc)" --no-print-directory
 }
 
+# failed STAGE OUTPUT [LOGDIR]: keep the FAIL, ERROR and XPASS lines of a stage's OUTPUT, each
+# with the end of its test's log under LOGDIR, for the run's last words (see "test"): CI's
+# output is read from its end, and a failure said only in the middle of a stage is lost there.
+failed() {
+	local stage=$1 out=$2 dir=${3:-} line t
+	{ grep -E '^(FAIL|ERROR|XPASS):' "$out" 2> /dev/null || true; } | sort -u | while IFS= read -r line; do
+		echo "$stage: $line"
+		t=${line#*: }
+		t=${t%% *}
+		if [ -n "$dir" ] && [ -f "$dir/$t.log" ]; then
+			tail -n 25 "$dir/$t.log" | sed 's/^/  | /'
+		fi
+	done >> "$failures"
+}
+
 # A stage's time, said when it ends.
 stage_start() { stage_t0=$(date +%s); echo "=== $1"; }
 stage_end() { echo "=== $1: $(($(date +%s) - stage_t0)) s"; }
@@ -253,6 +268,8 @@ test)
 	stage_end "commit messages"
 	stage_start "plain build: make check, make check-system"
 	build build
+	failures=$top/build/ci-failures.txt
+	: > "$failures"
 	rc=0
 	make -j"$(nproc)" --no-print-directory check TESTS="$(host_tests)" > make-check.out 2>&1 || rc=$?
 	guest=0
@@ -261,11 +278,13 @@ test)
 	[ "$rc" -ne 0 ] || rc=$guest
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out || true
 	[ "$rc" -eq 0 ] || { tail -40 make-check.out; cat test-suite.log test-suite-guest.log 2>/dev/null | tail -80 || true; }
+	failed plain make-check.out .
 	# The unit under a real systemd (make check-system), after the suite and on its own.
 	src=0
 	make --no-print-directory check-system > make-check-system.out 2>&1 || src=$?
 	grep -E '^(PASS|FAIL|SKIP)|^t_(system|deb):|check-system' make-check-system.out | sed 's/^/system: /' || true
 	[ "$src" -eq 0 ] || { tail -60 make-check-system.out; [ "$rc" -ne 0 ] || rc=$src; }
+	failed check-system make-check-system.out
 	res=0
 	show_results || res=$?
 	[ "$rc" -ne 0 ] || rc=$res
@@ -289,6 +308,7 @@ test)
 			/^----- end of (guest console|unit programs)/{ t = 0 }' "make-check-guest-$arch.out" |
 			sed "s/^/$arch: /" || true
 		[ "$ga" -eq 0 ] || tail -60 "make-check-guest-$arch.out"
+		failed "$arch" "make-check-guest-$arch.out"
 		[ "$rc" -ne 0 ] || rc=$ga
 		stage_end "$arch guest"
 	done
@@ -309,6 +329,7 @@ test)
 	make -j"$(nproc)" --no-print-directory check > make-check.out 2>&1 || san=$?
 	grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):' make-check.out | sed 's/^/san: /' || true
 	[ "$san" -eq 0 ] || { tail -40 make-check.out; tail -80 test-suite.log 2>/dev/null || true; }
+	failed sanitizer make-check.out .
 	res=0
 	show_results | sed 's/^/san: /' || res=$?
 	[ "$san" -ne 0 ] || san=$res
@@ -319,6 +340,7 @@ test)
 	stage_start "fuzzing: make fuzz FUZZ_SECONDS=${FUZZ_SECONDS:-30}"
 	fz=0
 	fuzz "${FUZZ_SECONDS:-30}" || fz=$?
+	failed fuzzing fuzz.out
 	[ "$rc" -ne 0 ] || rc=$fz
 	stage_end "fuzzing"
 
@@ -344,10 +366,15 @@ test)
 		grep -E '^(PASS|FAIL|SKIP|ERROR|XFAIL|XPASS):|^tests/unit/check_|Checks: |^fuzz: |^distro:|^===' \
 			make-check-distro.out | sed "s/^/$suite: /" || true
 		[ "$dst" -eq 0 ] || tail -60 make-check-distro.out
+		failed "$suite" make-check-distro.out "distro-$suite"
 		[ "$rc" -ne 0 ] || rc=$dst
 		stage_end "Debian $suite tree"
 	fi
 	[ "$rc" -ne 0 ] || rc=$commits
+	if [ -s "$failures" ]; then
+		echo "=== what failed, stage by stage, each test with the end of its log"
+		cat "$failures"
+	fi
 	exit "$rc"
 	;;
 deb)
