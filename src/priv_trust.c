@@ -209,9 +209,11 @@ enum priv_trust_dir priv_trust_record_dir(const char *path, uid_t uid, gid_t gid
 		if (seen && S_ISLNK(st.st_mode))
 			snprintf(why, size, "record.dir %s: a symbolic link: give the directory itself",
 				 path);
-		else if ((err == ENOTDIR || err == ELOOP) && (!seen || S_ISDIR(st.st_mode)))
-			/* Not a directory when opened, a directory or nothing a moment later: someone
-			 * who can write in its parent swaps it (a link, most likely). */
+		else if ((err == ENOTDIR || err == ELOOP || err == ENOENT) &&
+			 (!seen || S_ISDIR(st.st_mode)))
+			/* Not a directory when opened, a directory or nothing a moment later; or there
+			 * when mkdirat() looked and gone when opened: someone who can write in its
+			 * parent swaps it (a link, most likely). */
 			snprintf(why, size, "record.dir %s: replaced while it was opened (a symbolic "
 				 "link?): give the directory itself", path);
 		else

@@ -2,15 +2,18 @@
  * change it (priv_trust.c), on real files under /tmp (sticky, so trusted): the configuration
  * and its includes (owner, mode, a link, a directory others can write), and the recording
  * directory (made 0700 for the collector's user, one there already of another user, one
- * anyone can write, a link). The files must be root's to be trusted: not root, the test checks
- * that its own are refused, and says so. */
+ * anyone can write, a link; a link put there and taken away while it is made). The files must
+ * be root's to be trusted: not root, the test checks that its own are refused, and says so. */
 #include "autoconf.h"
 
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -169,6 +172,63 @@ out:
 }
 END_TEST
 
+/* A user who can write in record.dir's parent (sticky, as /tmp) puts a link there and takes it
+ * away, over and over, while root makes the directory: each attempt either makes it for the
+ * collector's user or is refused as a link or as replaced while it was opened, never with
+ * another reason (mkdirat() meeting the link and openat() finding nothing once read "No such
+ * file or directory"). The racer here is root, which the sticky bit lets remove its own link. */
+START_TEST(test_record_dir_race)
+{
+	enum { ATTEMPTS = 20000 };
+	char why[512], bad[640];
+	char *sticky = xasprintf("%s/sticky", dir), *rec = xasprintf("%s/sticky/rec", dir);
+	char *target = xasprintf("%s/target", dir);
+	int made = 0, refused = 0;
+	pid_t racer;
+
+	if (!root("test_record_dir_race"))
+		goto out;
+	ck_assert_int_eq(mkdir(sticky, 0755), 0);
+	ck_assert_int_eq(chmod(sticky, 01777), 0);
+	ck_assert_int_eq(mkdir(target, 0700), 0);
+	racer = fork();
+	ck_assert_int_ge(racer, 0);
+	if (racer == 0) {
+		for (;;) {
+			(void)symlink(target, rec);
+			(void)unlink(rec);
+		}
+	}
+	/* The racer is stopped before any assertion, so that a failure leaves it not running. */
+	bad[0] = '\0';
+	for (int i = 0; i < ATTEMPTS && !bad[0]; i++) {
+		switch (priv_trust_record_dir(rec, 65534, 65534, why, sizeof(why))) {
+		case TRUST_DIR_READY:
+			made++;
+			if (rmdir(rec) < 0)
+				snprintf(bad, sizeof(bad), "attempt %d: rmdir: %s", i, strerror(errno));
+			break;
+		case TRUST_DIR_REFUSED:
+			refused++;
+			if (!strstr(why, ": a symbolic link: give the directory itself") &&
+			    !strstr(why, ": replaced while it was opened (a symbolic link?)"))
+				snprintf(bad, sizeof(bad), "attempt %d refused for another reason: %s", i,
+					 why);
+			break;
+		default:
+			snprintf(bad, sizeof(bad), "attempt %d: %s", i, why);
+		}
+	}
+	kill(racer, SIGKILL);
+	ck_assert_int_eq(waitpid(racer, NULL, 0), racer);
+	ck_assert_msg(!bad[0], "%s", bad);
+	ck_assert_msg(refused > 0, "the racer never won (%d made): nothing was tested", made);
+	fprintf(stderr, "test_record_dir_race: %d made, %d refused\n", made, refused);
+out:
+	free(sticky), free(rec), free(target);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("priv_trust");
@@ -178,6 +238,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_config);
 	tcase_add_test(tc, test_include);
 	tcase_add_test(tc, test_record_dir);
+	tcase_add_test(tc, test_record_dir_race);
 	suite_add_tcase(s, tc);
 	return s;
 }
