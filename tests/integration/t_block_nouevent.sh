@@ -86,13 +86,15 @@ NEW_IDX=${N2#loop}
 losetup --direct-io=on "$L2" "$IMG2" || fail "losetup $L2 $IMG2"
 LOOPS+=("$L2")
 t1=$(date +%s.%N)
-quiet "$L2" || fail "$N2 never went quiet"
-base2=$(requests "$L2")
 wait_for $RESCAN_WAIT grep -q "block/$N2: attached (virtual), policy trusted" "$T/log" ||
 	fail "$N2 not attached within $RESCAN_WAIT s of appearing"
 took=$(since "$t1") at=$(since "$t0")
 at_least "$at" $((RESCAN_S - 2)) || fail "$N2 attached $at s after the start: not by the periodic rescan"
 wait_last "$N2" "state open, backend tracepoint, policy trusted, " || fail "$N2: $(summary "$N2")"
+# Counted from here: udev's probe of the new device (without udevadm, as in a chroot, quiet
+# cannot wait for it) is long over, and came before the daemon traced the disk.
+quiet "$L2" || fail "$N2 never went quiet"
+base2=$(requests "$L2")
 "$DIO" -r 1500 -w 1000 -s 52 "$L2" > /dev/null || fail "dio $L2"
 done2=$(($(requests "$L2") - base2))
 [ "$done2" -eq 2500 ] || fail "the kernel completed $done2 requests on $N2 for 2500 O_DIRECT I/Os"
