@@ -75,14 +75,16 @@ stop
 pass "looped trace: $first bits, then nothing more"
 
 # The per-second cap holds on the daemon's clock too: seconds of recorded events replayed in
-# a moment credit no more than the cap times the moment, plus the first second's worth.
-t0=$(date +%s.%N)
+# a moment credit no more than the cap times the moment, plus the first second's worth. The
+# moment is timed from the first event sent to the credit read (the bucket starts full at the
+# first event and holds no more than a second's worth), not over the daemon's start and stop.
 start capped "${policy/1000000.0/5.0}"
+t0=$(date +%s.%N)
 send 4000 -n 4000 -p random -r 6
-span=$(sed -n 's/^span_us=//p' "$T/span")
 capped=$(credited)
-stop
 wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+span=$(sed -n 's/^span_us=//p' "$T/span")
+stop
 le "$wall" "$(awk -v s="$span" 'BEGIN { print s / 4e6 }')" ||
 	fail "the replay took $wall s of $span us recorded: too slow to tell the clocks apart"
 le "$capped" "$(awk -v w="$wall" 'BEGIN { print 5 + 5 * w }')" ||
