@@ -332,7 +332,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
 	done
 	grep -qE "closed a connection \(uid 6553[1-4](, pid [1-9][0-9]*)?\) open for 6 s \(control.max_hold\)" "$T/log" || fail "max_hold not logged"
 	wait_for 5 ctl status > /dev/null || fail "status after the busy clients"
-	r=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CTLRAW" "$CTL_SOCKET" keep 20 1)
+	r=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CTLRAW" "$CTL_SOCKET" keep 20 3)
 	[ "$r" = "served=16 refused=4 closed=0" ] || fail "one user, 20 connections: $r"
 	chmod 0660 "$CTL_SOCKET"
 	pass "as uid 65534: no access to a 0660 socket (exit 4); with access, counters up to 10 s old and reload refused (exit 4); 16 connections a user, root served when 64 are held, each closed at control.max_hold"
