@@ -133,5 +133,6 @@ pass "$(grep '^verdict:' "$T/status")"
 # ---- at stop: the account never prints NaN (an interface whose rate is not measured) ----
 stop_daemon
 grep -q "network/$IF: kind " "$T/log" || fail "no summary of network/$IF at stop"
-grep -qiE "nan(/s)?\b" "$T/log" && fail "NaN in the log: $(grep -iE 'nan' "$T/log")"
+# The test's directory is taken out first: its random name may end in "nan".
+sed "s|$T|T|g" "$T/log" | grep -qiE "nan(/s)?\b" && fail "NaN in the log: $(grep -iE 'nan' "$T/log")"
 pass "the account at stop has no NaN"
