@@ -84,15 +84,25 @@ def widest(fs):
 
 if widest(frames()) > 80:
     fail("a line wider than the terminal's 80 columns: %r" % frames()[-1])
-# Narrower: the next frames are cut to the new width (the header, longer, exactly to it).
+# Narrower: the frames are cut to the new width (the header, longer, exactly to it) from the
+# first one drawn after the resize. Frames drawn before it may still be unread in the pty, so
+# the test waits for the first one 40 wide, and then every frame from it must be 40 wide.
 last = events(frames()[-1])[0]
 columns(40)
 seen = len(frames())
-if not read_for(20, lambda o: len(frames()) >= seen + 2):
-    fail("no frame after the resize")
-if widest(frames()[seen + 1:]) != 40:
+
+def narrowed():
+    fs = frames()[seen:]
+    for i, f in enumerate(fs):
+        if widest([f]) == 40:
+            return fs[i:] if len(fs) >= i + 3 else None
+    return None
+
+if not read_for(20, lambda o: narrowed() is not None):
+    fail("no three frames 40 columns wide after a resize to 40: %r" % frames()[-1])
+if widest(narrowed()) != 40:
     fail("after a resize to 40 columns, the widest line is %d: %r" %
-         (widest(frames()[seen + 1:]), frames()[-1]))
+         (widest(narrowed()), frames()[-1]))
 if mode == "quit":
     os.write(master, b"q")
     try:
